@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a role needs, when missing. As root it
+# installs; otherwise it names the command to run and stops.
+#   ensure-packages.sh test   what `npm test` needs
+#   ensure-packages.sh node   what a mesh node needs (mesh-host)
+#   ensure-packages.sh first  what the first node carries (store, broker, ...)
+set -euo pipefail
+role=${1:-test}
+base=(openssl iproute2 procps)
+case "$role" in
+  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git) ;;
+  node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
+  first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;
+  lab)   want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping) ;;
+  *) echo "ensure-packages.sh: unknown role '$role' (test, node, first, lab)" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages: ${missing[*]}" >&2
+  echo "run as root: apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# --no-install-recommends: wireguard-tools otherwise pulls a kernel image.
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,122 @@
+// A podman container, named mesh-<name> and labelled with the digest of its
+// declared shape, so observe compares labels instead of re-deriving podman's
+// view of a command line. The host reconciles, so podman restarts nothing.
+import type { ContainerResource } from '../../src/wire/resources.js';
+import type { Driver, DriverContext, Observed } from './driver.js';
+import { digestOf } from './digest.js';
+import { checkPath } from './paths.js';
+import { run, runOk } from './run.js';
+
+const PODMAN = 'podman';
+// Facts of the machines we run on (LAB-NOTES "Containers"): crun fails on
+// setrlimit with hybrid cgroups, and podman's default network rewrites the
+// root namespace's forwarding and iptables.
+const RUNTIME_FLAGS = ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+const STOP_SECONDS = '5';
+export const DIGEST_LABEL = 'mesh.digest';
+
+const containerName = (r: { name: string }) => `mesh-${r.name}`;
+
+function check(r: ContainerResource, ctx: DriverContext): void {
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
+    throw new Error(`Container name ${JSON.stringify(r.name)} is refused: names are [a-z][a-z0-9-]{0,62}. Fix the declaration.`);
+  }
+  const network = r.network ?? 'none';
+  if (network !== 'none' && !/^ns:\/run\/netns\/[A-Za-z0-9_.-]+$/.test(network)) {
+    throw new Error(`Container ${r.name}: network ${JSON.stringify(network)} is refused; use "none" or "ns:/run/netns/NAME" (podman's own networks change the host's firewall).`);
+  }
+  for (const f of r.envFiles ?? []) checkPath(f, ctx.roots);
+  for (const m of r.mounts ?? []) {
+    checkPath(m.source, ctx.roots);
+    // -v splits on ':' and options on ','; a path holding either would be misread.
+    if (!m.target.startsWith('/') || /[:,]/.test(m.source + m.target)) {
+      throw new Error(`Container ${r.name}: mount ${m.source} -> ${m.target} is refused; both must be absolute paths without ':' or ','.`);
+    }
+  }
+}
+
+const digest = (r: ContainerResource) =>
+  digestOf({ kind: 'container', name: r.name, image: r.image, command: r.command, envFiles: r.envFiles, mounts: r.mounts, network: r.network ?? 'none' });
+
+interface Seen {
+  label: string | undefined;
+  running: boolean;
+}
+
+async function inspect(name: string): Promise<Seen | null> {
+  const r = await run(PODMAN, ['container', 'inspect', '--format', 'json', name]);
+  if (r.code !== 0) {
+    if (/no such container/i.test(r.stderr)) return null;
+    throw new Error(`podman could not inspect ${name}: ${r.stderr.trim()}`);
+  }
+  const [c] = JSON.parse(r.stdout) as { Config?: { Labels?: Record<string, string> }; State?: { Running?: boolean } }[];
+  if (!c) return null;
+  return { label: c.Config?.Labels?.[DIGEST_LABEL], running: c.State?.Running === true };
+}
+
+function runArgs(r: ContainerResource): string[] {
+  const args = ['run', '--detach', '--name', containerName(r), '--label', `${DIGEST_LABEL}=${digest(r)}`,
+    '--restart=no', ...RUNTIME_FLAGS, '--network', r.network ?? 'none'];
+  for (const f of r.envFiles ?? []) args.push('--env-file', f);
+  for (const m of r.mounts ?? []) args.push('-v', `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`);
+  args.push(r.image, ...(r.command ?? []));
+  return args;
+}
+
+async function removeContainer(name: string): Promise<void> {
+  const r = await run(PODMAN, ['rm', '--force', '--time', STOP_SECONDS, name]);
+  if (r.code !== 0 && !/no such container/i.test(r.stderr)) {
+    throw new Error(`podman could not remove ${name}: ${r.stderr.trim()}`);
+  }
+}
+
+async function create(r: ContainerResource, ctx: DriverContext): Promise<void> {
+  try {
+    await runOk(PODMAN, runArgs(r), `Starting container ${containerName(r)}`);
+  } catch (err) {
+    // A run that created the container and then failed to start it would
+    // leave a container with the right label that observe calls stopped.
+    await removeContainer(containerName(r)).catch(() => {});
+    throw err;
+  }
+  ctx.log(`container ${containerName(r)} created`);
+}
+
+export const containerDriver: Driver<ContainerResource> = {
+  kind: 'container',
+  target: containerName,
+  digest,
+  async observe(r, ctx): Promise<Observed> {
+    check(r, ctx);
+    const seen = await inspect(containerName(r));
+    if (!seen) return 'absent';
+    return seen.label === digest(r) && seen.running ? 'ok' : 'drift';
+  },
+  async apply(r, ctx) {
+    check(r, ctx);
+    const seen = await inspect(containerName(r));
+    if (seen && seen.label === digest(r)) {
+      if (seen.running) return false;
+      await runOk(PODMAN, ['start', containerName(r)], `Starting container ${containerName(r)}`);
+    } else {
+      if (seen) await removeContainer(containerName(r));
+      await create(r, ctx);
+    }
+    ctx.changed.add(r.id);
+    return true;
+  },
+  async restart(r, ctx) {
+    check(r, ctx);
+    // podman reads --env-file once, when the container is created: a restart
+    // would keep the old values. A container with env files is made anew.
+    if ((r.envFiles ?? []).length > 0) {
+      await removeContainer(containerName(r));
+      await create(r, ctx);
+    } else {
+      await runOk(PODMAN, ['restart', '--time', STOP_SECONDS, containerName(r)], `Restarting container ${containerName(r)}`);
+    }
+  },
+  async remove(held) {
+    await removeContainer(held.target);
+  },
+};

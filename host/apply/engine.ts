@@ -1,0 +1,210 @@
+// The host's apply engine: hands each resource to its kind's driver in a fixed
+// order, records what it holds and where it came from, removes what its
+// origin no longer declares, and restarts what must reflect changed files.
+import type { Origin, Resource, ResourceKind } from '../../src/wire/resources.js';
+import type { DriverContext, Held } from './driver.js';
+import { drivers as registered, type AnyDriver } from './registry.js';
+import { readState, writeState, withOrigin } from './state.js';
+
+/** Things a later kind uses come first: a service starts after its files exist. */
+export const KIND_ORDER: ResourceKind[] = ['directory', 'file', 'secret', 'wireguard', 'container', 'service'];
+
+export interface ApplyOptions {
+  stateDir: string;
+  roots: string[];
+  openSealed(blob: string): Uint8Array;
+  overlayKeyPath: string;
+  log?(line: string): void;
+  /** Defaults to the registry (registry.ts); tests may hand their own. */
+  drivers?: ReadonlyMap<ResourceKind, AnyDriver>;
+}
+
+export interface Failure {
+  id: string;
+  error: string;
+}
+
+export interface ApplyResult {
+  /** Everything this host holds after the apply, of both origins. */
+  held: Held[];
+  /** Ids a driver changed on the machine. */
+  changed: string[];
+  /** Ids removed because their origin no longer declares them. */
+  removed: string[];
+  /** Ids restarted because something in their restartOn changed (D4). */
+  restarted: string[];
+  failed: Failure[];
+}
+
+export interface ReconcileResult extends ApplyResult {
+  /** Ids found in drift or absent and put back (D6). */
+  corrected: string[];
+}
+
+export interface OrphanResult {
+  removed: string[];
+  failed: Failure[];
+}
+
+/** Apply `resources` as the whole truth of `origin`. */
+export function apply(resources: Resource[], origin: Origin, opts: ApplyOptions): Promise<ApplyResult> {
+  return serialised(opts.stateDir, () => run(resources, origin, opts, false));
+}
+
+/** Observe each resource and re-apply only what drifted or vanished (D6). */
+export function reconcile(resources: Resource[], origin: Origin, opts: ApplyOptions): Promise<ReconcileResult> {
+  return serialised(opts.stateDir, () => run(resources, origin, opts, true));
+}
+
+/** What this host holds, from its state file. */
+export function holdings(stateDir: string): Promise<Held[]> {
+  return readState(stateDir);
+}
+
+/**
+ * For a host that lost applied.json and was handed its last report (R2): the
+ * declared things that report lists and the current declaration does not are
+ * removed. Carried ones are never touched: the bundle, not the mesh, owns them.
+ */
+export function removeOrphans(previouslyHeld: Held[], resources: Resource[], opts: ApplyOptions): Promise<OrphanResult> {
+  return serialised(opts.stateDir, async () => {
+    const ctx = contextOf(opts);
+    const ids = new Set(resources.map((r) => r.id));
+    const orphans = previouslyHeld.map(withOrigin).filter((h) => h.origin === 'declared' && !ids.has(h.id));
+    const out = await removeAll(orphans, opts, ctx);
+    const gone = new Set(out.removed);
+    const state = await readState(opts.stateDir);
+    if (state.some((h) => h.origin === 'declared' && gone.has(h.id))) {
+      await writeState(opts.stateDir, state.filter((h) => !(h.origin === 'declared' && gone.has(h.id))));
+    }
+    return { removed: out.removed, failed: out.failed };
+  });
+}
+
+// One apply at a time per state directory: apply and the 5-minute reconcile
+// both read, act on and rewrite applied.json.
+const queues = new Map<string, Promise<unknown>>();
+function serialised<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
+  const prev = queues.get(stateDir) ?? Promise.resolve();
+  const next = prev.catch(() => {}).then(fn);
+  queues.set(stateDir, next);
+  void next.finally(() => {
+    if (queues.get(stateDir) === next) queues.delete(stateDir);
+  }).catch(() => {});
+  return next;
+}
+
+function contextOf(opts: ApplyOptions): DriverContext {
+  return {
+    stateDir: opts.stateDir,
+    roots: opts.roots,
+    openSealed: opts.openSealed,
+    overlayKeyPath: opts.overlayKeyPath,
+    changed: new Set(),
+    log: opts.log ?? (() => {}),
+  };
+}
+
+function driverFor(kind: ResourceKind, opts: ApplyOptions): AnyDriver {
+  const d = (opts.drivers ?? registered).get(kind);
+  if (!d) {
+    throw new Error(`No driver for resource kind "${kind}" on this host, so it was not applied. Update mesh-host to a version that knows "${kind}".`);
+  }
+  return d;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+const byKind = <T extends { kind: ResourceKind }>(xs: T[]): T[] =>
+  xs.map((x, i) => ({ x, i }))
+    .sort((a, b) => KIND_ORDER.indexOf(a.x.kind) - KIND_ORDER.indexOf(b.x.kind) || a.i - b.i)
+    .map(({ x }) => x);
+
+async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, reconciling: boolean): Promise<ReconcileResult> {
+  const seenIds = new Set<string>();
+  for (const r of resources) {
+    if (seenIds.has(r.id)) throw new Error(`The ${origin} resources list ${r.id} twice; nothing was applied. Fix the declaration so each id appears once.`);
+    seenIds.add(r.id);
+  }
+  const ctx = contextOf(opts);
+  const before = await readState(opts.stateDir);
+  const prevById = new Map(before.map((h) => [h.id, h]));
+  const out: ReconcileResult = { held: [], changed: [], removed: [], restarted: [], failed: [], corrected: [] };
+  const mine: Held[] = [];
+  const applied = new Set<string>(); // applied without error: eligible for restart-on
+  const made = new Set<string>(); // created or changed now: already reflects its files
+
+  for (const r of byKind(resources)) {
+    const prev = prevById.get(r.id);
+    try {
+      if (prev && prev.origin !== origin) {
+        throw new Error(`${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3). Remove it from the ${prev.origin} resources first.`);
+      }
+      const d = driverFor(r.kind, opts);
+      let changed: boolean;
+      if (reconciling) {
+        changed = (await d.observe(r, ctx)) !== 'ok' && (await d.apply(r, ctx));
+        if (changed) out.corrected.push(r.id);
+      } else {
+        changed = await d.apply(r, ctx);
+      }
+      mine.push({ id: r.id, kind: r.kind, target: d.target(r), origin, digest: d.digest(r) });
+      applied.add(r.id);
+      if (changed) {
+        out.changed.push(r.id);
+        made.add(r.id);
+        ctx.changed.add(r.id);
+      }
+    } catch (err) {
+      out.failed.push({ id: r.id, error: message(err) });
+      // Still on the machine as far as we know: keep holding it so a later
+      // omission removes it.
+      if (prev && prev.origin === origin) mine.push(prev);
+    }
+  }
+
+  // Removal by omission, of this origin's things only (D3).
+  const omitted = before.filter((h) => h.origin === origin && !seenIds.has(h.id));
+  const removal = await removeAll(omitted, opts, ctx);
+  out.removed = removal.removed;
+  out.failed.push(...removal.failed);
+  mine.push(...removal.kept);
+
+  // D4: restart what reads something that changed in this apply. Not what was
+  // just made (it started with the new files) and not on a later apply where
+  // nothing changed: ctx.changed starts empty every time.
+  for (const r of byKind(resources)) {
+    if (!applied.has(r.id) || made.has(r.id) || !r.restartOn?.some((x) => ctx.changed.has(x))) continue;
+    const d = driverFor(r.kind, opts);
+    if (!d.restart) continue;
+    try {
+      await d.restart(r, ctx);
+      out.restarted.push(r.id);
+    } catch (err) {
+      out.failed.push({ id: r.id, error: message(err) });
+    }
+  }
+
+  out.held = [...before.filter((h) => h.origin !== origin), ...mine];
+  await writeState(opts.stateDir, out.held);
+  if (!reconciling) delete (out as Partial<ReconcileResult>).corrected;
+  return out;
+}
+
+/** Remove in reverse kind order: services stop before the files they read go. */
+async function removeAll(held: Held[], opts: ApplyOptions, ctx: DriverContext): Promise<OrphanResult & { kept: Held[] }> {
+  const out = { removed: [] as string[], failed: [] as Failure[], kept: [] as Held[] };
+  for (const h of byKind(held).reverse()) {
+    try {
+      await driverFor(h.kind, opts).remove(h, ctx);
+      out.removed.push(h.id);
+      // A removed file is a changed file for whoever restarts on it.
+      ctx.changed.add(h.id);
+      ctx.changed.add(h.target);
+    } catch (err) {
+      out.failed.push({ id: h.id, error: message(err) });
+      out.kept.push(h);
+    }
+  }
+  return out;
+}

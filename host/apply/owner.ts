@@ -1,0 +1,31 @@
+// A user name from a declaration, turned into the ids chown needs.
+import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Owner } from '../fsx/atomic.js';
+
+const run = promisify(execFile);
+
+/** uid and primary gid of `name`; root when absent. /etc/passwd first, then `id` (LDAP, sssd). */
+export async function resolveOwner(name: string | undefined): Promise<Owner> {
+  if (name === undefined || name === 'root') return { uid: 0, gid: 0 };
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  for (const line of passwd.split('\n')) {
+    const f = line.split(':');
+    if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  try {
+    const uid = (await run('id', ['-u', '--', name])).stdout.trim();
+    const gid = (await run('id', ['-g', '--', name])).stdout.trim();
+    return { uid: Number(uid), gid: Number(gid) };
+  } catch (err) {
+    throw new Error(`User ${name} does not exist on this host. Create the user (or declare it) before files owned by it.`, { cause: err });
+  }
+}
+
+/** "0644" -> 0o644, refusing anything that is not an octal mode. */
+export function parseMode(mode: string | undefined, fallback: number): number {
+  if (mode === undefined) return fallback;
+  if (!/^0?[0-7]{3,4}$/.test(mode)) throw new Error(`Mode ${JSON.stringify(mode)} is not an octal mode like "0644". Fix the declaration.`);
+  return parseInt(mode, 8);
+}

@@ -1,0 +1,56 @@
+// What file and secret share: look at a file on disk, put exact bytes there.
+import { lstat, mkdir, readFile, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { writeAtomic, syncDir, type Owner } from '../fsx/atomic.js';
+import { checkPath, checkRealPath } from './paths.js';
+import type { DriverContext, Observed } from './driver.js';
+
+export interface Wanted {
+  id: string;
+  path: string;
+  bytes: Uint8Array;
+  mode: number;
+  owner: Owner;
+  createOnce: boolean;
+}
+
+export async function observeFile(w: Omit<Wanted, 'bytes'> & { bytes: () => Uint8Array }, ctx: DriverContext): Promise<Observed> {
+  checkPath(w.path, ctx.roots);
+  let st;
+  try {
+    st = await lstat(w.path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw err;
+  }
+  if (!st.isFile()) return 'drift';
+  // D5: a create-once file belongs to whoever edits it after we made it.
+  if (w.createOnce) return 'ok';
+  if ((st.mode & 0o7777) !== w.mode || st.uid !== w.owner.uid || st.gid !== w.owner.gid) return 'drift';
+  const have = await readFile(w.path);
+  return Buffer.compare(have, Buffer.from(w.bytes())) === 0 ? 'ok' : 'drift';
+}
+
+/** Put the file in place unless it already is (or is create-once and present). True when written. */
+export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean> {
+  await checkRealPath(w.path, ctx.roots);
+  const seen = await observeFile({ ...w, bytes: () => w.bytes }, ctx);
+  if (seen === 'ok') return false;
+  // Parents inside the roots are made on demand; checkRealPath proved they are inside.
+  await mkdir(dirname(w.path), { recursive: true, mode: 0o755 });
+  await writeAtomic(w.path, w.bytes, w.mode, w.owner);
+  ctx.changed.add(w.id);
+  ctx.changed.add(w.path);
+  return true;
+}
+
+export async function removeFile(path: string, ctx: DriverContext): Promise<void> {
+  checkPath(path, ctx.roots);
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  await syncDir(dirname(path));
+}

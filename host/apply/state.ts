@@ -1,0 +1,46 @@
+// <stateDir>/applied.json: what this host holds and where each thing came
+// from. It is how removal by omission knows what to remove, so it is written
+// atomically and only by the engine.
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Origin } from '../../src/wire/resources.js';
+import type { Held } from './driver.js';
+import { writeAtomic } from '../fsx/atomic.js';
+
+interface StateFile {
+  v: 1;
+  resources: Held[];
+}
+
+export const statePath = (stateDir: string) => join(stateDir, 'applied.json');
+
+/** D3: an entry written before `origin` existed came from the bundle. */
+export function withOrigin(h: Omit<Held, 'origin'> & { origin?: Origin }): Held {
+  return { ...h, origin: h.origin === 'declared' ? 'declared' : 'carried' };
+}
+
+export async function readState(stateDir: string): Promise<Held[]> {
+  let text: string;
+  try {
+    text = await readFile(statePath(stateDir), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  let parsed: Partial<StateFile>;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${statePath(stateDir)} is not valid JSON. Restore it from a backup, or move it away and let the host remove orphans from its last report.`, { cause: err });
+  }
+  if (parsed.v !== 1 || !Array.isArray(parsed.resources)) {
+    throw new Error(`${statePath(stateDir)} is not a version 1 state file. Move it away and let the host remove orphans from its last report.`);
+  }
+  return parsed.resources.map(withOrigin);
+}
+
+export async function writeState(stateDir: string, held: Held[]): Promise<void> {
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const body: StateFile = { v: 1, resources: held };
+  await writeAtomic(statePath(stateDir), JSON.stringify(body, null, 2) + '\n', 0o600);
+}

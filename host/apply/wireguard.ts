@@ -1,0 +1,289 @@
+// The wireguard driver: a wg-quick file from the declaration and the node's
+// overlay key, an interface raised from it, and on a hub the forwarding that
+// lets spokes reach each other through it (O2).
+//
+// The private key never travels and is never logged: it is read from the
+// overlay key file at apply time and goes only into a 0600 file.
+import { open, readFile, rename, unlink, writeFile, stat, chmod } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { WireguardResource } from '../../src/wire/resources.js';
+import type { Driver, DriverContext, Held, Observed } from './driver.js';
+import { digestOf } from './digest.js';
+import { run, runAny } from '../overlay/run.js';
+import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from '../overlay/wgconf.js';
+
+/** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
+export const WG_DIR = process.env.MESH_WG_DIR ?? '/etc/wireguard';
+
+export const wireguardDriver: Driver<WireguardResource> = {
+  kind: 'wireguard',
+
+  target: (r) => r.name,
+
+  digest: (r) => digestOf({ ...r, restartOn: undefined }),
+
+  async observe(r, ctx): Promise<Observed> {
+    checkResource(r);
+    if (!(await linkExists(r.name))) return 'absent';
+    const key = await readOverlayKey(ctx);
+    if ((await readIfExists(confPath(r.name))) !== renderConf(r, key)) return 'drift';
+    if (await differs(r, key)) return 'drift';
+    if (r.hub ? !(await hubHeld(r.name)) : (await ourForwardRules(r.name)).length > 0) return 'drift';
+    return 'ok';
+  },
+
+  async apply(r, ctx): Promise<boolean> {
+    checkResource(r);
+    const key = await readOverlayKey(ctx);
+    const wrote = await writeConf(r.name, renderConf(r, key));
+    if (wrote) ctx.log(`wireguard ${r.name}: wrote ${confPath(r.name)}`);
+    let changed = wrote;
+    if (!(await linkExists(r.name))) {
+      await up(r.name);
+      ctx.log(`wireguard ${r.name}: up`);
+      changed = true;
+    } else {
+      // A running interface never re-reads its file (D4). A hand change to
+      // the live interface (wg set) is put back the same way (D6).
+      const why = wrote ? 'its file changed' : await differs(r, key);
+      if (why) {
+        await reflect(r, key, why, ctx);
+        changed = true;
+      }
+    }
+    if (r.hub) {
+      if (await holdHub(r.name)) { ctx.log(`wireguard ${r.name}: forwarding on, FORWARD accept rules inserted`); changed = true; }
+    } else if (await dropForwardRules(r.name)) {
+      ctx.log(`wireguard ${r.name}: no longer a hub, FORWARD rules removed`);
+      changed = true;
+    }
+    return changed;
+  },
+
+  async restart(r, ctx): Promise<void> {
+    checkResource(r);
+    if (await linkExists(r.name)) await down(r.name);
+    await up(r.name);
+    ctx.log(`wireguard ${r.name}: restarted`);
+  },
+
+  async remove(held: Held, ctx: DriverContext): Promise<void> {
+    const name = checkInterfaceName(held.target);
+    const file = confPath(name);
+    if (await linkExists(name)) {
+      if ((await readIfExists(file)) !== null) await down(name);
+      else await run('ip', ['link', 'delete', 'dev', name]); // file gone by hand: the link still must go
+      ctx.log(`wireguard ${name}: down`);
+    }
+    if (await dropForwardRules(name)) ctx.log(`wireguard ${name}: FORWARD rules removed`);
+    await unlink(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+  },
+};
+
+function confPath(name: string): string {
+  return join(WG_DIR, `${name}.conf`);
+}
+
+async function readOverlayKey(ctx: DriverContext): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(ctx.overlayKeyPath, 'utf8');
+  } catch (err) {
+    throw new Error(`The overlay key file ${ctx.overlayKeyPath} cannot be read; the interface cannot be raised without it. Enrol the host again or restore the key file.`, { cause: err });
+  }
+  // Never echo the content in the error: it is the private key.
+  return checkKey(text.trim(), `The overlay key file ${ctx.overlayKeyPath}`);
+}
+
+async function readIfExists(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * Write the file atomically with mode 0600 from its first byte: a temp file
+ * in the same directory (so rename is atomic), fsync, rename. True when the
+ * content changed; a wrong mode alone is fixed without counting as a change.
+ */
+async function writeConf(name: string, text: string): Promise<boolean> {
+  const path = confPath(name);
+  if ((await readIfExists(path)) === text) {
+    if (((await stat(path)).mode & 0o777) !== 0o600) await chmod(path, 0o600);
+    return false;
+  }
+  const tmp = join(WG_DIR, `.${name}.conf.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    await fh.chmod(0o600); // the umask cannot widen it, but an odd one could narrow it oddly
+    await fh.writeFile(text);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  const dir = await open(WG_DIR, 'r');
+  try { await dir.sync(); } finally { await dir.close(); }
+  return true;
+}
+
+async function linkExists(name: string): Promise<boolean> {
+  const r = await runAny('ip', ['link', 'show', 'dev', name]);
+  if (r.code === 0) return true;
+  if (/does not exist/i.test(r.stderr)) return false;
+  throw new Error(`ip link show dev ${name} exited ${r.code}: ${r.stderr.trim()}`);
+}
+
+// wg-quick falls back to wireguard-go by itself when the kernel has no
+// wireguard module (LAB-NOTES); it adds the address and the routes of every
+// AllowedIPs.
+async function up(name: string): Promise<void> {
+  await run('wg-quick', ['up', confPath(name)]);
+}
+
+async function down(name: string): Promise<void> {
+  await run('wg-quick', ['down', confPath(name)]);
+}
+
+/**
+ * Make the running interface match its file. When the address is unchanged
+ * the update is made in place (`wg syncconf`, then the routes wg-quick would
+ * have made): a restart drops every session, and a spoke behind NAT whose
+ * hub forgot it stays cut off until it next sends data and waits out the
+ * rekey timeout (measured ~15 s; the hub cannot dial it back). Anything
+ * else, or an update that did not take, is a restart: down, then up.
+ */
+async function reflect(r: WireguardResource, key: string, why: string, ctx: DriverContext): Promise<void> {
+  const addrs = await run('ip', ['-o', 'addr', 'show', 'dev', r.name]);
+  if (addrs.split(/\s+/).includes(r.address)) {
+    // /dev/stdin keeps the private key off the disk and out of argv.
+    await run('wg', ['syncconf', r.name, '/dev/stdin'], renderWgConf(r, key));
+    await syncRoutes(r);
+    const still = await differs(r, key);
+    if (!still) { ctx.log(`wireguard ${r.name}: updated in place (wg syncconf) because ${why}`); return; }
+    ctx.log(`wireguard ${r.name}: update in place left it different (${still}); restarting`);
+  }
+  await down(r.name);
+  await up(r.name);
+  ctx.log(`wireguard ${r.name}: restarted because ${why}`);
+}
+
+/** The routes wg-quick adds on up, one per allowed IP not already covered; those of dropped peers go. */
+async function syncRoutes(r: WireguardResource): Promise<void> {
+  const want = new Set(r.peers.flatMap((p) => p.allowedIps).map(normCidr));
+  for (const family of ['-4', '-6']) {
+    const lines = (await run('ip', [family, '-o', 'route', 'show', 'dev', r.name])).split('\n').filter(Boolean);
+    for (const line of lines) {
+      const dest = line.split(/\s+/)[0]!;
+      if (/\bproto kernel\b/.test(line) || dest === 'default') continue;
+      const cidr = normCidr(dest.includes('/') ? dest : `${dest}/${family === '-4' ? 32 : 128}`);
+      if (!want.has(cidr)) await run('ip', [family, 'route', 'del', dest, 'dev', r.name]);
+    }
+  }
+  for (const cidr of want) {
+    const family = cidr.includes(':') ? '-6' : '-4';
+    const covered = await run('ip', [family, 'route', 'show', 'dev', r.name, 'match', cidr]);
+    if (!covered.trim()) await run('ip', [family, 'route', 'add', cidr, 'dev', r.name]);
+  }
+}
+
+/** Why the live interface is not the declared one, or null. */
+async function differs(r: WireguardResource, key: string): Promise<string | null> {
+  const live = parseDump(await run('wg', ['show', r.name, 'dump']));
+  const d = liveDiffers(r, key, live);
+  if (d) return d;
+  const addrs = await run('ip', ['-o', 'addr', 'show', 'dev', r.name]);
+  if (!addrs.split(/\s+/).includes(r.address)) return `address ${r.address} is not on the interface`;
+  return null;
+}
+
+// ---- hub: forwarding between spokes (O2) ----------------------------------
+
+// Our rules carry a comment naming the interface, so removal takes ours and
+// never an identical rule another tenant wrote.
+function forwardRules(name: string): string[][] {
+  const tag = ['-m', 'comment', '--comment', `mesh:${name}`, '-j', 'ACCEPT'];
+  return [['-i', name, ...tag], ['-o', name, ...tag]];
+}
+
+async function ruleHeld(rule: string[]): Promise<boolean> {
+  const r = await runAny('iptables', ['-w', '-C', 'FORWARD', ...rule]);
+  if (r.code === 0) return true;
+  if (r.code === 1) return false; // "does a matching rule exist in that chain?"
+  throw new Error(`iptables -w -C FORWARD ${rule.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
+}
+
+async function ourForwardRules(name: string): Promise<string[][]> {
+  const held: string[][] = [];
+  for (const rule of forwardRules(name)) {
+    try {
+      if (await ruleHeld(rule)) held.push(rule);
+    } catch (err) {
+      if (/could not be started/.test((err as Error).message)) return []; // no iptables: no rule of ours either
+      throw err;
+    }
+  }
+  return held;
+}
+
+const SYSCTLS = (name: string): [string, string][] => [
+  ['/proc/sys/net/ipv4/ip_forward', '1'],
+  // The hub sends a spoke's packet back out the interface it came in on;
+  // a redirect would tell the spoke to go direct, which it cannot.
+  ['/proc/sys/net/ipv4/conf/all/send_redirects', '0'],
+  [`/proc/sys/net/ipv4/conf/${name}/send_redirects`, '0'],
+];
+
+async function hubHeld(name: string): Promise<boolean> {
+  for (const [path, want] of SYSCTLS(name)) {
+    if ((await readFile(path, 'utf8')).trim() !== want) return false;
+  }
+  return (await ourForwardRules(name)).length === 2;
+}
+
+/**
+ * Forwarding on, and our accept rules at the top of FORWARD, so a DROP
+ * policy (Docker sets one) or a later drop rule does not starve the spokes.
+ * True when anything had to be done. ip_forward is left on by removal:
+ * other tenants (Docker) may rely on it.
+ */
+async function holdHub(name: string): Promise<boolean> {
+  let did = false;
+  for (const [path, want] of SYSCTLS(name)) {
+    if ((await readFile(path, 'utf8')).trim() !== want) {
+      await writeFile(path, want).catch((err) => { throw new Error(`Cannot set ${path} to ${want} for hub ${name}.`, { cause: err }); });
+      did = true;
+    }
+  }
+  for (const rule of forwardRules(name)) {
+    if (!(await ruleHeld(rule))) {
+      await run('iptables', ['-w', '-I', 'FORWARD', '1', ...rule]);
+      did = true;
+    }
+  }
+  return did;
+}
+
+/** Delete every copy of our rules; true when there was one. */
+async function dropForwardRules(name: string): Promise<boolean> {
+  let did = false;
+  for (const rule of await ourForwardRules(name)) {
+    while (await ruleHeld(rule)) {
+      await run('iptables', ['-w', '-D', 'FORWARD', ...rule]);
+      did = true;
+    }
+  }
+  return did;
+}

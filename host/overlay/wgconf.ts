@@ -1,0 +1,158 @@
+// The wg-quick file for a WireguardResource, and the live state `wg show
+// <if> dump` reports, in one comparable shape. The file is line-based: a
+// value with a newline in it could add a `PostUp =` line that wg-quick runs
+// as root, so every field is checked against a strict pattern before a
+// byte is written.
+import type { WireguardResource } from '../../src/wire/resources.js';
+
+/** wg-quick derives the interface from the file name and allows only this. */
+const IFACE = /^[a-z][a-z0-9_-]{0,14}$/;
+const KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/; // 32 bytes of base64
+const CIDR4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+const CIDR6 = /^[0-9a-fA-F:]{2,39}\/\d{1,3}$/;
+const ENDPOINT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):(\d{1,5})$/;
+
+export function checkInterfaceName(name: unknown): string {
+  if (typeof name !== 'string' || !IFACE.test(name)) {
+    throw new Error(`Interface name ${JSON.stringify(name)} is refused: it must match ${IFACE} (wg-quick takes the name from the file name, at most 15 characters). Fix the declaration.`);
+  }
+  return name;
+}
+
+export function checkKey(key: unknown, what: string): string {
+  if (typeof key !== 'string' || !KEY.test(key)) {
+    throw new Error(`${what} is not a WireGuard key (44 characters of base64, 32 bytes).`);
+  }
+  return key;
+}
+
+function checkCidr(c: unknown, what: string): string {
+  if (typeof c === 'string') {
+    const m = CIDR4.exec(c);
+    if (m && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32) return c;
+    if (CIDR6.test(c) && Number(c.split('/')[1]) <= 128) return c;
+  }
+  throw new Error(`${what} ${JSON.stringify(c)} is not an address with a prefix length like 10.99.0.2/24.`);
+}
+
+function checkPort(p: unknown, what: string): number {
+  if (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 65535) {
+    throw new Error(`${what} ${JSON.stringify(p)} is not a port (1-65535).`);
+  }
+  return p;
+}
+
+/**
+ * Throw unless r can be written as a wg-quick file as it stands. O1: a key
+ * appears once in a peer list; WireGuard keeps one entry per key, so a
+ * second entry would silently replace the first (or wg refuses the file).
+ */
+export function checkResource(r: WireguardResource): void {
+  const name = checkInterfaceName(r.name);
+  const at = `wireguard ${name}`;
+  checkCidr(r.address, `${at}: address`);
+  if (r.listenPort !== undefined) checkPort(r.listenPort, `${at}: listenPort`);
+  if (!Array.isArray(r.peers)) throw new Error(`${at}: peers must be a list.`);
+  const seen = new Map<string, number>();
+  r.peers.forEach((p, i) => {
+    const key = checkKey(p.publicKey, `${at}: peer ${i + 1} publicKey`);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new Error(`${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1). The mesh must give each peer once, routing through a hub by its one entry.`);
+    }
+    seen.set(key, i);
+    if (p.endpoint !== undefined) {
+      const m = typeof p.endpoint === 'string' ? ENDPOINT.exec(p.endpoint) : null;
+      if (!m) throw new Error(`${at}: peer ${key} endpoint ${JSON.stringify(p.endpoint)} is not host:port.`);
+      checkPort(Number(m[2]), `${at}: peer ${key} endpoint port`);
+    }
+    if (!Array.isArray(p.allowedIps) || p.allowedIps.length === 0) {
+      throw new Error(`${at}: peer ${key} has no allowedIps; a peer nothing routes to carries nothing.`);
+    }
+    p.allowedIps.forEach((c) => {
+      checkCidr(c, `${at}: peer ${key} allowedIps`);
+      // wg-quick turns a /0 into policy routing that takes over the host's
+      // default route; the overlay never needs it and an update in place
+      // (syncconf) would not mirror it.
+      if (c.endsWith('/0')) throw new Error(`${at}: peer ${key} allows ${c}; the overlay routes its own addresses only, never a default route.`);
+    });
+    if (p.keepalive !== undefined && (!Number.isInteger(p.keepalive) || p.keepalive < 0 || p.keepalive > 65535)) {
+      throw new Error(`${at}: peer ${key} keepalive ${JSON.stringify(p.keepalive)} is not a number of seconds.`);
+    }
+  });
+}
+
+/** The file wg-quick reads. `privateKey` is the node's overlay key; the result must never be logged. */
+export function renderConf(r: WireguardResource, privateKey: string): string {
+  return render(r, privateKey, true);
+}
+
+/** The same without wg-quick's own keys (Address): what `wg syncconf` takes. */
+export function renderWgConf(r: WireguardResource, privateKey: string): string {
+  return render(r, privateKey, false);
+}
+
+function render(r: WireguardResource, privateKey: string, quick: boolean): string {
+  const lines = ['# Written by mesh-host from the node\'s declaration; edits are put back.', '[Interface]', `PrivateKey = ${privateKey}`];
+  if (quick) lines.push(`Address = ${r.address}`);
+  if (r.listenPort !== undefined) lines.push(`ListenPort = ${r.listenPort}`);
+  for (const p of r.peers) {
+    lines.push('', '[Peer]', `PublicKey = ${p.publicKey}`);
+    if (p.endpoint !== undefined) lines.push(`Endpoint = ${p.endpoint}`);
+    lines.push(`AllowedIPs = ${p.allowedIps.join(', ')}`);
+    if (p.keepalive) lines.push(`PersistentKeepalive = ${p.keepalive}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** What drift is judged on: key, port, and per peer its allowed IPs and keepalive. */
+export interface LiveState {
+  privateKey: string;
+  listenPort: number;
+  peers: Map<string, { allowedIps: string[]; keepalive: number }>;
+}
+
+/**
+ * Parse `wg show <if> dump`: the first line is the interface (private key,
+ * public key, port, fwmark), each further line a peer (key, psk, endpoint,
+ * allowed ips, handshake, rx, tx, keepalive), tab-separated.
+ */
+export function parseDump(dump: string): LiveState {
+  const lines = dump.split('\n').filter((l) => l.length > 0);
+  if (lines.length === 0) throw new Error('wg show dump printed nothing.');
+  const head = lines[0]!.split('\t');
+  const peers = new Map<string, { allowedIps: string[]; keepalive: number }>();
+  for (const line of lines.slice(1)) {
+    const f = line.split('\t');
+    const ips = f[3] === '(none)' || f[3] === undefined ? [] : f[3].split(',');
+    peers.set(f[0]!, { allowedIps: ips.map(normCidr).sort(), keepalive: f[7] === 'off' || f[7] === undefined ? 0 : Number(f[7]) });
+  }
+  return { privateKey: head[0]!, listenPort: Number(head[2]), peers };
+}
+
+/** The first difference between declared and live, in words without the private key; null when none. */
+export function liveDiffers(r: WireguardResource, privateKey: string, live: LiveState): string | null {
+  if (live.privateKey !== privateKey) return 'the interface runs with another private key than the overlay key file';
+  if (r.listenPort !== undefined && live.listenPort !== r.listenPort) return `listens on ${live.listenPort}, declared ${r.listenPort}`;
+  for (const p of r.peers) {
+    const l = live.peers.get(p.publicKey);
+    if (!l) return `peer ${p.publicKey} is missing`;
+    const want = p.allowedIps.map(normCidr).sort();
+    if (want.join(',') !== l.allowedIps.join(',')) return `peer ${p.publicKey} allows ${l.allowedIps.join(',') || 'nothing'}, declared ${want.join(',')}`;
+    if ((p.keepalive ?? 0) !== l.keepalive) return `peer ${p.publicKey} keepalive ${l.keepalive}, declared ${p.keepalive ?? 0}`;
+  }
+  const declared = new Set(r.peers.map((p) => p.publicKey));
+  for (const k of live.peers.keys()) if (!declared.has(k)) return `peer ${k} is not declared`;
+  return null;
+}
+
+/** wg prints allowed IPs with host bits cleared; compare the same way. */
+export function normCidr(c: string): string {
+  const m = CIDR4.exec(c.trim());
+  if (!m) return c.trim().toLowerCase();
+  const bits = Number(m[5]);
+  const n = m.slice(1, 5).reduce((a, o) => (a << 8) | Number(o), 0) >>> 0;
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  const net = (n & mask) >>> 0;
+  return `${net >>> 24}.${(net >>> 16) & 255}.${(net >>> 8) & 255}.${net & 255}/${bits}`;
+}

@@ -1,0 +1,198 @@
+// A real multi-site network on one machine, in network namespaces.
+//
+//   machine ─┐                         ┌─ machine
+//   machine ─┼─ [router A: NAT] ─ [internet bridge] ─ [router B: NAT] ─┼─ machine
+//
+// Each site is a LAN (a bridge inside its router's namespace) behind a router
+// that masquerades onto the "internet" (a bridge in a namespace of its own,
+// 203.0.113.0/24, TEST-NET-3), optionally forwarding a UDP port to one of
+// its machines. Routers drop unsolicited traffic from the internet, as a
+// home router does, so a machine behind one can be dialled only through a
+// forward.
+//
+// Each machine also has a mount namespace of its own with tmpfs on
+// /run/wireguard and /etc/wireguard: wireguard-go's control socket is not
+// per network namespace (LAB-NOTES), so two machines' wg0 would collide.
+// Commands run there through `nsenter -t PID -m -n`, PID being a sleeping
+// holder process; use absolute paths (nsenter changes the directory).
+//
+// Every name carries a per-run id, and down() removes exactly what up() made.
+// Traffic only ever goes to addresses inside these namespaces.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { run, runAny } from '../../host/overlay/run.js';
+
+export interface SiteSpec {
+  name: string;                          // [a-z0-9]{1,8}
+  machines: string[];                    // machine names, unique across the topology
+  /** UDP ports forwarded from the router's internet address to a machine (same port). */
+  forwards?: { udp: number; to: string }[];
+}
+
+export interface Topology { sites: SiteSpec[] }
+
+export interface Lab {
+  id: string;
+  /** Run argv inside a machine (its network and mount namespaces). Rejects on non-zero exit. */
+  exec(machine: string, argv: string[], input?: string): Promise<string>;
+  /** Same, resolving with the exit code and output whatever they are. */
+  execAny(machine: string, argv: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Run argv in a namespace by its role: `router:<site>` or `internet`. */
+  execIn(where: string, argv: string[]): Promise<string>;
+  /** A machine's LAN address. */
+  lanAddress(machine: string): string;
+  /** A site's address on the internet (where its forwards are dialled). */
+  publicAddress(site: string): string;
+  /** The pid whose namespaces a machine's commands enter. */
+  pid(machine: string): number;
+  down(): Promise<void>;
+}
+
+const INTERNET = '203.0.113';
+
+export async function up(topology: Topology, id = `m${randomBytes(3).toString('hex')}`): Promise<Lab> {
+  if (!/^[a-z0-9]{1,8}$/.test(id)) throw new Error(`lab id ${id} must be [a-z0-9]{1,8}`);
+  const namespaces: string[] = [];
+  const holders = new Map<string, ChildProcess & { pid: number }>();
+  const lan = new Map<string, string>();
+  const pub = new Map<string, string>();
+  const ns = (role: string) => `${id}-${role}`;
+
+  const made = {
+    async down(): Promise<void> {
+      // Kill everything living in our namespaces (holders, wireguard-go
+      // daemons the machines started), then delete them; veths and bridges
+      // go with their namespace.
+      for (const n of namespaces) {
+        const pids = (await runAny('ip', ['netns', 'pids', n])).stdout.split('\n').filter(Boolean).map(Number);
+        for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ } }
+      }
+      for (const h of holders.values()) { try { h.kill('SIGKILL'); } catch { /* gone */ } }
+      for (const n of namespaces.reverse()) {
+        for (let i = 0; i < 20; i++) {
+          const r = await runAny('ip', ['netns', 'del', n]);
+          if (r.code === 0 || /No such file/.test(r.stderr)) break;
+          await sleep(50);
+        }
+      }
+      namespaces.length = 0;
+    },
+  };
+
+  try {
+    const addNs = async (name: string) => {
+      await run('ip', ['netns', 'add', name]);
+      namespaces.push(name);
+      await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+    };
+    const sysctl = (n: string, key: string, value: string) => run('ip', ['netns', 'exec', n, 'sysctl', '-q', '-w', `${key}=${value}`]);
+    // veth created directly across two namespaces: no name ever lands in the root namespace.
+    const veth = async (a: string, aName: string, b: string, bName: string) => {
+      await run('ip', ['-n', a, 'link', 'add', aName, 'type', 'veth', 'peer', 'name', bName, 'netns', b]);
+    };
+
+    const inet = ns('inet');
+    await addNs(inet);
+    await run('ip', ['-n', inet, 'link', 'add', 'br0', 'type', 'bridge']);
+    await run('ip', ['-n', inet, 'addr', 'add', `${INTERNET}.254/24`, 'dev', 'br0']);
+    await run('ip', ['-n', inet, 'link', 'set', 'br0', 'up']);
+
+    const names = new Set<string>();
+    for (const [si, site] of topology.sites.entries()) {
+      if (!/^[a-z0-9]{1,8}$/.test(site.name)) throw new Error(`site name ${site.name} must be [a-z0-9]{1,8}`);
+      const r = ns(`r${site.name}`);
+      const wan = `${INTERNET}.${si + 1}`;
+      const prefix = `192.168.${10 + si}`;
+      pub.set(site.name, wan);
+      await addNs(r);
+      await veth(inet, `s${si}`, r, 'wan');
+      await run('ip', ['-n', inet, 'link', 'set', `s${si}`, 'master', 'br0', 'up']);
+      await run('ip', ['-n', r, 'addr', 'add', `${wan}/24`, 'dev', 'wan']);
+      await run('ip', ['-n', r, 'link', 'set', 'wan', 'up']);
+      await run('ip', ['-n', r, 'link', 'add', 'lan', 'type', 'bridge']);
+      await run('ip', ['-n', r, 'addr', 'add', `${prefix}.1/24`, 'dev', 'lan']);
+      await run('ip', ['-n', r, 'link', 'set', 'lan', 'up']);
+      await sysctl(r, 'net.ipv4.ip_forward', '1');
+      // Bridge netfilter is on in a new namespace: without this, traffic
+      // between two machines of one LAN meets the router's forward policy.
+      for (const k of ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables']) {
+        await runAny('ip', ['netns', 'exec', r, 'sysctl', '-q', '-w', `${k}=0`]);
+      }
+      const fwd = (site.forwards ?? []).map((f) => {
+        if (!site.machines.includes(f.to)) throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
+        return `  iifname "wan" udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
+      });
+      const rules = [
+        'table ip lab {',
+        ' chain pre { type nat hook prerouting priority dstnat;', ...fwd, ' }',
+        ' chain post { type nat hook postrouting priority srcnat; oifname "wan" masquerade }',
+        ' chain fwd { type filter hook forward priority filter; policy drop;',
+        '  ct state established,related accept',
+        '  iifname "lan" accept',
+        '  ct status dnat accept',
+        ' }',
+        '}',
+      ].join('\n');
+      await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], rules);
+
+      for (const [mi, m] of site.machines.entries()) {
+        if (!/^[a-z0-9]{1,8}$/.test(m) || names.has(m)) throw new Error(`machine name ${m} must be [a-z0-9]{1,8} and unique`);
+        names.add(m);
+        const mn = ns(m);
+        const addr = `${prefix}.${10 + mi}`;
+        lan.set(m, addr);
+        await addNs(mn);
+        await veth(r, `p${mi}`, mn, 'eth0');
+        await run('ip', ['-n', r, 'link', 'set', `p${mi}`, 'master', 'lan', 'up']);
+        await run('ip', ['-n', mn, 'addr', 'add', `${addr}/24`, 'dev', 'eth0']);
+        await run('ip', ['-n', mn, 'link', 'set', 'eth0', 'up']);
+        await run('ip', ['-n', mn, 'route', 'add', 'default', 'via', `${prefix}.1`]);
+        holders.set(m, await holder(mn));
+      }
+      await run('ip', ['-n', r, 'route', 'add', 'default', 'via', `${INTERNET}.254`]).catch(() => {});
+    }
+  } catch (err) {
+    await made.down();
+    throw err;
+  }
+
+  const pidOf = (m: string) => {
+    const h = holders.get(m);
+    if (!h) throw new Error(`no machine ${m} in lab ${id}`);
+    return h.pid;
+  };
+  const enter = (m: string, argv: string[]) => ['-t', String(pidOf(m)), '-m', '-n', '--', ...argv];
+  return {
+    id,
+    exec: (m, argv, input) => run('nsenter', enter(m, argv), input),
+    execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), input),
+    execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? ns('inet') : ns(where.replace(/^router:/, 'r')), ...argv]),
+    lanAddress: (m) => { const a = lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },
+    publicAddress: (s) => { const a = pub.get(s); if (!a) throw new Error(`no site ${s}`); return a; },
+    pid: pidOf,
+    down: made.down,
+  };
+}
+
+/** A sleeping process in the machine's netns with private tmpfs mounts; resolves once they are mounted. */
+function holder(netns: string): Promise<ChildProcess & { pid: number }> {
+  const script = 'mkdir -p /run/wireguard && mount -t tmpfs -o mode=0700 tmpfs /run/wireguard'
+    + ' && mount -t tmpfs -o mode=0700 tmpfs /etc/wireguard && echo ready && exec sleep infinity';
+  const child = spawn('ip', ['netns', 'exec', netns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      // ip netns exec, unshare and sh all exec: the child's pid is the holder's.
+      if (out.includes('ready')) resolve(child as ChildProcess & { pid: number });
+    });
+    child.stderr!.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`holder for ${netns} exited ${code}: ${err.trim()}`)));
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

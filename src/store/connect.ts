@@ -1,0 +1,22 @@
+// One connection pool per context, reached only through that context's own
+// variable. Everything the TypeScript asks of the store goes through here.
+import postgres from 'postgres';
+import { type Context } from './contexts.js';
+import { storeUrl } from './locate.js';
+import { waitForStore } from './wait.js';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Sql> {
+  const url = storeUrl(ctx, opts.env);
+  const sql = postgres(url, {
+    max: opts.max ?? 4,
+    onnotice: () => {},
+    connect_timeout: 10,
+    // Our own error codes (MSH..) carry their meaning in the code; keep the
+    // detail too, for the operator's log.
+    transform: { undefined: null },
+  }) as unknown as Sql;
+  await waitForStore(url, () => sql`select 1`);
+  return sql;
+}

@@ -1,0 +1,41 @@
+// Where a context's store is. A context reads MESH_STORE_<CONTEXT> and nothing
+// else, so reaching another context's store needs a new variable, visible where
+// the program is run. The value is a postgres URL without a password, or the
+// path of a 0600 file holding the URL: a password must never sit in the
+// environment, where `ps e` and /proc/<pid>/environ print it.
+import { readFileSync, statSync } from 'node:fs';
+import { type Context, storeVariable } from './contexts.js';
+
+export class StoreConfigError extends Error {}
+
+export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): string {
+  const name = storeVariable(ctx);
+  const value = env[name];
+  if (!value) {
+    throw new StoreConfigError(
+      `${name} is not set: the ${ctx} context needs the URL of its store ` +
+        `(postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it.`,
+    );
+  }
+  if (value.startsWith('/')) {
+    const st = statSync(value, { throwIfNoEntry: false });
+    if (!st) throw new StoreConfigError(`${name} names ${value}, which does not exist.`);
+    if ((st.mode & 0o077) !== 0) {
+      throw new StoreConfigError(`${name} names ${value}, which others can read (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${value}.`);
+    }
+    return readFileSync(value, 'utf8').trim();
+  }
+  const url = new URL(value);
+  if (url.password) {
+    throw new StoreConfigError(
+      `${name} carries a password in the environment: put the URL in a 0600 file and set ${name} to its path.`,
+    );
+  }
+  return value;
+}
+
+/** host:port/db of a URL, for messages; never the credentials. */
+export function describeUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname || 'localhost'}:${u.port || 5432}${u.pathname}`;
+}

@@ -1,0 +1,167 @@
+// Migrations, one folder a context: sql/<context>/NNNN-name.sql, applied by
+// node-pg-migrate as the context's own role into the context's own schema.
+//
+// The runner is mostly refusals (M1). Each stops before anything runs, because
+// at the moment any of them is true nobody knows what the database holds.
+// The digest of every applied file is recorded by the same transaction that
+// applies it (M2): the schema change and the row recording it commit together.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
+import postgres from 'postgres';
+import { runner } from 'node-pg-migrate';
+import { CONTEXTS, type Context } from './contexts.js';
+import { storeUrl } from './locate.js';
+import { waitForStore } from './wait.js';
+
+export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
+const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
+
+export class MigrationRefused extends Error {
+  constructor(readonly context: string, readonly file: string, message: string) {
+    super(message);
+  }
+}
+
+interface File { name: string; number: number; path: string; text: string; digest: string }
+
+/** Reads a context's folder and refuses what is misnamed, empty or duplicated. */
+export function readMigrations(ctx: string, dir: string): File[] {
+  const entries = statSync(dir, { throwIfNoEntry: false }) ? readdirSync(dir).filter((f) => !f.startsWith('.')) : [];
+  const files: File[] = [];
+  for (const name of entries.sort()) {
+    const m = NAME.exec(name);
+    const path = join(dir, name);
+    if (!m) {
+      throw new MigrationRefused(ctx, path, `${path} is misnamed: a migration is named NNNN-words.sql (four digits, a dash, lower-case words joined by dashes). Rename it.`);
+    }
+    const text = readFileSync(path, 'utf8');
+    const body = text.replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim();
+    if (body === '') {
+      throw new MigrationRefused(ctx, path, `${path} is empty: a migration must change something. Write its SQL or delete the file.`);
+    }
+    files.push({ name: name.slice(0, -4), number: Number(m[1]), path, text, digest: createHash('sha256').update(text).digest('hex') });
+  }
+  const seen = new Map<number, File>();
+  for (const f of files) {
+    const other = seen.get(f.number);
+    if (other) {
+      throw new MigrationRefused(ctx, f.path, `${f.path} and ${other.path} share the number ${String(f.number).padStart(4, '0')}: renumber the one that has not run to follow the highest.`);
+    }
+    seen.set(f.number, f);
+  }
+  return files;
+}
+
+interface Applied { name: string; sha256: string }
+
+/** What the database already holds, checked against the folder. Returns the files still to run. */
+export function plan(ctx: string, files: File[], applied: Applied[]): File[] {
+  const byName = new Map(files.map((f) => [f.name, f]));
+  let highest = -1;
+  for (const a of applied) {
+    const f = byName.get(a.name);
+    if (!f) {
+      throw new MigrationRefused(ctx, a.name, `${ctx}/${a.name}.sql has run but is no longer in the folder: restore it as it was; a migration that ran is never deleted.`);
+    }
+    if (f.digest !== a.sha256) {
+      throw new MigrationRefused(ctx, f.path, `${f.path} was edited after it ran: put it back as it was (git checkout) and write the change as a new migration numbered above the highest.`);
+    }
+    highest = Math.max(highest, f.number);
+  }
+  const done = new Set(applied.map((a) => a.name));
+  const pending = files.filter((f) => !done.has(f.name));
+  for (const f of pending) {
+    if (f.number < highest) {
+      throw new MigrationRefused(ctx, f.path, `${f.path} is numbered below ${String(highest).padStart(4, '0')}, which has already run: renumber it above the highest.`);
+    }
+  }
+  return pending;
+}
+
+const q = (ident: string) => `"${ident.replace(/"/g, '""')}"`;
+
+async function appliedDigests(url: string, ctx: string): Promise<Applied[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    await waitForStore(url, () => sql`select 1`);
+    await sql.unsafe(
+      `create table if not exists ${q(ctx)}.migration_digest (
+         name text primary key, sha256 text not null, applied_at timestamptz not null default now())`,
+    );
+    await sql.unsafe(`comment on table ${q(ctx)}.migration_digest is 'sha256 of each migration file as it ran; an edited file is refused (M1)'`);
+    return await sql.unsafe<Applied[]>(`select name, sha256 from ${q(ctx)}.migration_digest order by name`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+export interface MigrateOptions {
+  /** Folder holding one sub-folder per context. */
+  root?: string;
+  contexts?: readonly Context[];
+  env?: NodeJS.ProcessEnv;
+  say?: (line: string) => void;
+}
+
+export interface MigrateResult { context: Context; ran: string[] }
+
+export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[]> {
+  const root = opts.root ?? SQL_ROOT;
+  const contexts = opts.contexts ?? CONTEXTS;
+  const say = opts.say ?? (() => {});
+  // Every context is checked before any runs: a refusal anywhere stops all.
+  const plans: { ctx: Context; url: string; pending: File[] }[] = [];
+  for (const ctx of contexts) {
+    const url = storeUrl(ctx, opts.env);
+    const files = readMigrations(ctx, join(root, ctx));
+    plans.push({ ctx, url, pending: plan(ctx, files, await appliedDigests(url, ctx)) });
+  }
+  const results: MigrateResult[] = [];
+  for (const { ctx, url, pending } of plans) {
+    if (pending.length === 0) {
+      results.push({ context: ctx, ran: [] });
+      continue;
+    }
+    const byPath = new Map(pending.map((f) => [f.path, f]));
+    const ran = await runner({
+      databaseUrl: url,
+      dir: join(root, ctx),
+      schema: ctx,
+      migrationsSchema: ctx,
+      migrationsTable: 'pgmigrations',
+      direction: 'up',
+      checkOrder: true,
+      singleTransaction: true,
+      createSchema: false,
+      createMigrationsSchema: false,
+      log: () => {},
+      // Our loader, so the digest row rides in the migration's own transaction (M2).
+      migrationLoaderStrategies: [
+        {
+          extensions: ['.sql'],
+          loader: async (paths: string[]) =>
+            paths.map((p) => {
+              const f = byPath.get(p);
+              const text = f?.text ?? readFileSync(p, 'utf8');
+              return {
+                id: p,
+                filePaths: [p],
+                actions: {
+                  up: (pgm: { sql(s: string): void }) => {
+                    pgm.sql(text);
+                    if (f) pgm.sql(`insert into ${q(ctx)}.migration_digest (name, sha256) values ('${f.name}', '${f.digest}')`);
+                  },
+                  down: false,
+                },
+              };
+            }),
+        },
+      ],
+    } as Parameters<typeof runner>[0]);
+    for (const m of ran) say(`${ctx}: applied ${m.name}`);
+    results.push({ context: ctx, ran: ran.map((m) => m.name) });
+  }
+  return results;
+}

@@ -1,0 +1,88 @@
+// The resources a declaration can carry. One shape for both ends: the control
+// plane composes these, the host parses them (parse_declaration.ts) and hands
+// each to the driver of its kind (host/apply/<kind>.ts).
+
+/** Where a resource came from. Each origin removes only its own (D3). */
+export type Origin = 'carried' | 'declared';
+
+interface Base {
+  /** Unique within a declaration, stable across declarations: `<kind>:<path|name>`. */
+  id: string;
+  /** Ids (or absolute file paths) whose change in this apply must restart this one (D4). */
+  restartOn?: string[];
+}
+
+export interface FileResource extends Base {
+  kind: 'file';
+  path: string;          // absolute, normalised, inside the host's allowed roots
+  content: string;       // base64 of the exact bytes
+  mode: string;          // octal string, e.g. "0644"
+  owner?: string;        // user name; default root
+  createOnce?: boolean;  // D5: written when absent, untouched when present
+}
+
+export interface DirectoryResource extends Base {
+  kind: 'directory';
+  path: string;
+  mode: string;
+}
+
+export interface ServiceResource extends Base {
+  kind: 'service';
+  name: string;          // [a-z][a-z0-9-]{0,62}
+  exec: string[];        // argv; argv[0] absolute
+  /** Files whose contents the service reads at start. */
+  workdir?: string;
+}
+
+export interface ContainerResource extends Base {
+  kind: 'container';
+  name: string;
+  image: string;
+  command?: string[];
+  envFiles?: string[];   // absolute paths of files holding KEY=value lines
+  mounts?: { source: string; target: string; readOnly?: boolean }[];
+  network?: string;      // "none" | "ns:/run/netns/NAME"; default none
+}
+
+export interface WireguardPeer {
+  publicKey: string;     // base64 X25519
+  endpoint?: string;     // host:port, only where that end can be dialled
+  allowedIps: string[];  // CIDRs
+  keepalive?: number;    // seconds; spokes behind NAT
+}
+
+export interface WireguardResource extends Base {
+  kind: 'wireguard';
+  name: string;          // interface name, e.g. mesh0
+  address: string;       // CIDR, e.g. 10.99.0.2/24
+  listenPort?: number;
+  hub?: boolean;         // forwards between spokes (O2)
+  peers: WireguardPeer[];
+  /** The private key is the node's overlay key; it never travels. */
+}
+
+export interface SecretFileResource extends Base {
+  kind: 'secret';
+  path: string;
+  mode: string;
+  sealed: string;        // base64 blob sealed to this node's sealing key (S1)
+}
+
+export type Resource =
+  | FileResource
+  | DirectoryResource
+  | ServiceResource
+  | ContainerResource
+  | WireguardResource
+  | SecretFileResource;
+
+export type ResourceKind = Resource['kind'];
+
+export interface Declaration {
+  mesh: string;          // the mesh id (hex of the signing key's digest)
+  node: string;
+  serial: number;        // only goes forward (D2)
+  issued: string;        // ISO time
+  resources: Resource[];
+}

@@ -1,0 +1,73 @@
+// A throwaway PostgreSQL cluster: initdb into a temp dir, a free port, a
+// socket dir of its own. Never a server someone else started.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, chownSync, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from './ports.js';
+import { run } from './exec.js';
+
+export interface Postgres { port: number; socketDir: string; url(db: string, user?: string): string; stop(): Promise<void> }
+
+export function pgBin(name: string): string {
+  for (const v of ['17', '16', '15', '14']) {
+    const p = `/usr/lib/postgresql/${v}/bin/${name}`;
+    if (existsSync(p)) return p;
+  }
+  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
+  throw new Error(`no PostgreSQL server binaries found (looked in /usr/lib/postgresql, found ${versions.join(', ') || 'nothing'}): apt-get install -y --no-install-recommends postgresql`);
+}
+
+const asRoot = process.getuid?.() === 0;
+
+// postgres refuses to run as root: as root we run it as the postgres user.
+function asPostgres(cmd: string, args: string[]): [string, string[]] {
+  return asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+}
+
+export async function startPostgres(dir: string): Promise<Postgres> {
+  const data = join(dir, 'pgdata');
+  const socketDir = join(dir, 'pgsock');
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  mkdirSync(data, { mode: 0o700 });
+  mkdirSync(socketDir, { mode: 0o700 });
+  if (asRoot) {
+    const uid = Number((await run('id', ['-u', 'postgres'])).trim());
+    const gid = Number((await run('id', ['-g', 'postgres'])).trim());
+    chownSync(data, uid, gid);
+    chownSync(socketDir, uid, gid);
+  }
+  const [c1, a1] = asPostgres(pgBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  await run(c1, a1);
+  const port = await freePort();
+  const [c2, a2] = asPostgres(pgBin('postgres'), [
+    '-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+    '-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', 'log_min_messages=fatal',
+  ]);
+  const child: ChildProcess = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  child.stderr?.on('data', (d) => { stderr += d; });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await run(pgBin('pg_isready'), ['-h', socketDir, '-p', String(port), '-U', 'postgres']);
+      break;
+    } catch {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    port,
+    socketDir,
+    url: (db, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${db}`,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const done = new Promise((r) => child.once('exit', r));
+      child.kill('SIGINT'); // fast shutdown
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await done;
+      clearTimeout(t);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// A throwaway RabbitMQ node: its own node name, ports, config, data and log
+// dirs, its own epmd port and Erlang cookie (HOME), TLS on a free port with a
+// self-signed certificate, the management API on loopback. Never a broker
+// someone else started: every port is fresh and the node name is unique.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { freePort } from './ports.js';
+import { run } from './exec.js';
+
+export interface Rabbit {
+  amqpPort: number;      // plaintext, loopback only: the control plane's hop
+  amqpsPort: number;     // TLS: what nodes dial
+  mgmtPort: number;
+  admin: { user: string; password: string };
+  fingerprint: string;   // sha256 of the certificate, hex with colons
+  certPath: string;
+  nodename: string;
+  env: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+  /** Stop the broker (keeping its data) and start it again later: for link tests. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+const BIN = '/usr/lib/rabbitmq/bin';
+
+export async function makeCertificate(dir: string, cn: string): Promise<{ cert: string; key: string; fingerprint: string }> {
+  const cert = join(dir, 'broker.pem');
+  const key = join(dir, 'broker.key');
+  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '3650', '-subj', `/CN=${cn}`]);
+  const fingerprint = new X509Certificate(readFileSync(cert)).fingerprint256;
+  return { cert, key, fingerprint };
+}
+
+export async function startRabbit(dir: string, opts: { listenAddress?: string } = {}): Promise<Rabbit> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const [amqpPort, amqpsPort, mgmtPort, distPort, epmdPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const { cert, key, fingerprint } = await makeCertificate(dir, 'mesh-broker');
+  const admin = { user: 'mesh-admin', password: randomBytes(18).toString('base64url') };
+  const nodename = `mesh-${randomBytes(4).toString('hex')}@localhost`;
+  // The password sits in a 0600 config file, never on a command line.
+  writeFileSync(join(dir, 'rabbitmq.conf'), [
+    `listeners.tcp.1 = 127.0.0.1:${amqpPort}`,
+    `listeners.ssl.1 = ${opts.listenAddress ?? '0.0.0.0'}:${amqpsPort}`,
+    `ssl_options.cacertfile = ${cert}`,
+    `ssl_options.certfile = ${cert}`,
+    `ssl_options.keyfile = ${key}`,
+    'ssl_options.verify = verify_none',
+    'ssl_options.fail_if_no_peer_cert = false',
+    `management.tcp.port = ${mgmtPort}`,
+    'management.tcp.ip = 127.0.0.1',
+    `default_user = ${admin.user}`,
+    `default_pass = ${admin.password}`,
+    'default_user_tags.administrator = true',
+    'default_permissions.configure = .*',
+    'default_permissions.read = .*',
+    'default_permissions.write = .*',
+    'log.console = false',
+    'log.file.level = warning',
+    'collect_statistics_interval = 60000',
+    '',
+  ].join('\n'), { mode: 0o600 });
+  writeFileSync(join(dir, 'enabled_plugins'), '[rabbitmq_management].\n');
+  writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir,
+    RABBITMQ_NODENAME: nodename,
+    RABBITMQ_NODE_PORT: String(amqpPort),
+    RABBITMQ_DIST_PORT: String(distPort),
+    ERL_EPMD_PORT: String(epmdPort),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
+    RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_PID_FILE: join(dir, 'rabbit.pid'),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+  };
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      try {
+        const r = await fetch(`http://127.0.0.1:${mgmtPort}/api/overview`, {
+          headers: { authorization: 'Basic ' + Buffer.from(`${admin.user}:${admin.password}`).toString('base64') },
+        });
+        if (r.ok) break;
+      } catch { /* not yet */ }
+      if (child.exitCode !== null) throw new Error(`RabbitMQ exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
+      if (Date.now() > deadline) throw new Error(`RabbitMQ did not start within 90s; see ${join(dir, 'log')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const halt = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    const done = new Promise((r) => c.once('exit', r));
+    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env }); } catch { /* fall through to kill */ }
+    const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 15_000);
+    await done;
+    clearTimeout(t);
+  };
+  await start();
+  return {
+    amqpPort, amqpsPort, mgmtPort, admin, fingerprint, certPath: cert, nodename, env,
+    halt,
+    resume: start,
+    async stop() {
+      await halt();
+      // The epmd this node started on its own port, and nothing else's.
+      try { await run('epmd', ['-kill'], { env }); } catch { /* already gone */ }
+    },
+  };
+}

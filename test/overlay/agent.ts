@@ -1,0 +1,35 @@
+// Runs one wireguard driver call inside a lab machine, as the host agent
+// would: `nsenter -t PID -m -n node agent.js <op>` with a JSON request on
+// stdin, the answer as JSON on stdout, the driver's log lines on stderr.
+// The driver itself runs its plain production path; only where it runs differs.
+import { readFileSync } from 'node:fs';
+import { wireguardDriver } from '../../host/apply/wireguard.js';
+import type { DriverContext, Held } from '../../host/apply/driver.js';
+import type { WireguardResource } from '../../src/wire/resources.js';
+
+interface Request { resource: WireguardResource; overlayKeyPath: string; stateDir: string }
+
+const op = process.argv[2];
+const req = JSON.parse(readFileSync(0, 'utf8')) as Request;
+const ctx: DriverContext = {
+  stateDir: req.stateDir,
+  roots: [],
+  openSealed: () => { throw new Error('no sealed blobs in the overlay lab'); },
+  overlayKeyPath: req.overlayKeyPath,
+  changed: new Set(),
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+const r = req.resource;
+const held: Held = { id: r.id, kind: 'wireguard', target: wireguardDriver.target(r), origin: 'declared', digest: wireguardDriver.digest(r) };
+
+try {
+  let result: unknown;
+  if (op === 'apply') result = await wireguardDriver.apply(r, ctx);
+  else if (op === 'observe') result = await wireguardDriver.observe(r, ctx);
+  else if (op === 'remove') result = await wireguardDriver.remove(held, ctx);
+  else if (op === 'restart') result = await wireguardDriver.restart!(r, ctx);
+  else throw new Error(`unknown op ${op}`);
+  process.stdout.write(JSON.stringify({ ok: true, result: result ?? null }));
+} catch (err) {
+  process.stdout.write(JSON.stringify({ ok: false, error: (err as Error).message }));
+}

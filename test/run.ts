@@ -1,0 +1,132 @@
+// The test run: start one throwaway PostgreSQL and one RabbitMQ, run every
+// suite file in its own process (a fresh database and vhost each), stop both
+// servers whatever happened, and print the totals as "N passed, N failed".
+import { mkdtempSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { startPostgres, type Postgres } from './harness/postgres.js';
+import { startRabbit, type Rabbit } from './harness/rabbitmq.js';
+import { prepareTemplate } from './harness/store.js';
+import type { Servers } from './harness/servers.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const args = process.argv.slice(2);
+const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'faults' : 'test';
+const only = args.filter((a) => !a.startsWith('--'));
+const jobs = Number(process.env.MESH_TEST_JOBS ?? 2);
+const fileTimeout = Number(process.env.MESH_TEST_FILE_TIMEOUT ?? 600) * 1000;
+
+function find(dir: string, suffix: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p, suffix));
+    else if (name.endsWith(suffix)) out.push(p);
+  }
+  return out.sort();
+}
+
+const suffix = mode === 'bench' ? '.bench.js' : mode === 'faults' ? '.faults.js' : '.test.js';
+let files = find(here, suffix);
+if (mode === 'test') files = files.concat(find(here, '.faults.js'));
+if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
+if (files.length === 0) {
+  console.error(`no ${suffix} files matched ${only.join(' ')}`);
+  process.exit(2);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'mesh-test-'));
+chmodSync(tmp, 0o755); // the postgres user must reach its data dir below
+let pg: Postgres | undefined;
+let rabbit: Rabbit | undefined;
+let stopping = false;
+
+async function stopAll(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await Promise.allSettled([pg?.stop(), rabbit?.stop()]);
+  if (!process.env.MESH_TEST_KEEP) rmSync(tmp, { recursive: true, force: true });
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => { void stopAll().then(() => process.exit(130)); });
+}
+
+interface Outcome { file: string; passed: number; failed: number; skipped: number; code: number | null; out: string; seconds: number }
+
+function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const timer = setTimeout(() => {
+      out += `\n[run] ${relative(here, file)} exceeded ${fileTimeout / 1000}s and was killed\n`;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+    }, fileTimeout);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      // uvu prints "Total: N / Passed: N / Skipped: N" per process.
+      const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
+      const num = (re: RegExp) => Number(re.exec(plain)?.[1] ?? 0);
+      const total = num(/Total:\s+(\d+)/);
+      const passed = num(/Passed:\s+(\d+)/);
+      const skipped = num(/Skipped:\s+(\d+)/);
+      let failed = total - passed - skipped;
+      if (code !== 0 && failed === 0) failed = 1; // a crash or a hang is a failure, never a pass
+      if (total === 0 && code === 0) failed = 1;  // a file that ran no test is a defect
+      resolve({ file, passed, failed, skipped, code, out: plain, seconds: (Date.now() - started) / 1000 });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const t0 = Date.now();
+  [pg, rabbit] = await Promise.all([startPostgres(join(tmp, 'pg')), startRabbit(join(tmp, 'rabbit'))]);
+  console.log(`[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  const admin = postgres(pg.url('postgres'), { max: 1, onnotice: () => {} });
+  const template = await prepareTemplate(admin, pg);
+  await admin.end();
+  const s: Servers = {
+    tmp,
+    pg: { port: pg.port, socketDir: pg.socketDir },
+    rabbit: {
+      dir: join(tmp, 'rabbit'), amqpPort: rabbit.amqpPort, amqpsPort: rabbit.amqpsPort, mgmtPort: rabbit.mgmtPort,
+      admin: rabbit.admin, fingerprint: rabbit.fingerprint, certPath: rabbit.certPath, nodename: rabbit.nodename,
+    },
+    template,
+  };
+  const serversFile = join(tmp, 'servers.json');
+  writeFileSync(serversFile, JSON.stringify(s), { mode: 0o600 });
+  const env = { ...process.env, MESH_TEST_SERVERS: serversFile };
+
+  const queue = [...files];
+  const outcomes: Outcome[] = [];
+  // Suites marked serial (their name ends .serial.test.js) run alone: they stop the broker.
+  const serial = queue.filter((f) => f.includes('.serial.'));
+  const parallel = queue.filter((f) => !f.includes('.serial.'));
+  const report = (o: Outcome) => {
+    const mark = o.failed ? 'FAIL' : 'ok  ';
+    console.log(`${mark} ${relative(here, o.file).padEnd(44)} ${o.passed} passed, ${o.failed} failed (${o.seconds.toFixed(1)}s)`);
+    if (o.failed || process.env.MESH_TEST_VERBOSE) console.log(o.out.split('\n').map((l) => '     ' + l).join('\n'));
+    outcomes.push(o);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, async () => {
+    for (let f = parallel.shift(); f; f = parallel.shift()) report(await runFile(f, env));
+  }));
+  for (const f of serial) report(await runFile(f, env));
+  const passed = outcomes.reduce((a, o) => a + o.passed, 0);
+  const failed = outcomes.reduce((a, o) => a + o.failed, 0);
+  const skipped = outcomes.reduce((a, o) => a + o.skipped, 0);
+  console.log(`\n[run] ${outcomes.length} files in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+  console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  return failed === 0 && skipped === 0 ? 0 : 1;
+}
+
+main().then(
+  async (code) => { await stopAll(); process.exit(code); },
+  async (err) => { console.error(err); await stopAll(); process.exit(1); },
+);
