@@ -8,6 +8,7 @@ import { fileDriver } from './file.js';
 import { secretDriver } from './secret.js';
 import { containerDriver } from './container.js';
 import { serviceDriver } from './service.js';
+import { wireguardDriver } from './wireguard.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.
@@ -20,4 +21,4 @@ export function registerDriver(d: AnyDriver): void {
   drivers.set(d.kind, d);
 }
 
-for (const d of [directoryDriver, fileDriver, secretDriver, containerDriver, serviceDriver] as AnyDriver[]) registerDriver(d);
+for (const d of [directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver] as AnyDriver[]) registerDriver(d);

@@ -4,7 +4,7 @@
 //
 // The private key never travels and is never logged: it is read from the
 // overlay key file at apply time and goes only into a 0600 file.
-import { open, readFile, rename, unlink, writeFile, stat, chmod } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, unlink, writeFile, stat, chmod } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { WireguardResource } from '../../src/wire/resources.js';
@@ -65,6 +65,8 @@ export const wireguardDriver: Driver<WireguardResource> = {
     checkResource(r);
     if (await linkExists(r.name)) await down(r.name);
     await up(r.name);
+    // A new interface inherits the default send_redirects: hold the hub again.
+    if (r.hub) await holdHub(r.name);
     ctx.log(`wireguard ${r.name}: restarted`);
   },
 
@@ -116,6 +118,7 @@ async function writeConf(name: string, text: string): Promise<boolean> {
     if (((await stat(path)).mode & 0o777) !== 0o600) await chmod(path, 0o600);
     return false;
   }
+  await mkdir(WG_DIR, { recursive: true, mode: 0o700 });
   const tmp = join(WG_DIR, `.${name}.conf.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   try {
@@ -160,16 +163,16 @@ async function down(name: string): Promise<void> {
 /**
  * Make the running interface match its file. When the address is unchanged
  * the update is made in place (`wg syncconf`, then the routes wg-quick would
- * have made): a restart drops every session, and a spoke behind NAT whose
+ * have made). A restart drops every session, and a spoke behind NAT whose
  * hub forgot it stays cut off until it next sends data and waits out the
- * rekey timeout (measured ~15 s; the hub cannot dial it back). Anything
- * else, or an update that did not take, is a restart: down, then up.
+ * rekey timeout: measured in the lab, 15 s after a hub restart before a
+ * spoke answered again, none with syncconf (the hub cannot dial a spoke).
+ * Anything else, or an update that did not take, is a restart: down, up.
  */
 async function reflect(r: WireguardResource, key: string, why: string, ctx: DriverContext): Promise<void> {
   const addrs = await run('ip', ['-o', 'addr', 'show', 'dev', r.name]);
   if (addrs.split(/\s+/).includes(r.address)) {
-    // /dev/stdin keeps the private key off the disk and out of argv.
-    await run('wg', ['syncconf', r.name, '/dev/stdin'], renderWgConf(r, key));
+    await syncconf(r.name, renderWgConf(r, key));
     await syncRoutes(r);
     const still = await differs(r, key);
     if (!still) { ctx.log(`wireguard ${r.name}: updated in place (wg syncconf) because ${why}`); return; }
@@ -178,6 +181,24 @@ async function reflect(r: WireguardResource, key: string, why: string, ctx: Driv
   await down(r.name);
   await up(r.name);
   ctx.log(`wireguard ${r.name}: restarted because ${why}`);
+}
+
+/**
+ * `wg syncconf` reads a file by name. Node's stdio are socketpairs, which
+ * /dev/stdin cannot open (ENXIO), so the config goes through a 0600 file
+ * beside the real one (it holds the private key, as that one does).
+ */
+async function syncconf(name: string, text: string): Promise<void> {
+  const tmp = join(WG_DIR, `.${name}.sync.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    await fh.writeFile(text);
+    await fh.close();
+    await run('wg', ['syncconf', name, tmp]);
+  } finally {
+    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+  }
 }
 
 /** The routes wg-quick adds on up, one per allowed IP not already covered; those of dropped peers go. */

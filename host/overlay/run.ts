@@ -15,6 +15,8 @@ export function runAny(cmd: string, args: string[], input?: string): Promise<Run
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
+    // A program that exits without reading its stdin must not crash us with EPIPE.
+    child.stdin?.on('error', () => {});
     if (input !== undefined) child.stdin?.end(input);
   });
 }

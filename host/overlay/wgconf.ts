@@ -132,7 +132,7 @@ export function parseDump(dump: string): LiveState {
 
 /** The first difference between declared and live, in words without the private key; null when none. */
 export function liveDiffers(r: WireguardResource, privateKey: string, live: LiveState): string | null {
-  if (live.privateKey !== privateKey) return 'the interface runs with another private key than the overlay key file';
+  if (clamp(live.privateKey) !== clamp(privateKey)) return 'the interface runs with another private key than the overlay key file';
   if (r.listenPort !== undefined && live.listenPort !== r.listenPort) return `listens on ${live.listenPort}, declared ${r.listenPort}`;
   for (const p of r.peers) {
     const l = live.peers.get(p.publicKey);
@@ -144,6 +144,19 @@ export function liveDiffers(r: WireguardResource, privateKey: string, live: Live
   const declared = new Set(r.peers.map((p) => p.publicKey));
   for (const k of live.peers.keys()) if (!declared.has(k)) return `peer ${k} is not declared`;
   return null;
+}
+
+/**
+ * WireGuard clamps an X25519 private key when it is set and prints the
+ * clamped form; a key made by @noble/curves' randomSecretKey (as enrolment
+ * may) is not clamped, so compare clamped with clamped.
+ */
+function clamp(key: string): string {
+  const b = Buffer.from(key, 'base64');
+  if (b.length !== 32) return key;
+  b[0]! &= 248;
+  b[31] = (b[31]! & 127) | 64;
+  return b.toString('base64');
 }
 
 /** wg prints allowed IPs with host bits cleared; compare the same way. */

@@ -124,9 +124,9 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
       });
       const rules = [
         'table ip lab {',
-        ' chain pre { type nat hook prerouting priority dstnat;', ...fwd, ' }',
-        ' chain post { type nat hook postrouting priority srcnat; oifname "wan" masquerade }',
-        ' chain fwd { type filter hook forward priority filter; policy drop;',
+        ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ' }',
+        ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade', ' }',
+        ' chain forward {', '  type filter hook forward priority filter; policy drop;',
         '  ct state established,related accept',
         '  iifname "lan" accept',
         '  ct status dnat accept',

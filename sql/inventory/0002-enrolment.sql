@@ -102,3 +102,17 @@ select n.name,
   from inventory.node n
   left join inventory.report r on r.node = n.name;
 comment on view inventory.node_status is 'One row a node: here / out of touch Nm / never spoken, and the age of its last report (R2, R4).';
+
+/* Heards arrive by the thousand a minute; serve records them in batches. */
+create function inventory.mark_heard_many(node_names text[]) returns integer language sql as $$
+  with moved as (
+    update inventory.node set last_seen = now()
+     where name = any(node_names) and enrolled_at is not null returning 1)
+  select count(*)::int from moved
+$$;
+
+/* Retiring a node forgets it: keys, tokens, report. Its broker account and
+   queue are removed by the control plane in the same command. */
+create function inventory.retire_node(node_name text) returns boolean language sql as $$
+  delete from inventory.node where name = node_name returning true
+$$;

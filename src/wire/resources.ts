@@ -83,6 +83,5 @@ export interface Declaration {
   mesh: string;          // the mesh id (hex of the signing key's digest)
   node: string;
   serial: number;        // only goes forward (D2)
-  issued: string;        // ISO time
   resources: Resource[];
 }

@@ -41,11 +41,14 @@ test('an unchanged file is not written again and not recorded as changed', async
   assert.is(ctx.changed.size, 0);
 });
 
+// Paths outside the roots are decoys in the sandbox, never real system files:
+// with the rule broken by hand, the driver acts on them.
 test('a path outside the roots is refused, naming the path and the roots', async () => {
-  const msg = await refusal(fileDriver.apply(file('/etc/mesh-should-not-exist', 'x'), s.ctx()));
-  assert.match(msg, '/etc/mesh-should-not-exist');
+  const outside = join(s.stateDir, 'decoy');
+  const msg = await refusal(fileDriver.apply(file(outside, 'x'), s.ctx()));
+  assert.match(msg, outside);
   assert.match(msg, s.root);
-  await assert.not.ok(await access('/etc/mesh-should-not-exist').then(() => true, () => false));
+  assert.not.ok(await access(outside).then(() => true, () => false));
 });
 
 test('".." is refused even where it would resolve inside a root', async () => {
@@ -108,9 +111,11 @@ test('remove deletes the file and refuses a target outside the roots', async () 
   const held = { id: r.id, kind: 'file' as const, target: path, origin: 'declared' as const, digest: '' };
   await fileDriver.remove(held, s.ctx());
   assert.not.ok(await access(path).then(() => true, () => false));
-  const msg = await refusal(fileDriver.remove({ ...held, target: '/etc/passwd' }, s.ctx()));
-  assert.match(msg, '/etc/passwd');
-  await access('/etc/passwd');
+  const decoy = join(s.stateDir, 'decoy');
+  await writeFile(decoy, 'not mesh\'s');
+  const msg = await refusal(fileDriver.remove({ ...held, target: decoy }, s.ctx()));
+  assert.match(msg, decoy);
+  assert.is(await readFile(decoy, 'utf8'), 'not mesh\'s');
 });
 
 test.run();

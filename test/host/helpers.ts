@@ -1,6 +1,7 @@
 // Shared by the host apply suites: a temp root and state directory per test,
 // and small builders for resources.
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApplyOptions } from '../../host/apply/engine.js';
@@ -69,10 +70,11 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
   return v;
 }
 
+/** Running, not a zombie: a killed child waits as a zombie until its parent (or init) reaps it. */
 export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
   } catch {
     return false;
   }

@@ -1,0 +1,204 @@
+// The agent: verify every declaration before reading a byte of it as an
+// instruction (D1), apply only a newer serial (D2), keep it signed, apply it,
+// keep it applied (D6), and report what the machine holds (R1).
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { readDeclaration } from '../src/wire/declaration.js';
+import { openEnvelope, WireError, LIMITS, isObject } from '../src/wire/envelope.js';
+import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
+import type { Declaration } from '../src/wire/resources.js';
+import { EXCHANGE } from '../src/broker/topology.js';
+import { key32 } from '../src/crypto/keys.js';
+import { open } from '../src/crypto/seal.js';
+import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
+import { statePath } from './apply/state.js';
+import { keep, readKept } from './keep.js';
+import { overlayKeyPath, type Identity } from './identity.js';
+
+const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
+
+export class Agent {
+  private ch: ConfirmChannel | undefined;
+  private inbox: ConsumeMessage[] = [];
+  private work: Promise<void> = Promise.resolve();
+  private drainTimer: NodeJS.Timeout | undefined;
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private outbox: Report[] = [];
+  private kept: Declaration | null = null;
+  private keptBytes: Buffer | null = null;
+  /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
+  private rebuilt = false;
+  private returned = new Set<string>();
+  private readonly signingKey: Uint8Array;
+  readonly opts: ApplyOptions;
+
+  constructor(private readonly id: Identity, private readonly dir: string, private readonly env: NodeJS.ProcessEnv, private readonly log: (l: string) => void) {
+    this.signingKey = key32(id.signingKey, 'signingKey');
+    const sealing = key32(id.keys.sealing, 'keys.sealing');
+    const roots = env.MESH_HOST_ROOTS ? env.MESH_HOST_ROOTS.split(':').filter(Boolean) : DEFAULT_ROOTS;
+    this.opts = { stateDir: dir, roots, openSealed: (b) => open(b, sealing), overlayKeyPath: overlayKeyPath(dir), log };
+  }
+
+  /** Read back the kept declaration (verified again) and roll forward whatever a crash left half done. */
+  async start(): Promise<void> {
+    this.rebuilt = !existsSync(statePath(this.dir));
+    try {
+      const k = readKept(this.dir, this.id);
+      if (k) { this.kept = k.decl; this.keptBytes = k.bytes; }
+    } catch (err) {
+      if (!(err instanceof WireError)) throw err;
+      this.log(`refusing the kept declaration: ${err.fault}: ${err.message}`);
+      this.queueReport({ refused: { fault: err.fault, reason: `kept declaration: ${err.message}` } });
+    }
+    if (this.kept) this.enqueue(() => this.reconcileNow());
+    const every = Number(this.env.MESH_HOST_RECONCILE_SECONDS ?? 300);
+    if (!Number.isFinite(every) || every <= 0) throw new Error('MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds.');
+    // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
+    this.reconcileTimer = setInterval(() => this.enqueue(() => this.reconcileNow()), every * 1000);
+  }
+
+  async attach(ch: ConfirmChannel): Promise<void> {
+    this.ch = ch;
+    ch.on('return', (msg: ConsumeMessage) => {
+      const mid = String(msg.properties.messageId ?? '');
+      this.returned.add(mid);
+      // R1: said out loud, never dropped in silence.
+      this.log(`the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`);
+    });
+    if (this.rebuilt && !this.kept) {
+      this.log('no record of what this machine holds: asking the mesh for its declaration and last report');
+      ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
+    }
+    this.flushOutbox();
+  }
+
+  detach(): void { this.ch = undefined; }
+
+  stop(): void {
+    clearInterval(this.reconcileTimer);
+    clearTimeout(this.drainTimer);
+  }
+
+  stopped(): Promise<void> { return this.work; }
+
+  receive(msg: ConsumeMessage): void {
+    this.inbox.push(msg);
+    // A short pause gathers a backlog waiting on the broker, so it drains to the newest (D2).
+    this.drainTimer ??= setTimeout(() => { this.drainTimer = undefined; this.enqueue(() => this.drain()); }, 50);
+  }
+
+  private enqueue(job: () => Promise<void>): void {
+    this.work = this.work.then(job).catch((err) => this.log(`apply failed: ${(err as Error).message}`));
+  }
+
+  private me() { return { mesh: this.id.mesh, node: this.id.name }; }
+
+  private async drain(): Promise<void> {
+    const msgs = this.inbox.splice(0);
+    const ch = this.ch;
+    const candidates: { decl: Declaration; bytes: Buffer }[] = [];
+    let lastReport: HeldEntry[] | undefined;
+    for (const m of msgs) {
+      const type = m.properties.type;
+      try {
+        if (type === 'declaration') candidates.push({ decl: readDeclaration(m.content, this.signingKey, this.me()), bytes: m.content });
+        else if (type === 'last-report') lastReport = readLastReport(m.content, this.signingKey, this.me());
+        else this.log(`ignoring a message of type ${JSON.stringify(type)} on this node's queue`);
+      } catch (err) {
+        if (!(err instanceof WireError)) throw err;
+        // D1: forged and malformed are said differently; neither is applied.
+        const fault = err.fault === 'too-large' ? 'malformed' : err.fault;
+        this.log(`refused a ${type ?? 'message'}: ${fault}: ${err.message}`);
+        this.queueReport({ refused: { fault, reason: err.message } });
+      }
+    }
+    const applied = this.kept?.serial ?? 0;
+    candidates.sort((a, b) => a.decl.serial - b.decl.serial);
+    const newest = candidates.at(-1);
+    const superseded: number[] = [];
+    for (const c of candidates) {
+      if (c === newest) continue;
+      if (c.decl.serial > applied) superseded.push(c.decl.serial);
+      else this.refuseReplay(c.decl.serial, applied, c.bytes);
+    }
+    if (newest && newest.decl.serial <= applied) {
+      this.refuseReplay(newest.decl.serial, applied, newest.bytes);
+    } else if (newest) {
+      // Kept before applying: a crash mid-apply rolls forward from here on the next start.
+      await keep(this.dir, newest.bytes);
+      this.kept = newest.decl;
+      this.keptBytes = newest.bytes;
+      const r = await apply(newest.decl.resources, 'declared', this.opts);
+      if (lastReport && this.rebuilt) await this.removeOrphans(lastReport);
+      this.rebuilt = false;
+      this.log(`applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`);
+      this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
+    } else if (lastReport && this.rebuilt && this.kept) {
+      await this.removeOrphans(lastReport);
+      this.rebuilt = false;
+    }
+    // Acked only once kept and applied: a crash before this means redelivery.
+    for (const m of msgs) { try { ch?.ack(m); } catch { /* channel gone: redelivered, and refused as replayed or applied again */ } }
+  }
+
+  private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
+    const r = await removeOrphans(lastReport as never, this.kept?.resources ?? [], this.opts);
+    if (r.removed.length) this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
+  }
+
+  private refuseReplay(serial: number, applied: number, bytes: Buffer): void {
+    if (serial === applied && this.keptBytes?.equals(bytes)) return; // a redelivery of what we hold
+    const reason = `replayed: serial ${serial} is not newer than ${applied}, the one applied`;
+    this.log(`refused a declaration: forged: ${reason}`);
+    this.queueReport({ refused: { serial, fault: 'forged', reason } });
+  }
+
+  private async reconcileNow(): Promise<void> {
+    if (!this.kept) return;
+    const r = await reconcile(this.kept.resources, 'declared', this.opts);
+    if (r.corrected.length || r.failed.length) {
+      this.log(`reconciled declaration ${this.kept.serial}: put back ${r.corrected.join(', ') || 'nothing'}${r.failed.length ? `; failing ${r.failed.map((f) => f.id).join(', ')}` : ''}`);
+      this.queueReport({ serial: this.kept.serial, held: r.held, failed: r.failed, corrected: r.corrected });
+    }
+  }
+
+  private queueReport(part: Partial<Report>): void {
+    const held = part.held;
+    const r: Report = {
+      v: 1, serial: part.serial ?? this.kept?.serial ?? 0, held: held ?? [], failed: part.failed ?? [],
+      corrected: part.corrected ?? [], superseded: part.superseded ?? [], ...(part.refused ? { refused: part.refused } : {}),
+    };
+    if (!held && !part.refused) return;
+    this.outbox.push(r);
+    if (this.outbox.length > 100) this.outbox.splice(0, this.outbox.length - 100);
+    this.flushOutbox();
+  }
+
+  /** R1: mandatory, confirmed; a report leaves the outbox only when the broker confirmed it and did not return it. */
+  private flushOutbox(): void {
+    const ch = this.ch;
+    if (!ch) return;
+    for (const r of [...this.outbox]) {
+      const mid = randomBytes(8).toString('hex');
+      try {
+        ch.publish(EXCHANGE, 'report', writeReport(r), { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' }, (err) => {
+          if (err || this.returned.has(mid)) { this.returned.delete(mid); return; }
+          const i = this.outbox.indexOf(r);
+          if (i >= 0) this.outbox.splice(i, 1);
+        });
+      } catch { return; /* channel closed: kept for the next connection */ }
+    }
+  }
+
+  /** For tests and `status`: what this host holds now. */
+  holdings(): Promise<unknown> { return holdings(this.dir); }
+}
+
+/** The mesh's signed copy of what this node last reported, for a rebuilt host (R2). */
+function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): HeldEntry[] {
+  const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
+  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.');
+  if (!Array.isArray(v.held)) throw new WireError('malformed', 'last report has no held list.');
+  return v.held as HeldEntry[];
+}

@@ -1,0 +1,106 @@
+// The one outbound connection a node holds. Disconnection is ordinary: any
+// loss is followed by another attempt after the backoff (L1). A wrong
+// certificate is said in full every time (L2). SIGUSR1 rouses: it ends the
+// current attempt or connection at once and tries again now, without
+// resetting the backoff (L3); rouses in the same instant are one.
+import { connectBroker, type Connection } from '../../src/broker/connect.js';
+import { PinMismatch } from '../../src/broker/pin.js';
+import { Backoff, type BackoffSettings } from './backoff.js';
+import type { Identity } from '../identity.js';
+
+export interface LinkEvents {
+  /** Set up consumers and timers on a fresh connection; resolves when set up. */
+  connected(conn: Connection): Promise<void>;
+  /** The connection is gone; stop timers that publish. */
+  lost(): void;
+  log(line: string): void;
+}
+
+/** Rouses closer together than this are one. */
+const SAME_INSTANT_MS = 500;
+
+export class Link {
+  private readonly backoff: Backoff;
+  private attempt: AbortController | undefined;
+  private conn: Connection | undefined;
+  private wake: (() => void) | undefined;
+  private lastRouse = -Infinity;
+  private stopped = false;
+  attempts = 0;
+
+  constructor(private readonly id: Identity, settings: BackoffSettings, private readonly ev: LinkEvents) {
+    this.backoff = new Backoff(settings);
+  }
+
+  /** L3: end what is in progress and try again now. */
+  rouse(): void {
+    const now = Date.now();
+    if (now - this.lastRouse < SAME_INSTANT_MS) return;
+    this.lastRouse = now;
+    this.ev.log('roused: ending the current attempt and trying again now');
+    this.attempt?.abort();
+    if (this.conn) void this.conn.close().catch(() => {});
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.attempt?.abort();
+    if (this.conn) void this.conn.close().catch(() => {});
+    this.wake?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => { this.wake = undefined; resolve(); }, ms);
+      this.wake = () => { clearTimeout(t); this.wake = undefined; resolve(); };
+    });
+  }
+
+  async run(): Promise<void> {
+    let failures = 0;
+    const b = this.id.broker;
+    while (!this.stopped) {
+      this.attempt = new AbortController();
+      const roused = () => this.attempt!.signal.aborted;
+      this.attempts++;
+      try {
+        const conn = await connectBroker(
+          { host: b.host, port: b.port, vhost: b.vhost, user: b.user, password: this.id.password, fingerprint: b.fingerprint },
+          { name: `mesh-host ${this.id.name}`, signal: this.attempt.signal },
+        );
+        this.conn = conn;
+        const closed = new Promise<string>((resolve) => {
+          conn.on('close', (err?: Error) => resolve(err ? err.message : 'closed'));
+          conn.on('error', () => {});
+        });
+        await this.ev.connected(conn);
+        this.backoff.connected(Date.now());
+        this.ev.log(failures > 0 ? `back in: connected to ${b.host}:${b.port} after ${failures} failed attempt(s)` : `connected to ${b.host}:${b.port}`);
+        failures = 0;
+        const why = await closed;
+        this.conn = undefined;
+        this.ev.lost();
+        this.backoff.disconnected(Date.now());
+        if (this.stopped) break;
+        this.ev.log(`lost the broker (${why})`);
+        if (roused()) continue;
+      } catch (err) {
+        this.conn = undefined;
+        this.ev.lost();
+        if (this.stopped) break;
+        if (roused()) continue; // a rouse ends the attempt and skips the wait
+        failures++;
+        // L2: never folded into a count: what answered is not our mesh.
+        if (err instanceof PinMismatch) this.ev.log(`refusing the broker: ${err.message}`);
+        else this.ev.log(`cannot reach the broker at ${b.host}:${b.port} (${(err as Error).message}); attempt ${failures}`);
+      }
+      const wait = this.backoff.next();
+      this.ev.log(`next attempt in ${wait / 1000}s`);
+      this.attempt = new AbortController();
+      const a = this.attempt;
+      await this.sleep(wait);
+      if (a.signal.aborted) continue;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// `mesh-host run`: wait for an identity (L4), then hold the link (L1-L3), say
+// it is there once a minute (R3), and hand every message on its own queue to
+// the agent, which verifies, applies, keeps and reports (agent.ts).
+import type { ConfirmChannel } from 'amqplib';
+import { queueOf } from '../src/wire/names.js';
+import { waitForIdentity } from './wait.js';
+import { Link } from './link/link.js';
+import { backoffFromEnv } from './link/backoff.js';
+import { publishHeard, heardSeconds } from './heard.js';
+import { Agent } from './agent.js';
+
+export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
+
+export async function runHost(opts: RunOptions): Promise<void> {
+  const id = await waitForIdentity(opts.dir, opts.log, 5000, opts.signal);
+  if (!id) return;
+  const agent = new Agent(id, opts.dir, opts.env, opts.log);
+  await agent.start();
+  let heard: NodeJS.Timeout | undefined;
+  const link = new Link(id, backoffFromEnv(opts.env), {
+    log: opts.log,
+    connected: async (conn) => {
+      const ch: ConfirmChannel = await conn.createConfirmChannel();
+      ch.on('error', () => {});
+      await agent.attach(ch);
+      await ch.prefetch(256);
+      await ch.consume(queueOf(id.name), (msg) => { if (msg) agent.receive(msg); });
+      publishHeard(ch, id.name, id.broker.user);
+      heard = setInterval(() => { try { publishHeard(ch, id.name, id.broker.user); } catch { /* link gone: the link says so */ } }, heardSeconds(opts.env) * 1000);
+    },
+    lost: () => { clearInterval(heard); agent.detach(); },
+  });
+  const rouse = () => link.rouse();
+  process.on('SIGUSR1', rouse);
+  const stop = () => { link.stop(); agent.stop(); };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  opts.signal?.addEventListener('abort', stop);
+  try {
+    await link.run();
+  } finally {
+    process.off('SIGUSR1', rouse);
+    clearInterval(heard);
+    await agent.stopped();
+  }
+}

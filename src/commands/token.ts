@@ -1,0 +1,45 @@
+// `mesh token issue`: a node's row and one-time token in SQL, then its broker
+// account whose first password is the token's secret.
+import { createHash, randomBytes } from 'node:crypto';
+import { connect } from '../store/connect.js';
+import { nodeName } from '../wire/names.js';
+import { writeToken } from '../wire/token.js';
+import { Accounts } from '../broker/accounts.js';
+import { readBroker, management } from '../control/home.js';
+import { storeError } from './errors.js';
+
+export function parseDuration(s: string): string {
+  const m = /^(\d+)(s|m|h|d)$/.exec(s);
+  if (!m) throw new Error(`--ttl ${JSON.stringify(s)} is not a duration: use a number and s, m, h or d (e.g. 30m, 24h).`);
+  return `${m[1]} ${{ s: 'seconds', m: 'minutes', h: 'hours', d: 'days' }[m[2] as 's']}`;
+}
+
+export interface IssueOptions { site?: string; dialable?: string; ttl?: string }
+
+export async function issueToken(name: string, opts: IssueOptions = {}) {
+  nodeName(name);
+  if (opts.site !== undefined) nodeName(opts.site, 'site');
+  if (opts.dialable !== undefined && !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(opts.dialable)) {
+    throw new Error(`--dialable ${JSON.stringify(opts.dialable)} is not HOST:PORT.`);
+  }
+  const ttl = parseDuration(opts.ttl ?? '1h');
+  const broker = readBroker();
+  const secret = randomBytes(24).toString('base64url');
+  const hash = createHash('sha256').update(secret).digest();
+  const sql = await connect('inventory', { max: 1 });
+  let expires: Date;
+  try {
+    const [row] = await sql<{ expires: Date }[]>`
+      select inventory.issue_token(node_name => ${name}::text, token_hash => ${hash}::bytea,
+        node_site => ${opts.site ?? null}::text, node_dialable => ${opts.dialable ?? null}::text, ttl => ${ttl}::interval) as expires`;
+    expires = row!.expires;
+  } catch (err) {
+    throw storeError(err);
+  } finally {
+    await sql.end();
+  }
+  const accounts = new Accounts(management(broker));
+  await accounts.createNode(name, secret);
+  const token = writeToken({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, node: name, user: accounts.account(name), secret });
+  return { node: name, expires, command: `mesh-host enrol ${token}` };
+}

@@ -1,0 +1,87 @@
+// The control plane's own files, in MESH_HOME (default /etc/mesh), each 0600:
+//   broker.json  how to reach the broker (loopback, admin) and what nodes dial
+//   signing.key  the Ed25519 key every declaration is signed with
+// Secrets live in these files, never in the environment or on a command line.
+import { readFileSync, statSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { writeAtomic } from '../../host/fsx/atomic.js';
+import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
+import type { Endpoint } from '../broker/connect.js';
+import type { Management } from '../broker/accounts.js';
+
+export interface BrokerConfig {
+  /** Loopback, plaintext, admin: the control plane's own hop. */
+  amqp: { host: string; port: number };
+  vhost: string;
+  user: string;
+  password: string;
+  /** http://127.0.0.1:PORT of the management API. */
+  management: string;
+  /** host:port nodes dial over TLS. */
+  public: string;
+  fingerprint: string;
+  /** Prefix of every account this mesh makes, where one broker serves several meshes. */
+  accountPrefix?: string;
+}
+
+export class HomeError extends Error {}
+
+export function home(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MESH_HOME || '/etc/mesh';
+}
+
+function readPrivate(path: string): string {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) throw new HomeError(`${path} does not exist: run the first-node bundle, or set MESH_HOME to the control plane's folder.`);
+  if ((st.mode & 0o077) !== 0) throw new HomeError(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${path}.`);
+  return readFileSync(path, 'utf8');
+}
+
+export function readBroker(env?: NodeJS.ProcessEnv): BrokerConfig {
+  const path = join(home(env), 'broker.json');
+  try {
+    return JSON.parse(readPrivate(path)) as BrokerConfig;
+  } catch (err) {
+    if (err instanceof HomeError) throw err;
+    throw new HomeError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export async function writeBroker(cfg: BrokerConfig, env?: NodeJS.ProcessEnv): Promise<void> {
+  mkdirSync(home(env), { recursive: true, mode: 0o700 });
+  await writeAtomic(join(home(env), 'broker.json'), JSON.stringify(cfg, null, 2), 0o600);
+}
+
+export function adminEndpoint(b: BrokerConfig): Endpoint {
+  return { host: b.amqp.host, port: b.amqp.port, vhost: b.vhost, user: b.user, password: b.password };
+}
+
+export function management(b: BrokerConfig): Management {
+  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix };
+}
+
+export interface Signer { secret: Uint8Array; public: Uint8Array; mesh: string }
+
+/** The mesh's id is derived from its signing key: another key is another mesh. */
+export function meshId(publicKey: Uint8Array): string {
+  return createHash('sha256').update(publicKey).digest('hex').slice(0, 16);
+}
+
+export function readSigner(env?: NodeJS.ProcessEnv): Signer {
+  const path = join(home(env), 'signing.key');
+  const secret = new Uint8Array(Buffer.from(readPrivate(path).trim(), 'base64'));
+  if (secret.length !== 32) throw new HomeError(`${path} does not hold a 32-byte Ed25519 key in base64.`);
+  const pub = signingPublic(secret);
+  return { secret, public: pub, mesh: meshId(pub) };
+}
+
+/** Makes the signing key once; an existing key is never replaced. */
+export async function ensureSigner(env?: NodeJS.ProcessEnv): Promise<Signer> {
+  const path = join(home(env), 'signing.key');
+  if (!statSync(path, { throwIfNoEntry: false })) {
+    mkdirSync(home(env), { recursive: true, mode: 0o700 });
+    await writeAtomic(path, b64(signingPair().secret) + '\n', 0o600);
+  }
+  return readSigner(env);
+}

@@ -1,0 +1,48 @@
+// The keys a node makes at enrolment (DESIGN.md "Keys"), and the base64 form
+// they travel and rest in.
+import { ed25519, x25519 } from '@noble/curves/ed25519.js';
+
+export interface KeyPair { secret: Uint8Array; public: Uint8Array }
+
+export interface NodeKeys {
+  /** Ed25519: signs what the node says about itself (a rekey, an enrolment). */
+  identity: KeyPair;
+  /** X25519: its WireGuard key; `wg pubkey` of the secret equals the public. */
+  overlay: KeyPair;
+  /** X25519: secrets are sealed to it. */
+  sealing: KeyPair;
+}
+
+export function signingPair(): KeyPair {
+  const { secretKey, publicKey } = ed25519.keygen();
+  return { secret: secretKey, public: publicKey };
+}
+
+export function agreementPair(): KeyPair {
+  const { secretKey, publicKey } = x25519.keygen();
+  return { secret: secretKey, public: publicKey };
+}
+
+export function nodeKeys(): NodeKeys {
+  return { identity: signingPair(), overlay: agreementPair(), sealing: agreementPair() };
+}
+
+export function signingPublic(secret: Uint8Array): Uint8Array {
+  return ed25519.getPublicKey(secret);
+}
+
+export function agreementPublic(secret: Uint8Array): Uint8Array {
+  return x25519.getPublicKey(secret);
+}
+
+export const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
+
+export class KeyFormatError extends Error {}
+
+/** A 32-byte key from base64, or an error naming what was expected. */
+export function key32(value: unknown, what: string): Uint8Array {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9+/]{43}=$/.test(value)) {
+    throw new KeyFormatError(`${what} is not a key: expected 32 bytes in base64 (44 characters).`);
+  }
+  return new Uint8Array(Buffer.from(value, 'base64'));
+}

@@ -1,0 +1,35 @@
+// What a handler is given: the stores of the contexts it may touch, the
+// broker channel to answer on, the signer and the account manager.
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Sql } from '../store/connect.js';
+import type { Accounts } from '../broker/accounts.js';
+import type { Signer } from '../control/home.js';
+
+export interface Stores { inventory: Sql; assignment: Sql; catalogue: Sql; secret: Sql; provision: Sql; overlay: Sql }
+
+export interface ServeContext {
+  stores: Stores;
+  channel: ConfirmChannel;
+  accounts: Accounts;
+  signer: Signer;
+  /** The broker's account prefix for this mesh (broker.json accountPrefix). */
+  prefix: string;
+  log(line: string): void;
+}
+
+/** The node a message came from: RabbitMQ checks user_id against the connection's user. */
+export function sender(msg: ConsumeMessage, prefix = ''): { kind: 'node' | 'builder' | 'other'; name: string } {
+  const full = String(msg.properties.userId ?? '');
+  if (!full.startsWith(prefix)) return { kind: 'other', name: full };
+  const user = full.slice(prefix.length);
+  const m = /^(node|builder)\.([a-z][a-z0-9-]{0,62})$/.exec(user);
+  if (!m) return { kind: 'other', name: user };
+  return { kind: m[1] as 'node' | 'builder', name: m[2]! };
+}
+
+/** Publish and wait for the broker's confirm; a nack is an error, not silence. */
+export function publishConfirmed(ch: ConfirmChannel, exchange: string, key: string, body: Buffer, props: Record<string, unknown> = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    ch.publish(exchange, key, body, { persistent: true, ...props }, (err) => (err ? reject(new Error(`the broker did not confirm a message to ${key || exchange}`, { cause: err })) : resolve()));
+  });
+}

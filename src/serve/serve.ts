@@ -1,0 +1,97 @@
+// `mesh serve`: the control plane running. It consumes the control queue and
+// hands each message to its handler; a message is acked only after the
+// handler's transaction committed, so a crash anywhere means redelivery, never
+// loss. Stateless: several serve processes may share the queue.
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { connect } from '../store/connect.js';
+import { CONTEXTS, type Context } from '../store/contexts.js';
+import { connectBroker, type Connection } from '../broker/connect.js';
+import { Accounts } from '../broker/accounts.js';
+import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
+import { readBroker, readSigner, adminEndpoint, management } from '../control/home.js';
+import { WireError } from '../wire/envelope.js';
+import { HANDLERS, CONTROL_KINDS } from './handlers.js';
+import { HeardBatcher } from './handlers/heard.js';
+import type { ServeContext, Stores } from './context.js';
+import { log } from './log.js';
+
+export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
+
+export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
+  const entries = await Promise.all(CONTEXTS.map(async (c: Context) => [c, await connect(c, { env, max })] as const));
+  return Object.fromEntries(entries) as unknown as Stores;
+}
+
+export async function closeStores(stores: Stores): Promise<void> {
+  await Promise.all(Object.values(stores).map((s) => s.end({ timeout: 5 })));
+}
+
+// A handler failure that retrying cannot fix: bad input. Everything else
+// (a database restarting, a broker hiccup) is handed back for redelivery.
+function permanent(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return err instanceof WireError || /^MSH/.test(code) || /^(22|23)/.test(code);
+}
+
+export async function serve(opts: ServeOptions = {}): Promise<void> {
+  const broker = readBroker(opts.env);
+  const signer = readSigner(opts.env);
+  const stores = await openStores(opts.env);
+  const accounts = new Accounts(management(broker));
+  let conn: Connection | undefined;
+  let channel: ConfirmChannel | undefined;
+  const prefix = broker.accountPrefix ?? '';
+  const heard = new HeardBatcher(stores.inventory, () => channel!, prefix);
+  let chain: Promise<void> = Promise.resolve();
+  let delay = 1000;
+  let stopping = false;
+  opts.signal?.addEventListener('abort', () => { stopping = true; void conn?.close().catch(() => {}); });
+
+  const handle = async (ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage) => {
+    const kind = msg.fields.routingKey;
+    const handler = HANDLERS[kind];
+    try {
+      if (!handler) ctx.log(`serve: no handler for ${kind}; dropped`);
+      else await handler(ctx, msg);
+      ch.ack(msg);
+    } catch (err) {
+      if (permanent(err)) {
+        ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`);
+        ch.ack(msg);
+      } else {
+        ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 1000));
+        try { ch.nack(msg, false, true); } catch { /* channel gone: the broker redelivers */ }
+      }
+    }
+  };
+
+  while (!stopping) {
+    try {
+      conn = await connectBroker(adminEndpoint(broker), { name: 'mesh serve' });
+      const ch = await conn.createConfirmChannel();
+      channel = ch;
+      await declareTopology(ch, CONTROL_KINDS);
+      await ch.prefetch(opts.prefetch ?? 1000);
+      const ctx: ServeContext = { stores, channel: ch, accounts, signer, prefix, log };
+      const closed = new Promise<void>((resolve) => { conn!.on('close', () => resolve()); conn!.on('error', () => {}); });
+      await ch.consume(CONTROL_QUEUE, (msg) => {
+        if (!msg) return;
+        if (msg.fields.routingKey === 'heard') heard.add(msg);
+        else chain = chain.then(() => handle(ctx, ch, msg));
+      });
+      log(`serve: consuming ${CONTROL_QUEUE} on ${broker.amqp.host}:${broker.amqp.port}`);
+      delay = 1000;
+      await closed;
+      if (!stopping) log('serve: lost the broker; reconnecting');
+    } catch (err) {
+      if (stopping) break;
+      log(`serve: cannot reach the broker (${(err as Error).message}); retrying in ${delay / 1000}s`);
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  }
+  await chain;
+  await heard.flush();
+  await closeStores(stores);
+}

@@ -1,0 +1,59 @@
+// A signed message: {"v":1,"body":"<the exact JSON text signed>","sig":"<base64>"}.
+// The body travels as a string so the verifier checks the very bytes that were
+// signed; nothing is re-encoded in between.
+//
+// Malformed and forged are different answers (D1): forged means somebody who is
+// not this mesh is trying; malformed means something needs fixing.
+import { sign, verify } from '../crypto/sign.js';
+import { b64 } from '../crypto/keys.js';
+
+export type WireFault = 'malformed' | 'forged' | 'too-large';
+
+export class WireError extends Error {
+  constructor(readonly fault: WireFault, message: string) {
+    super(message);
+  }
+}
+
+/** Refused before parsing: nothing on the wire needs more. */
+export const LIMITS = { declaration: 8 << 20, message: 256 << 10 } as const;
+
+export function signEnvelope(body: unknown, secret: Uint8Array): Buffer {
+  const text = JSON.stringify(body);
+  const sig = sign(Buffer.from(text, 'utf8'), secret);
+  return Buffer.from(JSON.stringify({ v: 1, body: text, sig: b64(sig) }), 'utf8');
+}
+
+export function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    // Deep nesting ends here too (a RangeError), never as a crash.
+    throw new WireError('malformed', `${what} is not JSON: ${(err as Error).message.slice(0, 120)}`);
+  }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The envelope's parts, shape-checked but not yet verified. */
+export function readEnvelope(bytes: Uint8Array, limit: number, what: string): { text: string; sig: Uint8Array } {
+  if (bytes.length > limit) throw new WireError('too-large', `${what} is ${bytes.length} bytes, over the limit of ${limit}.`);
+  const env = parseJson(Buffer.from(bytes).toString('utf8'), what);
+  if (!isObject(env) || env.v !== 1 || typeof env.body !== 'string' || typeof env.sig !== 'string') {
+    throw new WireError('malformed', `${what} is not a signed envelope {v:1, body, sig}.`);
+  }
+  const sig = Buffer.from(env.sig, 'base64');
+  if (sig.length !== 64) throw new WireError('forged', `${what} carries no valid signature.`);
+  return { text: env.body, sig };
+}
+
+/** Verify against the key we believe, then parse. Throws WireError. */
+export function openEnvelope(bytes: Uint8Array, publicKey: Uint8Array, limit: number, what: string): unknown {
+  const { text, sig } = readEnvelope(bytes, limit, what);
+  if (!verify(sig, Buffer.from(text, 'utf8'), publicKey)) {
+    throw new WireError('forged', `${what} is not signed by the key this node believes (another mesh, or altered bytes).`);
+  }
+  return parseJson(text, what);
+}

@@ -1,0 +1,125 @@
+// The one check of what a resource may be, used by `mesh module add` (refuse
+// early, with the field named) and by the host on every declaration (refuse
+// before anything is applied). Unknown fields are refused, not ignored: a
+// field one end knows and the other drops is how two ends come to disagree.
+import { posix } from 'node:path';
+import type { Resource } from './resources.js';
+import { NODE_NAME } from './names.js';
+import { isObject, WireError } from './envelope.js';
+
+type Check = (v: unknown, at: string) => unknown;
+
+const bad = (at: string, what: string) => new WireError('malformed', `${at} ${what}`);
+
+const str = (max = 4096): Check => (v, at) => {
+  if (typeof v !== 'string' || v.length > max) throw bad(at, `must be a string of at most ${max} characters`);
+  return v;
+};
+const absPath: Check = (v, at) => {
+  str(4096)(v, at);
+  const p = v as string;
+  if (!p.startsWith('/') || posix.normalize(p) !== p || p.includes('\0') || p.split('/').includes('..') || p.length < 2 || p.endsWith('/')) {
+    throw bad(at, `must be an absolute, normalised path without "..", not ${JSON.stringify(p).slice(0, 80)}`);
+  }
+  return p;
+};
+const name: Check = (v, at) => {
+  if (typeof v !== 'string' || !NODE_NAME.test(v)) throw bad(at, 'must be a lower-case name ([a-z][a-z0-9-]{0,62})');
+  return v;
+};
+const mode: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^0?[0-7]{3}$/.test(v)) throw bad(at, 'must be an octal mode such as "0644"');
+  return v;
+};
+const bool: Check = (v, at) => { if (typeof v !== 'boolean') throw bad(at, 'must be true or false'); return v; };
+const base64: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) throw bad(at, 'must be base64');
+  return v;
+};
+const key: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9+/]{43}=$/.test(v)) throw bad(at, 'must be a 32-byte key in base64');
+  return v;
+};
+const cidr: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(v)) throw bad(at, 'must be an address with a prefix, e.g. 10.99.0.2/24');
+  return v;
+};
+const endpoint: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(v)) throw bad(at, 'must be HOST:PORT');
+  return v;
+};
+const port: Check = (v, at) => { if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 65535) throw bad(at, 'must be a port number'); return v; };
+const seconds: Check = (v, at) => { if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 3600) throw bad(at, 'must be whole seconds'); return v; };
+const arr = (item: Check, max = 1024): Check => (v, at) => {
+  if (!Array.isArray(v) || v.length > max) throw bad(at, `must be a list of at most ${max}`);
+  return v.map((x, i) => item(x, `${at}[${i}]`));
+};
+const imageRef: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,254}$/.test(v)) throw bad(at, 'must be an image reference');
+  return v;
+};
+const network: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^(none|ns:\/run\/netns\/[A-Za-z0-9_.-]+)$/.test(v)) throw bad(at, 'must be "none" or "ns:/run/netns/NAME"');
+  return v;
+};
+
+function shape(fields: Record<string, [Check, boolean]>): Check {
+  return (v, at) => {
+    if (!isObject(v)) throw bad(at, 'must be an object');
+    for (const k of Object.keys(v)) if (!(k in fields)) throw bad(`${at}.${k}`, 'is not a field of this kind');
+    const out: Record<string, unknown> = {};
+    for (const [k, [check, required]] of Object.entries(fields)) {
+      if (v[k] === undefined) { if (required) throw bad(`${at}.${k}`, 'is missing'); continue; }
+      out[k] = check(v[k], `${at}.${k}`);
+    }
+    return out;
+  };
+}
+
+const common = { id: [str(300), true], kind: [str(20), true], restartOn: [arr(str(4096), 256), false] } as Record<string, [Check, boolean]>;
+
+const KINDS: Record<string, Check> = {
+  file: shape({ ...common, path: [absPath, true], content: [base64, true], mode: [mode, true], owner: [name, false], createOnce: [bool, false] }),
+  directory: shape({ ...common, path: [absPath, true], mode: [mode, true] }),
+  service: shape({ ...common, name: [name, true], exec: [arr(str(4096), 256), true], workdir: [absPath, false] }),
+  container: shape({
+    ...common, name: [name, true], image: [imageRef, true], command: [arr(str(4096), 256), false], envFiles: [arr(absPath, 64), false],
+    mounts: [arr(shape({ source: [absPath, true], target: [absPath, true], readOnly: [bool, false] }), 64), false], network: [network, false],
+  }),
+  wireguard: shape({
+    ...common, name: [(v, at) => { if (typeof v !== 'string' || !/^[a-z][a-z0-9]{0,14}$/.test(v)) throw bad(at, 'must be an interface name'); return v; }, true],
+    address: [cidr, true], listenPort: [port, false], hub: [bool, false],
+    peers: [arr(shape({ publicKey: [key, true], endpoint: [endpoint, false], allowedIps: [arr(cidr, 64), true], keepalive: [seconds, false] }), 4096), true],
+  }),
+  secret: shape({ ...common, path: [absPath, true], mode: [mode, true], sealed: [base64, true] }),
+};
+
+function idOf(r: Record<string, unknown>): string {
+  return `${r.kind}:${(r.path ?? r.name) as string}`;
+}
+
+export function parseResource(v: unknown, at: string): Resource {
+  if (!isObject(v) || typeof v.kind !== 'string' || !(v.kind in KINDS)) {
+    throw bad(`${at}.kind`, `must be one of ${Object.keys(KINDS).join(', ')}`);
+  }
+  const r = KINDS[v.kind]!(v, at) as Record<string, unknown>;
+  if (r.id !== idOf(r)) throw bad(`${at}.id`, `must be ${JSON.stringify(idOf(r))} (kind:path or kind:name)`);
+  return r as unknown as Resource;
+}
+
+export function parseResources(v: unknown, at = 'resources'): Resource[] {
+  if (!Array.isArray(v) || v.length > 10_000) throw bad(at, 'must be a list of at most 10000 resources');
+  const out = v.map((r, i) => parseResource(r, `${at}[${i}]`));
+  const seen = new Set<string>();
+  for (const r of out) {
+    if (seen.has(r.id)) throw bad(at, `declares ${r.id} twice`);
+    seen.add(r.id);
+  }
+  return out;
+}
+
+/** Fill in the id from kind and path/name: what an operator writes in a module file. */
+export function withIds(v: unknown): unknown {
+  if (!Array.isArray(v)) return v;
+  return v.map((r) => (isObject(r) && r.id === undefined && typeof r.kind === 'string' ? { ...r, id: idOf(r) } : r));
+}

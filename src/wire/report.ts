@@ -1,0 +1,39 @@
+// What a node says about itself after an apply, a reconcile or a refusal. A
+// report is a statement, not a write: the mesh keeps it as a backup copy.
+import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
+
+export interface HeldEntry { id: string; kind: string; target: string; origin: 'carried' | 'declared'; digest: string }
+
+export interface Report {
+  v: 1;
+  /** The declaration serial this account is given against (0: none yet). */
+  serial: number;
+  held: HeldEntry[];
+  failed: { id: string; error: string }[];
+  /** Put back by a reconcile (D6). */
+  corrected: string[];
+  /** Older declarations of a drained backlog, never applied (D2). */
+  superseded: number[];
+  /** A declaration refused: forged, malformed or replayed. Moves last_seen only. */
+  refused?: { serial?: number; fault: string; reason: string };
+}
+
+export function writeReport(r: Report): Buffer {
+  return Buffer.from(JSON.stringify(r));
+}
+
+const str = (v: unknown, max = 4096) => typeof v === 'string' && v.length <= max;
+
+export function readReport(bytes: Uint8Array): Report {
+  if (bytes.length > LIMITS.declaration) throw new WireError('too-large', `report is ${bytes.length} bytes, over the limit.`);
+  const v = parseJson(Buffer.from(bytes).toString('utf8'), 'report');
+  const fail = (what: string) => new WireError('malformed', `report ${what}`);
+  if (!isObject(v) || v.v !== 1) throw fail('is not {v:1, ...}');
+  if (!Number.isSafeInteger(v.serial) || (v.serial as number) < 0) throw fail('serial must be a whole number');
+  if (!Array.isArray(v.held) || !v.held.every((h) => isObject(h) && str(h.id, 300) && str(h.kind, 20) && str(h.target) && (h.origin === 'carried' || h.origin === 'declared') && str(h.digest, 128))) throw fail('held must list {id, kind, target, origin, digest}');
+  if (!Array.isArray(v.failed) || !v.failed.every((f) => isObject(f) && str(f.id, 300) && str(f.error))) throw fail('failed must list {id, error}');
+  if (!Array.isArray(v.corrected) || !v.corrected.every((c) => str(c, 300))) throw fail('corrected must list ids');
+  if (!Array.isArray(v.superseded) || !v.superseded.every((s) => Number.isSafeInteger(s))) throw fail('superseded must list serials');
+  if (v.refused !== undefined && !(isObject(v.refused) && str(v.refused.fault, 40) && str(v.refused.reason))) throw fail('refused must be {fault, reason}');
+  return v as unknown as Report;
+}

@@ -1,0 +1,162 @@
+// A whole mesh for one suite: a fresh database, a fresh broker vhost with its
+// own account prefix, a control-plane home (broker.json, signing key), real
+// `mesh serve` and `mesh-host` processes, all stopped at the end.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { freshStore, type Store } from './store.js';
+import { servers } from './servers.js';
+import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/control/home.js';
+
+export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
+export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
+
+export interface Proc {
+  child: ChildProcess;
+  /** Everything it said so far. */
+  output(): string;
+  /** Resolves when its output matches, or rejects after the timeout with what it said. */
+  waitFor(re: RegExp, timeoutMs?: number, from?: number): Promise<RegExpMatchArray>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const onData = (d: Buffer) => { out += d.toString(); for (const l of listeners) l(); };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  child.on('exit', () => { for (const l of listeners) l(); });
+  return {
+    child,
+    output: () => out,
+    waitFor(re, timeoutMs = 20_000, from = 0) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.slice(from).match(re);
+          if (m) { listeners.delete(check); clearTimeout(t); resolve(m); return true; }
+          if (child.exitCode !== null) { listeners.delete(check); clearTimeout(t); reject(new Error(`process exited (${child.exitCode}) before ${re}; it said:\n${out}`)); return true; }
+          return false;
+        };
+        const t = setTimeout(() => { listeners.delete(check); reject(new Error(`timed out waiting for ${re}; it said:\n${out}`)); }, timeoutMs);
+        if (!check()) listeners.add(check);
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const done = new Promise((r) => child.once('exit', r));
+      child.kill(signal);
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await done;
+      clearTimeout(t);
+    },
+  };
+}
+
+export interface CliResult { code: number; stdout: string; stderr: string }
+
+export interface Host {
+  name: string;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  enrol(token: string, extra?: string[]): Promise<CliResult>;
+  run(): Proc;
+}
+
+export interface Mesh {
+  store: Store;
+  vhost: string;
+  prefix: string;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  broker: BrokerConfig;
+  signer: Signer;
+  cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
+  serve(): Promise<Proc>;
+  /** Issue a token and return the line's token part. */
+  token(name: string, extra?: string[]): Promise<string>;
+  host(name: string, env?: NodeJS.ProcessEnv): Host;
+  /** Issue, enrol and start a host; resolves once it is connected. */
+  joined(name: string, env?: NodeJS.ProcessEnv, issueArgs?: string[]): Promise<{ host: Host; proc: Proc }>;
+  mgmt(method: string, path: string, body?: unknown): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [file, ...args], { env, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
+  });
+}
+
+export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv } = {}): Promise<Mesh> {
+  const s = servers();
+  const store = await freshStore();
+  const id = randomBytes(4).toString('hex');
+  const vhost = `v-${id}`;
+  const prefix = `${id}.`;
+  const mgmt = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${s.rabbit.mgmtPort}/api${path}`, {
+    method,
+    headers: { authorization: 'Basic ' + Buffer.from(`${s.rabbit.admin.user}:${s.rabbit.admin.password}`).toString('base64'), 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await mgmt('PUT', `/vhosts/${vhost}`, {});
+  await mgmt('PUT', `/permissions/${vhost}/${s.rabbit.admin.user}`, { configure: '.*', write: '.*', read: '.*' });
+  const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
+  const broker: BrokerConfig = {
+    amqp: { host: '127.0.0.1', port: s.rabbit.amqpPort }, vhost, user: s.rabbit.admin.user, password: s.rabbit.admin.password,
+    management: `http://127.0.0.1:${s.rabbit.mgmtPort}`, public: `127.0.0.1:${s.rabbit.amqpsPort}`, fingerprint: s.rabbit.fingerprint,
+    accountPrefix: prefix,
+  };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
+  await writeBroker(broker, env);
+  const signer = await ensureSigner(env);
+  const procs: Proc[] = [];
+  const dirs: string[] = [home];
+  const cli = (args: string[], e = env) => runCli(MESH, args, e);
+  const token = async (name: string, extra: string[] = []) => {
+    const r = await cli(['token', 'issue', name, ...extra]);
+    if (r.code !== 0) throw new Error(`token issue failed: ${r.stderr}`);
+    return r.stdout.trim().split(' ').at(-1)!;
+  };
+  const host = (name: string, extraEnv: NodeJS.ProcessEnv = {}): Host => {
+    const dir = mkdtempSync(join(tmpdir(), `mesh-host-${name}-`));
+    dirs.push(dir);
+    const henv = { ...process.env, MESH_HOST_DIR: dir, ...opts.hostEnv, ...extraEnv };
+    return {
+      name, dir, env: henv,
+      enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', t, ...extra], henv),
+      run: () => { const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv); procs.push(p); return p; },
+    };
+  };
+  const mesh: Mesh = {
+    store, vhost, prefix, home, env, broker, signer, cli, token, host, mgmt,
+    async serve() {
+      const p = spawnProc(process.execPath, [MESH, 'serve'], env);
+      procs.push(p);
+      await p.waitFor(/consuming mesh\.control/);
+      return p;
+    },
+    async joined(name, extraEnv = {}, issueArgs = []) {
+      const h = host(name, extraEnv);
+      const r = await h.enrol(await token(name, issueArgs));
+      if (r.code !== 0) throw new Error(`enrol ${name} failed: ${r.stderr}`);
+      const proc = h.run();
+      await proc.waitFor(/connected to /);
+      return { host: h, proc };
+    },
+    async stop() {
+      await Promise.allSettled(procs.map((p) => p.stop()));
+      await mgmt('DELETE', `/vhosts/${vhost}`);
+      const users = (await (await mgmt('GET', '/users')).json()) as { name: string }[];
+      await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => mgmt('DELETE', `/users/${encodeURIComponent(u.name)}`)));
+      await store.drop();
+      if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    },
+  };
+  return mesh;
+}

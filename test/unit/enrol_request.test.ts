@@ -1,0 +1,65 @@
+// E5: one definition of the enrolment request, written as the host writes it
+// and read as the control plane reads it; a secret sealed to the key that
+// arrived opens with the private half the host kept.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
+import { writeEnrolRequest, readEnrolRequest } from '../../src/wire/enrol.js';
+import { nodeKeys, b64 } from '../../src/crypto/keys.js';
+import { seal, open } from '../../src/crypto/seal.js';
+import { signEnvelope, WireError } from '../../src/wire/envelope.js';
+
+const E5 = suite('E5 the enrolment request across the join');
+
+function roundTrip(bytes: Buffer, hostSealingSecret: Uint8Array): void {
+  const req = readEnrolRequest(bytes);
+  const secret = randomBytes(32);
+  const blob = seal(secret, req.sealing);
+  assert.equal(Buffer.from(open(blob, hostSealingSecret)), secret);
+}
+
+E5('a real request is read and a secret sealed to its key opens with the key the host kept', () => {
+  const keys = nodeKeys();
+  const bytes = writeEnrolRequest('web1', 'sekrit', keys);
+  const req = readEnrolRequest(bytes);
+  assert.is(req.name, 'web1');
+  assert.is(req.secret, 'sekrit');
+  assert.equal(b64(req.identity), b64(keys.identity.public));
+  assert.equal(b64(req.overlay), b64(keys.overlay.public));
+  roundTrip(bytes, keys.sealing.secret);
+});
+
+function forge(keys: ReturnType<typeof nodeKeys>, edit: (body: Record<string, any>) => void): Buffer {
+  const body: Record<string, any> = { v: 1, name: 'web1', secret: 's', keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+  edit(body);
+  return signEnvelope(body, keys.identity.secret);
+}
+
+E5('a renamed field fails', () => {
+  const keys = nodeKeys();
+  const bytes = forge(keys, (b) => { b.keys.seal = b.keys.sealing; delete b.keys.sealing; });
+  assert.throws(() => roundTrip(bytes, keys.sealing.secret), (e: unknown) => e instanceof WireError && /keys\.sealing/.test((e as Error).message));
+});
+
+E5('a value that is not a key fails', () => {
+  const keys = nodeKeys();
+  const bytes = forge(keys, (b) => { b.keys.sealing = 'not-a-key'; });
+  assert.throws(() => roundTrip(bytes, keys.sealing.secret), (e: unknown) => e instanceof WireError && /not a key/.test((e as Error).message));
+});
+
+E5('a key that is somebody else\'s fails only at the sealing step', () => {
+  const keys = nodeKeys();
+  const other = nodeKeys();
+  const bytes = forge(keys, (b) => { b.keys.sealing = b64(other.sealing.public); });
+  readEnrolRequest(bytes); // the shape is right
+  assert.throws(() => roundTrip(bytes, keys.sealing.secret), /not sealed to this key/);
+});
+
+E5('a request not signed by the identity key it presents is forged', () => {
+  const keys = nodeKeys();
+  const other = nodeKeys();
+  const body = { v: 1, name: 'web1', secret: 's', keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+  assert.throws(() => readEnrolRequest(signEnvelope(body, other.identity.secret)), (e: unknown) => e instanceof WireError && (e as WireError).fault === 'forged');
+});
+
+E5.run();
