@@ -98,7 +98,7 @@ export class Agent {
     const msgs = this.inbox.splice(0);
     const ch = this.ch;
     const candidates: { decl: Declaration; bytes: Buffer }[] = [];
-    let lastReport: HeldEntry[] | undefined;
+    let lastReport: HeldEntry[] | null | undefined;
     for (const m of msgs) {
       const type = m.properties.type;
       try {
@@ -130,12 +130,13 @@ export class Agent {
       this.kept = newest.decl;
       this.keptBytes = newest.bytes;
       const r = await apply(newest.decl.resources, 'declared', this.opts);
-      if (lastReport && this.rebuilt) await this.removeOrphans(lastReport);
-      this.rebuilt = false;
       this.log(`applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`);
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
-    } else if (lastReport && this.rebuilt && this.kept) {
-      await this.removeOrphans(lastReport);
+    }
+    // The mesh sends the declaration first, then the last report: by now what
+    // must stay is applied, and what the old report lists beyond it is orphaned.
+    if (lastReport !== undefined && this.rebuilt) {
+      if (lastReport) await this.removeOrphans(lastReport);
       this.rebuilt = false;
     }
     // Acked only once kept and applied: a crash before this means redelivery.
@@ -196,9 +197,10 @@ export class Agent {
 }
 
 /** The mesh's signed copy of what this node last reported, for a rebuilt host (R2). */
-function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): HeldEntry[] {
+function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): HeldEntry[] | null {
   const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
   if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.');
+  if (v.held === null) return null; // never reported: nothing is known to be ours
   if (!Array.isArray(v.held)) throw new WireError('malformed', 'last report has no held list.');
   return v.held as HeldEntry[];
 }

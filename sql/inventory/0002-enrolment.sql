@@ -116,3 +116,10 @@ $$;
 create function inventory.retire_node(node_name text) returns boolean language sql as $$
   delete from inventory.node where name = node_name returning true
 $$;
+
+/* Granted to the contexts that need to know which nodes exist. */
+create view inventory.enrolled_node as
+select name, site, dialable, overlay_key, sealing_key, enrolled_at from inventory.node where enrolled_at is not null;
+comment on view inventory.enrolled_node is 'Nodes that hold an identity: what other contexts may know of a node (public keys, site, endpoint).';
+grant usage on schema inventory to mesh_assignment, mesh_overlay, mesh_secret, mesh_provision, mesh_catalogue;
+grant select on inventory.enrolled_node to mesh_assignment, mesh_overlay, mesh_secret, mesh_provision, mesh_catalogue;

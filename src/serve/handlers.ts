@@ -4,11 +4,19 @@
 import type { ConsumeMessage } from 'amqplib';
 import type { ServeContext } from './context.js';
 import { enrol } from './handlers/enrol.js';
+import { report } from './handlers/report.js';
+import { recover } from './handlers/recover.js';
+import { rekey } from './handlers/rekey.js';
+import { buildResult } from './handlers/build_result.js';
 
 export type Handler = (ctx: ServeContext, msg: ConsumeMessage) => Promise<void>;
 
 export const HANDLERS: Record<string, Handler> = {
   enrol,
+  report,
+  recover,
+  rekey,
+  'build.result': buildResult,
 };
 
 /** Heard is batched by serve itself (handlers/heard.ts). */

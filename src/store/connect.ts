@@ -16,6 +16,8 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
     // Our own error codes (MSH..) carry their meaning in the code; keep the
     // detail too, for the operator's log.
     transform: { undefined: null },
+    // bigint columns (serials) arrive as BigInt, not strings; JSON output turns them into numbers.
+    types: { bigint: postgres.BigInt },
   }) as unknown as Sql;
   await waitForStore(url, () => sql`select 1`);
   return sql;

@@ -1,7 +1,8 @@
 // The bounded contexts. Each is a schema and a role that owns it (DESIGN.md
-// "Contexts"); the order is the order their migrations run, because a later
-// context's views may read an earlier one's granted views.
-export const CONTEXTS = ['inventory', 'catalogue', 'assignment', 'secret', 'provision', 'overlay'] as const;
+// "Contexts"). The order is the order their migrations run: a context may read
+// only what an earlier one granted it, and assignment, which composes every
+// declaration from the others' views, comes last.
+export const CONTEXTS = ['inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment'] as const;
 export type Context = (typeof CONTEXTS)[number];
 
 export function isContext(s: string): s is Context {

@@ -1,0 +1,101 @@
+// One composing path (DESIGN.md "The loop"): `plan`, `plan --json` and
+// `declare` all read assignment.compose and build the body here, so they give
+// the same bytes. Declare signs the exact bytes it publishes, records serial
+// and digest, and publishes to each node's queue directly.
+import { createHash } from 'node:crypto';
+import { connect, type Sql } from '../store/connect.js';
+import { sign } from '../crypto/sign.js';
+import { b64 } from '../crypto/keys.js';
+import { readBroker, readSigner, adminEndpoint, type Signer } from '../control/home.js';
+import { connectBroker } from '../broker/connect.js';
+import { queueOf, nodeName } from '../wire/names.js';
+import { storeError } from './errors.js';
+
+/** The body text a node will verify, byte for byte. */
+export function bodyText(mesh: string, node: string, serial: number, resources: unknown): string {
+  return JSON.stringify({ mesh, node, serial, resources });
+}
+
+export function envelope(text: string, signer: Signer): Buffer {
+  return Buffer.from(JSON.stringify({ v: 1, body: text, sig: b64(sign(Buffer.from(text, 'utf8'), signer.secret)) }));
+}
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest();
+
+export async function plan(node: string) {
+  nodeName(node);
+  const signer = readSigner();
+  const sql = await connect('assignment', { max: 1 });
+  try {
+    const [row] = await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node}) as resources,
+                                   exists (select 1 from assignment.declarable(array[${node}]::text[])) as known`;
+    if (!row!.known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
+    const serial = Number(row!.serial);
+    return { text: bodyText(signer.mesh, node, serial, row!.resources), serial, resources: row!.resources as { id: string; kind: string }[] };
+  } finally { await sql.end(); }
+}
+
+export interface Declared { node: string; serial: number; digest: string; sent: boolean; error?: string }
+
+export interface DeclareOptions { nodes?: string[]; changedOnly?: boolean; sql?: Sql; signer?: Signer }
+
+/** Compose, sign and record in one transaction; then publish with confirms. */
+export async function declare(opts: DeclareOptions): Promise<Declared[]> {
+  opts.nodes?.forEach((n) => nodeName(n));
+  const signer = opts.signer ?? readSigner();
+  const broker = readBroker();
+  const sql = opts.sql ?? await connect('assignment', { max: 2 });
+  let out: { node: string; serial: number; digest: Buffer; env: Buffer }[] = [];
+  try {
+    out = await sql.begin(async (tx) => {
+      const targets = (await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+      const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
+      if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
+      let names = targets;
+      if (opts.changedOnly) {
+        const rows = await tx`
+          select t.node from unnest(${targets}::text[]) t(node)
+           where sha256(convert_to(assignment.compose(t.node)::text, 'utf8')) is distinct from
+                 (select resources_hash from assignment.declaration d where d.node = t.node order by serial desc limit 1)`;
+        names = rows.map((r) => r.node as string);
+      }
+      if (names.length === 0) return [];
+      const rows = await tx`select s.node, s.serial, assignment.compose(s.node) as resources,
+                                   sha256(convert_to(assignment.compose(s.node)::text, 'utf8')) as rhash
+                              from assignment.allocate_serials(${names}::text[]) s`;
+      const made = rows.map((r) => {
+        const text = bodyText(signer.mesh, r.node, Number(r.serial), r.resources);
+        return { node: r.node as string, serial: Number(r.serial), digest: sha256(text), rhash: r.rhash as Buffer, env: envelope(text, signer) };
+      });
+      await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
+                 ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8'))}::text[])`;
+      return made;
+    });
+  } catch (err) {
+    throw storeError(err);
+  } finally {
+    if (!opts.sql) await sql.end();
+  }
+  if (out.length === 0) return [];
+  return publish(out, broker);
+}
+
+async function publish(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
+  const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh declare' });
+  try {
+    const ch = await conn.createConfirmChannel();
+    // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
+    const returned = new Set<string>();
+    ch.on('return', (m) => returned.add(String(m.properties.messageId)));
+    const results = await Promise.all(out.map((d) => new Promise<Declared>((resolve) => {
+      const r = { node: d.node, serial: d.serial, digest: d.digest.toString('hex') };
+      const id = `${d.node}:${d.serial}`;
+      ch.publish('', queueOf(d.node), d.env, { persistent: true, mandatory: true, messageId: id, type: 'declaration', contentType: 'application/json' },
+        (err) => resolve(err ? { ...r, sent: false, error: 'the broker did not confirm it' }
+          : returned.has(id) ? { ...r, sent: false, error: `the node's queue ${queueOf(d.node)} does not exist` } : { ...r, sent: true }));
+    })));
+    return results;
+  } finally {
+    await conn.close().catch(() => {});
+  }
+}

@@ -1,0 +1,40 @@
+// `mesh module add FILE`: a module is a name and the resources it puts on a
+// node, checked by the same parser the host runs on every declaration.
+import { readFileSync } from 'node:fs';
+import { connect } from '../store/connect.js';
+import { parseResources, withIds } from '../wire/parse_resources.js';
+import { nodeName } from '../wire/names.js';
+import { isObject } from '../wire/envelope.js';
+import { storeError } from './errors.js';
+
+export function readModuleFile(path: string): { name: string; resources: unknown[] } {
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path} is not a JSON module file (${(err as Error).message}): write {"name": "...", "resources": [...]}.`);
+  }
+  if (!isObject(v) || !Array.isArray(v.resources)) throw new Error(`${path} must be {"name": "...", "resources": [...]}.`);
+  const name = nodeName(v.name, 'module name');
+  const resources = parseResources(withIds(v.resources), `${path}: resources`);
+  return { name, resources };
+}
+
+export async function moduleAdd(path: string) {
+  const m = readModuleFile(path);
+  const sql = await connect('catalogue', { max: 1 });
+  try {
+    const [row] = await sql`select * from catalogue.put_module(${m.name}, ${sql.json(m.resources as never)}, 'handed')`;
+    return { name: row!.name as string, version: row!.version as number, resources: m.resources.length };
+  } catch (err) { throw storeError(err); } finally { await sql.end(); }
+}
+
+export async function assign(module: string, node: string, on: boolean) {
+  const sql = await connect('assignment', { max: 1 });
+  try {
+    const [row] = on
+      ? await sql`select assignment.assign(${module}, ${node}) as changed`
+      : await sql`select coalesce(assignment.unassign(${module}, ${node}), false) as changed`;
+    return { module, node, assigned: on, changed: Boolean(row!.changed) };
+  } catch (err) { throw storeError(err); } finally { await sql.end(); }
+}

@@ -1,0 +1,37 @@
+// A node's account of what it holds (R1, R2). Kept as a backup copy, never a
+// source. A refusal or a partial failure moves last_seen and nothing else:
+// neither is an account of what the machine holds, and recording one as if it
+// were would tell a rebuilding node to remove what it still has.
+import type { ConsumeMessage } from 'amqplib';
+import { readReport } from '../../wire/report.js';
+import { sender, type ServeContext } from '../context.js';
+
+export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
+  const from = sender(msg, ctx.prefix);
+  if (from.kind !== 'node') {
+    ctx.log(`report: dropped one from ${JSON.stringify(from.name)}, which is not a node account`);
+    return;
+  }
+  let r;
+  try {
+    r = readReport(msg.content);
+  } catch (err) {
+    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    throw err;
+  }
+  if (r.refused) {
+    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    ctx.log(`report: ${from.name} refused a declaration${r.refused.serial ? ` (serial ${r.refused.serial})` : ''}: ${r.refused.fault}: ${r.refused.reason}`);
+    return;
+  }
+  if (r.failed.length) {
+    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
+    if (r.superseded.length) await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
+    return;
+  }
+  await ctx.stores.inventory`select inventory.record_report(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.held as never)}, '[]'::jsonb)`;
+  // Idempotent: a redelivery after a crash between the two records again.
+  await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
+  if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);
+}

@@ -1,0 +1,48 @@
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import amqp from 'amqplib';
+import { servers } from '../harness/servers.js';
+import type { Mesh } from '../harness/mesh.js';
+
+/** A folder a declaration may write into (MESH_HOST_ROOTS). */
+export function root(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mesh-root-'));
+  mkdirSync(d, { recursive: true });
+  return d;
+}
+
+export async function addModule(mesh: Mesh, name: string, resources: unknown[]): Promise<void> {
+  const f = join(mesh.home, `${name}.json`);
+  writeFileSync(f, JSON.stringify({ name, resources }));
+  const r = await mesh.cli(['module', 'add', f]);
+  if (r.code !== 0) throw new Error(`module add ${name}: ${r.stderr}`);
+}
+
+export async function cli(mesh: Mesh, ...args: string[]): Promise<string> {
+  const r = await mesh.cli(args);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+export const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/** Put raw bytes on a node's queue as the broker admin could: how forged and malformed messages arrive. */
+export async function inject(mesh: Mesh, node: string, bytes: Buffer, type = 'declaration'): Promise<void> {
+  const s = servers();
+  const conn = await amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
+  try {
+    const ch = await conn.createConfirmChannel();
+    await new Promise<void>((res, rej) => ch.publish('', `node.${node}`, bytes, { persistent: true, type }, (e) => (e ? rej(e) : res())));
+  } finally { await conn.close(); }
+}
+
+export async function until<T>(what: string, f: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}

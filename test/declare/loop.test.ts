@@ -1,0 +1,197 @@
+// The loop end to end: declare, verify, apply, keep, report, on real servers
+// and a real mesh-host process (D1-D4, R1, R2).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
+import { addModule, cli, b64, inject, root, until } from './helpers.js';
+import { signingPair } from '../../src/crypto/keys.js';
+import { envelope } from '../../src/commands/declare.js';
+
+interface Ctx { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+const Loop = suite<Ctx>('told, apply, report');
+
+Loop.before(async (ctx) => {
+  ctx.mesh = await freshMesh();
+  ctx.serve = await ctx.mesh.serve();
+  ctx.root = root();
+  const j = await ctx.mesh.joined('web1', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
+  ctx.host = j.host;
+  ctx.proc = j.proc;
+});
+Loop.after(async (ctx) => { await ctx.mesh.stop(); rmSync(ctx.root, { recursive: true, force: true }); });
+
+const starts = (ctx: Ctx) => (existsSync(join(ctx.root, 'starts')) ? readFileSync(join(ctx.root, 'starts'), 'utf8').trim().split('\n').length : 0);
+
+function webModule(ctx: Ctx, content: string) {
+  return [
+    { kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(content), mode: '0644' },
+    { kind: 'service', name: 'web', exec: ['/bin/sh', '-c', `echo started >> ${join(ctx.root, 'starts')}; exec sleep 1000`], restartOn: [`file:${join(ctx.root, 'web.conf')}`] },
+  ];
+}
+
+async function applied(ctx: Ctx, serial: number): Promise<void> {
+  await ctx.proc.waitFor(new RegExp(`applied declaration ${serial}\\b`), 20_000);
+  await until(`report of ${serial}`, async () => (await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1' and serial = ${serial}`).length > 0);
+}
+
+Loop('a file and a service are declared, applied and reported; the report shows in SQL and node list (R2)', async (ctx) => {
+  await addModule(ctx.mesh, 'web', webModule(ctx, 'v1'));
+  await cli(ctx.mesh, 'assign', 'web', 'web1');
+  const out = JSON.parse(await cli(ctx.mesh, 'declare', 'web1', '--json'));
+  assert.is(out[0].serial, 1);
+  assert.ok(out[0].sent);
+  await applied(ctx, 1);
+  assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v1');
+  await until('service started', async () => starts(ctx) === 1);
+  const [rep] = await ctx.mesh.store.admin`select held from inventory.report where node = 'web1'`;
+  assert.equal((rep!.held as { id: string }[]).map((h) => h.id).sort(), [`file:${join(ctx.root, 'web.conf')}`, 'service:web']);
+  const list = JSON.parse(await cli(ctx.mesh, 'node', 'list', '--json'));
+  assert.is(list[0].holds, 2);
+  assert.is(list[0].reported_serial, 1);
+  const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 1`;
+  assert.is(st!.state, 'applied');
+});
+
+Loop('a changed file restarts its service in that apply, and not in the next (D4)', async (ctx) => {
+  await addModule(ctx.mesh, 'web', webModule(ctx, 'v2'));
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 2);
+  await until('restart', async () => starts(ctx) === 2);
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 3);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.is(starts(ctx), 2, 'no restart when nothing changed');
+});
+
+Loop('plan, plan --json and declare give the same bytes', async (ctx) => {
+  const planned = (await cli(ctx.mesh, 'plan', 'web1', '--json')).trim();
+  const human = await cli(ctx.mesh, 'plan', 'web1');
+  assert.match(human, /declaration 4 for web1/);
+  assert.match(human, /service:web\s+service/);
+  await cli(ctx.mesh, 'declare', 'web1');
+  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 4`;
+  assert.is(JSON.parse((d!.envelope as Buffer).toString()).body, planned);
+  await applied(ctx, 4);
+});
+
+async function refused(ctx: Ctx, bytes: Buffer, fault: RegExp): Promise<void> {
+  const mark = ctx.proc.output().length;
+  const smark = ctx.serve.output().length;
+  await inject(ctx.mesh, 'web1', bytes);
+  await ctx.proc.waitFor(fault, 10_000, mark);
+  await ctx.serve.waitFor(new RegExp(`web1 refused a declaration.*${fault.source.replace(/^refused a declaration: /, '')}`), 10_000, smark);
+}
+
+function bodyWith(ctx: Ctx, edit: (b: Record<string, unknown>) => void): string {
+  const b: Record<string, unknown> = { mesh: ctx.mesh.signer.mesh, node: 'web1', serial: 99, resources: [{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }] };
+  edit(b);
+  return JSON.stringify(b);
+}
+
+Loop('forged: signed by another key (D1)', async (ctx) => {
+  await refused(ctx, envelope(bodyWith(ctx, () => {}), { ...ctx.mesh.signer, secret: signingPair().secret }), /refused a declaration: forged: declaration is not signed by the key/);
+  assert.not.ok(existsSync(join(ctx.root, 'evil')));
+});
+
+Loop('forged: the right key, but for another mesh or another node', async (ctx) => {
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.mesh = '0123456789abcdef'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for mesh 0123456789abcdef/);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.node = 'web2'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for node web2/);
+  assert.not.ok(existsSync(join(ctx.root, 'evil')));
+});
+
+Loop('malformed: not parseable, or the wrong shape, is said differently from forged', async (ctx) => {
+  await refused(ctx, Buffer.from('{not json'), /refused a declaration: malformed: declaration is not JSON/);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.resources = 'all of them'; }), ctx.mesh.signer), /refused a declaration: malformed: declaration\.resources must be a list/);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { (b.resources as Record<string, unknown>[])[0]!.path = '/etc/../etc/passwd'; }), ctx.mesh.signer), /refused a declaration: malformed: .*path must be an absolute, normalised path/);
+  assert.not.ok(existsSync(join(ctx.root, 'evil')));
+});
+
+Loop('a replayed older serial is refused (D2)', async (ctx) => {
+  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 2`;
+  await refused(ctx, d!.envelope as Buffer, /refused a declaration: forged: replayed: serial 2 is not newer than 4/);
+  assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v2');
+});
+
+Loop('a report the broker cannot route is said out loud, and sent again once it can (R1)', async (ctx) => {
+  const ctrl = `/bindings/${ctx.mesh.vhost}/e/mesh/q/mesh.control`;
+  assert.is((await ctx.mesh.mgmt('DELETE', `${ctrl}/report`)).status, 204);
+  const mark = ctx.proc.output().length;
+  await cli(ctx.mesh, 'declare', 'web1');
+  await ctx.proc.waitFor(/could not route report .*nothing receives reports/, 10_000, mark);
+  const [before] = await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1'`;
+  assert.is(Number(before!.serial), 4);
+  assert.is((await ctx.mesh.mgmt('POST', ctrl, { routing_key: 'report' })).status, 201);
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 6);
+});
+
+Loop('a tampered kept declaration is refused when read back (D1)', async (ctx) => {
+  await ctx.proc.stop();
+  const kept = join(ctx.host.dir, 'declaration.signed');
+  const env = JSON.parse(readFileSync(kept, 'utf8'));
+  env.body = env.body.replace('"serial":6', '"serial":7');
+  writeFileSync(kept, JSON.stringify(env));
+  ctx.proc = ctx.host.run();
+  await ctx.proc.waitFor(/refusing the kept declaration: forged/);
+  await ctx.proc.waitFor(/connected to/);
+});
+
+Loop('a backlog is drained to the newest; the rest are reported superseded (D2)', async (ctx) => {
+  await ctx.proc.stop();
+  await addModule(ctx.mesh, 'web', webModule(ctx, 'v3'));
+  for (let i = 0; i < 3; i++) await cli(ctx.mesh, 'declare', 'web1');
+  ctx.proc = ctx.host.run();
+  await ctx.proc.waitFor(/applied declaration 9: .*superseded 7, 8/);
+  await until('superseded recorded', async () => {
+    const rows = await ctx.mesh.store.admin`select serial, state from assignment.declaration_status where node = 'web1' and serial >= 7 order by serial`;
+    return rows.map((r) => r.state).join(',') === 'superseded,superseded,applied';
+  });
+  assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v3');
+});
+
+Loop('a resource left out of the next declaration is removed', async (ctx) => {
+  await addModule(ctx.mesh, 'extra', [{ kind: 'file', path: join(ctx.root, 'extra.txt'), content: b64('x'), mode: '0600' }]);
+  await cli(ctx.mesh, 'assign', 'extra', 'web1');
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 10);
+  assert.ok(existsSync(join(ctx.root, 'extra.txt')));
+  await cli(ctx.mesh, 'unassign', 'extra', 'web1');
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 11);
+  assert.not.ok(existsSync(join(ctx.root, 'extra.txt')));
+});
+
+Loop('a rebuilt host is handed its declaration and last report, and removes the orphans (R2)', async (ctx) => {
+  await addModule(ctx.mesh, 'extra', [{ kind: 'file', path: join(ctx.root, 'orphan.txt'), content: b64('x'), mode: '0600' }]);
+  await cli(ctx.mesh, 'assign', 'extra', 'web1');
+  await cli(ctx.mesh, 'declare', 'web1');
+  await applied(ctx, 12);
+  await ctx.proc.stop();
+  await cli(ctx.mesh, 'unassign', 'extra', 'web1');
+  await cli(ctx.mesh, 'declare', 'web1');
+  // The machine loses its record of what it applied, and what it was told.
+  rmSync(join(ctx.host.dir, 'applied.json'));
+  rmSync(join(ctx.host.dir, 'declaration.signed'));
+  assert.ok(existsSync(join(ctx.root, 'orphan.txt')));
+  ctx.proc = ctx.host.run();
+  await ctx.proc.waitFor(/removed 1 orphan\(s\) from before the rebuild: file:.*orphan\.txt/);
+  assert.not.ok(existsSync(join(ctx.root, 'orphan.txt')));
+  assert.ok(existsSync(join(ctx.root, 'web.conf')), 'what is still declared stays');
+});
+
+Loop('heard moves last_seen and nothing else (R3)', async (ctx) => {
+  const [before] = await ctx.mesh.store.admin`select serial, held::text as held, reported_at from inventory.report where node = 'web1'`;
+  await ctx.mesh.store.admin`update inventory.node set last_seen = now() - interval '10 minutes' where name = 'web1'`;
+  await ctx.proc.stop();
+  ctx.proc = ctx.host.run();
+  await until('heard', async () => (await ctx.mesh.store.admin`select state from inventory.node_status where name = 'web1'`)[0]!.state === 'here');
+  const [after] = await ctx.mesh.store.admin`select serial, held::text as held, reported_at from inventory.report where node = 'web1'`;
+  assert.equal(after, before);
+  const heardLines = ctx.serve.output().split('\n').filter((l) => /heard/.test(l));
+  assert.equal(heardLines, [], 'heard is silent in the log');
+});
+
+Loop.run();
+
