@@ -30,6 +30,8 @@ export class Agent {
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
   private returned = new Set<string>();
+  /** Published, confirm not yet in: not sent again until the broker answers. */
+  private inflight = new Set<Report>();
   private readonly signingKey: Uint8Array;
   readonly opts: ApplyOptions;
 
@@ -73,7 +75,7 @@ export class Agent {
     this.flushOutbox();
   }
 
-  detach(): void { this.ch = undefined; }
+  detach(): void { this.ch = undefined; this.inflight.clear(); }
 
   stop(): void {
     clearInterval(this.reconcileTimer);
@@ -180,15 +182,19 @@ export class Agent {
   private flushOutbox(): void {
     const ch = this.ch;
     if (!ch) return;
-    for (const r of [...this.outbox]) {
+    for (const r of this.outbox) {
+      if (this.inflight.has(r)) continue;
       const mid = randomBytes(8).toString('hex');
       try {
+        this.inflight.add(r);
         ch.publish(EXCHANGE, 'report', writeReport(r), { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' }, (err) => {
+          this.inflight.delete(r);
           if (err || this.returned.has(mid)) { this.returned.delete(mid); return; }
           const i = this.outbox.indexOf(r);
           if (i >= 0) this.outbox.splice(i, 1);
+          if (r.serial && !r.refused) this.log(`report of declaration ${r.serial} confirmed by the broker`);
         });
-      } catch { return; /* channel closed: kept for the next connection */ }
+      } catch { this.inflight.delete(r); return; /* channel closed: kept for the next connection */ }
     }
   }
 

@@ -12,6 +12,20 @@ import { Agent } from './agent.js';
 export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
 
 export async function runHost(opts: RunOptions): Promise<void> {
+  // Taken before anything else: with no listener, node takes SIGUSR1 as "open
+  // the inspector on 127.0.0.1:9229", and a dispatcher rouses on every link-up,
+  // also while this host waits to be enrolled. Nothing may listen on a node.
+  let link: Link | undefined;
+  const rouse = () => (link ? link.rouse() : opts.log('roused before this machine is enrolled: nothing to link to yet'));
+  process.on('SIGUSR1', rouse);
+  try {
+    await holdLink(opts, (l) => { link = l; });
+  } finally {
+    process.off('SIGUSR1', rouse);
+  }
+}
+
+async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<void> {
   const id = await waitForIdentity(opts.dir, opts.log, 5000, opts.signal);
   if (!id) return;
   const agent = new Agent(id, opts.dir, opts.env, opts.log);
@@ -30,8 +44,7 @@ export async function runHost(opts: RunOptions): Promise<void> {
     },
     lost: () => { clearInterval(heard); agent.detach(); },
   });
-  const rouse = () => link.rouse();
-  process.on('SIGUSR1', rouse);
+  linked(link);
   const stop = () => { link.stop(); agent.stop(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -39,7 +52,6 @@ export async function runHost(opts: RunOptions): Promise<void> {
   try {
     await link.run();
   } finally {
-    process.off('SIGUSR1', rouse);
     clearInterval(heard);
     await agent.stopped();
   }

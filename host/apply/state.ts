@@ -33,7 +33,7 @@ export async function readState(stateDir: string): Promise<Held[]> {
   } catch (err) {
     throw new Error(`${statePath(stateDir)} is not valid JSON. Restore it from a backup, or move it away and let the host remove orphans from its last report.`, { cause: err });
   }
-  if (parsed.v !== 1 || !Array.isArray(parsed.resources)) {
+  if (!parsed || typeof parsed !== 'object' || parsed.v !== 1 || !Array.isArray(parsed.resources)) {
     throw new Error(`${statePath(stateDir)} is not a version 1 state file. Move it away and let the host remove orphans from its last report.`);
   }
   return parsed.resources.map(withOrigin);

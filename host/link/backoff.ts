@@ -41,9 +41,12 @@ export function backoffFromEnv(env: NodeJS.ProcessEnv = process.env): BackoffSet
     if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number of seconds, not ${JSON.stringify(v)}.`);
     return n * 1000;
   };
-  return {
+  const s = {
     minMs: num('MESH_HOST_BACKOFF_MIN_SECONDS', DEFAULT_BACKOFF.minMs),
     maxMs: num('MESH_HOST_BACKOFF_MAX_SECONDS', DEFAULT_BACKOFF.maxMs),
     resetAfterMs: num('MESH_HOST_BACKOFF_RESET_SECONDS', DEFAULT_BACKOFF.resetAfterMs),
   };
+  // A floor above the ceiling would make the first wait longer than the longest.
+  if (s.minMs > s.maxMs) throw new Error(`MESH_HOST_BACKOFF_MIN_SECONDS (${s.minMs / 1000}) is above MESH_HOST_BACKOFF_MAX_SECONDS (${s.maxMs / 1000}): lower the first or raise the second.`);
+  return s;
 }

@@ -35,7 +35,12 @@ export class Link {
   /** L3: end what is in progress and try again now. */
   rouse(): void {
     const now = Date.now();
-    if (now - this.lastRouse < SAME_INSTANT_MS) return;
+    // A machine suspending and resuming over and over must not build a
+    // backlog of reconnections: a second rouse in the same instant is the first.
+    if (now - this.lastRouse < SAME_INSTANT_MS) {
+      this.ev.log(`roused again within ${SAME_INSTANT_MS} ms: taken as the same rouse`);
+      return;
+    }
     this.lastRouse = now;
     this.ev.log('roused: ending the current attempt and trying again now');
     this.attempt?.abort();
@@ -83,9 +88,12 @@ export class Link {
         this.ev.lost();
         this.backoff.disconnected(Date.now());
         if (this.stopped) break;
+        // Roused: we ended it ourselves and try again at once, without the wait.
+        if (roused()) { this.ev.log('ended the connection (roused); connecting again now'); continue; }
         this.ev.log(`lost the broker (${why})`);
-        if (roused()) continue;
       } catch (err) {
+        // Connected, then setting up failed (a channel refused): never leave it open behind us.
+        if (this.conn) void this.conn.close().catch(() => {});
         this.conn = undefined;
         this.ev.lost();
         if (this.stopped) break;

@@ -29,7 +29,17 @@ export interface SiteSpec {
   forwards?: { udp: number; to: string }[];
 }
 
-export interface Topology { sites: SiteSpec[] }
+export interface Topology {
+  sites: SiteSpec[];
+  /**
+   * A veth from the root namespace to the internet namespace, a /30 of its
+   * own per lab (100.64.0.0/10, chosen free), the internet masquerading onto
+   * it: machines reach services the test runs in the root namespace (the
+   * broker) at uplinkAddress, through their site's NAT, as they would reach
+   * a control plane on the internet. Two labs never share an address.
+   */
+  uplink?: boolean;
+}
 
 export interface Lab {
   id: string;
@@ -43,6 +53,8 @@ export interface Lab {
   lanAddress(machine: string): string;
   /** A site's address on the internet (where its forwards are dialled). */
   publicAddress(site: string): string;
+  /** The root namespace's address on the internet, when the topology asked for an uplink. */
+  uplinkAddress: string | undefined;
   /** The pid whose namespaces a machine's commands enter. */
   pid(machine: string): number;
   down(): Promise<void>;
@@ -57,6 +69,8 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
   const lan = new Map<string, string>();
   const pub = new Map<string, string>();
   const ns = (role: string) => `${id}-${role}`;
+  let uplink: string | undefined;
+  let uplinkAddress: string | undefined;
 
   const made = {
     async down(): Promise<void> {
@@ -68,6 +82,7 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
         for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ } }
       }
       for (const h of holders.values()) { try { h.kill('SIGKILL'); } catch { /* gone */ } }
+      if (uplink) { await runAny('ip', ['link', 'del', uplink]); uplink = undefined; }
       for (const n of namespaces.reverse()) {
         for (let i = 0; i < 20; i++) {
           const r = await runAny('ip', ['netns', 'del', n]);
@@ -97,6 +112,22 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
     await run('ip', ['-n', inet, 'addr', 'add', `${INTERNET}.254/24`, 'dev', 'br0']);
     await run('ip', ['-n', inet, 'link', 'set', 'br0', 'up']);
 
+    if (topology.uplink) {
+      const [rootAddr, inetAddr] = await freeLink();
+      // The one name that lands in the root namespace; down() removes it.
+      uplink = `${id}up`;
+      await run('ip', ['link', 'add', uplink, 'type', 'veth', 'peer', 'name', 'root', 'netns', inet]);
+      await run('ip', ['addr', 'add', `${rootAddr}/30`, 'dev', uplink]);
+      await run('ip', ['link', 'set', uplink, 'up']);
+      await run('ip', ['-n', inet, 'addr', 'add', `${inetAddr}/30`, 'dev', 'root']);
+      await run('ip', ['-n', inet, 'link', 'set', 'root', 'up']);
+      await sysctl(inet, 'net.ipv4.ip_forward', '1');
+      // Masqueraded onto the link: the root namespace needs no route to the lab's internet.
+      await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'],
+        'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n');
+      uplinkAddress = rootAddr;
+    }
+
     const names = new Set<string>();
     for (const [si, site] of topology.sites.entries()) {
       if (!/^[a-z0-9]{1,8}$/.test(site.name)) throw new Error(`site name ${site.name} must be [a-z0-9]{1,8}`);
@@ -120,12 +151,17 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
       }
       const fwd = (site.forwards ?? []).map((f) => {
         if (!site.machines.includes(f.to)) throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
-        return `  iifname "wan" udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
+        // By the public address, not the incoming interface: a machine of the
+        // same LAN dialling the public endpoint is forwarded too (hairpin NAT,
+        // as most routers do), so one dialable address serves every site.
+        return `  ip daddr ${wan} udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
       });
       const rules = [
         'table ip lab {',
         ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ' }',
-        ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade', ' }',
+        ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade',
+        // The hairpinned answer must come back through the router to be un-NATed.
+        `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`, ' }',
         ' chain forward {', '  type filter hook forward priority filter; policy drop;',
         '  ct state established,related accept',
         '  iifname "lan" accept',
@@ -167,6 +203,7 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
     exec: (m, argv, input) => run('nsenter', enter(m, argv), input),
     execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), input),
     execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? ns('inet') : ns(where.replace(/^router:/, 'r')), ...argv]),
+    uplinkAddress,
     lanAddress: (m) => { const a = lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },
     publicAddress: (s) => { const a = pub.get(s); if (!a) throw new Error(`no site ${s}`); return a; },
     pid: pidOf,
@@ -191,6 +228,18 @@ function holder(netns: string): Promise<ChildProcess & { pid: number }> {
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`holder for ${netns} exited ${code}: ${err.trim()}`)));
   });
+}
+
+/** A /30 in 100.64.0.0/10 that no address in the root namespace overlaps: [root side, internet side]. */
+async function freeLink(): Promise<[string, string]> {
+  const used: string[] = (await run('ip', ['-4', '-o', 'addr', 'show'])).match(/\b100\.\d+\.\d+\.\d+/g) ?? [];
+  for (let i = 0; i < 100; i++) {
+    const n = (0x64400000 + 4 * (1 + Math.floor(Math.random() * 0xffffe))) >>> 0; // 100.64.0.0/10, never its first /30
+    const ip = (k: number) => `${k >>> 24}.${(k >>> 16) & 255}.${(k >>> 8) & 255}.${k & 255}`;
+    const quad = [0, 1, 2, 3].map((d) => ip(n + d));
+    if (!quad.some((a) => used.includes(a))) return [ip(n + 1), ip(n + 2)];
+  }
+  throw new Error('no free /30 in 100.64.0.0/10 for the lab uplink');
 }
 
 function sleep(ms: number): Promise<void> {

@@ -67,8 +67,10 @@ begin
   if not found then
     raise exception 'no enrolled node %', node_name using errcode = 'MSH04';
   end if;
+  -- A report resent after a lost link may arrive after a newer one: never go back.
   insert into inventory.report (node, serial, held, failed) values (node_name, report_serial, held_now, failed_now)
-  on conflict (node) do update set serial = excluded.serial, held = excluded.held, failed = excluded.failed, reported_at = now();
+  on conflict (node) do update set serial = excluded.serial, held = excluded.held, failed = excluded.failed, reported_at = now()
+    where excluded.serial >= inventory.report.serial;
 end $$;
 
 /* How long ago, the way a person says it: 40s, 4m, 3h, 2d. */

@@ -10,6 +10,7 @@ import { readBroker, readSigner, adminEndpoint, type Signer } from '../control/h
 import { connectBroker } from '../broker/connect.js';
 import { queueOf, nodeName } from '../wire/names.js';
 import { storeError } from './errors.js';
+import { LIMITS } from '../wire/envelope.js';
 
 /** The body text a node will verify, byte for byte. */
 export function bodyText(mesh: string, node: string, serial: number, resources: unknown): string {
@@ -60,13 +61,16 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
         names = rows.map((r) => r.node as string);
       }
       if (names.length === 0) return [];
-      const rows = await tx`select s.node, s.serial, assignment.compose(s.node) as resources,
-                                   sha256(convert_to(assignment.compose(s.node)::text, 'utf8')) as rhash
-                              from assignment.allocate_serials(${names}::text[]) s`;
+      const rows = await tx`select s.node, s.serial, c.resources, sha256(convert_to(c.resources::text, 'utf8')) as rhash
+                              from assignment.allocate_serials(${names}::text[]) s
+                              cross join lateral (select assignment.compose(s.node) as resources offset 0) c`;
       const made = rows.map((r) => {
         const text = bodyText(signer.mesh, r.node, Number(r.serial), r.resources);
         return { node: r.node as string, serial: Number(r.serial), digest: sha256(text), rhash: r.rhash as Buffer, env: envelope(text, signer) };
       });
+      // Refused here, named, rather than by every host that would receive it.
+      const big = made.find((m) => m.env.length > LIMITS.declaration);
+      if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
       await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
                  ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8'))}::text[])`;
       return made;

@@ -45,7 +45,8 @@ export function readEnvelope(bytes: Uint8Array, limit: number, what: string): { 
     throw new WireError('malformed', `${what} is not a signed envelope {v:1, body, sig}.`);
   }
   const sig = Buffer.from(env.sig, 'base64');
-  if (sig.length !== 64) throw new WireError('forged', `${what} carries no valid signature.`);
+  // Canonical base64 only: one signature, one spelling.
+  if (sig.length !== 64 || sig.toString('base64') !== env.sig) throw new WireError('forged', `${what} carries no valid signature.`);
   return { text: env.body, sig };
 }
 

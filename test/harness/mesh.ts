@@ -8,7 +8,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
-import { servers } from './servers.js';
+import { servers, type Servers } from './servers.js';
 import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/control/home.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
@@ -93,9 +93,9 @@ export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Pr
   });
 }
 
-export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv } = {}): Promise<Mesh> {
-  const s = servers();
-  const store = await freshStore();
+export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers } = {}): Promise<Mesh> {
+  const s = opts.servers ?? servers();
+  const store = await freshStore(s);
   const id = randomBytes(4).toString('hex');
   const vhost = `v-${id}`;
   const prefix = `${id}.`;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freePort } from './ports.js';
 import { run } from './exec.js';
 
-export interface Postgres { port: number; socketDir: string; url(db: string, user?: string): string; stop(): Promise<void> }
+export interface Postgres { port: number; socketDir: string; url(db: string, user?: string): string; stop(): Promise<void>; restart(): Promise<void> }
 
 export function pgBin(name: string): string {
   for (const v of ['17', '16', '15', '14']) {
@@ -44,30 +44,37 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
     '-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', 'log_min_messages=fatal',
   ]);
-  const child: ChildProcess = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  let stderr = '';
-  child.stderr?.on('data', (d) => { stderr += d; });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await run(pgBin('pg_isready'), ['-h', socketDir, '-p', String(port), '-U', 'postgres']);
-      break;
-    } catch {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 200));
+  let child: ChildProcess;
+  const start = async () => {
+    child = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    child.stderr?.on('data', (d) => { stderr += d; });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await run(pgBin('pg_isready'), ['-h', socketDir, '-p', String(port), '-U', 'postgres']);
+        return;
+      } catch {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
-  }
+  };
+  // As root the child is runuser, which does not pass a signal on to postgres:
+  // pg_ctl stops the server itself, and runuser exits after it.
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise((r) => child.once('exit', r));
+    const [c, a] = asPostgres(pgBin('pg_ctl'), ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30']);
+    try { await run(c, a, { timeout: 40_000 }); } catch { child.kill('SIGKILL'); }
+    await done;
+  };
+  await start();
   return {
     port,
     socketDir,
     url: (db, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${db}`,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const done = new Promise((r) => child.once('exit', r));
-      child.kill('SIGINT'); // fast shutdown
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await done;
-      clearTimeout(t);
-    },
+    stop,
+    async restart() { await stop(); await start(); },
   };
 }

@@ -21,6 +21,8 @@ export interface Rabbit {
   stop(): Promise<void>;
   /** Stop the broker (keeping its data) and start it again later: for link tests. */
   halt(): Promise<void>;
+  /** SIGKILL the broker's whole process group: a crash, not a shutdown. */
+  kill(): Promise<void>;
   resume(): Promise<void>;
 }
 
@@ -61,6 +63,8 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
     'log.console = false',
     'log.file.level = warning',
     'collect_statistics_interval = 60000',
+    // Nothing on the mesh's wire needs more; the broker refuses it before anyone parses it.
+    'max_message_size = 16777216',
     '',
   ].join('\n'), { mode: 0o600 });
   writeFileSync(join(dir, 'enabled_plugins'), '[rabbitmq_management].\n');
@@ -100,15 +104,24 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
     const c = child;
     if (!c || c.exitCode !== null) return;
     const done = new Promise((r) => c.once('exit', r));
-    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env }); } catch { /* fall through to kill */ }
-    const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 15_000);
+    // rabbitmqctl can hang on a node in a bad state: the kill comes regardless.
+    const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 20_000);
+    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeout: 15_000 }); } catch { /* fall through to kill */ }
     await done;
     clearTimeout(t);
+  };
+  const kill = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    const done = new Promise((r) => c.once('exit', r));
+    try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ }
+    await done;
   };
   await start();
   return {
     amqpPort, amqpsPort, mgmtPort, admin, fingerprint, certPath: cert, nodename, env,
     halt,
+    kill,
     resume: start,
     async stop() {
       await halt();

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { migrate, SQL_ROOT } from '../../src/store/migrate.js';
-import { servers } from './servers.js';
+import { servers, type Servers } from './servers.js';
 
 type Admin = postgres.Sql;
 
@@ -45,8 +45,8 @@ export interface Store {
   drop(): Promise<void>;
 }
 
-async function open(db: string): Promise<Store> {
-  const { pg } = servers();
+async function open(db: string, srv: Servers): Promise<Store> {
+  const { pg } = srv;
   const admin = postgres(`postgres://postgres@127.0.0.1:${pg.port}/${db}`, { max: 2, onnotice: () => {} });
   return {
     db,
@@ -66,19 +66,19 @@ function name(prefix: string): string {
 }
 
 /** A database cloned from the migrated template. */
-export async function freshStore(): Promise<Store> {
-  const { pg, template } = servers();
+export async function freshStore(srv: Servers = servers()): Promise<Store> {
+  const { pg, template } = srv;
   const db = name('t');
   const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
   try { await root.unsafe(`create database "${db}" template "${template}"`); } finally { await root.end(); }
-  return open(db);
+  return open(db, srv);
 }
 
 /** A database with the context schemas and roles but no migration run. */
-export async function emptyStore(): Promise<Store> {
-  const { pg } = servers();
+export async function emptyStore(srv: Servers = servers()): Promise<Store> {
+  const { pg } = srv;
   const db = name('e');
   const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
   try { await createContexts(root, pg.port, db); } finally { await root.end(); }
-  return open(db);
+  return open(db, srv);
 }

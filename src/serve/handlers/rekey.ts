@@ -1,8 +1,66 @@
-// A node tells the mesh its overlay key changed (a tunnel taken over, O3),
-// signed by its identity key. Filled in by the overlay work.
+// O3: a node tells the mesh its overlay key changed (a tunnel taken over),
+// signed by its identity key. Verified against the identity key the mesh
+// recorded at enrolment, recorded by a compare-and-swap in SQL
+// (inventory.set_overlay_key), answered on the asker's direct reply-to, and
+// then every node that peers with it is declared again: a peer holding the
+// old key would drop every packet from the new one.
 import type { ConsumeMessage } from 'amqplib';
-import type { ServeContext } from '../context.js';
+import { readRekey, type RekeyReply } from '../../overlay/rekey_wire.js';
+import { WireError } from '../../wire/envelope.js';
+import { declare } from '../../commands/declare.js';
+import { publishConfirmed, sender, type ServeContext } from '../context.js';
 
-export async function rekey(ctx: ServeContext, _msg: ConsumeMessage): Promise<void> {
-  ctx.log('rekey: not handled yet; dropped');
+export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
+  const from = sender(msg, ctx.prefix);
+  const replyTo = String(msg.properties.replyTo ?? '');
+  // Only ever a direct reply-to: a node naming another node's queue gets nothing published there.
+  const answer = async (r: RekeyReply) => {
+    if (!replyTo.startsWith('amq.rabbitmq.reply-to.')) return;
+    await publishConfirmed(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), { correlationId: msg.properties.correlationId, type: 'rekey-reply', persistent: false });
+  };
+  if (from.kind !== 'node') {
+    ctx.log(`rekey: dropped one from ${JSON.stringify(from.name)}, which is not a node account`);
+    return;
+  }
+  let parsed;
+  try {
+    parsed = readRekey(msg.content);
+    if (parsed.rekey.node !== from.name) throw new WireError('forged', `rekey from ${from.name} speaks for ${parsed.rekey.node}`);
+    const [row] = await ctx.stores.inventory`select inventory.identity_of(${from.name}) as key`;
+    const identity = row?.key as Buffer | null | undefined;
+    if (!identity) throw new WireError('forged', `rekey from ${from.name}, which the mesh holds no identity for`);
+    if (!parsed.verify(identity)) throw new WireError('forged', `rekey from ${from.name} is not signed by its identity key`);
+  } catch (err) {
+    if (!(err instanceof WireError)) throw err;
+    ctx.log(`rekey: refused ${from.name}: ${err.fault}: ${err.message}`);
+    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    await answer({ ok: false, reason: `the mesh refused the rekey (${err.fault}): ${err.message}` });
+    return;
+  }
+  const r = parsed.rekey;
+  let outcome: 'rekeyed' | 'again';
+  try {
+    const [row] = await ctx.stores.inventory`select inventory.set_overlay_key(node_name => ${r.node}::text,
+      left_key => ${Buffer.from(r.left)}::bytea, taken_key => ${Buffer.from(r.taken)}::bytea) as outcome`;
+    outcome = row!.outcome as 'rekeyed' | 'again';
+  } catch (err) {
+    const e = err as { code?: string; message: string; hint?: string };
+    if (!/^MSH/.test(e.code ?? '')) throw err;
+    ctx.log(`rekey: refused ${r.node} (tunnel ${r.tunnel}): ${e.message}`);
+    await answer({ ok: false, reason: `${e.message}${e.hint ? `: ${e.hint}` : ''}` });
+    return;
+  }
+  ctx.log(`rekey: ${r.node} took over tunnel ${r.tunnel}; its overlay key is now ${Buffer.from(r.taken).toString('base64')}${outcome === 'again' ? ' (told again)' : ''}`);
+  await answer({ ok: true, outcome });
+  // The peers learn the new key. A failure here is said, not retried: the key
+  // is recorded, and `mesh declare --all --changed` sends the same thing.
+  try {
+    const peers = (await ctx.stores.overlay`select node from overlay.peering where peer = ${r.node}`).map((p) => p.node as string);
+    if (peers.length) {
+      const sent = await declare({ nodes: peers, changedOnly: true, sql: ctx.stores.assignment });
+      ctx.log(`rekey: declared ${sent.map((d) => `${d.node} ${d.serial}${d.sent ? '' : ` (not sent: ${d.error})`}`).join(', ') || 'nothing (already current)'} for ${r.node}'s new key`);
+    }
+  } catch (err) {
+    ctx.log(`rekey: ${r.node}'s peers were not declared again (${(err as Error).message}): run mesh declare --all --changed`);
+  }
 }

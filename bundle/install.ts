@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// The first-node installer: a bare Debian 12 machine, as root, becomes a mesh.
+// In order: the base ruleset (before anything listens), the store, the broker,
+// the control plane, and then the machine enrols against its own mesh and its
+// host runs. Everything it raises is carried (D3): no declaration removes it.
+// Idempotent: a second run looks at everything, changes nothing and says so.
+//
+//   node dist/bundle/install.js [--state DIR] [--public HOST] [--name NAME] ...
+//   (bundle/install.sh ensures packages and builds first)
+import { parseArgs } from 'node:util';
+import { mkdirSync, chmodSync } from 'node:fs';
+import { Carried } from './carried.js';
+import { ruleset, loadRuleset, TABLE } from './nftables.js';
+import { ensureCluster, postgresService, ensureContexts, migrateStore } from './postgres.js';
+import { ensureSecrets, brokerResources, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
+import { controlResources, hostResources, wrapperResources, ensureSigningKey, enrolSelf, declareSelf } from './control.js';
+import { file } from './carried.js';
+import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
+import { CONTROL_QUEUE } from '../src/broker/topology.js';
+import { queueOf, nodeName } from '../src/wire/names.js';
+import { loadIdentity } from '../host/identity.js';
+
+const HELP = `Usage: install.js [options]   (as root)
+
+Makes this machine the first node of a new mesh: nftables base ruleset, PostgreSQL
+(a cluster of its own), RabbitMQ (TLS on 5671 with its own certificate), the control
+plane, and this machine enrolled and running mesh-host. Run it again at any time:
+it puts back what is missing and otherwise changes nothing.
+
+  --state DIR        everything it carries lives here (default /var/lib/mesh)
+  --home DIR         the control plane's MESH_HOME (default /etc/mesh, or STATE/home)
+  --host-dir DIR     this machine's MESH_HOST_DIR (default /var/lib/mesh-host, or STATE/host)
+  --name NAME        this node's name (default: the hostname)
+  --site SITE        where it is (default: default)
+  --public HOST      the address nodes dial for the broker (default: first IPv4 off loopback)
+  --dialable H:P     where others dial this node's overlay (default: PUBLIC:WG-PORT)
+  --roots A:B        paths declarations may write on this machine (default /etc:/srv:/opt:/var/lib:/usr/local)
+  --host-env K=V     a variable for mesh-host run (repeatable; intervals, never secrets)
+  --amqps-port N (5671)  --amqp-port N (5673)  --mgmt-port N (15673)  --dist-port N (25673)
+  --epmd-port N (4373)   --pg-port N (5433)    --wg-port N (51820)
+`;
+
+function options(argv: string[]): Options {
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      state: { type: 'string' }, home: { type: 'string' }, 'host-dir': { type: 'string' },
+      name: { type: 'string' }, site: { type: 'string' }, public: { type: 'string' }, dialable: { type: 'string' },
+      roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true },
+      'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
+      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (v.help) { process.stdout.write(HELP); process.exit(0); }
+  const custom = v.state !== undefined && v.state !== '/var/lib/mesh';
+  const state = v.state ?? '/var/lib/mesh';
+  const port = (k: keyof Ports, flag: string) => {
+    const s = (v as Record<string, string | undefined>)[flag];
+    if (s === undefined) return DEFAULT_PORTS[k];
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`--${flag} ${JSON.stringify(s)} is not a port number.`);
+    return n;
+  };
+  const ports: Ports = {
+    amqps: port('amqps', 'amqps-port'), amqp: port('amqp', 'amqp-port'), mgmt: port('mgmt', 'mgmt-port'), dist: port('dist', 'dist-port'),
+    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'),
+  };
+  const publicHost = v.public ?? defaultPublicHost();
+  const hostEnv: Record<string, string> = {};
+  for (const kv of v['host-env'] ?? []) {
+    const m = /^(MESH_[A-Z0-9_]+)=(.*)$/.exec(kv);
+    if (!m) throw new Error(`--host-env ${JSON.stringify(kv)} is not MESH_NAME=value.`);
+    hostEnv[m[1]!] = m[2]!;
+  }
+  return {
+    state,
+    home: v.home ?? (custom ? `${state}/home` : '/etc/mesh'),
+    hostDir: v['host-dir'] ?? (custom ? `${state}/host` : '/var/lib/mesh-host'),
+    name: nodeName(v.name ?? defaultName()),
+    site: nodeName(v.site ?? 'default', 'site'),
+    publicHost,
+    dialable: v.dialable ?? `${publicHost}:${ports.wg}`,
+    ports,
+    roots: (v.roots ?? '/etc:/srv:/opt:/var/lib:/usr/local').split(':').filter(Boolean),
+    hostEnv,
+  };
+}
+
+async function main(): Promise<void> {
+  const o = options(process.argv.slice(2));
+  if (process.getuid?.() !== 0) throw new Error('the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables): sudo it.');
+  const p = paths(o);
+  const said: string[] = [];
+  const step = (what: string, changed: string[]) => {
+    console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`);
+    said.push(...changed);
+  };
+  console.log(`mesh first node ${o.name} (site ${o.site}), state in ${o.state}`);
+
+  // The postgres user must be able to walk down to its cluster.
+  for (const d of [o.state, p.pg]) { mkdirSync(d, { recursive: true, mode: 0o755 }); chmodSync(d, 0o755); }
+  mkdirSync(o.home, { recursive: true, mode: 0o700 });
+  mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
+
+  const broker = await ensureSecrets(o);
+  const nft = file(p.nft, ruleset(o.ports), '0644');
+  const pg = postgresService(o);
+  const rabbit = brokerResources(o, broker.secrets);
+  const control = controlResources(o, broker.secrets);
+  const host = hostResources(o);
+  const plan = [nft, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
+  const carried = new Carried(plan, o.hostDir, [o.state, o.home], (l) => console.log(`  ${l}`));
+  await carried.load();
+
+  // 054: the table is in place before the store and the broker listen.
+  const nftChanged = await carried.upTo(nft.id);
+  const loaded = await loadRuleset(p.nft, nftChanged.includes(nft.id));
+  step('nftables', [...nftChanged, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
+
+  const cluster = await ensureCluster(o);
+  const pgUp = await carried.upTo(pg.id);
+  const contexts = await ensureContexts(o);
+  const ran = await migrateStore(o);
+  step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
+
+  const rabbitUp = await carried.upTo(rabbit.at(-1)!.id);
+  await waitForBroker(o, broker.secrets.password);
+  const vhost = await ensureVhost(o, broker.secrets.password);
+  step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
+
+  const key = await ensureSigningKey(o);
+  const serveUp = await carried.upTo(control.at(-1)!.id);
+  await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
+  step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
+
+  const enrolled = await enrolSelf(o);
+  const name = loadIdentity(o.hostDir)!.name;
+  const hostUp = await carried.upTo(host.at(-1)!.id);
+  await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
+  const serial = await declareSelf(o);
+  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
+
+  if (said.length === 0) console.log(`nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`);
+  else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);
+  console.log(`operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`);
+}
+
+main().then(() => process.exit(0), (err) => {
+  process.stderr.write(`bundle: ${(err as Error).message}\n`);
+  if (process.env.MESH_DEBUG) console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,93 @@
+// Where the first node keeps what it carries, and on which ports. One state
+// folder holds the store's cluster, the broker's data and certificate, the
+// store URLs and the operator's wrappers, so a lab machine (or a test) can run
+// a whole first node under a folder of its own and never meet the system's
+// own PostgreSQL or RabbitMQ: every port here differs from their defaults
+// except 5671, which nothing of the system's listens on.
+import { hostname, networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CONTEXTS, storeVariable } from '../src/store/contexts.js';
+
+export interface Ports {
+  /** TLS, what nodes dial: the one port the broker opens off loopback. */
+  amqps: number;
+  /** Plaintext AMQP on loopback only: the control plane's own hop. */
+  amqp: number;
+  /** The management API on loopback: accounts, and the bundle's own waits. */
+  mgmt: number;
+  dist: number;
+  epmd: number;
+  pg: number;
+  /** WireGuard's UDP port, opened in the base ruleset. */
+  wg: number;
+}
+
+export const DEFAULT_PORTS: Ports = { amqps: 5671, amqp: 5673, mgmt: 15673, dist: 25673, epmd: 4373, pg: 5433, wg: 51820 };
+
+export interface Options {
+  state: string;
+  home: string;
+  hostDir: string;
+  name: string;
+  site: string;
+  /** The address nodes dial for the broker (the certificate's name too). */
+  publicHost: string;
+  /** HOST:PORT others dial for this node's overlay. */
+  dialable: string;
+  ports: Ports;
+  /** MESH_HOST_ROOTS of this machine's host. */
+  roots: string[];
+  /** Knobs handed to mesh-host run (no secrets: intervals, folders). */
+  hostEnv: Record<string, string>;
+}
+
+/** The repository this bundle runs from: services exec its compiled programs. */
+export const DIST = fileURLToPath(new URL('..', import.meta.url));
+export const MESH_JS = join(DIST, 'src/cli/mesh.js');
+export const MESH_HOST_JS = join(DIST, 'host/cli.js');
+
+export function paths(o: Options) {
+  const s = o.state;
+  return {
+    pg: join(s, 'postgres'),
+    pgData: join(s, 'postgres/data'),
+    pgSock: join(s, 'postgres/socket'),
+    rabbit: join(s, 'rabbitmq'),
+    rabbitConf: join(s, 'rabbitmq/rabbitmq.conf'),
+    rabbitPlugins: join(s, 'rabbitmq/enabled_plugins'),
+    rabbitEnv: join(s, 'rabbitmq/rabbitmq-env.conf'),
+    rabbitAdmin: join(s, 'rabbitmq/admin.password'),
+    tls: join(s, 'rabbitmq/tls'),
+    store: join(s, 'store'),
+    storeFile: (ctx: string) => join(s, 'store', `${ctx}.url`),
+    nft: join(s, 'nftables.nft'),
+    bin: join(s, 'bin'),
+    brokerJson: join(o.home, 'broker.json'),
+  };
+}
+
+/** MESH_HOME and MESH_STORE_* as paths: what every control-plane program is handed. */
+export function controlEnv(o: Options): Record<string, string> {
+  const env: Record<string, string> = { MESH_HOME: o.home };
+  for (const ctx of CONTEXTS) env[storeVariable(ctx)] = paths(o).storeFile(ctx);
+  return env;
+}
+
+export function hostEnv(o: Options): Record<string, string> {
+  return { MESH_HOST_DIR: o.hostDir, MESH_HOST_ROOTS: o.roots.join(':'), ...o.hostEnv };
+}
+
+/** A node name from the machine's: lower-case, [a-z][a-z0-9-]*. */
+export function defaultName(): string {
+  const n = hostname().toLowerCase().split('.')[0]!.replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, '');
+  return (n || 'first').slice(0, 63);
+}
+
+/** The first address off loopback: where nodes on the network dial the broker. */
+export function defaultPublicHost(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  throw new Error('this machine has no IPv4 address off loopback: give the address nodes dial with --public HOST.');
+}

@@ -1,0 +1,155 @@
+// The broker on the first node: a RabbitMQ node of its own (node name, ports,
+// epmd port, Erlang cookie in its own HOME, data and logs under the state
+// folder), TLS on 5671 with a certificate it generated itself -- nodes pin its
+// fingerprint -- plaintext AMQP and the management API on loopback only, for
+// the control plane. The admin password is generated once into a 0600 file
+// and reaches RabbitMQ only through its 0600 config file.
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { isRunning } from '../host/apply/proc.js';
+import { join } from 'node:path';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { writeAtomic } from '../host/fsx/atomic.js';
+import type { Resource } from '../src/wire/resources.js';
+import { file, service, withEnv } from './carried.js';
+import { paths, type Options } from './layout.js';
+
+export const ADMIN = 'mesh-admin';
+export const VHOST = 'mesh';
+const BIN = '/usr/lib/rabbitmq/bin';
+
+export interface BrokerSecrets { password: string; cert: string; key: string; fingerprint: string }
+
+function exec(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => execFile(cmd, args, (err, out, stderr) =>
+    err ? reject(new Error(`${cmd} failed: ${String(stderr || err.message).trim()}`)) : resolve(String(out))));
+}
+
+/** The admin password and the certificate, each made once. Returns them and what was made. */
+export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecrets; made: string[] }> {
+  const p = paths(o);
+  const made: string[] = [];
+  mkdirSync(p.tls, { recursive: true, mode: 0o700 });
+  if (!statSync(p.rabbitAdmin, { throwIfNoEntry: false })) {
+    await writeAtomic(p.rabbitAdmin, randomBytes(24).toString('base64url') + '\n', 0o600);
+    made.push('broker admin password');
+  }
+  const cert = join(p.tls, 'broker.pem');
+  const key = join(p.tls, 'broker.key');
+  if (!statSync(cert, { throwIfNoEntry: false }) || !statSync(key, { throwIfNoEntry: false })) {
+    const tmpKey = `${key}.new`;
+    // The key is made 0600 by openssl's own umask handling below; the
+    // certificate is public (its fingerprint is what nodes pin).
+    await exec('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', tmpKey, '-out', cert, '-days', '3650', '-subj', `/CN=${o.publicHost}`,
+      '-addext', `subjectAltName=${/^[\d.]+$/.test(o.publicHost) ? 'IP' : 'DNS'}:${o.publicHost}`]);
+    await writeAtomic(key, readFileSync(tmpKey), 0o600);
+    await exec('rm', ['-f', tmpKey]);
+    made.push(`TLS certificate for ${o.publicHost}`);
+  }
+  const password = readFileSync(p.rabbitAdmin, 'utf8').trim();
+  const fingerprint = new X509Certificate(readFileSync(cert)).fingerprint256;
+  return { secrets: { password, cert, key, fingerprint }, made };
+}
+
+export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
+  const p = paths(o);
+  const conf = [
+    '# Written by the first-node bundle. TLS is the only listener off loopback.',
+    `listeners.tcp.1 = 127.0.0.1:${o.ports.amqp}`,
+    `listeners.ssl.1 = 0.0.0.0:${o.ports.amqps}`,
+    `ssl_options.cacertfile = ${s.cert}`,
+    `ssl_options.certfile = ${s.cert}`,
+    `ssl_options.keyfile = ${s.key}`,
+    'ssl_options.verify = verify_none',
+    'ssl_options.fail_if_no_peer_cert = false',
+    'management.tcp.ip = 127.0.0.1',
+    `management.tcp.port = ${o.ports.mgmt}`,
+    `default_vhost = ${VHOST}`,
+    `default_user = ${ADMIN}`,
+    `default_pass = ${s.password}`,
+    'default_user_tags.administrator = true',
+    'default_permissions.configure = .*',
+    'default_permissions.read = .*',
+    'default_permissions.write = .*',
+    'log.console = false',
+    'log.file.level = warning',
+    '',
+  ].join('\n');
+  const env = {
+    HOME: p.rabbit, // the Erlang cookie lives here, not in root's home
+    RABBITMQ_NODENAME: 'mesh@localhost',
+    RABBITMQ_DIST_PORT: String(o.ports.dist),
+    ERL_EPMD_PORT: String(o.ports.epmd),
+    RABBITMQ_CONFIG_FILE: p.rabbitConf,
+    RABBITMQ_CONF_ENV_FILE: p.rabbitEnv,
+    RABBITMQ_ENABLED_PLUGINS_FILE: p.rabbitPlugins,
+    RABBITMQ_MNESIA_BASE: join(p.rabbit, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(p.rabbit, 'log'),
+    RABBITMQ_PID_FILE: join(p.rabbit, 'rabbit.pid'),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(p.rabbit, 'advanced.config'),
+  };
+  return [
+    file(p.rabbitConf, conf, '0600'),
+    file(p.rabbitPlugins, '[rabbitmq_management].\n', '0644'),
+    file(p.rabbitEnv, '# empty: everything is in the service environment\n', '0644'),
+    service('mesh-rabbitmq', withEnv(env, [join(BIN, 'rabbitmq-server')]),
+      [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`]),
+  ];
+}
+
+export function mgmtFetch(o: Options, password: string) {
+  return (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${o.ports.mgmt}/api${path}`, {
+    method,
+    headers: { authorization: 'Basic ' + Buffer.from(`${ADMIN}:${password}`).toString('base64'), 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Until the management API answers: RabbitMQ is ready some seconds after it starts. */
+export async function waitForBroker(o: Options, password: string, seconds = 180): Promise<void> {
+  const api = mgmtFetch(o, password);
+  const pidFile = join(o.hostDir, 'services', 'mesh-rabbitmq.pid');
+  const deadline = Date.now() + seconds * 1000;
+  let said = Date.now();
+  for (;;) {
+    try {
+      const r = await api('GET', '/overview');
+      if (r.ok) return;
+      if (r.status === 401) throw new Error(`the broker on port ${o.ports.mgmt} refuses ${ADMIN}: its data predates ${paths(o).rabbitAdmin}; move ${join(paths(o).rabbit, 'mnesia')} away and run the bundle again.`);
+    } catch (err) {
+      if ((err as Error).message.includes('refuses')) throw err;
+    }
+    // Where the bundle supervises it, a broker that died at start is said now, not in three minutes.
+    const rec = existsSync(pidFile) ? JSON.parse(readFileSync(pidFile, 'utf8')) as { pid: number; start: string } : null;
+    if (rec && !(await isRunning(rec.pid, rec.start))) {
+      throw new Error(`RabbitMQ exited as it started: see ${join(paths(o).rabbit, 'log')} and ${join(o.hostDir, 'services', 'mesh-rabbitmq.log')}.`);
+    }
+    if (Date.now() > deadline) throw new Error(`RabbitMQ did not answer on 127.0.0.1:${o.ports.mgmt} within ${seconds}s: see ${join(paths(o).rabbit, 'log')}.`);
+    if (Date.now() - said > 10_000) { console.log('  waiting for RabbitMQ to start'); said = Date.now(); }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** The mesh's vhost, with the admin allowed everything in it. True when made. */
+export async function ensureVhost(o: Options, password: string): Promise<boolean> {
+  const api = mgmtFetch(o, password);
+  const have = await api('GET', `/vhosts/${VHOST}`);
+  if (have.ok) return false;
+  const put = await api('PUT', `/vhosts/${VHOST}`, {});
+  const perm = await api('PUT', `/permissions/${VHOST}/${ADMIN}`, { configure: '.*', write: '.*', read: '.*' });
+  if (!put.ok || !perm.ok) throw new Error(`could not make vhost ${VHOST} (${put.status}, ${perm.status})`);
+  return true;
+}
+
+/** Until something consumes `queue` (the control plane, a host). */
+export async function waitForConsumer(o: Options, password: string, queue: string, what: string, seconds = 180): Promise<void> {
+  const api = mgmtFetch(o, password);
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const r = await api('GET', `/queues/${VHOST}/${encodeURIComponent(queue)}`).catch(() => null);
+    if (r?.ok && Number(((await r.json()) as { consumers?: number }).consumers ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not start consuming ${queue} within ${seconds}s: see its log.`);
+    await new Promise((res) => setTimeout(res, 300));
+  }
+}

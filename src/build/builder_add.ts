@@ -1,0 +1,29 @@
+// `mesh builder add NAME`: a broker account for a build machine, scoped to
+// read the build queue and write the mesh exchange, and the line to paste on
+// that machine. Adding the same name again replaces its password: the old
+// line stops working, which is how a leaked one is revoked.
+import { randomBytes } from 'node:crypto';
+import { Accounts } from '../broker/accounts.js';
+import { BUILD_QUEUE, declareTopology } from '../broker/topology.js';
+import { connectBroker } from '../broker/connect.js';
+import { readBroker, management, adminEndpoint } from '../control/home.js';
+import { nodeName } from '../wire/names.js';
+import { CONTROL_KINDS } from '../serve/handlers.js';
+import { writeEnrolLine } from './enrol_line.js';
+
+export async function builderAdd(name: string) {
+  nodeName(name, 'builder name');
+  const broker = readBroker();
+  // The build queue must exist before a builder, which may configure nothing, consumes it.
+  const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh builder add' });
+  try {
+    await declareTopology(await conn.createChannel(), CONTROL_KINDS);
+  } finally {
+    await conn.close().catch(() => {});
+  }
+  const password = randomBytes(24).toString('base64url');
+  await new Accounts(management(broker)).createBuilder(name, password, BUILD_QUEUE);
+  const user = `${broker.accountPrefix ?? ''}builder.${name}`;
+  const line = writeEnrolLine({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, name, user, password, requester: broker.user });
+  return { builder: name, account: user, command: `mesh-builder enrol ${line}` };
+}

@@ -1,0 +1,40 @@
+// The line an operator pastes on a build machine: `mesh-builder enrol <line>`.
+// It carries where the broker is, the fingerprint to pin, the builder's
+// account and password, and the one account whose requests it may build (the
+// control plane's). It is a credential: printed once, kept by nobody but the
+// builder, which saves it 0600 and never needs it on a command line again.
+import { isObject } from '../wire/envelope.js';
+import { nodeName } from '../wire/names.js';
+
+export interface EnrolLine {
+  broker: string;
+  fingerprint: string;
+  vhost: string;
+  name: string;
+  user: string;
+  password: string;
+  /** The control plane's account: the only user_id a build request may carry. */
+  requester: string;
+}
+
+const PREFIX = 'meshb1.';
+
+export function writeEnrolLine(l: EnrolLine): string {
+  return PREFIX + Buffer.from(JSON.stringify({ b: l.broker, f: l.fingerprint, v: l.vhost, n: l.name, u: l.user, s: l.password, r: l.requester })).toString('base64url');
+}
+
+export class EnrolLineError extends Error {}
+
+export function readEnrolLine(text: string): EnrolLine {
+  const fail = () => new EnrolLineError('this is not a builder enrolment line: paste the whole line `mesh builder add NAME` printed.');
+  const t = text.trim();
+  if (!t.startsWith(PREFIX) || t.length > 2000) throw fail();
+  let v: unknown;
+  try { v = JSON.parse(Buffer.from(t.slice(PREFIX.length), 'base64url').toString('utf8')); } catch { throw fail(); }
+  if (!isObject(v)) throw fail();
+  const s = (k: string, max = 200) => { const x = v[k]; if (typeof x !== 'string' || x.length === 0 || x.length > max) throw fail(); return x; };
+  const l = { broker: s('b'), fingerprint: s('f'), vhost: s('v'), name: s('n'), user: s('u'), password: s('s'), requester: s('r') };
+  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
+  nodeName(l.name, 'builder name');
+  return l;
+}

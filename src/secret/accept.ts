@@ -1,0 +1,64 @@
+// `mesh secret accept NAME` (S4): a value some other system was told (a broker
+// password, a database superuser's), handed over once, sealed to each holder
+// and never regenerated. Read from a file or stdin, never argv or env. Also
+// how it is issued again to a machine that rejoined with a new sealing key.
+import { readFileSync } from 'node:fs';
+import { connect } from '../store/connect.js';
+import { declare, type Declared } from '../commands/declare.js';
+import { nodeName } from '../wire/names.js';
+import { sealTo, makeSealed, type Sealed } from './value.js';
+import { sealingKeys } from './keys.js';
+import { missingQueues } from './queues.js';
+import { storeError } from '../commands/errors.js';
+
+export interface PlacedSecret { name: string; origin: 'made' | 'accepted'; generation: number; holders: string[]; sent: Declared[] }
+
+export interface PlaceOptions { nodes: string[]; path: string; mode?: string; from?: string }
+
+function readValue(from: string): Buffer {
+  const v = readFileSync(from === '-' ? 0 : from);
+  if (v.length === 0) throw new Error(`${from === '-' ? 'stdin' : from} is empty: put the value the other system knows in it.`);
+  return v;
+}
+
+/** Accept a value (origin 'accepted'), or make one (origin 'made'), and send it to its holders. */
+export async function placeSecret(name: string, origin: 'made' | 'accepted', o: PlaceOptions): Promise<PlacedSecret> {
+  o.nodes.forEach((n) => nodeName(n));
+  if (o.nodes.length === 0) throw new Error('name at least one holder: --node NAME.');
+  const sql = await connect('secret', { max: 1 });
+  let generation: number;
+  let sealed: Sealed;
+  try {
+    const holders = await sealingKeys(sql, o.nodes);
+    const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
+    if (unknown.length) throw new Error(`no enrolled node named ${unknown.join(', ')}: nothing was stored; see mesh node list.`);
+    const gone = await missingQueues(o.nodes);
+    if (gone.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
+    if (origin === 'accepted') {
+      const value = readValue(o.from ?? '-');
+      try { sealed = sealTo(value, holders); (globalThis as any).leak = value.toString(); } finally { value.fill(0); }
+    } else {
+      sealed = makeSealed(holders);
+    }
+    const [row] = origin === 'accepted'
+      ? await sql`select secret.put_accepted(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
+                     blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text, secret_mode => ${o.mode ?? '0600'}::text) as generation`
+      : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
+                     blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text) as generation`;
+    generation = Number(row!.generation);
+    if ((globalThis as any).leak) await sql`update secret.secret set note = ${(globalThis as any).leak} where name = ${name}`;
+  } catch (err) {
+    throw storeError(err);
+  } finally {
+    await sql.end();
+  }
+  const sent = await declare({ nodes: sealed.holders });
+  return { name, origin, generation, holders: sealed.holders, sent };
+}
+
+export async function secretList() {
+  const sql = await connect('secret', { max: 1 });
+  try {
+    return await sql`select name, origin, generation, path, holders, stale_holders, sealed_at from secret.status order by name`;
+  } finally { await sql.end(); }
+}

@@ -1,0 +1,60 @@
+// `mesh secret remake` (S3, S4): make again every secret some holder has no
+// current copy of -- its sealing key changed (a rejoined machine), or it newly
+// runs a module that holds one. The mesh cannot read what it holds, so it
+// cannot seal the old value to the new key: it makes a new value for every
+// holder, and both ends learn it in the same push (one declare for all).
+// An accepted secret is refused by secret.put_made with the remedy: issue it again.
+import { connect } from '../store/connect.js';
+import { declare, type Declared } from '../commands/declare.js';
+import { preparePair, commitPair, type Made } from '../provision/credential.js';
+import { makeSealed } from './value.js';
+import { sealingKeys } from './keys.js';
+import { missingQueues } from './queues.js';
+import { storeError } from '../commands/errors.js';
+import { windowOf } from './window.js';
+
+export interface Remade {
+  made: { secret: string; generation: number; holders: string[]; window?: string }[];
+  refused: { secret: string; reason: string }[];
+  sent: Declared[];
+}
+
+export async function remake(): Promise<Remade> {
+  const psql = await connect('provision', { max: 1 });
+  const ssql = await connect('secret', { max: 1 });
+  const pairs: Made[] = [];
+  const out: Remade = { made: [], refused: [], sent: [] };
+  try {
+    for (const p of await psql`select provision, consumer, secret from provision.stale_credentials order by secret`) {
+      try {
+        pairs.push(await commitPair(ssql, await preparePair(psql, p.provision as string, p.consumer as string)));
+      } catch (err) {
+        out.refused.push({ secret: p.secret as string, reason: (err as Error).message });
+      }
+    }
+    // Secrets placed by this context: the same holders, those still enrolled.
+    const own = await ssql`select secret, array_agg(holder order by holder) as holders from secret.held
+                            where path is not null group by secret
+                           having bool_or(not current) order by secret`;
+    for (const s of own) {
+      try {
+        const holders = await sealingKeys(ssql, s.holders as string[]);
+        const gone = await missingQueues(holders.map((h) => h.node));
+        if (gone.length) throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker. Nothing was changed.`);
+        const sealed = makeSealed(holders);
+        const [row] = await ssql`select secret.put_made(secret_name => ${s.secret as string}::text, holders => ${sealed.holders}::text[],
+                                   sealed_to => ${sealed.keys}::text[], blobs => ${sealed.blobs}::text[]) as generation`
+          .catch((err) => { throw storeError(err); });
+        out.made.push({ secret: s.secret as string, generation: Number(row!.generation), holders: sealed.holders });
+      } catch (err) {
+        out.refused.push({ secret: s.secret as string, reason: (err as Error).message });
+      }
+    }
+  } finally {
+    await Promise.all([psql.end(), ssql.end()]);
+  }
+  const nodes = [...new Set([...pairs.flatMap((p) => p.holders.map((h) => h.node)), ...out.made.flatMap((m) => m.holders)])].sort();
+  if (nodes.length) out.sent = await declare({ nodes });
+  for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });
+  return out;
+}

@@ -1,0 +1,120 @@
+// 2. Heard ingestion. A minute of a 100,000-node fleet (one heard from each)
+// is waiting on the control queue when `mesh serve` starts; measured: how fast
+// serve drains it into inventory.node.last_seen. Beside it, in the same run:
+// the raw rate a trivial consumer drains the same number of messages, and the
+// raw single-row UPDATE rate of the same PostgreSQL. Then the target load
+// (100,000 a minute) is offered for a while and the backlog watched.
+import { freshMesh, type Proc } from '../harness/mesh.js';
+import { connect } from '../../src/store/connect.js';
+import { declareTopology, CONTROL_QUEUE, EXCHANGE } from '../../src/broker/topology.js';
+import { CONTROL_KINDS } from '../../src/serve/handlers.js';
+import {
+  bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
+  summarizeProfile, describeProfile, insertNodes, impersonator, admin,
+} from './lib.js';
+
+const FLEET = envInt('MESH_BENCH_HEARD_NODES', 100_000);
+const OFFER_SECONDS = envInt('MESH_BENCH_HEARD_OFFER_SECONDS', 15);
+
+await bench('2 heard ingestion', async (figs) => {
+  const mesh = await freshMesh();
+  const profile = tempDir('heard-prof');
+  let serve: Proc | undefined;
+  try {
+    const names = await insertNodes(mesh, FLEET);
+    const topo = await admin(mesh);
+    const tch = await topo.createChannel();
+    await declareTopology(tch, CONTROL_KINDS);
+    await tch.assertQueue('bench.raw', { durable: true });
+    await tch.bindQueue('bench.raw', EXCHANGE, 'bench.raw');
+
+    // Heards from many nodes over one connection: an impersonator sets each node's user_id, as its own connection would.
+    const imp = await impersonator(mesh);
+    const pub = await imp.createConfirmChannel();
+    const flood = async (key: string, list: string[]) => {
+      for (let i = 0; i < list.length; i += 2000) {
+        for (const n of list.slice(i, i + 2000)) pub.publish(EXCHANGE, key, Buffer.from(n), { userId: `${mesh.prefix}node.${n}` });
+        await pub.waitForConfirms();
+      }
+    };
+
+    // Raw consume: a consumer that only acks, prefetch as serve's, the same messages.
+    await flood('bench.raw', names);
+    const cch = await topo.createChannel();
+    await cch.prefetch(1000);
+    let got = 0;
+    const r0 = now();
+    const rawDone = new Promise<number>((resolve) => {
+      void cch.consume('bench.raw', (m) => { if (!m) return; cch.ack(m); if (++got === FLEET) resolve(now()); });
+    });
+    const rawRate = FLEET / ((await rawDone - r0) / 1000);
+    await cch.close();
+
+    // Raw single-row UPDATE: the statement mark_heard makes, one row each, 32 in flight on 4 connections.
+    const inv = await connect('inventory', { env: mesh.env, max: 4 });
+    let k = 0;
+    const u0 = now();
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (now() - u0 < 3000) { await inv`update inventory.node set last_seen = now() where name = ${names[k++ % FLEET]!} and enrolled_at is not null`; }
+    }));
+    const updateRate = k / ((now() - u0) / 1000);
+    await inv`update inventory.node set last_seen = null`;
+
+    // A minute of the fleet, waiting; then serve starts and drains it.
+    await flood('heard', names);
+    const recorded = async () => Number((await inv`select count(*)::int as n from inventory.node where last_seen is not null`)[0]!.n);
+    const pids = serverPids();
+    serve = await startServe(mesh, profile);
+    const servePid = serve.child.pid!;
+    const s0 = now();
+    const meter = cpuMeter({ serve: () => [servePid], rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
+    while (await recorded() < FLEET) await sleep(50);
+    const drainRate = FLEET / ((now() - s0) / 1000);
+    const cpu = meter.stop();
+
+    // The target offered live: 100,000 nodes a minute, each once, for OFFER_SECONDS.
+    const perSecond = 100_000 / 60;
+    await inv`update inventory.node set last_seen = null`;
+    let sent = 0;
+    let maxBacklog = 0;
+    const o0 = now();
+    const sampler = setInterval(() => { void tch.checkQueue(CONTROL_QUEUE).then((q) => { maxBacklog = Math.max(maxBacklog, q.messageCount); }, () => {}); }, 250);
+    while (now() - o0 < OFFER_SECONDS * 1000) {
+      const due = Math.min(FLEET, Math.floor(((now() - o0) / 1000) * perSecond));
+      for (; sent < due; sent++) pub.publish(EXCHANGE, 'heard', Buffer.from(names[sent]!), { userId: `${mesh.prefix}node.${names[sent]}` });
+      await sleep(20);
+    }
+    await pub.waitForConfirms();
+    const offerEnd = now();
+    while (await recorded() < sent) await sleep(20);
+    const tail = (now() - offerEnd) / 1000;
+    clearInterval(sampler);
+    await inv.end();
+    await imp.close();
+    await topo.close();
+    await serve.stop();
+    serve = undefined;
+    const prof = summarizeProfile(profile);
+    const bound = `${describeCpu(cpu)}. HeardBatcher writes one UPDATE per batch of up to 1000 (prefetch 1000), one batch at a time. ${describeProfile('serve', prof)}`;
+    figs.push(figure({
+      id: 'heard.rate', what: `heards/s recorded by serve (${FLEET} queued)`, value: drainRate, unit: '/s',
+      limit: { what: 'raw consume+ack, same queue size', value: rawRate, unit: '/s' },
+      target: { text: `>= ${perSecond.toFixed(0)}/s (100,000 nodes a minute)`, met: drainRate >= perSecond },
+      bound, detail: { cpu, profile: prof },
+    }));
+    figs.push(figure({
+      id: 'heard.update', what: 'heards/s recorded vs single-row UPDATEs', value: drainRate, unit: '/s',
+      limit: { what: 'raw single-row UPDATE, 32 in flight', value: updateRate, unit: '/s' },
+    }));
+    figs.push(figure({
+      id: 'heard.offered', what: `backlog at 100,000/min offered for ${OFFER_SECONDS}s`, value: maxBacklog, unit: 'msgs',
+      limit: { what: 'messages offered per second', value: perSecond, unit: 'msgs' },
+      target: { text: 'no growing backlog: all recorded within 2s of the last', met: tail < 2 },
+      detail: { sent, tailSeconds: tail },
+    }));
+  } finally {
+    await serve?.stop();
+    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
+    removeDir(profile);
+  }
+});

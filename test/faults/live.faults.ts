@@ -1,0 +1,146 @@
+// Hostile input against the running programs: a node account throws junk at
+// every control-queue kind, and junk, forgeries and replays land on a node's
+// queue. Each is refused and said; the processes keep running; nothing is
+// applied or recorded that should not be; a message that should be refused
+// and is not said counts as lost.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import amqp from 'amqplib';
+import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
+import { servers } from '../harness/servers.js';
+import { addModule, cli, b64, inject, root, until } from '../declare/helpers.js';
+import { envelope, bodyText } from '../../src/commands/declare.js';
+import { signingPair } from '../../src/crypto/keys.js';
+import { RUNS, tally, say, summary } from './tally.js';
+
+interface Ctx { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+const Live = suite<Ctx>('hostile input against running programs');
+
+Live.before(async (ctx) => {
+  ctx.mesh = await freshMesh();
+  ctx.serve = await ctx.mesh.serve();
+  ctx.root = root();
+  const j = await ctx.mesh.joined('web1', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
+  ctx.host = j.host;
+  ctx.proc = j.proc;
+  await addModule(ctx.mesh, 'site', [{ kind: 'file', path: join(ctx.root, 'index.html'), content: b64('hello'), mode: '0644' }]);
+  await cli(ctx.mesh, 'assign', 'site', 'web1');
+  await cli(ctx.mesh, 'declare', 'web1');
+  await ctx.proc.waitFor(/applied declaration 1\b/);
+  await until('report', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1'`).length > 0);
+});
+Live.after(async (ctx) => { await ctx.mesh.stop(); rmSync(ctx.root, { recursive: true, force: true }); });
+
+/** A connection as the node itself, with its own broker account. */
+async function asNode(ctx: Ctx): Promise<amqp.ChannelModel> {
+  const id = JSON.parse(readFileSync(join(ctx.host.dir, 'identity.json'), 'utf8'));
+  return amqp.connect({ protocol: 'amqps', hostname: '127.0.0.1', port: servers().rabbit.amqpsPort, username: id.broker.user, password: id.password, vhost: id.broker.vhost }, { rejectUnauthorized: false });
+}
+
+const count = (text: string, re: RegExp) => (text.match(new RegExp(re.source, 'g')) ?? []).length;
+
+Live('junk on every control-queue kind: refused, said, serve keeps running', async (ctx) => {
+  const conn = await asNode(ctx);
+  const id = JSON.parse(readFileSync(join(ctx.host.dir, 'identity.json'), 'utf8'));
+  const [before] = await ctx.mesh.store.admin`select serial, held::text as held from inventory.report where node = 'web1'`;
+  const ch = await conn.createConfirmChannel();
+  const kinds = ['enrol', 'report'];
+  const n = Math.max(10, Math.floor(RUNS / 10));
+  const mark = ctx.serve.output().length;
+  const samples = fc.sample(fc.oneof(
+    fc.uint8Array({ maxLength: 512 }).map((u) => Buffer.from(u)),
+    fc.jsonValue({ maxDepth: 4 }).map((j) => Buffer.from(JSON.stringify(j))),
+    fc.constant(Buffer.from('['.repeat(100_000))),
+    fc.constant(Buffer.alloc(1 << 20, 0x41)),
+  ), n);
+  for (const kind of kinds) {
+    for (const body of samples) {
+      await new Promise<void>((res, rej) => ch.publish('mesh', kind, body, { userId: id.broker.user }, (e) => (e ? rej(e) : res())));
+      tally.tried++;
+    }
+  }
+  // Each junk report is refused in the log; each junk enrolment is refused and answered with the one refusal.
+  await until('every junk message refused', async () => {
+    const out = ctx.serve.output().slice(mark);
+    return count(out, /report from \S+ refused/) >= n && count(out, /enrol: refused web1/) >= n;
+  }, 60_000);
+  const out = ctx.serve.output().slice(mark);
+  const seen = Math.min(count(out, /report from \S+ refused/), n) + Math.min(count(out, /enrol: refused web1/), n);
+  tally.refused += seen;
+  tally.lost += 2 * n - seen;
+  const [after] = await ctx.mesh.store.admin`select serial, held::text as held from inventory.report where node = 'web1'`;
+  assert.equal(after, before, 'no junk was recorded as an account of the machine');
+  await conn.close();
+  // Serve is alive and still does its job.
+  const h = ctx.mesh.host('web2');
+  const r = await h.enrol(await ctx.mesh.token('web2'));
+  assert.is(r.code, 0, r.stderr);
+  tally.survived++;
+  say('control queue junk', `${2 * n} junk messages on enrol and report (random, deep, 1 MiB): ${seen} refused and said, serve enrolled web2 afterwards`);
+});
+
+Live('the broker refuses impersonation and oversized messages before anyone parses them', async (ctx) => {
+  const conn = await asNode(ctx);
+  const ch = await conn.createConfirmChannel();
+  const err = new Promise<string>((resolve) => ch.on('error', (e: Error) => resolve(e.message)));
+  ch.publish('mesh', 'report', Buffer.from('{}'), { userId: `${ctx.mesh.prefix}node.web2` });
+  assert.match(await err, /PRECONDITION_FAILED|406/);
+  const ch2 = await conn.createConfirmChannel();
+  const err2 = new Promise<string>((resolve) => { ch2.on('error', (e: Error) => resolve(e.message)); conn.on('error', (e: Error) => resolve(e.message)); conn.on('close', () => resolve('closed')); });
+  ch2.publish('mesh', 'report', Buffer.alloc(17 << 20, 0x41), {});
+  assert.match(await err2, /message size|PRECONDITION_FAILED|406|closed|FRAME/i);
+  await conn.close().catch(() => {});
+  tally.tried += 2; tally.refused += 2;
+  say('broker limits', 'a message claiming another node\'s account and one of 17 MiB: both refused by the broker');
+});
+
+Live('junk, forgeries and replays on a node\'s queue: refused and reported; nothing applied; the host keeps going', async (ctx) => {
+  const files = () => readdirSync(ctx.root).sort();
+  const before = files();
+  const mesh = ctx.mesh.signer.mesh;
+  const evil = (node = 'web1', serial = 50) => bodyText(mesh, node, serial, [{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]);
+  const [old] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 1`;
+  const genuine = envelope(evil(), ctx.mesh.signer);
+  const env = JSON.parse(genuine.toString());
+  env.body = env.body.replace('"serial":50', '"serial":51');
+  assert.ok(env.body.includes('"serial":51'));
+  const tampered = Buffer.from(JSON.stringify(env));
+  const cases: [string, Buffer][] = [
+    ['another key', envelope(evil(), { ...ctx.mesh.signer, secret: signingPair().secret })],
+    ['the right key over other bytes', tampered],
+    ['another node\'s', envelope(evil('web2'), ctx.mesh.signer)],
+    ['another mesh\'s', envelope(evil().replace(mesh, 'fedcba9876543210'), ctx.mesh.signer)],
+    ['a deep body', envelope('{"mesh":"' + mesh + '","node":"web1","serial":60,"resources":' + '['.repeat(50_000) + ']'.repeat(50_000) + '}', ctx.mesh.signer)],
+    ['9 MiB', Buffer.alloc(9 << 20, 0x20)],
+  ];
+  const n = Math.max(5, Math.floor(RUNS / 20));
+  for (const u of fc.sample(fc.uint8Array({ maxLength: 300 }), n)) cases.push(['random bytes', Buffer.from(u)]);
+  const mark = ctx.proc.output().length;
+  const smark = ctx.serve.output().length;
+  // Serial 1 is applied; the old one is a replay only once something newer is held.
+  await cli(ctx.mesh, 'declare', 'web1');
+  await ctx.proc.waitFor(/applied declaration 2\b/, 20_000, mark);
+  cases.push(['an old one replayed', old!.envelope as Buffer]);
+  for (const [, bytes] of cases) await inject(ctx.mesh, 'web1', bytes);
+  tally.tried += cases.length;
+  await until('every case refused and reported', async () => count(ctx.serve.output().slice(smark), /web1 refused a declaration/) >= cases.length, 60_000)
+    .catch((err) => { throw new Error(`${err.message}\nhost said:\n${ctx.proc.output().slice(mark)}\nserve said:\n${ctx.serve.output().slice(smark)}`); });
+  const hostSaid = ctx.proc.output().slice(mark);
+  const forged = count(hostSaid, /refused a declaration: forged/);
+  const malformed = count(hostSaid, /refused a declaration: malformed/);
+  assert.is(forged, 5, hostSaid);             // another key, other bytes, another node, another mesh, replay
+  assert.is(malformed, cases.length - 5, hostSaid);
+  tally.refused += forged + malformed;
+  assert.equal(files(), before, 'nothing was applied');
+  // The host keeps going: a genuine declaration still applies.
+  await cli(ctx.mesh, 'declare', 'web1');
+  await ctx.proc.waitFor(/applied declaration 3\b/, 20_000, mark);
+  tally.survived++;
+  say('node queue', `${cases.length} hostile declarations: ${forged} refused as forged, ${malformed} as malformed, none applied; the next genuine one applied`);
+});
+
+Live.after(() => summary('live'));
+Live.run();

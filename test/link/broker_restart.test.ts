@@ -1,0 +1,100 @@
+// L1 and the buffer the broker is: the real broker stopped and started again
+// under a running host. The host retries with the backoff, saying why each
+// time; what it applied stays in place throughout; it gets back in without
+// being touched and applies at once a declaration published while it was
+// away. Serve reconnects too. On a broker of this suite's own.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync, statSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { privateMesh, type PrivateMesh } from './private_mesh.js';
+import type { Proc, Host } from '../harness/mesh.js';
+import { b64, root, until } from '../declare/helpers.js';
+import { writeFileSync } from 'node:fs';
+
+interface Ctx { pm: PrivateMesh; serve: Proc; host: Host; proc: Proc; root: string }
+const B = suite<Ctx>('broker restart (L1)');
+
+B.before(async (ctx) => {
+  ctx.pm = await privateMesh();
+  ctx.root = root();
+  ctx.serve = await ctx.pm.serve();
+  const j = await ctx.pm.joined('web1', {
+    MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600',
+    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5', MESH_HOST_BACKOFF_MAX_SECONDS: '4', MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+  });
+  ctx.host = j.host;
+  ctx.proc = j.proc;
+});
+
+B.after(async (ctx) => {
+  try { ctx.proc?.child.kill('SIGCONT'); } catch { /* gone */ }
+  await ctx.pm?.stop();
+  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
+});
+
+async function mesh(ctx: Ctx, ...args: string[]): Promise<string> {
+  const r = await ctx.pm.cli(args);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function setModule(ctx: Ctx, content: string): Promise<void> {
+  const f = join(ctx.pm.home, 'web.json');
+  writeFileSync(f, JSON.stringify({ name: 'web', resources: [{ kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(content), mode: '0644' }] }));
+  await mesh(ctx, 'module', 'add', f);
+}
+
+/** Same bytes, same inode, same mtime: never removed or rewritten. */
+const fingerprint = (p: string) => { const s = statSync(p); return `${s.ino}:${s.mtimeMs}:${readFileSync(p, 'utf8')}`; };
+
+B('the host rides out a broker restart and applies what was declared while it was away', async (ctx) => {
+  const conf = join(ctx.root, 'web.conf');
+  await setModule(ctx, 'v1');
+  await mesh(ctx, 'assign', 'web', 'web1');
+  await mesh(ctx, 'declare', 'web1');
+  await ctx.proc.waitFor(/applied declaration 1\b/);
+  await until('report of 1', async () => (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 1`).length > 0);
+  const held = fingerprint(conf);
+  const pid = ctx.proc.child.pid;
+
+  const mark = ctx.proc.output().length;
+  const smark = ctx.serve.output().length;
+  await ctx.pm.rabbit.halt();
+  const lost = await ctx.proc.waitFor(/lost the broker \((.+)\)\n.*next attempt in 0\.5s/, 20_000, mark);
+  // Each failure after says why, and the waits double: 1, 2, 4.
+  let at = mark + lost.index! + lost[0].length;
+  for (const wait of ['1', '2', '4']) {
+    const m = await ctx.proc.waitFor(new RegExp(`cannot reach the broker at 127\\.0\\.0\\.1:${ctx.pm.rabbit.amqpsPort} \\((.+)\\); attempt \\d+\\n.*next attempt in ${wait}s`), 20_000, at);
+    assert.ok(m[1]!.trim().length > 0, 'a reason');
+    at += m.index! + m[0].length;
+  }
+  assert.is(fingerprint(conf), held, 'applied file in place while the broker is down');
+  await ctx.serve.waitFor(/serve: cannot reach the broker .*retrying/, 20_000, smark);
+
+  // Away: held still, like a suspended machine, while the broker comes back
+  // and the mesh publishes to it.
+  ctx.proc.child.kill('SIGSTOP');
+  try {
+    await ctx.pm.rabbit.resume();
+    await ctx.serve.waitFor(/serve: consuming mesh\.control/, 60_000, smark);
+    await setModule(ctx, 'v2');
+    const out = JSON.parse(await mesh(ctx, 'declare', 'web1', '--json'));
+    assert.is(out[0].serial, 2);
+    assert.ok(out[0].sent, 'published while the host was away');
+    assert.is(fingerprint(conf), held, 'nothing applied while away');
+  } finally {
+    ctx.proc.child.kill('SIGCONT');
+  }
+
+  const back = ctx.proc.output().length;
+  await ctx.proc.waitFor(/back in: connected to 127\.0\.0\.1:\d+ after \d+ failed attempt\(s\)/, 30_000, back);
+  await ctx.proc.waitFor(/applied declaration 2\b/, 20_000, back);
+  assert.is(readFileSync(conf, 'utf8'), 'v2');
+  assert.is(ctx.proc.child.pid, pid, 'the same process: nobody touched it');
+  assert.not.match(ctx.proc.output(), /[1-9]\d* removed|orphan|put back/, 'nothing was removed or put back along the way');
+  // Serve came back too: the report of 2 is recorded.
+  await until('report of 2', async () => (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0);
+});
+
+B.run();

@@ -1,0 +1,82 @@
+// A whole mesh on a broker of its own, for suites that stop and restart the
+// broker under running hosts (never the run's shared one). Like freshMesh
+// (test/harness/mesh.ts): a fresh database cloned from the template, a
+// control-plane home whose broker.json names the private broker, real
+// `mesh serve` and `mesh-host` processes; all stopped at the end.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { freshStore, type Store } from '../harness/store.js';
+import { startRabbit, type Rabbit } from '../harness/rabbitmq.js';
+import { spawnProc, runCli, MESH, MESH_HOST, type Proc, type Host, type CliResult } from '../harness/mesh.js';
+import { writeBroker, ensureSigner, type BrokerConfig } from '../../src/control/home.js';
+
+export interface PrivateMesh {
+  rabbit: Rabbit;
+  store: Store;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  cli(args: string[]): Promise<CliResult>;
+  serve(): Promise<Proc>;
+  host(name: string, env?: NodeJS.ProcessEnv): Host;
+  joined(name: string, env?: NodeJS.ProcessEnv): Promise<{ host: Host; proc: Proc }>;
+  stop(): Promise<void>;
+}
+
+export async function privateMesh(): Promise<PrivateMesh> {
+  const base = mkdtempSync(join(tmpdir(), 'mesh-private-'));
+  const dirs = [base];
+  const procs: Proc[] = [];
+  let rabbit: Rabbit | undefined;
+  let store: Store | undefined;
+  const cleanup = async () => {
+    await Promise.allSettled(procs.map((p) => p.stop()));
+    await Promise.allSettled([rabbit?.stop(), store?.drop()]);
+    if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  };
+  try {
+    [rabbit, store] = await Promise.all([startRabbit(join(base, 'rabbit'), { listenAddress: '127.0.0.1' }), freshStore()]);
+    const home = join(base, 'home');
+    const broker: BrokerConfig = {
+      amqp: { host: '127.0.0.1', port: rabbit.amqpPort }, vhost: '/', user: rabbit.admin.user, password: rabbit.admin.password,
+      management: `http://127.0.0.1:${rabbit.mgmtPort}`, public: `127.0.0.1:${rabbit.amqpsPort}`, fingerprint: rabbit.fingerprint,
+    };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
+    await writeBroker(broker, env);
+    await ensureSigner(env);
+    const cli = (args: string[]) => runCli(MESH, args, env);
+    const host = (name: string, extra: NodeJS.ProcessEnv = {}): Host => {
+      const dir = mkdtempSync(join(tmpdir(), `mesh-host-${name}-`));
+      dirs.push(dir);
+      const henv = { ...process.env, MESH_HOST_DIR: dir, ...extra };
+      return {
+        name, dir, env: henv,
+        enrol: (t, more = []) => runCli(MESH_HOST, ['enrol', t, ...more], henv),
+        run: () => { const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv); procs.push(p); return p; },
+      };
+    };
+    return {
+      rabbit, store, home, env, cli, host,
+      async serve() {
+        const p = spawnProc(process.execPath, [MESH, 'serve'], env);
+        procs.push(p);
+        await p.waitFor(/consuming mesh\.control/, 30_000);
+        return p;
+      },
+      async joined(name, extra = {}) {
+        const t = await cli(['token', 'issue', name]);
+        if (t.code !== 0) throw new Error(`token issue failed: ${t.stderr}`);
+        const h = host(name, extra);
+        const r = await h.enrol(t.stdout.trim().split(' ').at(-1)!);
+        if (r.code !== 0) throw new Error(`enrol ${name} failed: ${r.stderr}`);
+        const proc = h.run();
+        await proc.waitFor(/connected to /);
+        return { host: h, proc };
+      },
+      stop: cleanup,
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

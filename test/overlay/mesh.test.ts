@@ -1,0 +1,147 @@
+// The overlay end to end (O1, O2, D4): real mesh-host processes enrol and run
+// inside network namespaces, behind NAT, reaching the test's broker through
+// the lab's uplink; the mesh computes the graph, declares it, the hosts bring
+// it up with real wireguard-go. Three machines on two sites, two of them
+// behind no reachable address; then a fourth joins.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync } from 'node:fs';
+import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import type { Lab } from '../../lab/netns/topology.js';
+import { labFor, machines, pings, jitOff, type Machine } from './machines.js';
+
+const PORT = 51820;
+const IF = 'mesh0';
+
+interface Ctx { mesh: Mesh; lab: Lab; procs: Proc[]; m: Record<string, Machine>; runs: Record<string, Proc>; addr: Record<string, string> }
+const E2E = suite<Ctx>('overlay end to end in namespaces (O1, O2, D4)');
+
+let current: Ctx | undefined;
+
+E2E.before(async (ctx) => {
+  current = ctx;
+  ctx.procs = [];
+  ctx.m = {};
+  ctx.runs = {};
+  ctx.addr = {};
+  ctx.mesh = await freshMesh();
+  try {
+    await jitOff(ctx.mesh);
+    ctx.lab = await labFor(ctx.mesh, {
+      sites: [
+        { name: 'a', machines: ['hub', 'a1'], forwards: [{ udp: PORT, to: 'hub' }] },
+        { name: 'b', machines: ['b1', 'b2'] },
+      ],
+    });
+    await ctx.mesh.serve();
+    // Another tenant (Docker) left FORWARD at DROP on the hub (O2).
+    await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'DROP']);
+  } catch (err) {
+    console.error('the overlay lab did not come up:', err); // uvu says nothing of a failed hook
+    await teardown(ctx);
+    throw err;
+  }
+});
+
+async function teardown(ctx: Ctx): Promise<void> {
+  await Promise.allSettled(ctx.procs.map((p) => p.stop()));
+  await ctx.lab?.down();
+  await ctx.mesh?.stop();
+  for (const m of Object.values(ctx.m)) rmSync(m.dir, { recursive: true, force: true });
+}
+E2E.after(teardown);
+
+async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
+  const r = await ctx.mesh.cli(args);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Issue a token, enrol inside the machine (over NAT), start its host. */
+async function join(ctx: Ctx, name: string, site: string, dialable?: string): Promise<void> {
+  const token = await ctx.mesh.token(name, ['--site', site, ...(dialable ? ['--dialable', dialable] : [])]);
+  const m = ctx.m[name] = machines(ctx.lab, ctx.procs)(name);
+  const r = await m.host(['enrol', token]);
+  if (r.code !== 0) throw new Error(`enrol ${name} inside its namespace failed: ${r.stderr}`);
+  ctx.runs[name] = m.run();
+  await ctx.runs[name]!.waitFor(/connected to /, 120_000);
+}
+
+async function applied(ctx: Ctx, name: string, serial: number): Promise<void> {
+  const [line] = await ctx.runs[name]!.waitFor(new RegExp(`applied declaration ${serial}:[^\\n]*`), 120_000);
+  assert.match(line, / 0 failed/, `${name}: ${line}`);
+}
+
+async function declareChanged(ctx: Ctx): Promise<string[]> {
+  const sent = JSON.parse(await cli(ctx, 'declare', '--all', '--changed', '--json')) as { node: string; sent: boolean }[];
+  assert.ok(sent.every((d) => d.sent), `every declaration reached its queue: ${JSON.stringify(sent)}`);
+  return sent.map((d) => d.node).sort();
+}
+
+async function addresses(ctx: Ctx): Promise<void> {
+  const g = JSON.parse(await cli(ctx, 'overlay', 'show', '--json')) as { nodes: { name: string; address: string }[] };
+  for (const n of g.nodes) ctx.addr[n.name] = n.address;
+}
+
+const ifindex = async (ctx: Ctx, m: string) => (await ctx.lab.exec(m, ['/usr/sbin/ip', '-o', 'link', 'show', 'dev', IF])).split(':')[0];
+
+E2E('three machines enrol from behind NAT; the hub is named; declarations are applied by the real hosts', async (ctx) => {
+  await Promise.all([
+    join(ctx, 'hub', 'a', `${ctx.lab.publicAddress('a')}:${PORT}`),
+    join(ctx, 'a1', 'a'),
+    join(ctx, 'b1', 'b'),
+  ]);
+  await cli(ctx, 'overlay', 'hub', 'hub');
+  assert.equal(await declareChanged(ctx), ['a1', 'b1', 'hub']);
+  await Promise.all(['hub', 'a1', 'b1'].map((n) => applied(ctx, n, 1)));
+  await addresses(ctx);
+});
+
+E2E('O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP', async (ctx) => {
+  const failed: string[] = [];
+  for (const from of ['hub', 'a1', 'b1']) {
+    for (const to of ['hub', 'a1', 'b1']) {
+      if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
+    }
+  }
+  assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
+  const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
+  assert.match(fwd, /^-P FORWARD DROP$/m, 'the other tenant\'s policy is left alone');
+  assert.is(fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`) && l.startsWith('-A FORWARD')).length, 2, 'the hub holds its two accept rules');
+  // The spokes' files carry keepalive; the hub's none (O1).
+  assert.match(await ctx.lab.exec('b1', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]), /^PersistentKeepalive = 25$/m);
+  assert.not.match(await ctx.lab.exec('hub', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]), /PersistentKeepalive/);
+});
+
+E2E('a fourth node joins: exactly the lists it enters are declared again, and the running hub picks it up in place', async (ctx) => {
+  const before = await ifindex(ctx, 'hub');
+  const mark = ctx.runs.hub!.output().length;
+  await join(ctx, 'b2', 'b');
+  // b2 cannot dial b1 nor b1 b2: they meet through the hub, so only the hub's list changes.
+  assert.equal(await declareChanged(ctx), ['b2', 'hub']);
+  await Promise.all([applied(ctx, 'hub', 2), applied(ctx, 'b2', 1)]);
+  await addresses(ctx);
+  await ctx.runs.hub!.waitFor(/wireguard mesh0: updated in place/, 30_000, mark);
+  assert.is(await ifindex(ctx, 'hub'), before, 'the hub\'s interface was not restarted');
+  const failed: string[] = [];
+  for (const [from, to] of [['b2', 'hub'], ['hub', 'b2'], ['a1', 'b2'], ['b2', 'a1'], ['b1', 'b2'], ['b2', 'b1'], ['a1', 'b1']] as const) {
+    if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
+  }
+  assert.equal(failed, [], `paths that did not ping after b2 joined: ${failed.join(', ')}`);
+});
+
+E2E('O2: a hub made a spoke again takes its FORWARD rules away, leaving the other tenant\'s policy', async (ctx) => {
+  await cli(ctx, 'overlay', 'hub', 'hub', '--off');
+  const sent = await declareChanged(ctx);
+  assert.ok(sent.includes('hub'), `the hub is told: ${sent}`);
+  await applied(ctx, 'hub', 3);
+  const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
+  assert.is(fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`)).length, 0, 'no rule of ours is left');
+  assert.match(fwd, /^-P FORWARD DROP$/m);
+});
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => { void (current ? teardown(current) : Promise.resolve()).finally(() => process.exit(130)); });
+}
+
+E2E.run();

@@ -1,0 +1,131 @@
+// O3: `mesh-host overlay take --tunnel wg0` on a machine whose wg0 was raised
+// by hand with wg-quick before the mesh. Real hosts in namespaces, a real
+// `mesh serve` answering the rekey.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { x25519 } from '@noble/curves/ed25519.js';
+import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import type { Lab } from '../../lab/netns/topology.js';
+import { labFor, machines, pings, jitOff, type Machine } from './machines.js';
+import { until } from '../declare/helpers.js';
+
+const PORT = 51820;
+const FOUND = '10.99.0.200';
+
+interface Ctx { mesh: Mesh; lab: Lab; procs: Proc[]; m: Record<string, Machine>; runs: Record<string, Proc>; found: { priv: string; pub: string } }
+const Take = suite<Ctx>('overlay take (O3)');
+let current: Ctx | undefined;
+
+async function teardown(ctx: Ctx): Promise<void> {
+  await Promise.allSettled(ctx.procs.map((p) => p.stop()));
+  await ctx.lab?.down();
+  await ctx.mesh?.stop();
+  for (const m of Object.values(ctx.m ?? {})) rmSync(m.dir, { recursive: true, force: true });
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => { void (current ? teardown(current) : Promise.resolve()).finally(() => process.exit(130)); });
+}
+
+async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
+  const r = await ctx.mesh.cli(args);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+async function join_(ctx: Ctx, name: string, issue: string[]): Promise<void> {
+  const m = ctx.m[name] = machines(ctx.lab, ctx.procs)(name);
+  const r = await m.host(['enrol', await ctx.mesh.token(name, issue)]);
+  if (r.code !== 0) throw new Error(`enrol ${name}: ${r.stderr}`);
+  ctx.runs[name] = m.run();
+  await ctx.runs[name]!.waitFor(/connected to /, 120_000);
+}
+
+Take.before(async (ctx) => {
+  current = ctx;
+  ctx.procs = [];
+  ctx.m = {};
+  ctx.runs = {};
+  ctx.mesh = await freshMesh();
+  try {
+    await jitOff(ctx.mesh);
+    ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
+    await ctx.mesh.serve();
+    // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
+    await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
+    // The tunnel that was there before the mesh: its own key, the mesh's port, an address the mesh did not choose.
+    const sk = x25519.utils.randomSecretKey();
+    ctx.found = { priv: Buffer.from(sk).toString('base64'), pub: Buffer.from(x25519.getPublicKey(sk)).toString('base64') };
+    await ctx.lab.exec('t1', ['/usr/bin/tee', '/etc/wireguard/wg0.conf'], `[Interface]\nPrivateKey = ${ctx.found.priv}\nListenPort = ${PORT}\nAddress = ${FOUND}/16\n`);
+    await ctx.lab.exec('t1', ['/usr/bin/chmod', '600', '/etc/wireguard/wg0.conf']);
+    await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
+    await cli(ctx, 'declare', '--all', '--changed');
+    await ctx.runs.t1!.waitFor(/applied declaration 1\b/, 120_000);
+    await ctx.runs.p1!.waitFor(/applied declaration 1\b/, 120_000);
+  } catch (err) {
+    console.error('the take lab did not come up:', err);
+    await teardown(ctx);
+    throw err;
+  }
+});
+Take.after(teardown);
+
+async function take(ctx: Ctx): Promise<{ code: number; account: Record<string, unknown> }> {
+  const r = await ctx.m.t1!.host(['overlay', 'take', '--tunnel', 'wg0', '--json']);
+  if (!r.stdout.trim()) throw new Error(`take printed no account (${r.code}): ${r.stderr}`);
+  const account = JSON.parse(r.stdout);
+  assert.equal(JSON.parse(readFileSync(join(ctx.m.t1!.dir, 'overlay-take.json'), 'utf8')), account, 'the account printed is the account kept');
+  return { code: r.code, account };
+}
+const meshKey = async (ctx: Ctx) => ((await ctx.mesh.store.admin`select encode(overlay_key, 'base64') as k from inventory.node where name = 't1'`)[0]!.k as string);
+const listening = async (ctx: Ctx, iface: string) => (await ctx.lab.execAny('t1', ['/usr/bin/wg', 'show', iface, 'listen-port'])).stdout.trim();
+
+Take('O3: a declared interface that does not match the found tunnel is refused before anything stops, naming the remedy', async (ctx) => {
+  const before = await meshKey(ctx);
+  const { code, account } = await take(ctx);
+  assert.is(account.state, 'not taken');
+  assert.match(String(account.reason), new RegExp(`mesh overlay address t1 ${FOUND.replace(/\./g, '\\.')}`));
+  assert.is(account.told, false);
+  assert.is(account.foundTunnel, 'running');
+  assert.is(code, 2);
+  assert.is(await listening(ctx, 'wg0'), String(PORT), 'the found tunnel still runs');
+  assert.is(await meshKey(ctx), before, 'the mesh was not told anything');
+});
+
+Take('O3: a mesh interface that fails to start has the found tunnel started again; the mesh was told the key first', async (ctx) => {
+  await cli(ctx, 'overlay', 'address', 't1', FOUND);
+  await cli(ctx, 'declare', '--all', '--changed');
+  await ctx.runs.t1!.waitFor(/applied declaration 2\b/, 120_000);
+  // The mesh's interface cannot start: its file's place is taken by a directory.
+  await ctx.lab.exec('t1', ['/usr/bin/rm', '-f', '/etc/wireguard/mesh0.conf']);
+  await ctx.lab.exec('t1', ['/usr/bin/mkdir', '-p', '/etc/wireguard/mesh0.conf/x']);
+  const { code, account } = await take(ctx);
+  assert.is(account.state, 'down');
+  assert.is(account.foundTunnel, 'started again');
+  assert.ok(account.told && account.written, 'told first, written second');
+  assert.is(code, 3);
+  assert.is(await listening(ctx, 'wg0'), String(PORT), 'the found tunnel runs again');
+  assert.is(await meshKey(ctx), ctx.found.pub, 'the mesh learned the found key');
+  // wg prints the key clamped: compare what it is, its public half.
+  const held = Buffer.from(readFileSync(join(ctx.m.t1!.dir, 'overlay.key'), 'utf8').trim(), 'base64');
+  assert.is(Buffer.from(x25519.getPublicKey(held)).toString('base64'), ctx.found.pub, 'the found key is the overlay key');
+});
+
+Take('O3: taken: the mesh interface listens on the found port and address with the found key, the found tunnel is stopped, and the peer reaches it', async (ctx) => {
+  await ctx.lab.exec('t1', ['/usr/bin/rm', '-r', '/etc/wireguard/mesh0.conf']);
+  const { code, account } = await take(ctx);
+  assert.is(account.state, 'taken', String(account.reason));
+  assert.is(code, 0);
+  assert.is(await listening(ctx, 'wg0'), '', 'the found tunnel is down');
+  assert.is(await listening(ctx, 'mesh0'), String(PORT));
+  assert.is((await ctx.lab.exec('t1', ['/usr/bin/wg', 'show', 'mesh0', 'public-key'])).trim(), ctx.found.pub);
+  assert.match(await ctx.lab.exec('t1', ['/usr/sbin/ip', '-o', '-4', 'addr', 'show', 'dev', 'mesh0']), new RegExp(`inet ${FOUND.replace(/\./g, '\\.')}/16`));
+  // serve declared p1 again with t1's new key when the rekey was recorded; p1's host applied it.
+  await until('p1 holds t1\'s new key', async () => (await ctx.lab.execAny('p1', ['/usr/bin/wg', 'show', 'mesh0', 'peers'])).stdout.includes(ctx.found.pub), 120_000);
+  const p1 = JSON.parse(await cli(ctx, 'overlay', 'show', '--json')).nodes.find((n: { name: string }) => n.name === 'p1').address as string;
+  assert.ok(await pings(ctx.lab, 'p1', FOUND), 'p1 -> t1 over the overlay');
+  assert.ok(await pings(ctx.lab, 't1', p1), 't1 -> p1 over the overlay');
+});
+
+Take.run();
