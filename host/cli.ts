@@ -5,6 +5,7 @@ import sade from 'sade';
 import { enrol } from './enrol.js';
 import { runHost } from './run.js';
 import { stateDir } from './identity.js';
+import { registerOverlayHost } from './overlay/take.js';
 
 const say = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
 const fail = (err: unknown) => {
@@ -42,4 +43,5 @@ prog.command('run')
     try { await runHost({ dir: stateDir(), env: process.env, log: say }); } catch (err) { fail(err); }
   });
 
+registerOverlayHost(prog);
 prog.parse(process.argv);

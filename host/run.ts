@@ -8,6 +8,7 @@ import { Link } from './link/link.js';
 import { backoffFromEnv } from './link/backoff.js';
 import { publishHeard, heardSeconds } from './heard.js';
 import { Agent } from './agent.js';
+import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';
 
 export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
 
@@ -18,9 +19,13 @@ export async function runHost(opts: RunOptions): Promise<void> {
   let link: Link | undefined;
   const rouse = () => (link ? link.rouse() : opts.log('roused before this machine is enrolled: nothing to link to yet'));
   process.on('SIGUSR1', rouse);
+  // Only now may a dispatcher hook find us (bundle/hooks/50-mesh-host-rouse).
+  const pidFile = pidFilePath(opts.dir, opts.env);
+  writePidFile(pidFile);
   try {
     await holdLink(opts, (l) => { link = l; });
   } finally {
+    removePidFile(pidFile);
     process.off('SIGUSR1', rouse);
   }
 }

@@ -12,8 +12,7 @@ create table secret.secret (
   mode       text not null default '0600' check (mode ~ '^0?[0-7]{3}$'),
   generation integer not null default 1 check (generation > 0),
   created_at timestamptz not null default now(),
-  sealed_at  timestamptz not null default now(),
-  note text
+  sealed_at  timestamptz not null default now()
 );
 comment on table secret.secret is 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
 comment on column secret.secret.name is 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
@@ -76,7 +75,7 @@ returns integer language plpgsql as $$
 declare s secret.secret; gen integer;
 begin
   select * into s from secret.secret where name = secret_name for update;
-  if found and s.origin = 'accepted' and false then
+  if found and s.origin = 'accepted' then
     raise exception 'secret % was accepted, not made: the mesh cannot make it again for a machine whose sealing key changed', secret_name
       using errcode = 'MSH40', hint = format('issue it again: mesh secret accept %s --from FILE (the value the other system knows)', secret_name);
   end if;

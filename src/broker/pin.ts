@@ -15,15 +15,19 @@ const norm = (fp: string) => fp.toUpperCase();
 export function fetchCertificate(host: string, port: number, timeoutMs = 10_000, signal?: AbortSignal): Promise<tls.DetailedPeerCertificate> {
   return new Promise((resolve, reject) => {
     const sock = tls.connect({ host, port, rejectUnauthorized: false, servername: isIP(host) ? undefined : host });
-    signal?.addEventListener('abort', () => { sock.destroy(); reject(Object.assign(new Error('attempt ended (roused)'), { code: 'ABORTED' })); }, { once: true });
-    const timer = setTimeout(() => { sock.destroy(); reject(Object.assign(new Error(`no TLS answer from ${host}:${port} within ${timeoutMs / 1000}s`), { code: 'ETIMEDOUT' })); }, timeoutMs);
+    // An ended attempt leaves nothing behind: its timer would hold a stopping process for the whole timeout.
+    const done = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
+    const onAbort = () => { done(); sock.destroy(); reject(Object.assign(new Error('attempt ended (roused)'), { code: 'ABORTED' })); };
+    const timer = setTimeout(() => { done(); sock.destroy(); reject(Object.assign(new Error(`no TLS answer from ${host}:${port} within ${timeoutMs / 1000}s`), { code: 'ETIMEDOUT' })); }, timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     sock.once('secureConnect', () => {
-      clearTimeout(timer);
+      done();
       const cert = sock.getPeerCertificate(true);
       sock.destroy();
       resolve(cert);
     });
-    sock.once('error', (err) => { clearTimeout(timer); reject(err); });
+    sock.once('error', (err) => { done(); reject(err); });
   });
 }
 

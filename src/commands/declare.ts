@@ -28,6 +28,8 @@ export async function plan(node: string) {
   const signer = readSigner();
   const sql = await connect('assignment', { max: 1 });
   try {
+    // A node's overlay address exists before the first composition that carries it (a view cannot write).
+    await sql`select overlay.allocate_addresses()`;
     const [row] = await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node}) as resources,
                                    exists (select 1 from assignment.declarable(array[${node}]::text[])) as known`;
     if (!row!.known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
@@ -49,6 +51,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   let out: { node: string; serial: number; digest: Buffer; env: Buffer }[] = [];
   try {
     out = await sql.begin(async (tx) => {
+      await tx`select overlay.allocate_addresses()`;
       const targets = (await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
       const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
       if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);

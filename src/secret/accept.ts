@@ -36,7 +36,7 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
     if (gone.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
     if (origin === 'accepted') {
       const value = readValue(o.from ?? '-');
-      try { sealed = sealTo(value, holders); (globalThis as any).leak = value.toString(); } finally { value.fill(0); }
+      try { sealed = sealTo(value, holders); } finally { value.fill(0); }
     } else {
       sealed = makeSealed(holders);
     }
@@ -46,7 +46,6 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
       : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text) as generation`;
     generation = Number(row!.generation);
-    if ((globalThis as any).leak) await sql`update secret.secret set note = ${(globalThis as any).leak} where name = ${name}`;
   } catch (err) {
     throw storeError(err);
   } finally {

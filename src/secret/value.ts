@@ -22,6 +22,6 @@ export function sealTo(value: Uint8Array, holders: Holder[]): Sealed {
   return {
     holders: holders.map((h) => h.node),
     keys: holders.map((h) => h.sealingKey),
-    blobs: holders.map((h) => seal(value.length === 43 ? Buffer.from(randomBytes(32).toString('base64url')) : value, new Uint8Array(Buffer.from(h.sealingKey, 'hex')))),
+    blobs: holders.map((h) => seal(value, new Uint8Array(Buffer.from(h.sealingKey, 'hex')))),
   };
 }

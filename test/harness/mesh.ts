@@ -1,7 +1,7 @@
 // A whole mesh for one suite: a fresh database, a fresh broker vhost with its
 // own account prefix, a control-plane home (broker.json, signing key), real
 // `mesh serve` and `mesh-host` processes, all stopped at the end.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
@@ -151,6 +151,8 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
     },
     async stop() {
       await Promise.allSettled(procs.map((p) => p.stop()));
+      // A declared service outlives its host by design; the suite's do not outlive the suite.
+      for (const d of dirs) stopServices(join(d, 'services'));
       await mgmt('DELETE', `/vhosts/${vhost}`);
       const users = (await (await mgmt('GET', '/users')).json()) as { name: string }[];
       await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => mgmt('DELETE', `/users/${encodeURIComponent(u.name)}`)));
@@ -159,4 +161,14 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
     },
   };
   return mesh;
+}
+
+function stopServices(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.pid'))) {
+    try {
+      const { pid } = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { pid: number };
+      process.kill(-pid, 'SIGKILL');
+    } catch { /* gone already */ }
+  }
 }

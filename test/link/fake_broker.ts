@@ -4,7 +4,7 @@
 // pin check dials first and goes no further against these).
 import { createServer, type Server, type Socket } from 'node:net';
 import tls from 'node:tls';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -58,7 +58,8 @@ export async function impostor(): Promise<FakeBroker & { fingerprint: string }> 
   server.on('tlsClientError', () => {});
   const t = track(server, () => {});
   const port = await listen(server);
-  return { port, fingerprint: c.fingerprint, ...t };
+  const close = async () => { await t.close(); rmSync(dir, { recursive: true, force: true }); };
+  return { port, fingerprint: c.fingerprint, accepted: t.accepted, close };
 }
 
 const key = () => randomBytes(32).toString('base64');

@@ -38,9 +38,10 @@ D.before(async (ctx) => {
 });
 
 D.after(async (ctx) => {
-  await ctx.mesh.stop();
-  // A service outlives its host by design: end its process group here.
+  // A service outlives its host by design: end its process group here, read
+  // before the host's dir (and its pid file) goes with the mesh.
   const pid = servicePid(ctx);
+  await ctx.mesh.stop();
   if (pid) { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } }
   rmSync(ctx.root, { recursive: true, force: true });
 });

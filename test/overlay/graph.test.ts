@@ -8,12 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { parseResources } from '../../src/wire/parse_resources.js';
 import type { WireguardResource, WireguardPeer } from '../../src/wire/resources.js';
-import { jitOff } from './machines.js';
 
 interface Ctx { mesh: Mesh; keys: Record<string, string> }
 const Graph = suite<Ctx>('overlay graph in SQL (O1)');
 
-Graph.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.keys = {}; await jitOff(ctx.mesh); });
+Graph.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.keys = {}; });
 Graph.after(async (ctx) => { await ctx.mesh.stop(); });
 
 async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
@@ -40,10 +39,7 @@ async function declared(ctx: Ctx, ...args: string[]): Promise<string[]> {
 /** Every node's wireguard resource as its next declaration carries it (assignment.compose: what plan and declare read), parsed as a host would; one round trip. */
 async function graph(ctx: Ctx): Promise<Record<string, WireguardResource | undefined>> {
   await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
-  const rows = await ctx.mesh.store.admin.begin(async (tx) => {
-    await tx`set local jit = off`; // this connection may predate jitOff
-    return tx`select name, assignment.compose(name) as resources from inventory.enrolled_node`;
-  });
+  const rows = await ctx.mesh.store.admin`select name, assignment.compose(name) as resources from inventory.enrolled_node`;
   return Object.fromEntries(rows.map((r) => [r.name, parseResources(r.resources).find((x) => x.kind === 'wireguard') as WireguardResource | undefined]));
 }
 

@@ -32,17 +32,6 @@ export async function labFor(mesh: Mesh, topology: Topology): Promise<Lab> {
   return lab;
 }
 
-/**
- * JIT off for this suite's database. Other contexts' node_resources views,
- * planned on tables without statistics, cross PostgreSQL's jit_above_cost
- * and every assignment.compose then spends seconds compiling (18 s against
- * 52 ms without, measured on a loaded 2-core machine). The overlay's own
- * functions set jit off themselves; this keeps the suites to their subject.
- */
-export async function jitOff(mesh: Mesh): Promise<void> {
-  await mesh.store.admin.unsafe(`alter database "${mesh.store.db}" set jit = off`);
-}
-
 export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
   return (name) => {
     const dir = mkdtempSync(join(tmpdir(), `overlay-lab-${name}-`));

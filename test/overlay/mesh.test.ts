@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, jitOff, type Machine } from './machines.js';
+import { labFor, machines, pings, type Machine } from './machines.js';
 
 const PORT = 51820;
 const IF = 'mesh0';
@@ -26,7 +26,6 @@ E2E.before(async (ctx) => {
   ctx.addr = {};
   ctx.mesh = await freshMesh();
   try {
-    await jitOff(ctx.mesh);
     ctx.lab = await labFor(ctx.mesh, {
       sites: [
         { name: 'a', machines: ['hub', 'a1'], forwards: [{ udp: PORT, to: 'hub' }] },

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, jitOff, type Machine } from './machines.js';
+import { labFor, machines, pings, type Machine } from './machines.js';
 import { until } from '../declare/helpers.js';
 
 const PORT = 51820;
@@ -49,7 +49,6 @@ Take.before(async (ctx) => {
   ctx.runs = {};
   ctx.mesh = await freshMesh();
   try {
-    await jitOff(ctx.mesh);
     ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
     await ctx.mesh.serve();
     // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.

@@ -182,9 +182,10 @@ S('S5: a holder that is not enrolled any more makes the whole rotation send noth
   const e = await ghost.enrol(await ctx.mesh.token('ghost'));
   assert.is(e.code, 0, e.stderr);
   await assign('app', 'ghost', true);
-  await nodeRetire('ghost');
-  await rotationRefused(ctx, /cannot resolve ghost: not enrolled/);
-  await assign('app', 'ghost', false);
+  try {
+    await nodeRetire('ghost');
+    await rotationRefused(ctx, /cannot resolve ghost: not enrolled/);
+  } finally { await assign('app', 'ghost', false); }
 });
 
 S('S5: a holder whose queue is gone makes the whole rotation send nothing', async (ctx) => {
@@ -192,10 +193,13 @@ S('S5: a holder whose queue is gone makes the whole rotation send nothing', asyn
   const e = await lost.enrol(await ctx.mesh.token('lost'));
   assert.is(e.code, 0, e.stderr);
   await assign('app', 'lost', true);
-  assert.is((await ctx.mesh.mgmt('DELETE', `/queues/${ctx.mesh.vhost}/node.lost`)).status, 204);
-  await rotationRefused(ctx, /cannot resolve lost: no queue on the broker/);
-  await assign('app', 'lost', false);
-  await nodeRetire('lost');
+  try {
+    assert.is((await ctx.mesh.mgmt('DELETE', `/queues/${ctx.mesh.vhost}/node.lost`)).status, 204);
+    await rotationRefused(ctx, /cannot resolve lost: no queue on the broker/);
+  } finally {
+    await assign('app', 'lost', false);
+    await nodeRetire('lost');
+  }
 });
 
 S('S3/S4: a rejoined machine gets its made credential again with the provider in the same push; an accepted one is refused: issue it again', async (ctx) => {
