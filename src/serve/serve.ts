@@ -42,7 +42,14 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   let channel: ConfirmChannel | undefined;
   const prefix = broker.accountPrefix ?? '';
   const heard = new HeardBatcher(stores.inventory, () => channel!, prefix);
-  let chain: Promise<void> = Promise.resolve();
+  // One chain per sender: a node's messages are handled in the order it sent
+  // them (reports must not overtake each other), different nodes at once.
+  const chains = new Map<string, Promise<void>>();
+  const enqueue = (key: string, job: () => Promise<void>) => {
+    const next = (chains.get(key) ?? Promise.resolve()).then(job);
+    chains.set(key, next);
+    void next.then(() => { if (chains.get(key) === next) chains.delete(key); });
+  };
   let delay = 1000;
   let stopping = false;
   opts.signal?.addEventListener('abort', () => { stopping = true; void conn?.close().catch(() => {}); });
@@ -78,7 +85,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       await ch.consume(CONTROL_QUEUE, (msg) => {
         if (!msg) return;
         if (msg.fields.routingKey === 'heard') heard.add(msg);
-        else chain = chain.then(() => handle(ctx, ch, msg));
+        else enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
       });
       log(`serve: consuming ${CONTROL_QUEUE} on ${broker.amqp.host}:${broker.amqp.port}`);
       delay = 1000;
@@ -91,7 +98,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       delay = Math.min(delay * 2, 30_000);
     }
   }
-  await chain;
+  await Promise.all(chains.values());
   await heard.flush();
   await closeStores(stores);
 }

@@ -83,7 +83,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const pids = serverPids();
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
     const d0 = now();
-    const r = await runCli(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profile, MESH, 'declare', '--all', '--json'], mesh.env);
+    const r = await runCli(MESH, ['declare', '--all', '--json'], { ...mesh.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` });
     const seconds = (now() - d0) / 1000;
     const cpu = meter.stop();
     if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);
