@@ -4,7 +4,8 @@
 // same key, and the raw publish-with-confirms rate of envelopes of the same size
 // to the same 10,000 queues. Then (5a) the RSS of `mesh serve` at 10,000 nodes,
 // once it has heard from every one of them.
-import { freshMesh, MESH, runCli, type Proc } from '../harness/mesh.js';
+import { execFile } from 'node:child_process';
+import { freshMesh, MESH, type Proc } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { sign } from '../../src/crypto/sign.js';
@@ -83,7 +84,11 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const pids = serverPids();
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
     const d0 = now();
-    const r = await runCli(MESH, ['declare', '--all', '--json'], { ...mesh.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` });
+    // Profiled: node's own flags go before the script, so not through runCli (and NODE_OPTIONS refuses --cpu-prof).
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profile, MESH, 'declare', '--all', '--json'], { env: mesh.env, maxBuffer: 256 << 20 },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
+    });
     const seconds = (now() - d0) / 1000;
     const cpu = meter.stop();
     if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);
