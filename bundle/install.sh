@@ -12,9 +12,5 @@ if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.
   echo "mesh needs Node.js >= 20.19 (Debian 12's nodejs is 18): install it from nodejs.org or NodeSource, then run this again" >&2
   exit 1
 fi
-bash bundle/ensure-packages.sh first
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
-fi
-npx tsc -p .
+bash bundle/prepare.sh first
 exec node dist/bundle/install.js "$@"

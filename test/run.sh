@@ -4,9 +4,5 @@
 # throwaway PostgreSQL and RabbitMQ and stops them at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash bundle/ensure-packages.sh test
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
-fi
-npx tsc -p .
+bash bundle/prepare.sh test
 exec node dist/test/run.js "$@"
