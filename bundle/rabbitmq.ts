@@ -52,46 +52,76 @@ export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecret
   return { secrets: { password, cert, key, fingerprint }, made };
 }
 
-export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
-  const p = paths(o);
-  const conf = [
-    '# Written by the first-node bundle. TLS is the only listener off loopback.',
-    `listeners.tcp.1 = 127.0.0.1:${o.ports.amqp}`,
-    `listeners.ssl.1 = 0.0.0.0:${o.ports.amqps}`,
-    `ssl_options.cacertfile = ${s.cert}`,
-    `ssl_options.certfile = ${s.cert}`,
-    `ssl_options.keyfile = ${s.key}`,
+/** What the broker's config says, wherever it runs. */
+export interface BrokerConf {
+  amqp: number; amqps: number; mgmt: number;
+  /** Where TLS listens: every address on a first node, one address in a lab. */
+  amqpsAddress?: string;
+  user: string; password: string; cert: string; key: string;
+  /** Management statistics interval; tests set it long, the broker's own default is 5 s. */
+  statsIntervalMs?: number;
+}
+
+/**
+ * The broker's config file: the one writer, so the first node and the test
+ * harness run the same broker. TLS is the only listener off loopback; the
+ * admin password is in this 0600 file, never on a command line.
+ */
+export function brokerConf(c: BrokerConf): string {
+  return [
+    '# Written by mesh. TLS is the only listener off loopback.',
+    `listeners.tcp.1 = 127.0.0.1:${c.amqp}`,
+    `listeners.ssl.1 = ${c.amqpsAddress ?? '0.0.0.0'}:${c.amqps}`,
+    `ssl_options.cacertfile = ${c.cert}`,
+    `ssl_options.certfile = ${c.cert}`,
+    `ssl_options.keyfile = ${c.key}`,
     'ssl_options.verify = verify_none',
     'ssl_options.fail_if_no_peer_cert = false',
     'management.tcp.ip = 127.0.0.1',
-    `management.tcp.port = ${o.ports.mgmt}`,
+    `management.tcp.port = ${c.mgmt}`,
     `default_vhost = ${VHOST}`,
-    `default_user = ${ADMIN}`,
-    `default_pass = ${s.password}`,
+    `default_user = ${c.user}`,
+    `default_pass = ${c.password}`,
     'default_user_tags.administrator = true',
     'default_permissions.configure = .*',
     'default_permissions.read = .*',
     'default_permissions.write = .*',
     'log.console = false',
     'log.file.level = warning',
+    ...(c.statsIntervalMs ? [`collect_statistics_interval = ${c.statsIntervalMs}`] : []),
+    // Nothing on the mesh's wire needs more (a declaration is at most 8 MiB):
+    // the broker refuses it before anyone parses it.
+    'max_message_size = 16777216',
     '',
   ].join('\n');
-  const env = {
-    HOME: p.rabbit, // the Erlang cookie lives here, not in root's home
-    RABBITMQ_NODENAME: 'mesh@localhost',
-    RABBITMQ_DIST_PORT: String(o.ports.dist),
-    ERL_EPMD_PORT: String(o.ports.epmd),
-    RABBITMQ_CONFIG_FILE: p.rabbitConf,
-    RABBITMQ_CONF_ENV_FILE: p.rabbitEnv,
-    RABBITMQ_ENABLED_PLUGINS_FILE: p.rabbitPlugins,
-    RABBITMQ_MNESIA_BASE: join(p.rabbit, 'mnesia'),
-    RABBITMQ_LOG_BASE: join(p.rabbit, 'log'),
-    RABBITMQ_PID_FILE: join(p.rabbit, 'rabbit.pid'),
-    RABBITMQ_ADVANCED_CONFIG_FILE: join(p.rabbit, 'advanced.config'),
+}
+
+/** The broker's environment: a node of its own, its files under DIR (HOME holds its Erlang cookie). */
+export function brokerEnv(dir: string, nodename: string, ports: { dist: number; epmd: number }): Record<string, string> {
+  return {
+    HOME: dir,
+    RABBITMQ_NODENAME: nodename,
+    RABBITMQ_DIST_PORT: String(ports.dist),
+    ERL_EPMD_PORT: String(ports.epmd),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
+    RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_PID_FILE: join(dir, 'rabbit.pid'),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
   };
+}
+
+export const PLUGINS = '[rabbitmq_management].\n';
+
+export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
+  const p = paths(o);
+  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key });
+  const env = brokerEnv(p.rabbit, 'mesh@localhost', o.ports);
   return [
     file(p.rabbitConf, conf, '0600'),
-    file(p.rabbitPlugins, '[rabbitmq_management].\n', '0644'),
+    file(p.rabbitPlugins, PLUGINS, '0644'),
     file(p.rabbitEnv, '# empty: everything is in the service environment\n', '0644'),
     service('mesh-rabbitmq', withEnv(env, [join(BIN, 'rabbitmq-server')]),
       [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`]),

@@ -16,7 +16,7 @@ const other = signingPair().secret;
 const forger = { secret: other, public: signingPublic(other), mesh: meshId(signingPublic(other)) };
 const resources = [{ kind: 'file', id: `file:${path}`, path, content: Buffer.from('forged\n').toString('base64'), mode: '0644' }];
 // The body claims the real mesh: only the signature gives it away.
-const bytes = envelope(bodyText(mesh, node, 1_000_000, resources), forger);
+const bytes = envelope(bodyText(mesh, node, 1_000_000, JSON.stringify(resources)), forger);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab forger' });
 const ch = await conn.createConfirmChannel();
 await new Promise<void>((ok, fail) => ch.publish('', queueOf(node), bytes, { type: 'declaration', persistent: true }, (err) => (err ? fail(err) : ok())));

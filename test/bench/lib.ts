@@ -111,7 +111,9 @@ function procTicks(pid: number): number {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime, stime
+    // utime, stime, and cutime, cstime: the time of children it has reaped, so a
+    // PostgreSQL backend that exits before the last sample still counts.
+    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
   } catch { return 0; }
 }
 
@@ -173,7 +175,9 @@ export function cpuMeter(groups: Record<string, () => number[]>) {
 }
 
 export function describeCpu(c: CpuShare): string {
-  return `${Object.entries(c.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} cores; machine ${(c.machineBusy * 100).toFixed(0)}% busy (2 cores, shared)`;
+  // Cores on average, and the CPU-seconds they add up to: work that must share two cores.
+  return `${Object.entries(c.cores).map(([k, v]) => `${k} ${v.toFixed(2)} (${(v * c.seconds).toFixed(1)} cpu-s)`).join(', ')} cores over ${c.seconds.toFixed(1)} s; ` +
+    `machine ${(c.machineBusy * 100).toFixed(0)}% busy (2 cores, shared)`;
 }
 
 // ---- CPU profile: what a process spent its time on -------------------------
@@ -268,14 +272,25 @@ export function removeDir(d: string): void {
 
 export const nodeNameOf = (i: number) => `b${String(i).padStart(6, '0')}`;
 
-/** N enrolled nodes b000001.., with keys that are bytes of the right length (nothing here seals to them). */
-export async function insertNodes(mesh: Mesh, n: number, from = 1): Promise<string[]> {
+/**
+ * N enrolled nodes b000001.., with keys that are bytes of the right length
+ * (nothing here seals to them). With SITES, an overlay shaped like a fleet:
+ * nodes dealt over that many sites, the first of each site dialable, and the
+ * first HUBS of those hubs, so every node has a wireguard interface and the
+ * peer graph is real (each hub peers with every node).
+ */
+export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: number; hubs: number }): Promise<string[]> {
+  const sites = overlay?.sites ?? 0;
   await mesh.store.admin`
-    insert into inventory.node (name, identity_key, overlay_key, sealing_key, enrolled_at)
-    select 'b' || lpad(i::text, 6, '0'), k, k, k, now()
-      from generate_series(${from}::int, ${from + n - 1}::int) i,
+    insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
+    select 'b' || lpad(i::text, 6, '0'),
+           case when ${sites}::int > 0 then 's' || ((i - 1) % ${sites}::int) else 'default' end,
+           case when ${sites}::int > 0 and i <= ${sites}::int then 'b' || lpad(i::text, 6, '0') || '.bench:51820' end,
+           k, k, k, now()
+      from generate_series(1, ${n}::int) i,
            lateral (select decode(md5(i::text) || md5('k' || i), 'hex') as k) x`;
-  return Array.from({ length: n }, (_, i) => nodeNameOf(from + i));
+  if (overlay?.hubs) await mesh.store.admin`insert into overlay.hub (node) select 'b' || lpad(i::text, 6, '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
+  return Array.from({ length: n }, (_, i) => nodeNameOf(1 + i));
 }
 
 /**
@@ -299,20 +314,6 @@ export async function perNodeFiles(mesh: Mesh, root: string): Promise<void> {
                            ('${lit}/' || n.name || '/motd', repeat('welcome to ' || n.name || E'\\n', 20))) v(p, c)`);
 }
 
-/** One compose as the store runs it now: its body EXPLAINed, so the JIT PostgreSQL spends inside the function shows. */
-export async function composeCost(mesh: Mesh, node: string): Promise<{ ms: number; jitMs: number; planCost: number }> {
-  const [fn] = await mesh.store.admin`select prosrc from pg_proc where oid = 'assignment.compose(text)'::regprocedure`;
-  const body = String(fn!.prosrc).replace(/\bnode_name\b/g, `'${node.replace(/'/g, "''")}'::text`);
-  const [row] = await mesh.store.admin.unsafe(`explain (analyze, format json) ${body}`);
-  const plan = (Object.values(row!)[0] as any)[0];
-  return { ms: plan['Execution Time'] + plan['Planning Time'], jitMs: plan.JIT?.Timing?.Total ?? 0, planCost: plan.Plan['Total Cost'] };
-}
-
-/** The fix proposed in BENCHMARKS.md (a new assignment migration), applied to this throwaway bench database only. */
-export async function composeWithoutJit(mesh: Mesh): Promise<void> {
-  await mesh.store.admin`alter function assignment.compose(text) set jit = off`;
-}
-
 export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
   const s = servers();
   return amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
@@ -329,6 +330,30 @@ export async function createQueues(mesh: Mesh, names: string[], channels = 8): P
       await ch.close();
     }));
   } finally { await conn.close(); }
+}
+
+/** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
+export async function purgeQueues(mesh: Mesh, names: string[], channels = 8): Promise<void> {
+  const conn = await admin(mesh);
+  try {
+    const todo = [...names];
+    await Promise.all(Array.from({ length: channels }, async () => {
+      const ch = await conn.createChannel();
+      for (let n = todo.shift(); n; n = todo.shift()) await ch.purgeQueue(`node.${n}`);
+      await ch.close();
+    }));
+  } finally { await conn.close(); }
+}
+
+/** Wait until PIDS use under a tenth of a core for 2 s (at most a minute): a broker still writing out the last measurement would be charged to the next. */
+export async function settle(pids: number[]): Promise<number> {
+  const t0 = now();
+  while (now() - t0 < 60_000) {
+    const m = cpuMeter({ p: () => pids });
+    await sleep(2000);
+    if ((m.stop().cores.p ?? 0) < 0.1) break;
+  }
+  return (now() - t0) / 1000;
 }
 
 /** The node's own broker account and queue through the management API, as `mesh token issue` makes them. */

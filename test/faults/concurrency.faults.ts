@@ -1,5 +1,6 @@
 // Concurrency: parallel declares for one node keep serials unique and ordered
-// (D2); parallel spends of one token give exactly one enrolment (E1).
+// (D2), and a newer serial never carries an older truth; parallel spends of one
+// token give exactly one enrolment (E1).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
@@ -7,6 +8,7 @@ import postgres from 'postgres';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { declare } from '../../src/commands/declare.js';
 import { tally, say, summary } from './tally.js';
+import { addModule, cli, until } from '../declare/helpers.js';
 
 const C = suite<{ mesh: Mesh; serve: Proc }>('concurrency');
 C.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.serve = await ctx.mesh.serve(); });
@@ -25,6 +27,31 @@ C('20 parallel declares for one node: 20 distinct serials, in order, the host en
   assert.equal(applied, [...applied].sort((a, b) => a - b), 'the host only ever went forward');
   tally.tried += 20; tally.survived++;
   say('parallel declares', '20 at once: serials 1..20, unique, recorded in order; the host applied 20 last');
+});
+
+C('a declare waiting for its turn composes what was committed while it waited: the newer serial carries the newer truth', async ({ mesh }) => {
+  Object.assign(process.env, mesh.env);
+  // Hold the turn as a long declare would, then start another and change the truth under it.
+  const other = await mesh.store.admin.reserve();
+  try {
+    await other`begin`;
+    await other`select assignment.take_declare_turn()`;
+    const waiting = declare({ nodes: ['web1'] });
+    await until('the declare waits for its turn', async () => (await mesh.store.admin`select 1 from pg_locks where locktype = 'advisory' and not granted`).length > 0);
+    await addModule(mesh, 'late', [{ id: 'file:/etc/mesh-late', kind: 'file', path: '/etc/mesh-late', content: 'bGF0ZQo=', mode: '0644' }]);
+    await cli(mesh, 'assign', 'late', 'web1');
+    await other`commit`;
+    const [sent] = await waiting;
+    const [row] = await mesh.store.admin`select convert_from(envelope, 'utf8') as env from assignment.declaration where node = 'web1' and serial = ${sent!.serial}`;
+    const ids = (JSON.parse(JSON.parse(row!.env).body).resources as { id: string }[]).map((r) => r.id);
+    assert.ok(ids.includes('file:/etc/mesh-late'), `declaration ${sent!.serial} was composed after its turn began, so it carries the module assigned while it waited (has: ${ids.join(', ')})`);
+  } finally {
+    await other`rollback`.catch(() => {});
+    other.release();
+  }
+  await cli(mesh, 'unassign', 'late', 'web1');
+  tally.tried++; tally.survived++;
+  say('declare turns', 'a declare queued behind another composed the truth committed while it waited');
 });
 
 C('50 parallel spends of one token: exactly one enrolment', async ({ mesh }) => {

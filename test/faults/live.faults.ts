@@ -101,7 +101,7 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   const files = () => readdirSync(ctx.root).sort();
   const before = files();
   const mesh = ctx.mesh.signer.mesh;
-  const evil = (node = 'web1', serial = 50) => bodyText(mesh, node, serial, [{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]);
+  const evil = (node = 'web1', serial = 50) => bodyText(mesh, node, serial, JSON.stringify([{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]));
   const [old] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 1`;
   const genuine = envelope(evil(), ctx.mesh.signer);
   const env = JSON.parse(genuine.toString());

@@ -86,7 +86,7 @@ P('declarations: random bytes, signed garbage, signed wrong shapes, unknown fiel
   fc.assert(fc.property(fc.jsonValue({ maxDepth: 5 }), (j) => {
     assert.is(refusesCleanly('signed junk', () => readDeclaration(envelope(JSON.stringify(j), signer), signer.public, me), [WireError]), 'refused');
   }), { numRuns: RUNS });
-  const extra = bodyText(signer.mesh, 'web1', 1, []).replace('{', '{"exec":"rm -rf /",');
+  const extra = bodyText(signer.mesh, 'web1', 1, '[]').replace('{', '{"exec":"rm -rf /",');
   assert.throws(() => readDeclaration(envelope(extra, signer), signer.public, me), (e: unknown) => e instanceof WireError && /not a field/.test((e as Error).message));
   say('declarations', `${RUNS * 2 + 1} inputs, all refused before a byte was read as instruction`);
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { freePort } from './ports.js';
 import { run } from './exec.js';
+import { ADMIN, brokerConf, brokerEnv, PLUGINS } from '../../bundle/rabbitmq.js';
 
 export interface Rabbit {
   amqpPort: number;      // plaintext, loopback only: the control plane's hop
@@ -41,49 +42,16 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const [amqpPort, amqpsPort, mgmtPort, distPort, epmdPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const { cert, key, fingerprint } = await makeCertificate(dir, 'mesh-broker');
-  const admin = { user: 'mesh-admin', password: randomBytes(18).toString('base64url') };
+  const admin = { user: ADMIN, password: randomBytes(18).toString('base64url') };
   const nodename = `mesh-${randomBytes(4).toString('hex')}@localhost`;
-  // The password sits in a 0600 config file, never on a command line.
-  writeFileSync(join(dir, 'rabbitmq.conf'), [
-    `listeners.tcp.1 = 127.0.0.1:${amqpPort}`,
-    `listeners.ssl.1 = ${opts.listenAddress ?? '0.0.0.0'}:${amqpsPort}`,
-    `ssl_options.cacertfile = ${cert}`,
-    `ssl_options.certfile = ${cert}`,
-    `ssl_options.keyfile = ${key}`,
-    'ssl_options.verify = verify_none',
-    'ssl_options.fail_if_no_peer_cert = false',
-    `management.tcp.port = ${mgmtPort}`,
-    'management.tcp.ip = 127.0.0.1',
-    `default_user = ${admin.user}`,
-    `default_pass = ${admin.password}`,
-    'default_user_tags.administrator = true',
-    'default_permissions.configure = .*',
-    'default_permissions.read = .*',
-    'default_permissions.write = .*',
-    'log.console = false',
-    'log.file.level = warning',
-    'collect_statistics_interval = 60000',
-    // Nothing on the mesh's wire needs more; the broker refuses it before anyone parses it.
-    'max_message_size = 16777216',
-    '',
-  ].join('\n'), { mode: 0o600 });
-  writeFileSync(join(dir, 'enabled_plugins'), '[rabbitmq_management].\n');
+  // The first node's broker, as the bundle configures it (one writer), on fresh ports.
+  writeFileSync(join(dir, 'rabbitmq.conf'), brokerConf({
+    amqp: amqpPort, amqps: amqpsPort, amqpsAddress: opts.listenAddress, mgmt: mgmtPort,
+    user: admin.user, password: admin.password, cert, key, statsIntervalMs: 60_000,
+  }), { mode: 0o600 });
+  writeFileSync(join(dir, 'enabled_plugins'), PLUGINS);
   writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOME: dir,
-    RABBITMQ_NODENAME: nodename,
-    RABBITMQ_NODE_PORT: String(amqpPort),
-    RABBITMQ_DIST_PORT: String(distPort),
-    ERL_EPMD_PORT: String(epmdPort),
-    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
-    RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
-    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
-    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
-    RABBITMQ_LOG_BASE: join(dir, 'log'),
-    RABBITMQ_PID_FILE: join(dir, 'rabbit.pid'),
-    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
-  };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...brokerEnv(dir, nodename, { dist: distPort, epmd: epmdPort }), RABBITMQ_NODE_PORT: String(amqpPort) };
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freshStore, type Store } from '../harness/store.js';
 import { startRabbit, type Rabbit } from '../harness/rabbitmq.js';
+import { VHOST } from '../../bundle/rabbitmq.js'; // the vhost the broker is made with, as on a first node
 import { spawnProc, runCli, MESH, MESH_HOST, type Proc, type Host, type CliResult } from '../harness/mesh.js';
 import { writeBroker, ensureSigner, type BrokerConfig } from '../../src/control/home.js';
 
@@ -38,7 +39,7 @@ export async function privateMesh(): Promise<PrivateMesh> {
     [rabbit, store] = await Promise.all([startRabbit(join(base, 'rabbit'), { listenAddress: '127.0.0.1' }), freshStore()]);
     const home = join(base, 'home');
     const broker: BrokerConfig = {
-      amqp: { host: '127.0.0.1', port: rabbit.amqpPort }, vhost: '/', user: rabbit.admin.user, password: rabbit.admin.password,
+      amqp: { host: '127.0.0.1', port: rabbit.amqpPort }, vhost: VHOST, user: rabbit.admin.user, password: rabbit.admin.password,
       management: `http://127.0.0.1:${rabbit.mgmtPort}`, public: `127.0.0.1:${rabbit.amqpsPort}`, fingerprint: rabbit.fingerprint,
     };
     const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
