@@ -319,31 +319,24 @@ export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
   return amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
 }
 
-/** Each node's durable queue, as createNode makes it, declared as the admin over AMQP (no account). */
-export async function createQueues(mesh: Mesh, names: string[], channels = 8): Promise<void> {
+/** F on every node's queue, as the admin over AMQP (no account), over a few channels at once. */
+async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue: string) => Promise<unknown>, channels = 8): Promise<void> {
   const conn = await admin(mesh);
   try {
     const todo = [...names];
     await Promise.all(Array.from({ length: channels }, async () => {
       const ch = await conn.createChannel();
-      for (let n = todo.shift(); n; n = todo.shift()) await ch.assertQueue(`node.${n}`, { durable: true });
+      for (let n = todo.shift(); n; n = todo.shift()) await f(ch, `node.${n}`);
       await ch.close();
     }));
   } finally { await conn.close(); }
 }
 
+/** Each node's durable queue, as createNode makes it. */
+export const createQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true }));
+
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
-export async function purgeQueues(mesh: Mesh, names: string[], channels = 8): Promise<void> {
-  const conn = await admin(mesh);
-  try {
-    const todo = [...names];
-    await Promise.all(Array.from({ length: channels }, async () => {
-      const ch = await conn.createChannel();
-      for (let n = todo.shift(); n; n = todo.shift()) await ch.purgeQueue(`node.${n}`);
-      await ch.close();
-    }));
-  } finally { await conn.close(); }
-}
+export const purgeQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q));
 
 /** Wait until PIDS use under a tenth of a core for 2 s (at most a minute): a broker still writing out the last measurement would be charged to the next. */
 export async function settle(pids: number[]): Promise<number> {
