@@ -6,11 +6,7 @@ import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
-import { startPostgres, type Postgres } from './harness/postgres.js';
-import { startRabbit, type Rabbit } from './harness/rabbitmq.js';
-import { prepareTemplate } from './harness/store.js';
-import type { Servers } from './harness/servers.js';
+import { startServers, type Private } from './harness/private.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
@@ -40,14 +36,13 @@ if (files.length === 0) {
 
 const tmp = mkdtempSync(join(tmpdir(), 'mesh-test-'));
 chmodSync(tmp, 0o755); // the postgres user must reach its data dir below
-let pg: Postgres | undefined;
-let rabbit: Rabbit | undefined;
+let srv: Private | undefined;
 let stopping = false;
 
 async function stopAll(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  await Promise.allSettled([pg?.stop(), rabbit?.stop()]);
+  await srv?.stop();
   if (!process.env.MESH_TEST_KEEP) rmSync(tmp, { recursive: true, force: true });
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -90,22 +85,11 @@ function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
 
 async function main(): Promise<number> {
   const t0 = Date.now();
-  [pg, rabbit] = await Promise.all([startPostgres(join(tmp, 'pg')), startRabbit(join(tmp, 'rabbit'))]);
+  srv = await startServers(tmp);
+  const { pg, rabbit } = srv;
   console.log(`[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
-  const admin = postgres(pg.url('postgres'), { max: 1, onnotice: () => {} });
-  const template = await prepareTemplate(admin, pg);
-  await admin.end();
-  const s: Servers = {
-    tmp,
-    pg: { port: pg.port, socketDir: pg.socketDir },
-    rabbit: {
-      dir: join(tmp, 'rabbit'), amqpPort: rabbit.amqpPort, amqpsPort: rabbit.amqpsPort, mgmtPort: rabbit.mgmtPort,
-      admin: rabbit.admin, fingerprint: rabbit.fingerprint, certPath: rabbit.certPath, nodename: rabbit.nodename,
-    },
-    template,
-  };
   const serversFile = join(tmp, 'servers.json');
-  writeFileSync(serversFile, JSON.stringify(s), { mode: 0o600 });
+  writeFileSync(serversFile, JSON.stringify(srv.servers), { mode: 0o600 });
   const env = { ...process.env, MESH_TEST_SERVERS: serversFile };
 
   const queue = [...files];

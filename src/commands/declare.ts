@@ -4,13 +4,11 @@
 // and digest, and publishes to each node's queue directly.
 import { createHash } from 'node:crypto';
 import { connect, type Sql } from '../store/connect.js';
-import { sign } from '../crypto/sign.js';
-import { b64 } from '../crypto/keys.js';
 import { readBroker, readSigner, adminEndpoint, type Signer } from '../control/home.js';
 import { connectBroker } from '../broker/connect.js';
 import { queueOf, nodeName } from '../wire/names.js';
 import { storeError } from './errors.js';
-import { LIMITS } from '../wire/envelope.js';
+import { LIMITS, signText } from '../wire/envelope.js';
 
 /**
  * The body text a node will verify, byte for byte. RESOURCES is compose's JSON
@@ -22,7 +20,7 @@ export function bodyText(mesh: string, node: string, serial: number, resources: 
 }
 
 export function envelope(text: string, signer: Signer): Buffer {
-  return Buffer.from(JSON.stringify({ v: 1, body: text, sig: b64(sign(Buffer.from(text, 'utf8'), signer.secret)) }));
+  return signText(text, signer.secret);
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest();

@@ -18,10 +18,14 @@ export class WireError extends Error {
 /** Refused before parsing: nothing on the wire needs more. */
 export const LIMITS = { declaration: 8 << 20, message: 256 << 10 } as const;
 
-export function signEnvelope(body: unknown, secret: Uint8Array): Buffer {
-  const text = JSON.stringify(body);
+/** The one writer of the envelope: TEXT is signed and carried exactly as given. */
+export function signText(text: string, secret: Uint8Array): Buffer {
   const sig = sign(Buffer.from(text, 'utf8'), secret);
   return Buffer.from(JSON.stringify({ v: 1, body: text, sig: b64(sig) }), 'utf8');
+}
+
+export function signEnvelope(body: unknown, secret: Uint8Array): Buffer {
+  return signText(JSON.stringify(body), secret);
 }
 
 export function parseJson(text: string, what: string): unknown {

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import amqp from 'amqplib';
 import { servers } from '../harness/servers.js';
-import type { Mesh } from '../harness/mesh.js';
+import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 
 /** A folder a declaration may write into (MESH_HOST_ROOTS). */
 export function root(): string {
@@ -45,4 +45,20 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | nu
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 150));
   }
+}
+
+/** A running loop: a fresh mesh, `mesh serve`, and one joined host web1 that may write under ROOT only. */
+export interface LiveNode { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+
+export async function liveNode(): Promise<LiveNode> {
+  const mesh = await freshMesh();
+  const serve = await mesh.serve();
+  const dir = root();
+  const j = await mesh.joined('web1', { MESH_HOST_ROOTS: dir, MESH_HOST_RECONCILE_SECONDS: '3600' });
+  return { mesh, serve, host: j.host, proc: j.proc, root: dir };
+}
+
+export async function stopLiveNode(l: LiveNode): Promise<void> {
+  await l.mesh.stop();
+  rmSync(l.root, { recursive: true, force: true });
 }

@@ -4,23 +4,17 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
-import { addModule, cli, b64, inject, root, until } from './helpers.js';
+import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from './helpers.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { envelope } from '../../src/commands/declare.js';
 
-interface Ctx { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+type Ctx = LiveNode;
 const Loop = suite<Ctx>('told, apply, report');
 
 Loop.before(async (ctx) => {
-  ctx.mesh = await freshMesh();
-  ctx.serve = await ctx.mesh.serve();
-  ctx.root = root();
-  const j = await ctx.mesh.joined('web1', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
-  ctx.host = j.host;
-  ctx.proc = j.proc;
+  Object.assign(ctx, await liveNode());
 });
-Loop.after(async (ctx) => { await ctx.mesh.stop(); rmSync(ctx.root, { recursive: true, force: true }); });
+Loop.after(async (ctx) => { await stopLiveNode(ctx); });
 
 const starts = (ctx: Ctx) => (existsSync(join(ctx.root, 'starts')) ? readFileSync(join(ctx.root, 'starts'), 'utf8').trim().split('\n').length : 0);
 

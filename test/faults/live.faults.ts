@@ -5,34 +5,28 @@
 // and is not said counts as lost.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import amqp from 'amqplib';
-import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { servers } from '../harness/servers.js';
-import { addModule, cli, b64, inject, root, until } from '../declare/helpers.js';
+import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from '../declare/helpers.js';
 import { envelope, bodyText } from '../../src/commands/declare.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { RUNS, tally, say, summary } from './tally.js';
 
-interface Ctx { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+type Ctx = LiveNode;
 const Live = suite<Ctx>('hostile input against running programs');
 
 Live.before(async (ctx) => {
-  ctx.mesh = await freshMesh();
-  ctx.serve = await ctx.mesh.serve();
-  ctx.root = root();
-  const j = await ctx.mesh.joined('web1', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
-  ctx.host = j.host;
-  ctx.proc = j.proc;
+  Object.assign(ctx, await liveNode());
   await addModule(ctx.mesh, 'site', [{ kind: 'file', path: join(ctx.root, 'index.html'), content: b64('hello'), mode: '0644' }]);
   await cli(ctx.mesh, 'assign', 'site', 'web1');
   await cli(ctx.mesh, 'declare', 'web1');
   await ctx.proc.waitFor(/applied declaration 1\b/);
   await until('report', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1'`).length > 0);
 });
-Live.after(async (ctx) => { await ctx.mesh.stop(); rmSync(ctx.root, { recursive: true, force: true }); });
+Live.after(async (ctx) => { await stopLiveNode(ctx); });
 
 /** A connection as the node itself, with its own broker account. */
 async function asNode(ctx: Ctx): Promise<amqp.ChannelModel> {
