@@ -5,10 +5,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Resource } from '../src/wire/resources.js';
-import type { BrokerConfig } from '../src/control/home.js';
-import { ensureSigner } from '../src/control/home.js';
-import { issueToken } from '../src/commands/token.js';
-import { declare } from '../src/commands/declare.js';
+import type { BrokerConfig } from '../src/home/home.js';
+import { ensureSigner } from '../src/home/home.js';
+import { issueToken } from '../src/inventory/token.js';
+import { declare } from '../src/assignment/declare.js';
 import { loadIdentity } from '../host/identity.js';
 import { enrol } from '../host/enrol.js';
 import { readToken, writeToken } from '../src/wire/token.js';

@@ -14,7 +14,7 @@ import postgres from 'postgres';
 import { CONTEXTS } from '../src/store/contexts.js';
 import { SQL_ROOT, migrate } from '../src/store/migrate.js';
 import { waitForStore } from '../src/store/wait.js';
-import { writeAtomic } from '../host/fsx/atomic.js';
+import { writeAtomic } from '../src/sys/atomic.js';
 import type { Resource } from '../src/wire/resources.js';
 import { service } from './carried.js';
 import { paths, controlEnv, type Options } from './layout.js';

@@ -9,7 +9,7 @@ import { isRunning } from '../host/apply/proc.js';
 import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { writeAtomic } from '../host/fsx/atomic.js';
+import { writeAtomic } from '../src/sys/atomic.js';
 import type { Resource } from '../src/wire/resources.js';
 import { file, service, withEnv } from './carried.js';
 import { paths, type Options } from './layout.js';
@@ -110,6 +110,9 @@ export function brokerEnv(dir: string, nodename: string, ports: { dist: number; 
     RABBITMQ_LOG_BASE: join(dir, 'log'),
     RABBITMQ_PID_FILE: join(dir, 'rabbit.pid'),
     RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+    // Erlang writes a crash dump into its working directory unless told: once
+    // it landed in the repository root (697 KB, committed). It lives with the broker.
+    ERL_CRASH_DUMP: join(dir, 'erl_crash.dump'),
   };
 }
 

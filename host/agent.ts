@@ -5,8 +5,9 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
-import { openEnvelope, WireError, LIMITS, isObject } from '../src/wire/envelope.js';
+import { WireError } from '../src/wire/envelope.js';
 import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
+import { readLastReport } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { key32 } from '../src/crypto/keys.js';
@@ -200,13 +201,4 @@ export class Agent {
 
   /** For tests and `status`: what this host holds now. */
   holdings(): Promise<unknown> { return holdings(this.dir); }
-}
-
-/** The mesh's signed copy of what this node last reported, for a rebuilt host (R2). */
-function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): HeldEntry[] | null {
-  const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
-  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.');
-  if (v.held === null) return null; // never reported: nothing is known to be ours
-  if (!Array.isArray(v.held)) throw new WireError('malformed', 'last report has no held list.');
-  return v.held as HeldEntry[];
 }

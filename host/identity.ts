@@ -4,7 +4,7 @@
 // the mesh said it knows this node (E4).
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from './fsx/atomic.js';
+import { writeAtomic } from '../src/sys/atomic.js';
 import { isObject } from '../src/wire/envelope.js';
 import { key32 } from '../src/crypto/keys.js';
 

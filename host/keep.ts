@@ -3,7 +3,7 @@
 // trusted for the same reason the message was, not for being local.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from './fsx/atomic.js';
+import { writeAtomic } from '../src/sys/atomic.js';
 import { readDeclaration } from '../src/wire/declaration.js';
 import type { Declaration } from '../src/wire/resources.js';
 import type { Identity } from './identity.js';

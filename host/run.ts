@@ -5,7 +5,7 @@ import type { ConfirmChannel } from 'amqplib';
 import { queueOf } from '../src/wire/names.js';
 import { waitForIdentity } from './wait.js';
 import { Link } from './link/link.js';
-import { backoffFromEnv } from './link/backoff.js';
+import { backoffFromEnv } from '../src/sys/backoff.js';
 import { publishHeard, heardSeconds } from './heard.js';
 import { Agent } from './agent.js';
 import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';

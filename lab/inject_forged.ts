@@ -3,10 +3,11 @@
 // mesh id, the right node, a serial far ahead, signed by a key that is not
 // the control plane's. The host must refuse it and report it as forged (D1).
 // Runs on the first node with MESH_HOME; prints the file the forgery would write.
-import { readBroker, readSigner, adminEndpoint, meshId } from '../src/control/home.js';
+import { readBroker, readSigner, adminEndpoint, meshId } from '../src/home/home.js';
 import { connectBroker } from '../src/broker/connect.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
-import { bodyText, envelope } from '../src/commands/declare.js';
+import { envelope } from '../src/assignment/declare.js';
+import { bodyText } from '../src/wire/declaration.js';
 import { signingPair, signingPublic } from '../src/crypto/keys.js';
 
 const node = nodeName(process.argv[2]);

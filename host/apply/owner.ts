@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Owner } from '../fsx/atomic.js';
+import type { Owner } from '../../src/sys/atomic.js';
 
 const run = promisify(execFile);
 

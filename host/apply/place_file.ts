@@ -1,7 +1,7 @@
 // What file and secret share: look at a file on disk, put exact bytes there.
 import { lstat, mkdir, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { writeAtomic, syncDir, type Owner } from '../fsx/atomic.js';
+import { writeAtomic, syncDir, type Owner } from '../../src/sys/atomic.js';
 import { checkPath, checkRealPath } from './paths.js';
 import type { DriverContext, Observed } from './driver.js';
 

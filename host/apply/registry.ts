@@ -8,7 +8,7 @@ import { fileDriver } from './file.js';
 import { secretDriver } from './secret.js';
 import { containerDriver } from './container.js';
 import { serviceDriver } from './service.js';
-import { wireguardDriver } from './wireguard.js';
+import { wireguardDriver } from './wireguard/driver.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.

@@ -6,7 +6,7 @@ import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceResource } from '../../src/wire/resources.js';
 import type { DriverContext, Observed } from './driver.js';
-import { writeAtomic } from '../fsx/atomic.js';
+import { writeAtomic } from '../../src/sys/atomic.js';
 import { groupAlive, isRunning, procStat, sleep } from './proc.js';
 
 /** What the pid file holds: the process, when it started, and what it was started as. */

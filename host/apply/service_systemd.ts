@@ -3,7 +3,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import type { ServiceResource } from '../../src/wire/resources.js';
 import type { DriverContext, Observed } from './driver.js';
-import { writeAtomic } from '../fsx/atomic.js';
+import { writeAtomic } from '../../src/sys/atomic.js';
 import { run, runOk } from './run.js';
 
 const unitName = (name: string) => `mesh-${name}.service`;

@@ -5,7 +5,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Origin } from '../../src/wire/resources.js';
 import type { Held } from './driver.js';
-import { writeAtomic } from '../fsx/atomic.js';
+import { writeAtomic } from '../../src/sys/atomic.js';
 
 interface StateFile {
   v: 1;

@@ -5,7 +5,7 @@
 // resetting the backoff (L3); rouses in the same instant are one.
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { PinMismatch } from '../../src/broker/pin.js';
-import { Backoff, type BackoffSettings } from './backoff.js';
+import { Backoff, type BackoffSettings } from '../../src/sys/backoff.js';
 import type { Identity } from '../identity.js';
 
 export interface LinkEvents {

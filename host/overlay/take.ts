@@ -25,17 +25,17 @@ import type { ConsumeMessage } from 'amqplib';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { loadIdentity, saveIdentity, overlayKeyPath, stateDir, type Identity } from '../identity.js';
 import { readKept } from '../keep.js';
-import { writeAtomic } from '../fsx/atomic.js';
-import { wireguardDriver, WG_DIR } from '../apply/wireguard.js';
+import { writeAtomic } from '../../src/sys/atomic.js';
+import { wireguardDriver, WG_DIR } from '../apply/wireguard/driver.js';
 import type { DriverContext } from '../apply/driver.js';
-import { run, runAny } from './run.js';
-import { checkInterfaceName, checkKey, parseDump } from './wgconf.js';
+import { run, runAny } from '../apply/wireguard/run.js';
+import { checkInterfaceName, checkKey, parseDump } from '../apply/wireguard/wgconf.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 import { connectBroker } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { key32 } from '../../src/crypto/keys.js';
 import { open as openSealed } from '../../src/crypto/seal.js';
-import { writeRekey, readRekeyReply } from '../../src/overlay/rekey_wire.js';
+import { writeRekey, readRekeyReply } from '../../src/wire/rekey.js';
 
 export type TakeState = 'not taken' | 'taken' | 'down';
 

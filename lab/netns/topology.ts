@@ -20,7 +20,7 @@
 // Traffic only ever goes to addresses inside these namespaces.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { run, runAny } from '../../host/overlay/run.js';
+import { run, runAny } from '../../host/apply/wireguard/run.js';
 
 export interface SiteSpec {
   name: string;                          // [a-z0-9]{1,8}

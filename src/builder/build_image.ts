@@ -5,7 +5,7 @@
 // nobody may answer, and the broker gives the request to another builder.
 import { mkdtemp, rm, readFile, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { COMMIT, DIGEST, type BuildRequest, type BuildResult } from '../build/messages.js';
+import { COMMIT, DIGEST, type BuildRequest, type BuildResult } from '../wire/build.js';
 import { runLines, Tail } from './proc.js';
 
 export interface BuildSettings {

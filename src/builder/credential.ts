@@ -4,7 +4,7 @@
 // its own credential and no other.
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from '../../host/fsx/atomic.js';
+import { writeAtomic } from '../sys/atomic.js';
 import { isObject } from '../wire/envelope.js';
 
 export interface Credential {

@@ -3,7 +3,7 @@
 // `mesh-builder run` reads it from its state file; it is never on a command
 // line again. An enrolled builder refuses a second line rather than silently
 // become another builder.
-import { readEnrolLine } from '../build/enrol_line.js';
+import { readEnrolLine } from '../wire/builder_line.js';
 import { connectBroker, hostPort } from '../broker/connect.js';
 import { BUILD_QUEUE } from '../broker/topology.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';

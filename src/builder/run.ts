@@ -10,8 +10,8 @@ import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { connectBroker, type Connection } from '../broker/connect.js';
 import { PinMismatch } from '../broker/pin.js';
 import { EXCHANGE, BUILD_QUEUE } from '../broker/topology.js';
-import { Backoff, DEFAULT_BACKOFF } from '../../host/link/backoff.js';
-import { BUILD_RESULT, readBuildRequest, writeMessage, type BuildNews } from '../build/messages.js';
+import { Backoff, DEFAULT_BACKOFF } from '../sys/backoff.js';
+import { BUILD_RESULT, readBuildRequest, writeMessage, type BuildNews } from '../wire/build.js';
 import { loadCredential, credentialPath, type Credential } from './credential.js';
 import { buildImage, type BuildSettings } from './build_image.js';
 

@@ -3,10 +3,10 @@
 import type { Sade } from 'sade';
 import { wrap } from './wrap.js';
 import { emit, table } from './print.js';
-import { build, parseTimeout } from '../build/request.js';
-import { setSource } from '../build/source.js';
-import { moduleList, describe } from '../build/module_list.js';
-import { builderAdd } from '../build/builder_add.js';
+import { build, parseTimeout } from '../catalogue/build.js';
+import { setSource } from '../catalogue/source.js';
+import { moduleList, describe } from '../catalogue/module_list.js';
+import { builderAdd } from '../catalogue/builder_add.js';
 
 export function registerBuild(prog: Sade): void {
   prog.command('module source <module>')

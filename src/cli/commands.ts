@@ -3,12 +3,13 @@
 import type { Sade } from 'sade';
 import { wrap } from './wrap.js';
 import { emit, table } from './print.js';
-import { issueToken } from '../commands/token.js';
-import { nodeList, nodeRetire } from '../commands/node.js';
+import { issueToken } from '../inventory/token.js';
+import { nodeList, nodeRetire } from '../inventory/node.js';
 import { serve } from '../serve/serve.js';
-import { ensureSigner, home } from '../control/home.js';
-import { moduleAdd, assign } from '../commands/module.js';
-import { plan, declare } from '../commands/declare.js';
+import { ensureSigner, home } from '../home/home.js';
+import { moduleAdd } from '../catalogue/module_add.js';
+import { assign } from '../assignment/assign.js';
+import { plan, declare } from '../assignment/declare.js';
 import { registerOverlay } from './overlay.js';
 import { registerSecret } from './secret.js';
 import { registerBuild } from './build.js';

@@ -2,7 +2,7 @@
 // The operator's CLI. Each command maps to one function that returns data.
 import sade from 'sade';
 import { wrap } from './wrap.js';
-import { migrateCommand } from '../commands/migrate.js';
+import { migrateCommand } from './migrate_summary.js';
 
 const prog = sade('mesh').version('0.1.0')
   .describe('Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');

@@ -8,8 +8,8 @@ import { emit, table } from './print.js';
 import { rotate } from '../secret/rotate.js';
 import { remake } from '../secret/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
-import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/commands.js';
-import type { Declared } from '../commands/declare.js';
+import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
+import type { Declared } from '../assignment/declare.js';
 
 const list = (v: unknown): string[] => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).filter(Boolean));
 const sentLine = (sent: Declared[]) => sent.map((d) => `${d.node} serial ${d.serial}${d.sent ? '' : ` NOT SENT (${d.error})`}`).join(', ');

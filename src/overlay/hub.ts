@@ -2,7 +2,7 @@
 // two facts of the graph an operator decides. The rules (a hub must be
 // dialable, an address is never shared) are in SQL.
 import { connect } from '../store/connect.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 import { nodeName } from '../wire/names.js';
 
 export async function overlayHub(node: string, on: boolean): Promise<{ node: string; hub: boolean; changed: boolean }> {

@@ -1,7 +1,7 @@
 // `mesh overlay show`: the peer graph exactly as declarations will carry it,
 // read from the same SQL views (overlay.member, overlay.peering) compose uses.
 import { connect } from '../store/connect.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 
 export interface ShownPeer { peer: string; endpoint: string | null; allowedIps: string[]; keepalive: number | null; route: boolean }
 export interface ShownNode { name: string; site: string; address: string; hub: boolean; dialable: string | null; publicKey: string; peers: ShownPeer[] }

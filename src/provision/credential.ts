@@ -6,7 +6,7 @@
 import type { Sql } from '../store/connect.js';
 import { makeSealed, type Sealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 
 export interface PairHolder { node: string; sides: string[] }
 export interface Prepared { provision: string; consumer: string; secret: string; holders: PairHolder[]; sealed: Sealed }

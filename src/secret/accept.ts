@@ -4,12 +4,12 @@
 // how it is issued again to a machine that rejoined with a new sealing key.
 import { readFileSync } from 'node:fs';
 import { connect } from '../store/connect.js';
-import { declare, type Declared } from '../commands/declare.js';
+import { declare, type Declared } from '../assignment/declare.js';
 import { nodeName } from '../wire/names.js';
 import { sealTo, makeSealed, type Sealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 
 export interface PlacedSecret { name: string; origin: 'made' | 'accepted'; generation: number; holders: string[]; sent: Declared[] }
 

@@ -5,12 +5,12 @@
 // holder, and both ends learn it in the same push (one declare for all).
 // An accepted secret is refused by secret.put_made with the remedy: issue it again.
 import { connect } from '../store/connect.js';
-import { declare, type Declared } from '../commands/declare.js';
+import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from '../provision/credential.js';
 import { makeSealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 import { windowOf } from './window.js';
 
 export interface Remade {

@@ -3,7 +3,7 @@
 // holder that cannot be resolved stops it before the new value is committed,
 // so nothing is sent and the old credential keeps working.
 import { connect } from '../store/connect.js';
-import { declare, type Declared } from '../commands/declare.js';
+import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from '../provision/credential.js';
 import { windowOf } from './window.js';
 

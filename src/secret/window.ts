@@ -1,7 +1,7 @@
 // The window of a rotation, stated rather than hidden: the provider changes
 // the role's password when it applies its declaration, the consumer reads the
 // new file when it applies its own, and the two cannot be simultaneous.
-import type { Declared } from '../commands/declare.js';
+import type { Declared } from '../assignment/declare.js';
 import type { Made } from '../provision/credential.js';
 
 export function windowOf(m: Made, sent: Declared[]): string {

@@ -3,7 +3,7 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Sql } from '../store/connect.js';
 import type { Accounts } from '../broker/accounts.js';
-import type { Signer } from '../control/home.js';
+import type { Signer } from '../home/home.js';
 
 export interface Stores { inventory: Sql; assignment: Sql; catalogue: Sql; secret: Sql; provision: Sql; overlay: Sql }
 

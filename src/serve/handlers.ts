@@ -1,8 +1,9 @@
-// Every kind of message `serve` handles. The control queue is bound to exactly
-// these keys (src/broker/topology.ts): one list, so a kind can't be handled
-// and left unbound, which once dropped every report for an afternoon.
+// Every kind of message `serve` handles, keyed by routing key. The type is
+// CONTROL_KINDS (src/broker/topology.ts), the list the control queue is bound
+// to: a kind handled here and left unbound, or bound and not handled, does not compile.
 import type { ConsumeMessage } from 'amqplib';
 import type { ServeContext } from './context.js';
+import type { ControlKind } from '../broker/topology.js';
 import { enrol } from './handlers/enrol.js';
 import { report } from './handlers/report.js';
 import { recover } from './handlers/recover.js';
@@ -11,13 +12,10 @@ import { buildResult } from './handlers/build_result.js';
 
 export type Handler = (ctx: ServeContext, msg: ConsumeMessage) => Promise<void>;
 
-export const HANDLERS: Record<string, Handler> = {
+export const HANDLERS: Record<Exclude<ControlKind, 'heard'>, Handler> = {
   enrol,
   report,
   recover,
   rekey,
   'build.result': buildResult,
 };
-
-/** Heard is batched by serve itself (handlers/heard.ts). */
-export const CONTROL_KINDS = ['heard', ...Object.keys(HANDLERS)] as const;

@@ -8,12 +8,12 @@ import { CONTEXTS, type Context } from '../store/contexts.js';
 import { connectBroker, type Connection } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
-import { readBroker, readSigner, adminEndpoint, management } from '../control/home.js';
+import { readBroker, readSigner, adminEndpoint, management } from '../home/home.js';
 import { WireError } from '../wire/envelope.js';
-import { HANDLERS, CONTROL_KINDS } from './handlers.js';
+import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
 import type { ServeContext, Stores } from './context.js';
-import { log } from './log.js';
+import { log } from '../sys/log.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -56,7 +56,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
 
   const handle = async (ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage) => {
     const kind = msg.fields.routingKey;
-    const handler = HANDLERS[kind];
+    const handler = (HANDLERS as Record<string, Handler | undefined>)[kind];
     try {
       if (!handler) ctx.log(`serve: no handler for ${kind}; dropped`);
       else await handler(ctx, msg);
@@ -78,7 +78,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       conn = await connectBroker(adminEndpoint(broker), { name: 'mesh serve' });
       const ch = await conn.createConfirmChannel();
       channel = ch;
-      await declareTopology(ch, CONTROL_KINDS);
+      await declareTopology(ch);
       await ch.prefetch(opts.prefetch ?? 1000);
       const ctx: ServeContext = { stores, channel: ch, accounts, signer, prefix, log };
       const closed = new Promise<void>((resolve) => { conn!.on('close', () => resolve()); conn!.on('error', () => {}); });

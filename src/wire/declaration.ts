@@ -6,6 +6,16 @@ import { openEnvelope, isObject, WireError, LIMITS } from './envelope.js';
 import { parseResources } from './parse_resources.js';
 import { nodeName } from './names.js';
 
+/**
+ * The writer: the body text a node will verify, byte for byte. RESOURCES is compose's JSON
+ * text as PostgreSQL prints it, spliced in rather than parsed and printed again:
+ * for 10,000 nodes the round trip through objects cost seconds.
+ */
+export function bodyText(mesh: string, node: string, serial: number, resources: string): string {
+  return `{"mesh":${JSON.stringify(mesh)},"node":${JSON.stringify(node)},"serial":${serial},"resources":${resources}}`;
+}
+
+/** The reader of the body bodyText writes. */
 export function parseDeclaration(v: unknown): Declaration {
   if (!isObject(v)) throw new WireError('malformed', 'declaration body is not an object.');
   for (const k of Object.keys(v)) if (!['mesh', 'node', 'serial', 'resources'].includes(k)) throw new WireError('malformed', `declaration.${k} is not a field of a declaration.`);

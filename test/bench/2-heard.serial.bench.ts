@@ -7,7 +7,6 @@
 import { freshMesh, type Proc } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { declareTopology, CONTROL_QUEUE, EXCHANGE } from '../../src/broker/topology.js';
-import { CONTROL_KINDS } from '../../src/serve/handlers.js';
 import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
   summarizeProfile, describeProfile, insertNodes, impersonator, admin,
@@ -24,7 +23,7 @@ await bench('2 heard ingestion', async (figs) => {
     const names = await insertNodes(mesh, FLEET);
     const topo = await admin(mesh);
     const tch = await topo.createChannel();
-    await declareTopology(tch, CONTROL_KINDS);
+    await declareTopology(tch);
     await tch.assertQueue('bench.raw', { durable: true });
     await tch.bindQueue('bench.raw', EXCHANGE, 'bench.raw');
 

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from './helpers.js';
 import { signingPair } from '../../src/crypto/keys.js';
-import { envelope } from '../../src/commands/declare.js';
+import { envelope } from '../../src/assignment/declare.js';
 
 type Ctx = LiveNode;
 const Loop = suite<Ctx>('told, apply, report');

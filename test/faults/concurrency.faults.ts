@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
-import { declare } from '../../src/commands/declare.js';
+import { declare } from '../../src/assignment/declare.js';
 import { tally, say, summary } from './tally.js';
 import { addModule, cli, until } from '../declare/helpers.js';
 

@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import amqp from 'amqplib';
 import { servers } from '../harness/servers.js';
 import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from '../declare/helpers.js';
-import { envelope, bodyText } from '../../src/commands/declare.js';
+import { envelope } from '../../src/assignment/declare.js';
+import { bodyText } from '../../src/wire/declaration.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { RUNS, tally, say, summary } from './tally.js';
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
 import { servers, type Servers } from './servers.js';
-import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/control/home.js';
+import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/home/home.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));

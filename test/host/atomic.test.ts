@@ -4,7 +4,7 @@ import { mkdtemp, readFile, readdir, stat, writeFile, mkdir, rm } from 'node:fs/
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeAtomic } from '../../host/fsx/atomic.js';
+import { writeAtomic } from '../../src/sys/atomic.js';
 
 const test = suite('writeAtomic');
 let dir = '';

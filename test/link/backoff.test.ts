@@ -2,7 +2,7 @@
 // from the bottom. The clock is a number we move by hand.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Backoff, DEFAULT_BACKOFF, backoffFromEnv } from '../../host/link/backoff.js';
+import { Backoff, DEFAULT_BACKOFF, backoffFromEnv } from '../../src/sys/backoff.js';
 
 const B = suite('backoff (L1)');
 

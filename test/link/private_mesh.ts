@@ -10,7 +10,7 @@ import { freshStore, type Store } from '../harness/store.js';
 import { startRabbit, type Rabbit } from '../harness/rabbitmq.js';
 import { VHOST } from '../../bundle/rabbitmq.js'; // the vhost the broker is made with, as on a first node
 import { spawnProc, runCli, MESH, MESH_HOST, type Proc, type Host, type CliResult } from '../harness/mesh.js';
-import { writeBroker, ensureSigner, type BrokerConfig } from '../../src/control/home.js';
+import { writeBroker, ensureSigner, type BrokerConfig } from '../../src/home/home.js';
 
 export interface PrivateMesh {
   rabbit: Rabbit;

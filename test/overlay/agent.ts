@@ -3,7 +3,7 @@
 // stdin, the answer as JSON on stdout, the driver's log lines on stderr.
 // The driver itself runs its plain production path; only where it runs differs.
 import { readFileSync } from 'node:fs';
-import { wireguardDriver } from '../../host/apply/wireguard.js';
+import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
 import type { DriverContext, Held } from '../../host/apply/driver.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFile } from 'node:child_process';
 import { MESH_HOST, spawnProc, type Mesh, type Proc, type CliResult } from '../harness/mesh.js';
-import { writeBroker } from '../../src/control/home.js';
+import { writeBroker } from '../../src/home/home.js';
 import { up, type Lab, type Topology } from '../../lab/netns/topology.js';
 
 export interface Machine {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { up, type Lab } from '../../lab/netns/topology.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
-import { checkResource, renderConf } from '../../host/overlay/wgconf.js';
+import { checkResource, renderConf } from '../../host/apply/wireguard/wgconf.js';
 
 const agent = fileURLToPath(new URL('./agent.js', import.meta.url));
 const PORT = 51820;

@@ -4,7 +4,7 @@
 // The answer is recorded once: a request redelivered after a builder died,
 // or built twice, brings a second answer, which SQL keeps out.
 import type { ConsumeMessage } from 'amqplib';
-import { readBuildNews } from '../../build/messages.js';
+import { readBuildNews } from '../../wire/build.js';
 import { sender, type ServeContext } from '../context.js';
 
 export async function buildResult(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {

@@ -1,9 +1,8 @@
 // R2: a rebuilt host, which lost its record of what it applied, is handed both
-// its newest declaration and the mesh's signed copy of its last report, so it
-// can remove the orphans nothing else knows were the mesh's doing. "Never
-// reported" (held: null) and "reported nothing" (held: []) stay different.
+// its newest declaration and the mesh's signed copy of its last report
+// (src/wire/last_report.ts).
 import type { ConsumeMessage } from 'amqplib';
-import { signEnvelope } from '../../wire/envelope.js';
+import { writeLastReport } from '../../wire/last_report.js';
 import { queueOf } from '../../wire/names.js';
 import { publishConfirmed, sender, type ServeContext } from '../context.js';
 
@@ -13,7 +12,7 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
-  const last = signEnvelope({ mesh: ctx.signer.mesh, node: from.name, held: rep ? rep.held : null, reportedAt: rep?.reported_at ?? null }, ctx.signer.secret);
+  const last = writeLastReport({ mesh: ctx.signer.mesh, node: from.name, held: rep ? rep.held : null, reportedAt: rep?.reported_at ?? null }, ctx.signer.secret);
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
   if (decl?.envelope) await publishConfirmed(ctx.channel, '', queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
   await publishConfirmed(ctx.channel, '', queueOf(from.name), last, { type: 'last-report' });

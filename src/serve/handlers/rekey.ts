@@ -5,9 +5,9 @@
 // then every node that peers with it is declared again: a peer holding the
 // old key would drop every packet from the new one.
 import type { ConsumeMessage } from 'amqplib';
-import { readRekey, type RekeyReply } from '../../overlay/rekey_wire.js';
+import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
-import { declare } from '../../commands/declare.js';
+import { declare } from '../../assignment/declare.js';
 import { publishConfirmed, sender, type ServeContext } from '../context.js';
 
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {

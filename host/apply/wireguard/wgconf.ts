@@ -3,7 +3,7 @@
 // value with a newline in it could add a `PostUp =` line that wg-quick runs
 // as root, so every field is checked against a strict pattern before a
 // byte is written.
-import type { WireguardResource } from '../../src/wire/resources.js';
+import type { WireguardResource } from '../../../src/wire/resources.js';
 
 /** wg-quick derives the interface from the file name and allows only this. */
 const IFACE = /^[a-z][a-z0-9_-]{0,14}$/;

@@ -4,20 +4,12 @@
 // and digest, and publishes to each node's queue directly.
 import { createHash } from 'node:crypto';
 import { connect, type Sql } from '../store/connect.js';
-import { readBroker, readSigner, adminEndpoint, type Signer } from '../control/home.js';
+import { readBroker, readSigner, adminEndpoint, type Signer } from '../home/home.js';
 import { connectBroker } from '../broker/connect.js';
 import { queueOf, nodeName } from '../wire/names.js';
-import { storeError } from './errors.js';
+import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
-
-/**
- * The body text a node will verify, byte for byte. RESOURCES is compose's JSON
- * text as PostgreSQL prints it, spliced in rather than parsed and printed again:
- * for 10,000 nodes the round trip through objects cost seconds.
- */
-export function bodyText(mesh: string, node: string, serial: number, resources: string): string {
-  return `{"mesh":${JSON.stringify(mesh)},"node":${JSON.stringify(node)},"serial":${serial},"resources":${resources}}`;
-}
+import { bodyText } from '../wire/declaration.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
   return signText(text, signer.secret);

@@ -2,8 +2,8 @@
 // control plane only records it; builders clone it.
 import { connect } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
-import { storeError } from '../commands/errors.js';
-import { gitUrl, REF, SOURCE_PATH } from './messages.js';
+import { storeError } from '../store/errors.js';
+import { gitUrl, REF, SOURCE_PATH } from '../wire/build.js';
 
 export async function setSource(module: string, opts: { git?: string; path?: string; ref?: string }) {
   nodeName(module, 'module name');

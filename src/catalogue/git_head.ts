@@ -1,7 +1,7 @@
 // Where a source's ref points now, read with `git ls-remote`: the control
 // plane looks at the repository, it runs nothing on any machine.
 import { execFile } from 'node:child_process';
-import { COMMIT } from './messages.js';
+import { COMMIT } from '../wire/build.js';
 
 function lsRemote(url: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {

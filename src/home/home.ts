@@ -5,7 +5,7 @@
 import { readFileSync, statSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { writeAtomic } from '../../host/fsx/atomic.js';
+import { writeAtomic } from '../sys/atomic.js';
 import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
 import type { Endpoint } from '../broker/connect.js';
 import type { Management } from '../broker/accounts.js';

@@ -1,9 +1,9 @@
 // `mesh provision ...`: offers, grants (one pair, one credential), and the
 // listing a DBA would get from provision.grant_status. Rules live in SQL.
 import { connect } from '../store/connect.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 import { nodeName } from '../wire/names.js';
-import { declare, type Declared } from '../commands/declare.js';
+import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from './credential.js';
 import { windowOf } from '../secret/window.js';
 

@@ -4,8 +4,8 @@
 // to build), so a builder holds its broker credential and nothing else.
 // News comes back on one routing key, build.result, so the control queue needs
 // no new binding: progress lines while building, then the one answer.
-import { isObject, parseJson, WireError, LIMITS } from '../wire/envelope.js';
-import { NODE_NAME } from '../wire/names.js';
+import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
+import { NODE_NAME } from './names.js';
 
 export const BUILD_RESULT = 'build.result';
 

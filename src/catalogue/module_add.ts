@@ -5,7 +5,7 @@ import { connect } from '../store/connect.js';
 import { parseResources, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
-import { storeError } from './errors.js';
+import { storeError } from '../store/errors.js';
 
 export function readModuleFile(path: string): { name: string; resources: unknown[] } {
   let v: unknown;
@@ -26,15 +26,5 @@ export async function moduleAdd(path: string) {
   try {
     const [row] = await sql`select * from catalogue.put_module(${m.name}, ${sql.json(m.resources as never)}, 'handed')`;
     return { name: row!.name as string, version: row!.version as number, resources: m.resources.length };
-  } catch (err) { throw storeError(err); } finally { await sql.end(); }
-}
-
-export async function assign(module: string, node: string, on: boolean) {
-  const sql = await connect('assignment', { max: 1 });
-  try {
-    const [row] = on
-      ? await sql`select assignment.assign(${module}, ${node}) as changed`
-      : await sql`select coalesce(assignment.unassign(${module}, ${node}), false) as changed`;
-    return { module, node, assigned: on, changed: Boolean(row!.changed) };
   } catch (err) { throw storeError(err); } finally { await sql.end(); }
 }

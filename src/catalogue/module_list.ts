@@ -2,7 +2,7 @@
 // the same view a DBA selects from. --refresh first records where each
 // source's ref points now; "behind" is then SQL's comparison of recorded facts.
 import { connect } from '../store/connect.js';
-import { storeError } from '../commands/errors.js';
+import { storeError } from '../store/errors.js';
 import { sourceHead } from './git_head.js';
 
 export interface ModuleRow {

@@ -2,9 +2,9 @@
 // hand to git must never be read as an option or leave the clone.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readBuildRequest, readBuildNews, writeMessage } from '../../src/build/messages.js';
-import { pickHead } from '../../src/build/git_head.js';
-import { readEnrolLine, writeEnrolLine } from '../../src/build/enrol_line.js';
+import { readBuildRequest, readBuildNews, writeMessage } from '../../src/wire/build.js';
+import { pickHead } from '../../src/catalogue/git_head.js';
+import { readEnrolLine, writeEnrolLine } from '../../src/wire/builder_line.js';
 import { loopback } from '../../src/builder/build_image.js';
 
 const M = suite('build messages');

@@ -9,11 +9,10 @@ import type { ConfirmChannel } from 'amqplib';
 import { connect, type Sql } from '../store/connect.js';
 import { connectBroker } from '../broker/connect.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
-import { readBroker, adminEndpoint } from '../control/home.js';
+import { readBroker, adminEndpoint } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError } from '../commands/errors.js';
-import { CONTROL_KINDS } from '../serve/handlers.js';
-import { REF, writeMessage, type BuildRequest } from './messages.js';
+import { storeError } from '../store/errors.js';
+import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
 
 export interface BuildOptions {
   ref?: string;
@@ -77,7 +76,7 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
       const conn = await connectBroker(adminEndpoint(broker), { name: `mesh build ${module}` });
       try {
         const ch = await conn.createConfirmChannel();
-        await declareTopology(ch, CONTROL_KINDS);
+        await declareTopology(ch);
         await publish(ch, req, broker.user);
       } finally { await conn.close().catch(() => {}); }
     } catch (err) {

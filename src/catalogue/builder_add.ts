@@ -6,10 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { Accounts } from '../broker/accounts.js';
 import { BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { connectBroker } from '../broker/connect.js';
-import { readBroker, management, adminEndpoint } from '../control/home.js';
+import { readBroker, management, adminEndpoint } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { CONTROL_KINDS } from '../serve/handlers.js';
-import { writeEnrolLine } from './enrol_line.js';
+import { writeEnrolLine } from '../wire/builder_line.js';
 
 export async function builderAdd(name: string) {
   nodeName(name, 'builder name');
@@ -17,7 +16,7 @@ export async function builderAdd(name: string) {
   // The build queue must exist before a builder, which may configure nothing, consumes it.
   const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh builder add' });
   try {
-    await declareTopology(await conn.createChannel(), CONTROL_KINDS);
+    await declareTopology(await conn.createChannel());
   } finally {
     await conn.close().catch(() => {});
   }

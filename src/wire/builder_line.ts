@@ -3,8 +3,8 @@
 // account and password, and the one account whose requests it may build (the
 // control plane's). It is a credential: printed once, kept by nobody but the
 // builder, which saves it 0600 and never needs it on a command line again.
-import { isObject } from '../wire/envelope.js';
-import { nodeName } from '../wire/names.js';
+import { isObject } from './envelope.js';
+import { nodeName } from './names.js';
 
 export interface EnrolLine {
   broker: string;

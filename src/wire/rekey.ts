@@ -4,8 +4,8 @@
 // and by the control plane to read it (src/serve/handlers/rekey.ts).
 import { b64, key32 } from '../crypto/keys.js';
 import { verify } from '../crypto/sign.js';
-import { signEnvelope, readEnvelope, parseJson, isObject, WireError, LIMITS } from '../wire/envelope.js';
-import { nodeName } from '../wire/names.js';
+import { signEnvelope, readEnvelope, parseJson, isObject, WireError, LIMITS } from './envelope.js';
+import { nodeName } from './names.js';
 
 export interface Rekey { node: string; left: Uint8Array; taken: Uint8Array; tunnel: string }
 

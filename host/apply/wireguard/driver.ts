@@ -7,11 +7,11 @@
 import { mkdir, open, readFile, rename, unlink, writeFile, stat, chmod } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { WireguardResource } from '../../src/wire/resources.js';
-import type { Driver, DriverContext, Held, Observed } from './driver.js';
-import { digestOf } from './digest.js';
-import { run, runAny } from '../overlay/run.js';
-import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from '../overlay/wgconf.js';
+import type { WireguardResource } from '../../../src/wire/resources.js';
+import type { Driver, DriverContext, Held, Observed } from '../driver.js';
+import { digestOf } from '../digest.js';
+import { run, runAny } from './run.js';
+import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from './wgconf.js';
 
 /** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
 export const WG_DIR = process.env.MESH_WG_DIR ?? '/etc/wireguard';

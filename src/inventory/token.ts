@@ -5,8 +5,8 @@ import { connect } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
-import { readBroker, management } from '../control/home.js';
-import { storeError } from './errors.js';
+import { readBroker, management } from '../home/home.js';
+import { storeError } from '../store/errors.js';
 
 export function parseDuration(s: string): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);

@@ -2,7 +2,7 @@
 import { connect } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { Accounts } from '../broker/accounts.js';
-import { readBroker, management } from '../control/home.js';
+import { readBroker, management } from '../home/home.js';
 
 export async function nodeList() {
   const sql = await connect('inventory', { max: 1 });
