@@ -1,8 +1,96 @@
-// Our SQL raises its own codes (MSH..); a person sees the message and its hint.
+// The one register of the codes our SQL raises (`raise exception ... using
+// errcode = 'MSHnn'`). A code means one thing, in one context, everywhere;
+// test/store/errors.test.ts scans sql/ and holds the migrations and this
+// table to each other: every code raised is here once, every entry is raised.
+// Ranges by context: inventory 0x, assignment 2x, catalogue 3x, secret 4x,
+// provision 5x, overlay 6x. A new refusal takes a new code; an old code is
+// never reused for another meaning.
+import type { Context } from './contexts.js';
+
+export interface Code {
+  code: string;
+  context: Context;
+  /** What was refused, in a few words. */
+  meaning: string;
+  /** What a person does about it, when the raise carries no hint of its own. */
+  remedy: string;
+}
+
+export const REGISTER: readonly Code[] = [
+  { code: 'MSH02', context: 'inventory', meaning: 'a token was asked for a node that is already enrolled', remedy: 'retire it first (mesh node retire NAME) if the machine is being rebuilt' },
+  { code: 'MSH03', context: 'inventory', meaning: 'a token lifetime of zero or less', remedy: 'give the token a lifetime: mesh token issue NAME --ttl 1h' },
+  { code: 'MSH04', context: 'inventory', meaning: 'a report or rekey names a node that is not enrolled', remedy: 'enrol the node (mesh token issue NAME, then mesh-host enrol TOKEN on it); see mesh node list' },
+  { code: 'MSH05', context: 'inventory', meaning: 'a rekey carries an overlay key that is not 32 bytes', remedy: 'send the raw 32-byte X25519 public key' },
+  { code: 'MSH06', context: 'inventory', meaning: 'a rekey takes an overlay key another node holds', remedy: 'give the tunnel its own key: two nodes with one key fight over every peer entry' },
+  { code: 'MSH07', context: 'inventory', meaning: 'a rekey leaves a key the mesh does not hold for the node (stale or hand-edited)', remedy: 'run mesh-host overlay take again' },
+
+  { code: 'MSH20', context: 'assignment', meaning: 'an assignment names a module the catalogue does not have', remedy: 'add it first: mesh module add FILE' },
+  { code: 'MSH21', context: 'assignment', meaning: 'an assignment names a node that is not enrolled', remedy: 'see mesh node list' },
+
+  { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
+
+  { code: 'MSH40', context: 'secret', meaning: 'an accepted secret was to be made again (S4)', remedy: 'issue it again: mesh secret accept NAME --from FILE (the value the other system knows)' },
+  { code: 'MSH41', context: 'secret', meaning: 'a holder of a secret is not enrolled, so it has no sealing key', remedy: 'nothing was changed; enrol the node again, or unassign it (see mesh node list)' },
+  { code: 'MSH42', context: 'secret', meaning: 'a made secret was to be replaced by an accepted value', remedy: 'choose another name, or rotate it (mesh secret rotate)' },
+  { code: 'MSH43', context: 'secret', meaning: 'a holder\'s sealing key changed while the secret was being sealed', remedy: 'nothing was changed; run the command again' },
+  { code: 'MSH44', context: 'secret', meaning: 'a secret with no holder', remedy: 'assign the modules that use it to a node first (mesh assign MODULE NODE)' },
+  { code: 'MSH45', context: 'secret', meaning: 'a secret\'s holders and sealing keys differ in number', remedy: 'seal the value once per holder, to that holder\'s key' },
+
+  { code: 'MSH50', context: 'provision', meaning: 'a rotation names a pair that was never granted', remedy: 'see mesh provision list' },
+  { code: 'MSH51', context: 'provision', meaning: 'a holder of a pair\'s credential is not enrolled: the all-or-nothing guard of a rotation (S5)', remedy: 'nothing was sent and the old credential keeps working; enrol it again or unassign its module (mesh unassign MODULE NODE)' },
+  { code: 'MSH52', context: 'provision', meaning: 'no node runs either end of a pair', remedy: 'assign the provider and the consumer modules to nodes first (mesh assign MODULE NODE)' },
+  { code: 'MSH53', context: 'provision', meaning: 'a route was to be rotated: routes carry no credential', remedy: 'nothing to rotate: routes carry names, not secrets' },
+  { code: 'MSH54', context: 'provision', meaning: 'a provision was offered again with another kind or provider', remedy: 'withdraw it first (mesh provision withdraw NAME), or choose another name' },
+  { code: 'MSH55', context: 'provision', meaning: 'a postgres grant without a valid database and user name', remedy: 'give --database NAME --user NAME (lower-case letters, digits, underscores)' },
+  { code: 'MSH56', context: 'provision', meaning: 'a grant names a provision that was never offered', remedy: 'offer it first: mesh provision offer' },
+  { code: 'MSH57', context: 'provision', meaning: 'a postgres grant takes a role another consumer holds', remedy: 'each pair has its own role: choose another --user' },
+  { code: 'MSH58', context: 'provision', meaning: 'a route grant without a valid host name and port', remedy: 'give --name HOST --port PORT' },
+  { code: 'MSH59', context: 'provision', meaning: 'a route grant takes a name routed to another consumer', remedy: 'choose another --name' },
+
+  { code: 'MSH60', context: 'overlay', meaning: 'the overlay range has no free address left', remedy: 'retire nodes that are gone (mesh node retire NAME), or widen overlay.settings.network' },
+  { code: 'MSH61', context: 'overlay', meaning: 'an overlay setting names a node that is not enrolled', remedy: 'see mesh node list' },
+  { code: 'MSH62', context: 'overlay', meaning: 'a hub that nothing can dial', remedy: 'retire it and issue its token again with --dialable HOST:PORT' },
+  { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
+  { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
+];
+
+const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
+
+/** The register's entry for a code, if it has one. */
+export function codeEntry(code: string): Code | undefined {
+  return BY_CODE.get(code);
+}
+
+/** A refusal our SQL raised on purpose: the code says which, the message says it to a person. */
+export class MeshError extends Error {
+  readonly code: string;
+  readonly context: Context;
+  readonly remedy: string;
+  constructor(entry: Code, said: string, hint: string | undefined, cause: unknown) {
+    const remedy = hint || entry.remedy;
+    super(`${said}: ${remedy} (${entry.code}).`, { cause });
+    this.name = 'MeshError';
+    this.code = entry.code;
+    this.context = entry.context;
+    this.remedy = remedy;
+  }
+}
+
+/** An MSH code the register does not know: our SQL and this table disagree, which is a bug in mesh. */
+export class UnregisteredCode extends Error {
+  readonly code: string;
+  constructor(code: string, said: string, cause: unknown) {
+    super(`the store refused with ${code}, a code src/store/errors.ts does not list (a bug in mesh: report it with this line): ${said}.`, { cause });
+    this.name = 'UnregisteredCode';
+    this.code = code;
+  }
+}
+
+/** Map a store error to what a person reads: a known code to a MeshError, an unknown MSH code to the bug it is; anything else as it came. */
 export function storeError(err: unknown): Error {
   const e = err as { code?: string; message?: string; hint?: string };
-  if (e.code && /^MSH/.test(e.code)) {
-    return new Error(`${e.message}${e.hint ? `: ${e.hint}` : ''}.`, { cause: err });
-  }
-  return err as Error;
+  if (typeof e?.code !== 'string' || !e.code.startsWith('MSH')) return err as Error;
+  const entry = BY_CODE.get(e.code);
+  if (!entry) return new UnregisteredCode(e.code, e.message ?? '', err);
+  return new MeshError(entry, e.message ?? entry.meaning, e.hint, err);
 }
