@@ -59,7 +59,7 @@ Graph('a hub must be dialable; the refusal names the remedy', async (ctx) => {
   await node(ctx, 'a1', 'a');
   const r = await ctx.mesh.cli(['overlay', 'hub', 'a1']);
   assert.is.not(r.code, 0);
-  assert.match(r.stderr, /cannot be a hub.*--dialable/);
+  assert.match(r.stderr, /cannot be a hub.*--dialable.*\(MSH62\)/);
   await cli(ctx, 'overlay', 'hub', 'hub');
 });
 
@@ -190,9 +190,9 @@ Graph('a pinned address must be free and in the range', async (ctx) => {
   const taken = (await ctx.mesh.store.admin`select host(address) as a from overlay.address where node = 'hub'`)[0]!.a as string;
   const r = await ctx.mesh.cli(['overlay', 'address', 'c2', taken]);
   assert.is.not(r.code, 0);
-  assert.match(r.stderr, /held by node hub/);
+  assert.match(r.stderr, /held by node hub.*\(MSH64\)/);
   const out = await ctx.mesh.cli(['overlay', 'address', 'c2', '10.98.0.5']);
-  assert.match(out.stderr, /not a host address in the overlay range/);
+  assert.match(out.stderr, /not a host address in the overlay range.*\(MSH63\)/);
   await cli(ctx, 'overlay', 'address', 'c2', '10.99.7.7');
   assert.is((await graph(ctx)).c2!.address, '10.99.7.7/16');
 });
