@@ -1,0 +1,53 @@
+// catalogue's rules as mesh_catalogue: a build needs a source (MSH30), a
+// request is answered once (B1), and the newest sighting of a source's head
+// wins whatever order sightings arrive in (B2).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { randomUUID } from 'node:crypto';
+import { openRoles, closeRoles, refusedWith, type SqlCtx } from '../helpers.js';
+
+const C = suite<SqlCtx>('catalogue rules, as mesh_catalogue');
+C.before(async (ctx) => { Object.assign(ctx, await openRoles()); });
+C.after(async (ctx) => { await closeRoles(ctx); });
+
+const source = (ctx: SqlCtx, m: string) => ctx.as.catalogue`select catalogue.set_source(module_name => ${m}::text,
+  source_url => 'https://git.example/x.git'::text, source_path => '.'::text, source_ref => 'main'::text)`;
+const sight = (ctx: SqlCtx, m: string, commit: string, at: string) => ctx.as.catalogue`select catalogue.record_source_head(module_name => ${m}::text,
+  commit_sha => ${commit}::text, seen_at => ${at}::timestamptz)`;
+const head = async (ctx: SqlCtx, m: string) => (await ctx.as.catalogue`select source_head from catalogue.module_status where module = ${m}`)[0]!.source_head as string;
+
+const OLD = 'a'.repeat(40), NEW = 'b'.repeat(40);
+
+C('a build of a module without a source is refused (MSH30), and nothing is recorded', async (ctx) => {
+  await refusedWith(ctx.as.catalogue`select * from catalogue.request_build(request_id => ${randomUUID()}::uuid, module_name => 'nowhere'::text, build_ref => null::text)`, 'MSH30');
+  assert.is((await ctx.as.catalogue`select count(*)::int as n from catalogue.build_request`)[0]!.n, 0);
+});
+
+C('B2: the newest sighting of a source head wins, in either order of arrival', async (ctx) => {
+  await source(ctx, 'inorder');
+  await sight(ctx, 'inorder', OLD, '2026-01-01T10:00:00Z');
+  await sight(ctx, 'inorder', NEW, '2026-01-01T11:00:00Z');
+  assert.is(await head(ctx, 'inorder'), NEW);
+  await source(ctx, 'late');
+  await sight(ctx, 'late', NEW, '2026-01-01T11:00:00Z');
+  await sight(ctx, 'late', OLD, '2026-01-01T10:00:00Z'); // a builder's clone-time sighting, landing after a later --refresh
+  assert.is(await head(ctx, 'late'), NEW);
+});
+
+C('B1: a request is answered once; a second answer is a duplicate and changes nothing', async (ctx) => {
+  await source(ctx, 'once');
+  const id = randomUUID();
+  await ctx.as.catalogue`select * from catalogue.request_build(request_id => ${id}::uuid, module_name => 'once'::text, build_ref => null::text)`;
+  const answer = (builder: string, ok: boolean) => ctx.as.catalogue`select catalogue.record_build_result(request_id => ${id}::uuid,
+    builder_name => ${builder}::text, build_ok => ${ok}::boolean, commit_sha => ${ok ? OLD : null}::text, source_head => null::text,
+    head_seen_at => null::timestamptz, image => ${ok ? 'reg/once' : null}::text, digest => ${ok ? 'sha256:' + '0'.repeat(64) : null}::text,
+    error => ${ok ? null : 'it broke'}::text, log_tail => ''::text) as r`.then((r) => r[0]!.r as string);
+  assert.is(await answer('b1', true), 'recorded');
+  assert.is(await answer('b2', false), 'duplicate');
+  const [s] = await ctx.as.catalogue`select state, ok, builder from catalogue.build_status where id = ${id}::uuid`;
+  assert.equal({ ...s }, { state: 'built', ok: true, builder: 'b1' });
+  assert.is(await ctx.as.catalogue`select catalogue.record_build_result(request_id => ${randomUUID()}::uuid, builder_name => 'b1', build_ok => false,
+    commit_sha => null, source_head => null, head_seen_at => null, image => null, digest => null, error => 'x', log_tail => null) as r`.then((r) => r[0]!.r), 'unknown');
+});
+
+C.run();
