@@ -1,0 +1,3323 @@
+--
+-- PostgreSQL database dump
+--
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+--
+-- Name: assignment; Type: SCHEMA; Schema: -; Owner: mesh_assignment
+--
+
+CREATE SCHEMA assignment;
+
+ALTER SCHEMA assignment OWNER TO mesh_assignment;
+
+--
+-- Name: catalogue; Type: SCHEMA; Schema: -; Owner: mesh_catalogue
+--
+
+CREATE SCHEMA catalogue;
+
+ALTER SCHEMA catalogue OWNER TO mesh_catalogue;
+
+--
+-- Name: inventory; Type: SCHEMA; Schema: -; Owner: mesh_inventory
+--
+
+CREATE SCHEMA inventory;
+
+ALTER SCHEMA inventory OWNER TO mesh_inventory;
+
+--
+-- Name: overlay; Type: SCHEMA; Schema: -; Owner: mesh_overlay
+--
+
+CREATE SCHEMA "overlay";
+
+ALTER SCHEMA "overlay" OWNER TO mesh_overlay;
+
+--
+-- Name: provision; Type: SCHEMA; Schema: -; Owner: mesh_provision
+--
+
+CREATE SCHEMA provision;
+
+ALTER SCHEMA provision OWNER TO mesh_provision;
+
+--
+-- Name: secret; Type: SCHEMA; Schema: -; Owner: mesh_secret
+--
+
+CREATE SCHEMA secret;
+
+ALTER SCHEMA secret OWNER TO mesh_secret;
+
+--
+-- Name: acknowledge(text, bigint, bigint[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.acknowledge(node_name text, applied bigint, superseded bigint[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  update assignment.declaration set acknowledged_at = coalesce(acknowledged_at, now())
+   where node = node_name and serial = applied;
+  update assignment.declaration set superseded_at = coalesce(superseded_at, now())
+   where node = node_name and serial = any(superseded);
+$$;
+
+ALTER FUNCTION assignment.acknowledge(node_name text, applied bigint, superseded bigint[]) OWNER TO mesh_assignment;
+
+--
+-- Name: allocate_serials(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.allocate_serials(node_names text[]) RETURNS TABLE(node text, serial bigint)
+    LANGUAGE sql
+    AS $$
+  insert into assignment.node_serial as s (node, serial)
+  select n, 1 from unnest(node_names) n
+  on conflict (node) do update set serial = s.serial + 1
+  returning s.node, s.serial
+$$;
+
+ALTER FUNCTION assignment.allocate_serials(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: assign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.assign(module_name text, node_name text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if not exists (select 1 from catalogue.module_resources where name = module_name) then
+    raise exception 'no module named %', module_name using errcode = 'MSH20', hint = 'add it first: mesh module add FILE';
+  end if;
+  if not exists (select 1 from inventory.enrolled_node where name = node_name) then
+    raise exception 'no enrolled node named %', node_name using errcode = 'MSH21', hint = 'see mesh node list';
+  end if;
+  insert into assignment.assignment (module, node) values (module_name, node_name) on conflict do nothing;
+  return found;
+end $$;
+
+ALTER FUNCTION assignment.assign(module_name text, node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: compose(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.compose(node_name text) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  select coalesce((select c.resources from assignment.compose_each(array[node_name]) c), '[]'::jsonb)
+$$;
+
+ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: compose_each(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources jsonb, resources_hash bytea, changed boolean)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  with want as materialized (
+    select e.name as node from inventory.enrolled_node e
+     where node_names is null or e.name = any(node_names)),
+  r as (
+    select a.node, e.value as resource
+      from assignment.assignment a
+      join want w on w.node = a.node
+      join catalogue.module_resources m on m.name = a.module
+      cross join lateral jsonb_array_elements(m.resources) e
+    union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
+    union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
+    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node),
+  c as (
+    select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
+      from want w left join r on r.node = w.node
+     group by w.node)
+  select c.node, c.resources, h.hash,
+         h.hash is distinct from (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1)
+    from c cross join lateral (select sha256(convert_to(c.resources::text, 'utf8')) as hash) h
+   order by c.node
+$$;
+
+ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION compose_each(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources, their sha256, and whether that differs from its newest declaration. Null for every enrolled node.';
+
+--
+-- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.declarable(node_names text[]) RETURNS TABLE(node text)
+    LANGUAGE sql STABLE
+    AS $$
+  select name from inventory.enrolled_node where node_names is null or name = any(node_names) order by name
+$$;
+
+ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: latest_envelope(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.latest_envelope(node_name text) RETURNS bytea
+    LANGUAGE sql STABLE
+    AS $$
+  select envelope from assignment.declaration where node = node_name order by serial desc limit 1
+$$;
+
+ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: peek_serial(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.peek_serial(node_name text) RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+  select coalesce((select serial from assignment.node_serial where node = node_name), 0) + 1
+$$;
+
+ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: record_declarations(text[], bigint[], text[], text[], text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  with ins as (
+    insert into assignment.declaration (node, serial, digest, resources_hash, envelope)
+    select n, s, decode(d, 'hex'), decode(h, 'hex'), convert_to(e, 'utf8')
+      from unnest(nodes, serials, digests, hashes, envelopes) as u(n, s, d, h, e) returning 1)
+  select count(*)::int from ins
+$$;
+
+ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: take_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.take_declare_turn() RETURNS void
+    LANGUAGE sql
+    AS $$
+  select pg_advisory_xact_lock(hashtext('mesh assignment declare'))
+$$;
+
+ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
+
+--
+-- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.unassign(module_name text, node_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from assignment.assignment where module = module_name and node = node_name returning true
+$$;
+
+ALTER FUNCTION assignment.unassign(module_name text, node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: placements(); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.placements() RETURNS TABLE(module text, nodes text[])
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  return query select p.module, array_agg(p.node order by p.node) from assignment.placement p group by p.module;
+end $$;
+
+ALTER FUNCTION catalogue.placements() OWNER TO mesh_catalogue;
+
+--
+-- Name: put_module(text, jsonb, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.put_module(module_name text, module_resources jsonb, module_origin text) RETURNS TABLE(name text, version integer)
+    LANGUAGE sql
+    AS $$
+  insert into catalogue.module as m (name, resources, origin) values (module_name, module_resources, module_origin)
+  on conflict (name) do update set
+    resources = excluded.resources, origin = excluded.origin,
+    version = case when m.resources = excluded.resources then m.version else m.version + 1 end,
+    updated_at = case when m.resources = excluded.resources then m.updated_at else now() end
+  returning m.name, m.version
+$$;
+
+ALTER FUNCTION catalogue.put_module(module_name text, module_resources jsonb, module_origin text) OWNER TO mesh_catalogue;
+
+--
+-- Name: record_build_progress(uuid, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.record_build_progress(request_id uuid, builder_name text, progress_line text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update catalogue.build_request set state = 'building' where id = request_id and state = 'requested';
+  if not exists (select 1 from catalogue.build_request where id = request_id) then return false; end if;
+  insert into catalogue.build_progress (request_id, builder, line) values (request_id, builder_name, left(progress_line, 2000));
+  return true;
+end $$;
+
+ALTER FUNCTION catalogue.record_build_progress(request_id uuid, builder_name text, progress_line text) OWNER TO mesh_catalogue;
+
+--
+-- Name: record_build_result(uuid, text, boolean, text, text, timestamp with time zone, text, text, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.record_build_result(request_id uuid, builder_name text, build_ok boolean, commit_sha text, source_head text, head_seen_at timestamp with time zone, image text, digest text, error text, log_tail text) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare
+  req catalogue.build_request;
+  current jsonb;
+  ref text;
+  replaced boolean := false;
+  resource jsonb;
+  updated jsonb := '[]'::jsonb;
+begin
+  select * into req from catalogue.build_request r where r.id = request_id for update;
+  if not found then return 'unknown'; end if;
+  insert into catalogue.build_result (request_id, builder, ok, commit_sha, image, digest, error, log_tail)
+  values (req.id, builder_name, build_ok, commit_sha, image, digest, left(error, 2000), right(log_tail, 16000))
+  on conflict on constraint build_result_pkey do nothing;
+  if not found then return 'duplicate'; end if;
+  update catalogue.build_request set state = case when build_ok then 'built' else 'failed' end where id = req.id;
+  if source_head is not null then
+    perform catalogue.record_source_head(req.module, source_head, head_seen_at);
+  end if;
+  if build_ok then
+    ref := image || '@' || digest;
+    current := coalesce((select m.resources from catalogue.module m where m.name = req.module), '[]'::jsonb);
+    -- The module's own container (named after it) runs what was built; other
+    -- resources a person handed over with it are kept as they are.
+    for resource in select value from jsonb_array_elements(current) loop
+      if resource->>'kind' = 'container' and resource->>'name' = req.module then
+        resource := jsonb_set(resource, '{image}', to_jsonb(ref));
+        replaced := true;
+      end if;
+      updated := updated || jsonb_build_array(resource);
+    end loop;
+    if not replaced then
+      updated := updated || jsonb_build_array(jsonb_build_object('kind', 'container', 'id', 'container:' || req.module, 'name', req.module, 'image', ref));
+    end if;
+    perform catalogue.put_module(req.module, updated, 'built');
+  end if;
+  return 'recorded';
+end $$;
+
+ALTER FUNCTION catalogue.record_build_result(request_id uuid, builder_name text, build_ok boolean, commit_sha text, source_head text, head_seen_at timestamp with time zone, image text, digest text, error text, log_tail text) OWNER TO mesh_catalogue;
+
+--
+-- Name: record_source_head(text, text, timestamp with time zone); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.record_source_head(module_name text, commit_sha text, seen_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  update catalogue.source set head_commit = commit_sha, head_seen_at = seen_at
+   where module = module_name and (head_seen_at is null or head_seen_at <= seen_at)
+  returning true
+$$;
+
+ALTER FUNCTION catalogue.record_source_head(module_name text, commit_sha text, seen_at timestamp with time zone) OWNER TO mesh_catalogue;
+
+--
+-- Name: request_build(uuid, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.request_build(request_id uuid, module_name text, build_ref text) RETURNS TABLE(git_url text, path text, ref text, track text)
+    LANGUAGE plpgsql
+    AS $$
+declare s catalogue.source;
+begin
+  select * into s from catalogue.source where module = module_name;
+  if not found then
+    raise exception 'module % has no source to build from', module_name using errcode = 'MSH30',
+      hint = 'say where it is first: mesh module source ' || module_name || ' --git URL';
+  end if;
+  insert into catalogue.build_request (id, module, ref) values (request_id, module_name, coalesce(build_ref, s.ref));
+  return query select s.git_url, s.path, coalesce(build_ref, s.ref), s.ref;
+end $$;
+
+ALTER FUNCTION catalogue.request_build(request_id uuid, module_name text, build_ref text) OWNER TO mesh_catalogue;
+
+--
+-- Name: set_source(text, text, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text) RETURNS void
+    LANGUAGE sql
+    AS $$
+  insert into catalogue.source as s (module, git_url, path, ref) values (module_name, source_url, source_path, source_ref)
+  on conflict (module) do update set
+    git_url = excluded.git_url, path = excluded.path, ref = excluded.ref, updated_at = now(),
+    head_commit = case when (s.git_url, s.ref) = (excluded.git_url, excluded.ref) then s.head_commit end,
+    head_seen_at = case when (s.git_url, s.ref) = (excluded.git_url, excluded.ref) then s.head_seen_at end
+$$;
+
+ALTER FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text) OWNER TO mesh_catalogue;
+
+--
+-- Name: withdraw_build_request(uuid); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.withdraw_build_request(request_id uuid) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from catalogue.build_request r where r.id = request_id and r.state = 'requested'
+     and not exists (select 1 from catalogue.build_result b where b.request_id = r.id)
+  returning true
+$$;
+
+ALTER FUNCTION catalogue.withdraw_build_request(request_id uuid) OWNER TO mesh_catalogue;
+
+--
+-- Name: describe_age(interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.describe_age(age interval) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case
+    when age < interval '1 minute' then floor(extract(epoch from age))::int || 's'
+    when age < interval '1 hour'   then floor(extract(epoch from age) / 60)::int || 'm'
+    when age < interval '1 day'    then floor(extract(epoch from age) / 3600)::int || 'h'
+    else floor(extract(epoch from age) / 86400)::int || 'd' end
+$$;
+
+ALTER FUNCTION inventory.describe_age(age interval) OWNER TO mesh_inventory;
+
+--
+-- Name: identity_of(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.identity_of(node_name text) RETURNS bytea
+    LANGUAGE sql STABLE
+    AS $$
+  select identity_key from inventory.node where name = node_name and enrolled_at is not null
+$$;
+
+ALTER FUNCTION inventory.identity_of(node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: issue_token(text, bytea, text, text, interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.issue_token(node_name text, token_hash bytea, node_site text, node_dialable text, ttl interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+declare expires timestamptz := now() + ttl;
+begin
+  if ttl <= interval '0' then
+    raise exception 'a token must live for some time, not %', ttl using errcode = 'MSH03';
+  end if;
+  insert into inventory.node (name, site, dialable) values (node_name, coalesce(node_site, 'default'), node_dialable)
+  on conflict (name) do update set site = excluded.site, dialable = excluded.dialable
+    where inventory.node.enrolled_at is null;
+  if not found then
+    raise exception 'node % is already enrolled', node_name using errcode = 'MSH02',
+      hint = 'retire it first (mesh node retire NAME) if the machine is being rebuilt';
+  end if;
+  delete from inventory.token t where t.node = node_name and t.spent_at is null;
+  insert into inventory.token (token_hash, node, expires_at) values (token_hash, node_name, expires);
+  return expires;
+end $$;
+
+ALTER FUNCTION inventory.issue_token(node_name text, token_hash bytea, node_site text, node_dialable text, ttl interval) OWNER TO mesh_inventory;
+
+--
+-- Name: mark_heard(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.mark_heard(node_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null returning true
+$$;
+
+ALTER FUNCTION inventory.mark_heard(node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: mark_heard_many(text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.mark_heard_many(node_names text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  with moved as (
+    update inventory.node set last_seen = now()
+     where name = any(node_names) and enrolled_at is not null returning 1)
+  select count(*)::int from moved
+$$;
+
+ALTER FUNCTION inventory.mark_heard_many(node_names text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: record_report(text, bigint, jsonb, jsonb); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null;
+  if not found then
+    raise exception 'no enrolled node %', node_name using errcode = 'MSH04';
+  end if;
+  -- A report resent after a lost link may arrive after a newer one: never go back.
+  insert into inventory.report (node, serial, held, failed) values (node_name, report_serial, held_now, failed_now)
+  on conflict (node) do update set serial = excluded.serial, held = excluded.held, failed = excluded.failed, reported_at = now()
+    where excluded.serial >= inventory.report.serial;
+end $$;
+
+ALTER FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb) OWNER TO mesh_inventory;
+
+--
+-- Name: retire_node(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.retire_node(node_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from inventory.node where name = node_name returning true
+$$;
+
+ALTER FUNCTION inventory.retire_node(node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: set_overlay_key(text, bytea, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_overlay_key(node_name text, left_key bytea, taken_key bytea) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare now_key bytea; other text;
+begin
+  if octet_length(taken_key) <> 32 or octet_length(left_key) <> 32 then
+    raise exception 'an overlay key is 32 bytes' using errcode = 'MSH05',
+      hint = 'send the raw 32-byte X25519 public key';
+  end if;
+  select n.name into other from inventory.node n where n.overlay_key = taken_key and n.name <> node_name;
+  if other is not null then
+    raise exception 'node % already holds the overlay key node % wants to take', other, node_name using errcode = 'MSH06',
+      hint = 'two nodes with one key would fight over every peer entry: give the tunnel its own key';
+  end if;
+  update inventory.node n set overlay_key = taken_key, last_seen = now()
+   where n.name = node_name and n.enrolled_at is not null and n.overlay_key = left_key
+  returning n.overlay_key into now_key;
+  if found then return 'rekeyed'; end if;
+  select n.overlay_key into now_key from inventory.node n where n.name = node_name and n.enrolled_at is not null;
+  if not found then
+    raise exception 'no enrolled node %', node_name using errcode = 'MSH04';
+  end if;
+  if now_key = taken_key then return 'again'; end if;
+  raise exception 'node % left an overlay key the mesh does not hold for it', node_name using errcode = 'MSH07',
+    hint = 'the rekey is stale (a later one was recorded) or the node''s key file was changed by hand: run mesh-host overlay take again';
+end $$;
+
+ALTER FUNCTION inventory.set_overlay_key(node_name text, left_key bytea, taken_key bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: spend_token(bytea, text, bytea, bytea, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.spend_token(token_hash bytea, node_name text, identity_key bytea, overlay_key bytea, sealing_key bytea) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare spent text; t inventory.token;
+begin
+  update inventory.token k set spent_at = now(), spent_by = spend_token.identity_key
+   where k.token_hash = spend_token.token_hash and k.spent_at is null and k.expires_at > now() and k.node = node_name
+  returning k.node into spent;
+  if spent is not null then
+    update inventory.node n set identity_key = spend_token.identity_key, overlay_key = spend_token.overlay_key,
+           sealing_key = spend_token.sealing_key, enrolled_at = now(), last_seen = now()
+     where n.name = spent;
+    return 'enrolled';
+  end if;
+  select * into t from inventory.token k where k.token_hash = spend_token.token_hash;
+  if not found then return 'unknown token'; end if;
+  if t.node <> node_name then return 'token is for node ' || t.node; end if;
+  if t.spent_at is not null then
+    if t.spent_by = spend_token.identity_key then
+      update inventory.node n set last_seen = now() where n.name = node_name;
+      return 'again';
+    end if;
+    return 'token already spent';
+  end if;
+  return 'token expired';
+end $$;
+
+ALTER FUNCTION inventory.spend_token(token_hash bytea, node_name text, identity_key bytea, overlay_key bytea, sealing_key bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: allocate_addresses(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".allocate_addresses() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  net cidr;
+  n record;
+  made integer := 0;
+begin
+  if not exists (select 1 from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name))
+     and not exists (select 1 from overlay.address a where not exists (select 1 from inventory.enrolled_node e where e.name = a.node)) then
+    return 0;
+  end if;
+  lock table overlay.address in share row exclusive mode;
+  delete from overlay.address a where not exists (select 1 from inventory.enrolled_node e where e.name = a.node);
+  select s.network into net from overlay.settings s;
+  -- One statement for every node waiting, lowest free addresses first: a
+  -- loop that searched the range once per node was quadratic, minutes for
+  -- the first declaration of ten thousand nodes.
+  with want as (
+    select e.name, row_number() over (order by e.enrolled_at, e.name) as rn
+      from inventory.enrolled_node e
+     where not exists (select 1 from overlay.address a where a.node = e.name)),
+  free as (
+    select set_masklen(net::inet, 32) + g as c, row_number() over (order by g) as rn
+      from generate_series(1::bigint, (2::bigint ^ (32 - masklen(net)))::bigint - 2) g
+     where not exists (select 1 from overlay.address a where a.address = set_masklen(net::inet, 32) + g)
+     order by g
+     limit (select count(*) from want))
+  insert into overlay.address (node, address)
+  select w.name, f.c from want w join free f on f.rn = w.rn;
+  get diagnostics made = row_count;
+  if exists (select 1 from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name)) then
+    select e.name into n from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name) limit 1;
+    raise exception 'the overlay range % has no free address for node %', net, n.name using errcode = 'MSH60',
+      hint = 'retire nodes that are gone (mesh node retire NAME), or widen overlay.settings.network';
+  end if;
+  return made;
+end $$;
+
+ALTER FUNCTION "overlay".allocate_addresses() OWNER TO mesh_overlay;
+
+--
+-- Name: interfaces(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".interfaces() RETURNS TABLE(node text, resource jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network, listen_port, interface from overlay.settings),
+       p as (select * from overlay.peers())
+  select m.name,
+         jsonb_strip_nulls(jsonb_build_object(
+           'id', 'wireguard:' || s.interface,
+           'kind', 'wireguard',
+           'name', s.interface,
+           'address', host(m.address) || '/' || masklen(s.network),
+           'listenPort', case when m.dialable is not null then s.listen_port end,
+           'hub', m.hub,
+           'peers', jsonb_agg(jsonb_build_object('publicKey', p.public_key, 'endpoint', p.endpoint,
+                                                 'allowedIps', to_jsonb(p.allowed_ips), 'keepalive', p.keepalive)
+                              order by p.public_key)))
+    from overlay.member m
+    cross join s
+    join p on p.node = m.name
+   group by m.name, m.address, m.dialable, m.hub, s.network, s.listen_port, s.interface
+$$;
+
+ALTER FUNCTION "overlay".interfaces() OWNER TO mesh_overlay;
+
+--
+-- Name: peers(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".peers() RETURNS TABLE(node text, peer text, public_key text, endpoint text, allowed_ips text[], keepalive integer, route boolean, reason text)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 200
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network, keepalive from overlay.settings),
+       m as materialized (select * from overlay.member),
+       h as materialized (select * from m where hub),
+       d as materialized (select * from m where dialable is not null),
+       pair as (
+         select a.name as a, b.name as b from m a join h b on b.name <> a.name
+         union
+         select a.name, b.name from h a join m b on b.name <> a.name
+         union
+         select a.name, b.name from m a join d b on b.site = a.site and b.name <> a.name
+         union
+         select a.name, b.name from d a join m b on b.site = a.site and b.name <> a.name),
+       route as (
+         select distinct on (a.name) a.name as node, h.name as hub
+           from m a join h on h.name <> a.name
+          where not a.hub
+          order by a.name, (h.site = a.site) desc, h.name)
+  select a.name, b.name, b.public_key, b.dialable,
+         case when r.hub is not null then array[s.network::text] else array[host(b.address) || '/32'] end,
+         case when a.dialable is null then s.keepalive end,
+         r.hub is not null,
+         case when a.hub or b.hub then 'hub' else 'site' end
+    from pair p
+    join m a on a.name = p.a
+    join m b on b.name = p.b
+    cross join s
+    left join route r on r.node = p.a and r.hub = p.b
+$$;
+
+ALTER FUNCTION "overlay".peers() OWNER TO mesh_overlay;
+
+--
+-- Name: set_address(text, inet); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".set_address(node_name text, wanted inet) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+declare net cidr; other text;
+begin
+  if not exists (select 1 from inventory.enrolled_node where name = node_name) then
+    raise exception 'no enrolled node named %', node_name using errcode = 'MSH61', hint = 'see mesh node list';
+  end if;
+  select s.network into net from overlay.settings s;
+  if not (wanted << net) or host(wanted) = host(net) or host(wanted) = host(broadcast(net)) then
+    raise exception '% is not a host address in the overlay range %', host(wanted), net using errcode = 'MSH63',
+      hint = 'choose an address inside the range, neither its first nor its last';
+  end if;
+  select a.node into other from overlay.address a where a.address = set_masklen(wanted, 32) and a.node <> node_name;
+  if other is not null then
+    raise exception 'the overlay address % is held by node %', host(wanted), other using errcode = 'MSH64',
+      hint = 'an address is never shared: choose another, or retire the node that holds it';
+  end if;
+  insert into overlay.address (node, address) values (node_name, set_masklen(wanted, 32))
+  on conflict (node) do update set address = excluded.address, allocated_at = now()
+    where overlay.address.address is distinct from excluded.address;
+  return found;
+end $$;
+
+ALTER FUNCTION "overlay".set_address(node_name text, wanted inet) OWNER TO mesh_overlay;
+
+--
+-- Name: set_hub(text, boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".set_hub(node_name text, on_off boolean) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+declare n record;
+begin
+  select e.name, e.dialable into n from inventory.enrolled_node e where e.name = node_name;
+  if not found then
+    raise exception 'no enrolled node named %', node_name using errcode = 'MSH61', hint = 'see mesh node list';
+  end if;
+  if on_off then
+    if n.dialable is null then
+      raise exception 'node % cannot be a hub: nothing can dial it', node_name using errcode = 'MSH62',
+        hint = format('a hub needs a dialable address: retire it and issue its token again with --dialable HOST:PORT (mesh token issue %s --dialable ...)', node_name);
+    end if;
+    insert into overlay.hub (node) values (node_name) on conflict do nothing;
+  else
+    delete from overlay.hub where node = node_name;
+  end if;
+  return found;
+end $$;
+
+ALTER FUNCTION "overlay".set_hub(node_name text, on_off boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: affected_holders(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.affected_holders(provision_name text, consumer_module text) RETURNS TABLE(node text, sides text[], sealing_key text)
+    LANGUAGE sql STABLE ROWS 4
+    AS $$
+  with g as (
+    select p.name, p.provider, g.consumer from provision.grant g join provision.provision p on p.name = g.provision
+     where g.provision = provision_name and g.consumer = consumer_module),
+  s as (
+    select pl.node, 'provider' as side from g join provision.placements() pl on pl.module = g.provider
+    union all
+    select pl.node, 'consumer' from g join provision.placements() pl on pl.module = g.consumer)
+  select s.node, array_agg(distinct s.side order by s.side), encode((array_agg(e.sealing_key))[1], 'hex')
+    from s left join inventory.enrolled_node e on e.name = s.node
+   group by s.node order by s.node
+$$;
+
+ALTER FUNCTION provision.affected_holders(provision_name text, consumer_module text) OWNER TO mesh_provision;
+
+--
+-- Name: grant(text, text, jsonb); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision."grant"(provision_name text, consumer_module text, grant_facts jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $_$
+declare k text;
+begin
+  select kind into k from provision.provision where name = provision_name;
+  if k is null then
+    raise exception 'no provision named %', provision_name using errcode = 'MSH56', hint = 'offer it first: mesh provision offer';
+  end if;
+  if k = 'postgres' and not (coalesce(grant_facts->>'database', '') ~ '^[a-z_][a-z0-9_]{0,62}$'
+                             and coalesce(grant_facts->>'user', '') ~ '^[a-z_][a-z0-9_]{0,62}$') then
+    raise exception 'a postgres grant needs a database and a user of lower-case letters, digits and underscores' using errcode = 'MSH55',
+      hint = 'give --database NAME --user NAME';
+  end if;
+  if k = 'postgres' and exists (select 1 from provision.grant g where g.provision = provision_name and g.consumer <> consumer_module
+                                   and g.facts->>'user' = grant_facts->>'user') then
+    raise exception 'role % is already another consumer''s', grant_facts->>'user' using errcode = 'MSH57',
+      hint = 'each pair has its own role: choose another --user';
+  end if;
+  if k = 'route' and not (coalesce(grant_facts->>'name', '') ~ '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$'
+                          and coalesce(grant_facts->>'port', '') ~ '^[0-9]{1,5}$' and (grant_facts->>'port')::int between 1 and 65535) then
+    raise exception 'a route grant needs a host name and a port on the consumer' using errcode = 'MSH58', hint = 'give --name HOST --port PORT';
+  end if;
+  if k = 'route' and exists (select 1 from provision.grant g where g.provision = provision_name and g.consumer <> consumer_module
+                                and g.facts->>'name' = grant_facts->>'name') then
+    raise exception 'the name % is already routed to another consumer', grant_facts->>'name' using errcode = 'MSH59', hint = 'choose another --name';
+  end if;
+  insert into provision.grant (provision, consumer, facts) values (provision_name, consumer_module, grant_facts)
+  on conflict (provision, consumer) do update set facts = excluded.facts;
+  return case when k = 'postgres' then provision.secret_of(provision_name, consumer_module) end;
+end $_$;
+
+ALTER FUNCTION provision."grant"(provision_name text, consumer_module text, grant_facts jsonb) OWNER TO mesh_provision;
+
+--
+-- Name: offer(text, text, text, jsonb); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.offer(provision_name text, provision_kind text, provider_module text, provision_facts jsonb) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into provision.provision as p (name, kind, provider, facts) values (provision_name, provision_kind, provider_module, provision_facts)
+  on conflict (name) do update set facts = excluded.facts
+    where p.kind = excluded.kind and p.provider = excluded.provider;
+  if not found then
+    raise exception 'provision % already exists with another kind or provider', provision_name using errcode = 'MSH54',
+      hint = 'withdraw it first (mesh provision withdraw NAME), or choose another name';
+  end if;
+  return true;
+end $$;
+
+ALTER FUNCTION provision.offer(provision_name text, provision_kind text, provider_module text, provision_facts jsonb) OWNER TO mesh_provision;
+
+--
+-- Name: placements(); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.placements() RETURNS TABLE(module text, node text)
+    LANGUAGE plpgsql STABLE ROWS 20
+    AS $$
+begin
+  return query select p.module, p.node from assignment.placement p;
+end $$;
+
+ALTER FUNCTION provision.placements() OWNER TO mesh_provision;
+
+--
+-- Name: resolve_holders(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.resolve_holders(provision_name text, consumer_module text) RETURNS TABLE(node text, sides text[], sealing_key text, secret text)
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare missing text; n integer;
+begin
+  if not exists (select 1 from provision.grant g where g.provision = provision_name and g.consumer = consumer_module) then
+    raise exception 'module % is not granted %', consumer_module, provision_name using errcode = 'MSH50',
+      hint = 'see mesh provision list';
+  end if;
+  if (select kind from provision.provision where name = provision_name) <> 'postgres' then
+    raise exception '% is a route: it has no credential', provision_name using errcode = 'MSH53',
+      hint = 'routes carry names, not secrets; nothing to rotate';
+  end if;
+  select string_agg(h.node, ', '), count(*) into missing, n from provision.affected_holders(provision_name, consumer_module) h where h.sealing_key is null;
+  if missing is not null then
+    raise exception 'cannot resolve %: not enrolled, so nothing can be sealed to it', missing using errcode = 'MSH51',
+      hint = 'nothing was sent and the old credential keeps working; enrol it again or unassign its module (mesh unassign MODULE NODE)';
+  end if;
+  select count(*) into n from provision.affected_holders(provision_name, consumer_module);
+  if n = 0 then
+    raise exception 'no node runs % or %', (select provider from provision.provision where name = provision_name), consumer_module
+      using errcode = 'MSH52', hint = 'assign the provider and the consumer modules to nodes first (mesh assign MODULE NODE)';
+  end if;
+  return query select h.node, h.sides, h.sealing_key, provision.secret_of(provision_name, consumer_module)
+                 from provision.affected_holders(provision_name, consumer_module) h;
+end $$;
+
+ALTER FUNCTION provision.resolve_holders(provision_name text, consumer_module text) OWNER TO mesh_provision;
+
+--
+-- Name: revoke(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.revoke(provision_name text, consumer_module text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from provision.grant where provision = provision_name and consumer = consumer_module returning true
+$$;
+
+ALTER FUNCTION provision.revoke(provision_name text, consumer_module text) OWNER TO mesh_provision;
+
+--
+-- Name: secret_of(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.secret_of(provision_name text, consumer_module text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select 'provision/' || provision_name || '/' || consumer_module
+$$;
+
+ALTER FUNCTION provision.secret_of(provision_name text, consumer_module text) OWNER TO mesh_provision;
+
+--
+-- Name: set_files_root(text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.set_files_root(root text) RETURNS text
+    LANGUAGE sql
+    AS $$
+  update provision.setting set files_root = root returning files_root
+$$;
+
+ALTER FUNCTION provision.set_files_root(root text) OWNER TO mesh_provision;
+
+--
+-- Name: where_is(text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.where_is(node_name text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $_$
+declare a text;
+begin
+  if to_regprocedure('overlay.address_of(text)') is not null then
+    execute 'select overlay.address_of($1)' into a using node_name;
+    if a is not null then return a; end if;
+  end if;
+  select coalesce(split_part(e.dialable, ':', 1), e.name) into a from inventory.enrolled_node e where e.name = node_name;
+  return coalesce(a, node_name);
+end $_$;
+
+ALTER FUNCTION provision.where_is(node_name text) OWNER TO mesh_provision;
+
+--
+-- Name: withdraw(text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.withdraw(provision_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from provision.provision where name = provision_name returning true
+$$;
+
+ALTER FUNCTION provision.withdraw(provision_name text) OWNER TO mesh_provision;
+
+--
+-- Name: check_holders(text[], text[]); Type: FUNCTION; Schema: secret; Owner: mesh_secret
+--
+
+CREATE FUNCTION secret.check_holders(holders text[], sealed_to text[]) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare h text; k text; now_key bytea;
+begin
+  if coalesce(array_length(holders, 1), 0) = 0 then
+    raise exception 'a secret needs at least one holder' using errcode = 'MSH44',
+      hint = 'assign the modules that use it to a node first (mesh assign MODULE NODE)';
+  end if;
+  if array_length(holders, 1) <> coalesce(array_length(sealed_to, 1), 0) then
+    raise exception 'holders and keys differ in number' using errcode = 'MSH45',
+      hint = 'seal the value once per holder, to that holder''s key';
+  end if;
+  for h, k in select * from unnest(holders, sealed_to) loop
+    select e.sealing_key into now_key from inventory.enrolled_node e where e.name = h;
+    if now_key is null then
+      raise exception 'node % cannot be resolved: it is not enrolled, so it has no sealing key', h using errcode = 'MSH41',
+        hint = 'nothing was changed and the old secret keeps working; enrol the node again, or unassign it (see mesh node list)';
+    end if;
+    if now_key <> decode(k, 'hex') then
+      raise exception 'node %''s sealing key changed while the secret was being sealed', h using errcode = 'MSH43',
+        hint = 'nothing was changed; run the command again';
+    end if;
+  end loop;
+end $$;
+
+ALTER FUNCTION secret.check_holders(holders text[], sealed_to text[]) OWNER TO mesh_secret;
+
+--
+-- Name: forget(text); Type: FUNCTION; Schema: secret; Owner: mesh_secret
+--
+
+CREATE FUNCTION secret.forget(secret_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+  delete from secret.secret where name = secret_name returning true
+$$;
+
+ALTER FUNCTION secret.forget(secret_name text) OWNER TO mesh_secret;
+
+--
+-- Name: put_accepted(text, text[], text[], text[], text, text); Type: FUNCTION; Schema: secret; Owner: mesh_secret
+--
+
+CREATE FUNCTION secret.put_accepted(secret_name text, holders text[], sealed_to text[], blobs text[], secret_path text, secret_mode text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+declare s secret.secret; gen integer;
+begin
+  select * into s from secret.secret where name = secret_name for update;
+  if found and s.origin = 'made' then
+    raise exception 'secret % was made by the mesh; it cannot be replaced by an accepted value', secret_name
+      using errcode = 'MSH42', hint = 'choose another name, or rotate it (mesh secret rotate)';
+  end if;
+  perform secret.check_holders(holders, sealed_to);
+  insert into secret.secret as t (name, origin, path, mode) values (secret_name, 'accepted', secret_path, coalesce(secret_mode, '0600'))
+  on conflict (name) do update set generation = t.generation + 1, sealed_at = now(), path = excluded.path, mode = excluded.mode
+  returning t.generation into gen;
+  delete from secret.sealed where secret = secret_name;
+  insert into secret.sealed (secret, holder, sealed_to, blob, generation)
+  select secret_name, h, decode(k, 'hex'), b, gen from unnest(holders, sealed_to, blobs) as u(h, k, b);
+  return gen;
+end $$;
+
+ALTER FUNCTION secret.put_accepted(secret_name text, holders text[], sealed_to text[], blobs text[], secret_path text, secret_mode text) OWNER TO mesh_secret;
+
+--
+-- Name: put_made(text, text[], text[], text[], text); Type: FUNCTION; Schema: secret; Owner: mesh_secret
+--
+
+CREATE FUNCTION secret.put_made(secret_name text, holders text[], sealed_to text[], blobs text[], secret_path text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+declare s secret.secret; gen integer;
+begin
+  select * into s from secret.secret where name = secret_name for update;
+  if found and s.origin = 'accepted' then
+    raise exception 'secret % was accepted, not made: the mesh cannot make it again for a machine whose sealing key changed', secret_name
+      using errcode = 'MSH40', hint = format('issue it again: mesh secret accept %s --from FILE (the value the other system knows)', secret_name);
+  end if;
+  perform secret.check_holders(holders, sealed_to);
+  insert into secret.secret as t (name, origin, path) values (secret_name, 'made', secret_path)
+  on conflict (name) do update set generation = t.generation + 1, sealed_at = now(), path = coalesce(excluded.path, t.path)
+  returning t.generation into gen;
+  delete from secret.sealed where secret = secret_name;
+  insert into secret.sealed (secret, holder, sealed_to, blob, generation)
+  select secret_name, h, decode(k, 'hex'), b, gen from unnest(holders, sealed_to, blobs) as u(h, k, b);
+  return gen;
+end $$;
+
+ALTER FUNCTION secret.put_made(secret_name text, holders text[], sealed_to text[], blobs text[], secret_path text) OWNER TO mesh_secret;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.assignment (
+    module text NOT NULL,
+    node text NOT NULL,
+    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
+
+--
+-- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
+
+--
+-- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
+
+--
+-- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
+
+--
+-- Name: declaration; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.declaration (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    digest bytea NOT NULL,
+    resources_hash bytea NOT NULL,
+    envelope bytea NOT NULL,
+    issued_at timestamp with time zone DEFAULT now() NOT NULL,
+    acknowledged_at timestamp with time zone,
+    superseded_at timestamp with time zone,
+    CONSTRAINT declaration_digest_check CHECK ((octet_length(digest) = 32)),
+    CONSTRAINT declaration_resources_hash_check CHECK ((octet_length(resources_hash) = 32))
+);
+
+ALTER TABLE assignment.declaration OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE declaration; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.declaration IS 'Every declaration issued, exactly as published (signed envelope), so a rebuilt node can be handed it again.';
+
+--
+-- Name: COLUMN declaration.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.node IS 'Whom it was for.';
+
+--
+-- Name: COLUMN declaration.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.serial IS 'Only goes forward per node (D2).';
+
+--
+-- Name: COLUMN declaration.digest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.digest IS 'sha256 of the signed body bytes.';
+
+--
+-- Name: COLUMN declaration.resources_hash; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.resources_hash IS 'sha256 of the composed resources: an unchanged composition need not be sent again.';
+
+--
+-- Name: COLUMN declaration.envelope; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.envelope IS 'The published bytes: {v, body, sig}.';
+
+--
+-- Name: COLUMN declaration.issued_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.issued_at IS 'When it was published.';
+
+--
+-- Name: COLUMN declaration.acknowledged_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.acknowledged_at IS 'When the node reported it applied it.';
+
+--
+-- Name: COLUMN declaration.superseded_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.superseded_at IS 'When the node reported it drained past it unapplied.';
+
+--
+-- Name: declaration_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.declaration_status AS
+ SELECT declaration.node,
+    declaration.serial,
+    encode(declaration.digest, 'hex'::text) AS digest,
+    declaration.issued_at,
+    declaration.acknowledged_at,
+    declaration.superseded_at,
+        CASE
+            WHEN (declaration.acknowledged_at IS NOT NULL) THEN 'applied'::text
+            WHEN (declaration.superseded_at IS NOT NULL) THEN 'superseded'::text
+            ELSE 'sent'::text
+        END AS state
+   FROM assignment.declaration;
+
+ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW declaration_status; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.migration_digest OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.node_serial (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
+);
+
+ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
+
+--
+-- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
+
+--
+-- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE assignment.pgmigrations OWNER TO mesh_assignment;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE SEQUENCE assignment.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE assignment.pgmigrations_id_seq OWNER TO mesh_assignment;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER SEQUENCE assignment.pgmigrations_id_seq OWNED BY assignment.pgmigrations.id;
+
+--
+-- Name: placement; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.placement AS
+ SELECT assignment.module,
+    assignment.node
+   FROM assignment.assignment;
+
+ALTER TABLE assignment.placement OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW placement; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.placement IS 'Module M is assigned to node N.';
+
+--
+-- Name: build_progress; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.build_progress (
+    seq bigint NOT NULL,
+    request_id uuid NOT NULL,
+    builder text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    line text NOT NULL,
+    CONSTRAINT build_progress_line_check CHECK ((length(line) <= 2000))
+);
+
+ALTER TABLE catalogue.build_progress OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE build_progress; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.build_progress IS 'What builders said while building: the requester prints these as they arrive. A builder that died mid-build leaves its lines here too.';
+
+--
+-- Name: COLUMN build_progress.seq; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_progress.seq IS 'Arrival order; the requester reads lines after the last seq it printed.';
+
+--
+-- Name: COLUMN build_progress.request_id; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_progress.request_id IS 'The request it is about.';
+
+--
+-- Name: COLUMN build_progress.builder; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_progress.builder IS 'The builder account that said it (checked by the broker).';
+
+--
+-- Name: COLUMN build_progress.at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_progress.at IS 'When it was recorded.';
+
+--
+-- Name: COLUMN build_progress.line; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_progress.line IS 'One line: started, a build step, pushing.';
+
+--
+-- Name: build_progress_seq_seq; Type: SEQUENCE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE catalogue.build_progress ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME catalogue.build_progress_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: build_request; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.build_request (
+    id uuid NOT NULL,
+    module text NOT NULL,
+    ref text NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    state text DEFAULT 'requested'::text NOT NULL,
+    CONSTRAINT build_request_ref_check CHECK (((ref ~ '^[A-Za-z0-9._/-]{1,200}$'::text) AND (ref !~ '^-'::text))),
+    CONSTRAINT build_request_state_check CHECK ((state = ANY (ARRAY['requested'::text, 'building'::text, 'built'::text, 'failed'::text])))
+);
+
+ALTER TABLE catalogue.build_request OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE build_request; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.build_request IS 'A build asked for: recorded before it is published, so an answer always finds its request.';
+
+--
+-- Name: COLUMN build_request.id; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_request.id IS 'Also the correlation id of the request and of every message a builder sends about it.';
+
+--
+-- Name: COLUMN build_request.module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_request.module IS 'The module to build from its source.';
+
+--
+-- Name: COLUMN build_request.ref; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_request.ref IS 'What to build: a branch, a tag, a commit, or HEAD.';
+
+--
+-- Name: COLUMN build_request.requested_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_request.requested_at IS 'When it was asked for.';
+
+--
+-- Name: COLUMN build_request.state; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_request.state IS 'requested: on the queue; building: a builder said it started; built or failed: answered (see build_result).';
+
+--
+-- Name: build_result; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.build_result (
+    request_id uuid NOT NULL,
+    builder text NOT NULL,
+    ok boolean NOT NULL,
+    commit_sha text,
+    image text,
+    digest text,
+    error text,
+    log_tail text,
+    finished_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT build_result_check CHECK (((NOT ok) OR ((commit_sha IS NOT NULL) AND (image IS NOT NULL) AND (digest IS NOT NULL)))),
+    CONSTRAINT build_result_check1 CHECK ((ok OR (error IS NOT NULL))),
+    CONSTRAINT build_result_commit_sha_check CHECK ((commit_sha ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
+    CONSTRAINT build_result_digest_check CHECK ((digest ~ '^sha256:[0-9a-f]{64}$'::text)),
+    CONSTRAINT build_result_error_check CHECK ((length(error) <= 2000)),
+    CONSTRAINT build_result_image_check CHECK ((image ~ '^[A-Za-z0-9][A-Za-z0-9._/:-]{0,200}$'::text)),
+    CONSTRAINT build_result_log_tail_check CHECK ((length(log_tail) <= 16000))
+);
+
+ALTER TABLE catalogue.build_result OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE build_result; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.build_result IS 'The one answer a request gets. The primary key is the "exactly once": a redelivered request built again, or a second builder, finds the row taken.';
+
+--
+-- Name: COLUMN build_result.request_id; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.request_id IS 'The request answered.';
+
+--
+-- Name: COLUMN build_result.builder; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.builder IS 'The builder whose answer was recorded.';
+
+--
+-- Name: COLUMN build_result.ok; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.ok IS 'Built and pushed; false is a failure, which is an answer too.';
+
+--
+-- Name: COLUMN build_result.commit_sha; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.commit_sha IS 'The commit built (resolved from the request''s ref); set on failures too when the clone got that far.';
+
+--
+-- Name: COLUMN build_result.image; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.image IS 'The repository pushed to, without tag or digest: REGISTRY/MODULE.';
+
+--
+-- Name: COLUMN build_result.digest; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.digest IS 'The manifest digest the registry holds; nodes run image@digest.';
+
+--
+-- Name: COLUMN build_result.error; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.error IS 'Why it failed, in one sentence.';
+
+--
+-- Name: COLUMN build_result.log_tail; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.log_tail IS 'The end of the build''s output, for the requester to read.';
+
+--
+-- Name: COLUMN build_result.finished_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_result.finished_at IS 'When the answer was recorded.';
+
+--
+-- Name: build_status; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.build_status AS
+ SELECT r.id,
+    r.module,
+    r.ref,
+    r.state,
+    r.requested_at,
+    b.ok,
+    b.builder,
+    b.commit_sha,
+    b.image,
+    b.digest,
+    b.error,
+    b.log_tail,
+    b.finished_at
+   FROM (catalogue.build_request r
+     LEFT JOIN catalogue.build_result b ON ((b.request_id = r.id)));
+
+ALTER TABLE catalogue.build_status OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW build_status; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.build_status IS 'Each build request with its answer, if it has one.';
+
+--
+-- Name: last_build; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.last_build AS
+ SELECT DISTINCT ON (r.module) r.module,
+    b.request_id,
+    b.commit_sha,
+    b.image,
+    b.digest,
+    b.finished_at,
+    b.builder
+   FROM (catalogue.build_result b
+     JOIN catalogue.build_request r ON ((r.id = b.request_id)))
+  WHERE b.ok
+  ORDER BY r.module, b.finished_at DESC, b.request_id;
+
+ALTER TABLE catalogue.last_build OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW last_build; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.last_build IS 'Each module''s latest successful build: commit, image and digest.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE catalogue.migration_digest OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.module (
+    name text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    resources jsonb NOT NULL,
+    origin text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
+    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
+    CONSTRAINT module_version_check CHECK ((version > 0))
+);
+
+ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
+
+--
+-- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
+
+--
+-- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
+
+--
+-- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
+
+--
+-- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
+
+--
+-- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
+
+--
+-- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.module_resources AS
+ SELECT module.name,
+    module.version,
+    module.resources
+   FROM catalogue.module;
+
+ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
+
+--
+-- Name: source; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.source (
+    module text NOT NULL,
+    git_url text NOT NULL,
+    path text DEFAULT '.'::text NOT NULL,
+    ref text DEFAULT 'HEAD'::text NOT NULL,
+    head_commit text,
+    head_seen_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT source_git_url_check CHECK (((git_url <> ''::text) AND (git_url !~ '^-'::text) AND (length(git_url) <= 2000))),
+    CONSTRAINT source_head_commit_check CHECK ((head_commit ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
+    CONSTRAINT source_module_check CHECK ((module ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT source_path_check CHECK (((length(path) <= 500) AND (path ~ '^[A-Za-z0-9._/-]+$'::text) AND (path !~ '(^|/)\.\.(/|$)'::text) AND (path !~ '^/'::text))),
+    CONSTRAINT source_ref_check CHECK (((ref ~ '^[A-Za-z0-9._/-]{1,200}$'::text) AND (ref !~ '^-'::text)))
+);
+
+ALTER TABLE catalogue.source OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE source; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.source IS 'A module''s git source: a builder clones it; its recorded head says whether the built module is behind.';
+
+--
+-- Name: COLUMN source.module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.module IS 'The module built from it (the module row appears with the first successful build).';
+
+--
+-- Name: COLUMN source.git_url; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.git_url IS 'What a builder clones: a URL git understands, or a local path on the build machine.';
+
+--
+-- Name: COLUMN source.path; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.path IS 'The folder inside the repository holding the Containerfile; relative, never above the root.';
+
+--
+-- Name: COLUMN source.ref; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.ref IS 'The branch or tag the module follows; HEAD is the repository''s default branch.';
+
+--
+-- Name: COLUMN source.head_commit; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.head_commit IS 'The commit REF pointed at when last looked at (by a builder, or mesh module list --refresh).';
+
+--
+-- Name: COLUMN source.head_seen_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.head_seen_at IS 'When head_commit was seen; an older sighting never overwrites a newer one.';
+
+--
+-- Name: COLUMN source.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.updated_at IS 'When the URL, path or ref last changed.';
+
+--
+-- Name: module_status; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.module_status AS
+ SELECT COALESCE(m.name, s.module) AS module,
+    m.version,
+        CASE
+            WHEN (m.name IS NULL) THEN 'not built yet'::text
+            ELSE m.origin
+        END AS origin,
+    lb.commit_sha AS built_commit,
+    lb.digest,
+    lb.image,
+    lb.finished_at AS built_at,
+    s.git_url AS source,
+    s.ref AS source_ref,
+    s.head_commit AS source_head,
+    s.head_seen_at,
+        CASE
+            WHEN ((s.head_commit IS NULL) OR (lb.commit_sha IS NULL) OR (m.origin IS DISTINCT FROM 'built'::text)) THEN NULL::boolean
+            ELSE (s.head_commit <> lb.commit_sha)
+        END AS behind,
+    COALESCE(p.nodes, '{}'::text[]) AS nodes
+   FROM (((catalogue.module m
+     FULL JOIN catalogue.source s ON ((s.module = m.name)))
+     LEFT JOIN catalogue.last_build lb ON ((lb.module = COALESCE(m.name, s.module))))
+     LEFT JOIN catalogue.placements() p(module, nodes) ON ((p.module = COALESCE(m.name, s.module))));
+
+ALTER TABLE catalogue.module_status OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW module_status; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.module_status IS 'The catalogue (B2): each module, its version, where it came from (built from a commit, handed over, shipped), whether it is behind its source, and the machines it runs on. mesh module list prints this.';
+
+--
+-- Name: COLUMN module_status.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.origin IS 'built, handed, shipped, or "not built yet" for a source never built.';
+
+--
+-- Name: COLUMN module_status.behind; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.behind IS 'true: the source has moved past the built commit; false: current; null: not known (never built, handed over, or the source head never seen).';
+
+--
+-- Name: COLUMN module_status.nodes; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.nodes IS 'The machines assigned to run it.';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE catalogue.pgmigrations OWNER TO mesh_catalogue;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE SEQUENCE catalogue.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
+
+--
+-- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.node (
+    name text NOT NULL,
+    site text DEFAULT 'default'::text NOT NULL,
+    dialable text,
+    identity_key bytea,
+    overlay_key bytea,
+    sealing_key bytea,
+    enrolled_at timestamp with time zone,
+    last_seen timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
+    CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
+    CONSTRAINT node_identity_key_check CHECK ((octet_length(identity_key) = 32)),
+    CONSTRAINT node_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT node_overlay_key_check CHECK ((octet_length(overlay_key) = 32)),
+    CONSTRAINT node_sealing_key_check CHECK ((octet_length(sealing_key) = 32)),
+    CONSTRAINT node_site_check CHECK ((site ~ '^[a-z][a-z0-9-]{0,62}$'::text))
+);
+
+ALTER TABLE inventory.node OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.node IS 'A machine of the mesh, from the moment its token is issued.';
+
+--
+-- Name: COLUMN node.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.name IS 'Also its broker account (node.NAME) and queue: the pattern keeps permission patterns from widening.';
+
+--
+-- Name: COLUMN node.site; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.site IS 'Where it is; nodes at one site may reach each other directly.';
+
+--
+-- Name: COLUMN node.dialable; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.dialable IS 'host:port others can dial for its overlay, or null when it sits behind NAT.';
+
+--
+-- Name: COLUMN node.identity_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.identity_key IS 'Ed25519 public key: signs what the node says about itself (rekeys).';
+
+--
+-- Name: COLUMN node.overlay_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.overlay_key IS 'X25519 public key: its WireGuard key.';
+
+--
+-- Name: COLUMN node.sealing_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.sealing_key IS 'X25519 public key: secrets are sealed to it.';
+
+--
+-- Name: COLUMN node.enrolled_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.enrolled_at IS 'When its token was spent; null until then.';
+
+--
+-- Name: COLUMN node.last_seen; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.last_seen IS 'When anything was last heard from it: heard, report, refusal.';
+
+--
+-- Name: COLUMN node.created_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.created_at IS 'When its first token was issued.';
+
+--
+-- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.enrolled_node AS
+ SELECT node.name,
+    node.site,
+    node.dialable,
+    node.overlay_key,
+    node.sealing_key,
+    node.enrolled_at
+   FROM inventory.node
+  WHERE (node.enrolled_at IS NOT NULL);
+
+ALTER TABLE inventory.enrolled_node OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW enrolled_node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.enrolled_node IS 'Nodes that hold an identity: what other contexts may know of a node (public keys, site, endpoint).';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE inventory.migration_digest OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: report; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.report (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    held jsonb NOT NULL,
+    failed jsonb DEFAULT '[]'::jsonb NOT NULL,
+    reported_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT report_failed_check CHECK ((jsonb_typeof(failed) = 'array'::text)),
+    CONSTRAINT report_held_check CHECK ((jsonb_typeof(held) = 'array'::text))
+);
+
+ALTER TABLE inventory.report OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE report; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.report IS 'The last account each node gave of what it holds: a backup copy for a rebuilt node, never a source (R2).';
+
+--
+-- Name: COLUMN report.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.node IS 'Whose account.';
+
+--
+-- Name: COLUMN report.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.serial IS 'The declaration serial the account was given against.';
+
+--
+-- Name: COLUMN report.held; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.held IS 'What it holds: [{id, kind, target, origin, digest}]. An empty array means it reported nothing; no row means it never reported.';
+
+--
+-- Name: COLUMN report.failed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.failed IS 'Resources it could not apply, with the reason.';
+
+--
+-- Name: COLUMN report.reported_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.reported_at IS 'When the account arrived: its age goes with every answer.';
+
+--
+-- Name: node_status; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.node_status AS
+ SELECT n.name,
+    n.site,
+    n.dialable,
+        CASE
+            WHEN (n.last_seen IS NULL) THEN 'never spoken'::text
+            WHEN ((now() - n.last_seen) <= '00:02:30'::interval) THEN 'here'::text
+            ELSE ('out of touch '::text || inventory.describe_age((now() - n.last_seen)))
+        END AS state,
+    n.last_seen,
+    (now() - n.last_seen) AS silent_for,
+    n.enrolled_at,
+    r.serial AS reported_serial,
+        CASE
+            WHEN (r.node IS NULL) THEN NULL::integer
+            ELSE jsonb_array_length(r.held)
+        END AS holds,
+        CASE
+            WHEN (r.node IS NULL) THEN NULL::integer
+            ELSE jsonb_array_length(r.failed)
+        END AS failing,
+    r.reported_at,
+    (now() - r.reported_at) AS report_age
+   FROM (inventory.node n
+     LEFT JOIN inventory.report r ON ((r.node = n.name)));
+
+ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW node_status; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, and the age of its last report (R2, R4).';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE inventory.pgmigrations OWNER TO mesh_inventory;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE SEQUENCE inventory.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE inventory.pgmigrations_id_seq OWNER TO mesh_inventory;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER SEQUENCE inventory.pgmigrations_id_seq OWNED BY inventory.pgmigrations.id;
+
+--
+-- Name: token; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.token (
+    token_hash bytea NOT NULL,
+    node text NOT NULL,
+    issued_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    spent_at timestamp with time zone,
+    spent_by bytea,
+    CONSTRAINT token_spent_by_check CHECK ((octet_length(spent_by) = 32)),
+    CONSTRAINT token_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+ALTER TABLE inventory.token OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE token; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.token IS 'One-time enrolment tokens, stored hashed (E1): the secret itself is the node''s first broker password and is never kept.';
+
+--
+-- Name: COLUMN token.token_hash; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.token_hash IS 'sha256 of the token secret.';
+
+--
+-- Name: COLUMN token.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.node IS 'The one node this token enrols.';
+
+--
+-- Name: COLUMN token.issued_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.issued_at IS 'When it was issued.';
+
+--
+-- Name: COLUMN token.expires_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.expires_at IS 'After this it cannot be spent.';
+
+--
+-- Name: COLUMN token.spent_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.spent_at IS 'When it was spent; set by the one statement that finds it (E1).';
+
+--
+-- Name: COLUMN token.spent_by; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.token.spent_by IS 'The identity key that spent it, so a redelivered request from the same node is answered again rather than refused.';
+
+--
+-- Name: address; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".address (
+    node text NOT NULL,
+    address inet NOT NULL,
+    allocated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT address_address_check CHECK ((masklen(address) = 32))
+);
+
+ALTER TABLE "overlay".address OWNER TO mesh_overlay;
+
+--
+-- Name: TABLE address; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON TABLE "overlay".address IS 'One overlay address a node: unique, and never handed to another node while its holder is enrolled.';
+
+--
+-- Name: COLUMN address.node; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".address.node IS 'The inventory node holding it.';
+
+--
+-- Name: COLUMN address.address; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".address.address IS 'A host address (/32) inside overlay.settings.network.';
+
+--
+-- Name: COLUMN address.allocated_at; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".address.allocated_at IS 'When it was allocated or pinned.';
+
+--
+-- Name: hub; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".hub (
+    node text NOT NULL,
+    named_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE "overlay".hub OWNER TO mesh_overlay;
+
+--
+-- Name: TABLE hub; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON TABLE "overlay".hub IS 'Nodes that forward between spokes (O1, O2). Every other node peers with every hub.';
+
+--
+-- Name: COLUMN hub.node; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".hub.node IS 'The inventory node that is a hub.';
+
+--
+-- Name: COLUMN hub.named_at; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".hub.named_at IS 'When the operator named it a hub.';
+
+--
+-- Name: member; Type: VIEW; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE VIEW "overlay".member AS
+ SELECT e.name,
+    e.site,
+    e.dialable,
+    encode(e.overlay_key, 'base64'::text) AS public_key,
+    a.address,
+    ((EXISTS ( SELECT 1
+           FROM "overlay".hub h
+          WHERE (h.node = e.name))) AND (e.dialable IS NOT NULL)) AS hub
+   FROM (inventory.enrolled_node e
+     JOIN "overlay".address a ON ((a.node = e.name)));
+
+ALTER TABLE "overlay".member OWNER TO mesh_overlay;
+
+--
+-- Name: VIEW member; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON VIEW "overlay".member IS 'Enrolled nodes with an overlay address; hub only while it is also dialable.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE "overlay".migration_digest OWNER TO mesh_overlay;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON TABLE "overlay".migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: node_resources; Type: VIEW; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE VIEW "overlay".node_resources AS
+ SELECT interfaces.node,
+    interfaces.resource
+   FROM "overlay".interfaces() interfaces(node, resource);
+
+ALTER TABLE "overlay".node_resources OWNER TO mesh_overlay;
+
+--
+-- Name: VIEW node_resources; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON VIEW "overlay".node_resources IS 'The wireguard resource of each node that has a peer: address, listen port when dialable, hub flag, peers sorted by key.';
+
+--
+-- Name: peering; Type: VIEW; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE VIEW "overlay".peering AS
+ SELECT peers.node,
+    peers.peer,
+    peers.public_key,
+    peers.endpoint,
+    peers.allowed_ips,
+    peers.keepalive,
+    peers.route,
+    peers.reason
+   FROM "overlay".peers() peers(node, peer, public_key, endpoint, allowed_ips, keepalive, route, reason);
+
+ALTER TABLE "overlay".peering OWNER TO mesh_overlay;
+
+--
+-- Name: VIEW peering; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON VIEW "overlay".peering IS 'Node N has peer P: its key, endpoint (only where P can be dialled), allowed IPs (the range through its route hub, else P''s /32), keepalive (only when N cannot be dialled), route (P is N''s route hub), reason (hub or site).';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE "overlay".pgmigrations OWNER TO mesh_overlay;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE SEQUENCE "overlay".pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE "overlay".pgmigrations_id_seq OWNER TO mesh_overlay;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER SEQUENCE "overlay".pgmigrations_id_seq OWNED BY "overlay".pgmigrations.id;
+
+--
+-- Name: settings; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".settings (
+    one boolean DEFAULT true NOT NULL,
+    network cidr DEFAULT '10.99.0.0/16'::cidr NOT NULL,
+    listen_port integer DEFAULT 51820 NOT NULL,
+    keepalive integer DEFAULT 25 NOT NULL,
+    interface text DEFAULT 'mesh0'::text NOT NULL,
+    CONSTRAINT settings_interface_check CHECK ((interface ~ '^[a-z][a-z0-9]{0,14}$'::text)),
+    CONSTRAINT settings_keepalive_check CHECK (((keepalive >= 1) AND (keepalive <= 3600))),
+    CONSTRAINT settings_listen_port_check CHECK (((listen_port >= 1) AND (listen_port <= 65535))),
+    CONSTRAINT settings_network_check CHECK (((family((network)::inet) = 4) AND ((masklen((network)::inet) >= 8) AND (masklen((network)::inet) <= 30)))),
+    CONSTRAINT settings_one_check CHECK (one)
+);
+
+ALTER TABLE "overlay".settings OWNER TO mesh_overlay;
+
+--
+-- Name: TABLE settings; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON TABLE "overlay".settings IS 'The overlay of this mesh: one row.';
+
+--
+-- Name: COLUMN settings.one; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.one IS 'Always true: there is one overlay.';
+
+--
+-- Name: COLUMN settings.network; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.network IS 'The overlay range; every node''s address is in it and a spoke routes all of it through its hub.';
+
+--
+-- Name: COLUMN settings.listen_port; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.listen_port IS 'The UDP port a dialable node listens on (its port forward must lead there).';
+
+--
+-- Name: COLUMN settings.keepalive; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.keepalive IS 'Seconds between keepalives a node behind NAT sends, so its router keeps the path open for the answers.';
+
+--
+-- Name: COLUMN settings.interface; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.interface IS 'The interface name every node raises.';
+
+--
+-- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision."grant" (
+    provision text NOT NULL,
+    consumer text NOT NULL,
+    facts jsonb NOT NULL,
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT grant_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT grant_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text))
+);
+
+ALTER TABLE provision."grant" OWNER TO mesh_provision;
+
+--
+-- Name: TABLE "grant"; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision."grant" IS 'Module CONSUMER may use PROVISION: one pair, one credential (S5).';
+
+--
+-- Name: COLUMN "grant".provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".provision IS 'What is consumed.';
+
+--
+-- Name: COLUMN "grant".consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".consumer IS 'The catalogue module that consumes it.';
+
+--
+-- Name: COLUMN "grant".facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".facts IS 'The pair''s readable facts: for postgres {database, user}; for routes {name, port} (the name served, the port on the consumer).';
+
+--
+-- Name: COLUMN "grant".granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".granted_at IS 'When it was granted.';
+
+--
+-- Name: provision; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.provision (
+    name text NOT NULL,
+    kind text NOT NULL,
+    provider text NOT NULL,
+    facts jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT provision_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text)),
+    CONSTRAINT provision_kind_check CHECK ((kind = ANY (ARRAY['postgres'::text, 'route'::text]))),
+    CONSTRAINT provision_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT provision_provider_check CHECK ((provider ~ '^[a-z][a-z0-9-]{0,62}$'::text))
+);
+
+ALTER TABLE provision.provision OWNER TO mesh_provision;
+
+--
+-- Name: TABLE provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.provision IS 'Something a module provides: a PostgreSQL database server, or routes through a reverse proxy.';
+
+--
+-- Name: COLUMN provision.name; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.name IS 'Its name; files on nodes are named after it.';
+
+--
+-- Name: COLUMN provision.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.kind IS 'postgres: a consumer supplies a database name and receives credentials. route: a consumer supplies a target port and receives a name the proxy serves.';
+
+--
+-- Name: COLUMN provision.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.provider IS 'The catalogue module that provides it; every node it is assigned to holds every consumer''s credential.';
+
+--
+-- Name: COLUMN provision.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.facts IS 'Readable facts the provider states, copied into every binds file: for postgres {host, port}; for routes {} or {scheme}.';
+
+--
+-- Name: COLUMN provision.created_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.created_at IS 'When it was offered.';
+
+--
+-- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.sealed (
+    secret text NOT NULL,
+    holder text NOT NULL,
+    sealed_to bytea NOT NULL,
+    blob text NOT NULL,
+    generation integer NOT NULL,
+    CONSTRAINT sealed_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
+    CONSTRAINT sealed_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
+);
+
+ALTER TABLE secret.sealed OWNER TO mesh_secret;
+
+--
+-- Name: TABLE sealed; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.sealed IS 'One sealed copy of a secret per holder (S1). Only the holder''s private sealing key opens it.';
+
+--
+-- Name: COLUMN sealed.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.secret IS 'Which secret.';
+
+--
+-- Name: COLUMN sealed.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.holder IS 'The node that holds it (an inventory node name).';
+
+--
+-- Name: COLUMN sealed.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.sealed_to IS 'The X25519 sealing key it was sealed to. When inventory says the node now has another key, this blob is stale (S3).';
+
+--
+-- Name: COLUMN sealed.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.blob IS 'base64 of version | ephemeral public | nonce | ciphertext | tag (src/crypto/seal.ts).';
+
+--
+-- Name: COLUMN sealed.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.generation IS 'The secret generation this blob carries; every holder of a secret carries the same one.';
+
+--
+-- Name: secret; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.secret (
+    name text NOT NULL,
+    origin text NOT NULL,
+    path text,
+    mode text DEFAULT '0600'::text NOT NULL,
+    generation integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sealed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT secret_generation_check CHECK ((generation > 0)),
+    CONSTRAINT secret_mode_check CHECK ((mode ~ '^0?[0-7]{3}$'::text)),
+    CONSTRAINT secret_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62}){0,3}$'::text)),
+    CONSTRAINT secret_origin_check CHECK ((origin = ANY (ARRAY['made'::text, 'accepted'::text]))),
+    CONSTRAINT secret_path_check CHECK ((path ~ '^/.*[^/]$'::text))
+);
+
+ALTER TABLE secret.secret OWNER TO mesh_secret;
+
+--
+-- Name: TABLE secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.secret IS 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
+
+--
+-- Name: COLUMN secret.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.name IS 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
+
+--
+-- Name: COLUMN secret.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.origin IS 'made: the mesh generated it and nothing else ever knew it, so it may be made again. accepted: some other system was told it (a broker, a database superuser); it is never regenerated (S4).';
+
+--
+-- Name: COLUMN secret.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.path IS 'Where secret.node_resources places it on each holder; null when another context places it (provision does, under its own paths).';
+
+--
+-- Name: COLUMN secret.mode; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.mode IS 'File mode of the placed file.';
+
+--
+-- Name: COLUMN secret.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.generation IS 'Goes up each time the value changes (made again, rotated, accepted again). Resealing the same value never happens: the mesh cannot read it.';
+
+--
+-- Name: COLUMN secret.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.created_at IS 'When it was first made or accepted.';
+
+--
+-- Name: COLUMN secret.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.sealed_at IS 'When the current value was sealed.';
+
+--
+-- Name: held; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.held AS
+ SELECT s.name AS secret,
+    s.origin,
+    s.generation,
+    s.path,
+    s.mode,
+    b.holder,
+    b.blob,
+    b.sealed_to,
+    ((e.sealing_key IS NOT NULL) AND (e.sealing_key = b.sealed_to)) AS current
+   FROM ((secret.secret s
+     JOIN secret.sealed b ON ((b.secret = s.name)))
+     LEFT JOIN inventory.enrolled_node e ON ((e.name = b.holder)));
+
+ALTER TABLE secret.held OWNER TO mesh_secret;
+
+--
+-- Name: VIEW held; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
+
+--
+-- Name: grant_status; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.grant_status AS
+ SELECT g.provision,
+    p.kind,
+    p.provider,
+    g.consumer,
+    g.facts,
+    g.granted_at,
+    COALESCE(( SELECT array_agg(h.node ORDER BY h.node) AS array_agg
+           FROM provision.affected_holders(g.provision, g.consumer) h(node, sides, sealing_key)), '{}'::text[]) AS holders,
+    ( SELECT max(s.generation) AS max
+           FROM secret.held s
+          WHERE (s.secret = provision.secret_of(g.provision, g.consumer))) AS generation
+   FROM (provision."grant" g
+     JOIN provision.provision p ON ((p.name = g.provision)));
+
+ALTER TABLE provision.grant_status OWNER TO mesh_provision;
+
+--
+-- Name: VIEW grant_status; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, and its generation (never a value).';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE provision.migration_digest OWNER TO mesh_provision;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: setting; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.setting (
+    only_row boolean DEFAULT true NOT NULL,
+    files_root text DEFAULT '/etc/mesh/provision'::text NOT NULL,
+    CONSTRAINT setting_files_root_check CHECK ((files_root ~ '^/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+$'::text)),
+    CONSTRAINT setting_only_row_check CHECK (only_row)
+);
+
+ALTER TABLE provision.setting OWNER TO mesh_provision;
+
+--
+-- Name: TABLE setting; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.setting IS 'The one row of this context''s settings.';
+
+--
+-- Name: COLUMN setting.only_row; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.';
+
+--
+-- Name: COLUMN setting.files_root; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
+
+--
+-- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.node_resources AS
+ WITH pairs AS (
+         SELECT g.provision,
+            g.consumer,
+            p.kind,
+            p.provider,
+            ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
+           FROM (provision."grant" g
+             JOIN provision.provision p ON ((p.name = g.provision)))
+        ), placed AS (
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.facts,
+            pl.node,
+            'provider'::text AS side,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/provides/'::text) || pr.provision) || '/'::text) || pr.consumer) AS base
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.provider)))
+        UNION ALL
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.facts,
+            pl.node,
+            'consumer'::text,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
+        ), binds AS (
+         SELECT pd.node,
+            pd.base,
+                CASE
+                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
+                       FROM provision.placements() cn(module, node)
+                      WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
+                    ELSE pd.facts
+                END AS facts,
+            pd.kind,
+            pd.provision,
+            pd.consumer
+           FROM placed pd
+        )
+ SELECT b.node,
+    jsonb_build_object('id', (('file:'::text || b.base) || '.binds'::text), 'kind', 'file', 'path', (b.base || '.binds'::text), 'mode', '0644', 'content', translate(encode(convert_to(((b.facts)::text || '
+'::text), 'utf8'::name), 'base64'::text), '
+'::text, ''::text)) AS resource
+   FROM binds b
+  WHERE (b.facts IS NOT NULL)
+UNION ALL
+ SELECT b.node,
+    jsonb_build_object('id', (('secret:'::text || b.base) || '.secret'::text), 'kind', 'secret', 'path', (b.base || '.secret'::text), 'mode', '0600', 'sealed', s.blob) AS resource
+   FROM (binds b
+     JOIN secret.held s ON (((s.secret = provision.secret_of(b.provision, b.consumer)) AND (s.holder = b.node) AND s.current)))
+  WHERE (b.kind = 'postgres'::text);
+
+ALTER TABLE provision.node_resources OWNER TO mesh_provision;
+
+--
+-- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2).';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE provision.pgmigrations OWNER TO mesh_provision;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE SEQUENCE provision.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE provision.pgmigrations_id_seq OWNER TO mesh_provision;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: provision; Owner: mesh_provision
+--
+
+ALTER SEQUENCE provision.pgmigrations_id_seq OWNED BY provision.pgmigrations.id;
+
+--
+-- Name: stale_credentials; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.stale_credentials AS
+ SELECT g.provision,
+    g.consumer,
+    provision.secret_of(g.provision, g.consumer) AS secret,
+    array_agg(h.node ORDER BY h.node) AS holders_without_copy
+   FROM ((provision."grant" g
+     JOIN provision.provision p ON (((p.name = g.provision) AND (p.kind = 'postgres'::text))))
+     CROSS JOIN LATERAL provision.affected_holders(g.provision, g.consumer) h(node, sides, sealing_key))
+  WHERE (NOT (EXISTS ( SELECT 1
+           FROM secret.held s
+          WHERE ((s.secret = provision.secret_of(g.provision, g.consumer)) AND (s.holder = h.node) AND s.current))))
+  GROUP BY g.provision, g.consumer;
+
+ALTER TABLE provision.stale_credentials OWNER TO mesh_provision;
+
+--
+-- Name: VIEW stale_credentials; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.stale_credentials IS 'Pairs with a holder lacking a current copy of their credential: they must be made again, for every holder at once.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE secret.migration_digest OWNER TO mesh_secret;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: node_resources; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.node_resources AS
+ SELECT h.holder AS node,
+    jsonb_build_object('id', ('secret:'::text || h.path), 'kind', 'secret', 'path', h.path, 'mode', h.mode, 'sealed', h.blob) AS resource
+   FROM secret.held h
+  WHERE ((h.path IS NOT NULL) AND h.current);
+
+ALTER TABLE secret.node_resources OWNER TO mesh_secret;
+
+--
+-- Name: VIEW node_resources; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.node_resources IS 'Sealed files of secrets with a path of their own, one per current holder. Provision credentials are placed by provision.node_resources.';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE secret.pgmigrations OWNER TO mesh_secret;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE SEQUENCE secret.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE secret.pgmigrations_id_seq OWNER TO mesh_secret;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: secret; Owner: mesh_secret
+--
+
+ALTER SEQUENCE secret.pgmigrations_id_seq OWNED BY secret.pgmigrations.id;
+
+--
+-- Name: stale; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.stale AS
+ SELECT held.secret,
+    held.origin,
+    held.generation,
+    array_agg(held.holder ORDER BY held.holder) AS stale_holders
+   FROM secret.held
+  WHERE (NOT held.current)
+  GROUP BY held.secret, held.origin, held.generation;
+
+ALTER TABLE secret.stale OWNER TO mesh_secret;
+
+--
+-- Name: VIEW stale; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.stale IS 'Secrets with a blob sealed to a key its holder no longer has: made ones are made again, accepted ones must be issued again.';
+
+--
+-- Name: status; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.status AS
+SELECT
+    NULL::text AS name,
+    NULL::text AS origin,
+    NULL::integer AS generation,
+    NULL::text AS path,
+    NULL::timestamp with time zone AS created_at,
+    NULL::timestamp with time zone AS sealed_at,
+    NULL::text[] AS holders,
+    NULL::text[] AS stale_holders;
+
+ALTER TABLE secret.status OWNER TO mesh_secret;
+
+--
+-- Name: VIEW status; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.status IS 'One row a secret: made or accepted, its generation, who holds it, whose copy is stale. Never a value.';
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.pgmigrations ALTER COLUMN id SET DEFAULT nextval('assignment.pgmigrations_id_seq'::regclass);
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.pgmigrations ALTER COLUMN id SET DEFAULT nextval('catalogue.pgmigrations_id_seq'::regclass);
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.pgmigrations ALTER COLUMN id SET DEFAULT nextval('inventory.pgmigrations_id_seq'::regclass);
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".pgmigrations ALTER COLUMN id SET DEFAULT nextval('"overlay".pgmigrations_id_seq'::regclass);
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision.pgmigrations ALTER COLUMN id SET DEFAULT nextval('provision.pgmigrations_id_seq'::regclass);
+
+--
+-- Name: pgmigrations id; Type: DEFAULT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.pgmigrations ALTER COLUMN id SET DEFAULT nextval('secret.pgmigrations_id_seq'::regclass);
+
+--
+-- Name: assignment assignment_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.assignment
+    ADD CONSTRAINT assignment_pkey PRIMARY KEY (module, node);
+
+--
+-- Name: declaration declaration_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.declaration
+    ADD CONSTRAINT declaration_pkey PRIMARY KEY (node, serial);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: node_serial node_serial_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.node_serial
+    ADD CONSTRAINT node_serial_pkey PRIMARY KEY (node);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: build_progress build_progress_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_progress
+    ADD CONSTRAINT build_progress_pkey PRIMARY KEY (seq);
+
+--
+-- Name: build_request build_request_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_request
+    ADD CONSTRAINT build_request_pkey PRIMARY KEY (id);
+
+--
+-- Name: build_result build_result_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_result
+    ADD CONSTRAINT build_result_pkey PRIMARY KEY (request_id);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: module module_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.module
+    ADD CONSTRAINT module_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: source source_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.source
+    ADD CONSTRAINT source_pkey PRIMARY KEY (module);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: node node_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.node
+    ADD CONSTRAINT node_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: report report_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.report
+    ADD CONSTRAINT report_pkey PRIMARY KEY (node);
+
+--
+-- Name: token token_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.token
+    ADD CONSTRAINT token_pkey PRIMARY KEY (token_hash);
+
+--
+-- Name: address address_address_key; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".address
+    ADD CONSTRAINT address_address_key UNIQUE (address);
+
+--
+-- Name: address address_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".address
+    ADD CONSTRAINT address_pkey PRIMARY KEY (node);
+
+--
+-- Name: hub hub_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".hub
+    ADD CONSTRAINT hub_pkey PRIMARY KEY (node);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: settings settings_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".settings
+    ADD CONSTRAINT settings_pkey PRIMARY KEY (one);
+
+--
+-- Name: grant grant_pkey; Type: CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision."grant"
+    ADD CONSTRAINT grant_pkey PRIMARY KEY (provision, consumer);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: provision provision_pkey; Type: CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision.provision
+    ADD CONSTRAINT provision_pkey PRIMARY KEY (name);
+
+--
+-- Name: setting setting_pkey; Type: CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision.setting
+    ADD CONSTRAINT setting_pkey PRIMARY KEY (only_row);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: sealed sealed_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.sealed
+    ADD CONSTRAINT sealed_pkey PRIMARY KEY (secret, holder);
+
+--
+-- Name: secret secret_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.secret
+    ADD CONSTRAINT secret_pkey PRIMARY KEY (name);
+
+--
+-- Name: build_request_module; Type: INDEX; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE INDEX build_request_module ON catalogue.build_request USING btree (module, requested_at DESC);
+
+--
+-- Name: status _RETURN; Type: RULE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE OR REPLACE VIEW secret.status AS
+ SELECT s.name,
+    s.origin,
+    s.generation,
+    s.path,
+    s.created_at,
+    s.sealed_at,
+    COALESCE(array_agg(h.holder ORDER BY h.holder) FILTER (WHERE (h.holder IS NOT NULL)), '{}'::text[]) AS holders,
+    COALESCE(array_agg(h.holder ORDER BY h.holder) FILTER (WHERE ((h.holder IS NOT NULL) AND (NOT h.current))), '{}'::text[]) AS stale_holders
+   FROM (secret.secret s
+     LEFT JOIN secret.held h ON ((h.secret = s.name)))
+  GROUP BY s.name;
+
+--
+-- Name: build_progress build_progress_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_progress
+    ADD CONSTRAINT build_progress_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
+
+--
+-- Name: build_request build_request_module_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_request
+    ADD CONSTRAINT build_request_module_fkey FOREIGN KEY (module) REFERENCES catalogue.source(module) ON DELETE CASCADE;
+
+--
+-- Name: build_result build_result_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.build_result
+    ADD CONSTRAINT build_result_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
+
+--
+-- Name: report report_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.report
+    ADD CONSTRAINT report_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: token token_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.token
+    ADD CONSTRAINT token_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: grant grant_provision_fkey; Type: FK CONSTRAINT; Schema: provision; Owner: mesh_provision
+--
+
+ALTER TABLE ONLY provision."grant"
+    ADD CONSTRAINT grant_provision_fkey FOREIGN KEY (provision) REFERENCES provision.provision(name) ON DELETE CASCADE;
+
+--
+-- Name: sealed sealed_secret_fkey; Type: FK CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.sealed
+    ADD CONSTRAINT sealed_secret_fkey FOREIGN KEY (secret) REFERENCES secret.secret(name) ON DELETE CASCADE;
+
+--
+-- Name: SCHEMA assignment; Type: ACL; Schema: -; Owner: mesh_assignment
+--
+
+GRANT USAGE ON SCHEMA assignment TO mesh_catalogue;
+GRANT USAGE ON SCHEMA assignment TO mesh_provision;
+
+--
+-- Name: SCHEMA catalogue; Type: ACL; Schema: -; Owner: mesh_catalogue
+--
+
+GRANT USAGE ON SCHEMA catalogue TO mesh_assignment;
+
+--
+-- Name: SCHEMA inventory; Type: ACL; Schema: -; Owner: mesh_inventory
+--
+
+GRANT USAGE ON SCHEMA inventory TO mesh_assignment;
+GRANT USAGE ON SCHEMA inventory TO mesh_overlay;
+GRANT USAGE ON SCHEMA inventory TO mesh_secret;
+GRANT USAGE ON SCHEMA inventory TO mesh_provision;
+GRANT USAGE ON SCHEMA inventory TO mesh_catalogue;
+
+--
+-- Name: SCHEMA "overlay"; Type: ACL; Schema: -; Owner: mesh_overlay
+--
+
+GRANT USAGE ON SCHEMA "overlay" TO mesh_assignment;
+
+--
+-- Name: SCHEMA provision; Type: ACL; Schema: -; Owner: mesh_provision
+--
+
+GRANT USAGE ON SCHEMA provision TO mesh_assignment;
+
+--
+-- Name: SCHEMA secret; Type: ACL; Schema: -; Owner: mesh_secret
+--
+
+GRANT USAGE ON SCHEMA secret TO mesh_assignment;
+GRANT USAGE ON SCHEMA secret TO mesh_provision;
+
+--
+-- Name: FUNCTION allocate_addresses(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".allocate_addresses() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".allocate_addresses() TO mesh_assignment;
+
+--
+-- Name: FUNCTION interfaces(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".interfaces() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".interfaces() TO mesh_assignment;
+
+--
+-- Name: FUNCTION peers(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".peers() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".peers() TO mesh_assignment;
+
+--
+-- Name: TABLE placement; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
+GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+
+--
+-- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
+
+--
+-- Name: TABLE enrolled_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_overlay;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_secret;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
+
+--
+-- Name: TABLE node_resources; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".node_resources TO mesh_assignment;
+
+--
+-- Name: TABLE held; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT SELECT ON TABLE secret.held TO mesh_provision;
+
+--
+-- Name: TABLE node_resources; Type: ACL; Schema: provision; Owner: mesh_provision
+--
+
+GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
+
+--
+-- Name: TABLE node_resources; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT SELECT ON TABLE secret.node_resources TO mesh_assignment;
+
+--
+-- PostgreSQL database dump complete
+--

@@ -1,0 +1,46 @@
+// The schema, as migrate leaves it, is checked in (test/schema.sql) so that a
+// change to it shows in review as a diff (graphile-worker's __tests__/schema.sql).
+// This migrates an empty database and compares its dump with the file.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { migrate } from '../../src/store/migrate.js';
+import { emptyStore, type Store } from '../harness/store.js';
+import { pgDump, normaliseSchema } from './dump.js';
+
+const FILE = fileURLToPath(new URL('../../../test/schema.sql', import.meta.url));
+const REGENERATE = 'MESH_SCHEMA_WRITE=1 npm test -- store/schema';
+
+const S = suite<{ store: Store }>('the schema dump');
+S.before(async (ctx) => { ctx.store = await emptyStore(); });
+S.after(async (ctx) => { await ctx.store?.drop(); });
+
+function diff(want: string, got: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-schema-'));
+  writeFileSync(join(dir, 'got.sql'), got);
+  return new Promise((resolve) => execFile('diff', ['-u', FILE, join(dir, 'got.sql')], { maxBuffer: 16 << 20 }, (_e, out) => {
+    rmSync(dir, { recursive: true, force: true });
+    resolve(String(out).split('\n').slice(0, 80).join('\n'));
+  }));
+}
+
+S('the migrated schema is the one checked in as test/schema.sql', async ({ store }) => {
+  await migrate({ env: store.env, say: () => {} });
+  const got = normaliseSchema(await pgDump(store.db, ['--schema-only']));
+  if (process.env.MESH_SCHEMA_WRITE === '1') {
+    writeFileSync(FILE, got);
+    console.log(`wrote ${FILE}: commit it with the migration that changed it`);
+    return;
+  }
+  assert.ok(existsSync(FILE), `test/schema.sql is missing: make it with ${REGENERATE}`);
+  const want = readFileSync(FILE, 'utf8');
+  if (got !== want) {
+    assert.unreachable(`the migrated schema differs from test/schema.sql. If the change is meant, regenerate it with ${REGENERATE} and commit it with the migration.\n${await diff(want, got)}`);
+  }
+});
+
+S.run();
