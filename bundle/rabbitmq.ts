@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isRunning } from '../host/apply/proc.js';
 import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { writeAtomic } from '../src/sys/atomic.js';
+import { run as exec } from '../src/sys/proc.js';
 import type { Resource } from '../src/wire/resources.js';
 import { file, service, withEnv } from './carried.js';
 import { paths, type Options } from './layout.js';
@@ -19,11 +19,6 @@ export const VHOST = 'mesh';
 const BIN = '/usr/lib/rabbitmq/bin';
 
 export interface BrokerSecrets { password: string; cert: string; key: string; fingerprint: string }
-
-function exec(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(cmd, args, (err, out, stderr) =>
-    err ? reject(new Error(`${cmd} failed: ${String(stderr || err.message).trim()}`)) : resolve(String(out))));
-}
 
 /** The admin password and the certificate, each made once. Returns them and what was made. */
 export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecrets; made: string[] }> {

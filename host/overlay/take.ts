@@ -28,7 +28,8 @@ import { readKept } from '../keep.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { wireguardDriver, WG_DIR } from '../apply/wireguard/driver.js';
 import type { DriverContext } from '../apply/driver.js';
-import { run, runAny } from '../apply/wireguard/run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+import { quietEnv } from '../apply/wireguard/quiet_env.js';
 import { checkInterfaceName, checkKey, parseDump } from '../apply/wireguard/wgconf.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 import { connectBroker } from '../../src/broker/connect.js';
@@ -153,7 +154,7 @@ async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
     const why = (err as Error).message;
     opts.log(`${r.name} failed to start (${why}); starting ${tunnel} again`);
     if (await linkUp(r.name)) await runAny('ip', ['link', 'delete', 'dev', r.name]);
-    const again = await runAny('wg-quick', ['up', file]);
+    const again = await runAny('wg-quick', ['up', file], { env: quietEnv() });
     acc.foundTunnel = again.code === 0 ? 'started again' : `not started again: ${again.stderr.trim().split('\n').at(-1)}`;
     throw new Error(`the mesh's interface ${r.name} failed to start (${why}); ${tunnel} was ${acc.foundTunnel === 'started again' ? 'started again and carries on as before' : `${acc.foundTunnel}: start it by hand with wg-quick up ${tunnel}`}. The key it holds is the overlay key now; fix the cause and take it over again`);
   }

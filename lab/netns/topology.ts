@@ -20,7 +20,8 @@
 // Traffic only ever goes to addresses inside these namespaces.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { run, runAny } from '../../host/apply/wireguard/run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+import { quietEnv } from '../../host/apply/wireguard/quiet_env.js';
 
 export interface SiteSpec {
   name: string;                          // [a-z0-9]{1,8}
@@ -124,7 +125,7 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
       await sysctl(inet, 'net.ipv4.ip_forward', '1');
       // Masqueraded onto the link: the root namespace needs no route to the lab's internet.
       await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'],
-        'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n');
+        { input: 'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n' });
       uplinkAddress = rootAddr;
     }
 
@@ -169,7 +170,7 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
         ' }',
         '}',
       ].join('\n');
-      await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], rules);
+      await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: rules });
 
       for (const [mi, m] of site.machines.entries()) {
         if (!/^[a-z0-9]{1,8}$/.test(m) || names.has(m)) throw new Error(`machine name ${m} must be [a-z0-9]{1,8} and unique`);
@@ -200,8 +201,9 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
   const enter = (m: string, argv: string[]) => ['-t', String(pidOf(m)), '-m', '-n', '--', ...argv];
   return {
     id,
-    exec: (m, argv, input) => run('nsenter', enter(m, argv), input),
-    execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), input),
+    // A machine's commands may be wg-quick up, which may start wireguard-go.
+    exec: (m, argv, input) => run('nsenter', enter(m, argv), { input, env: quietEnv() }),
+    execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), { input, env: quietEnv() }),
     execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? ns('inet') : ns(where.replace(/^router:/, 'r')), ...argv]),
     uplinkAddress,
     lanAddress: (m) => { const a = lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },

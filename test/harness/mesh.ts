@@ -4,12 +4,13 @@
 import { mkdtempSync, rmSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
 import { servers, type Servers } from './servers.js';
 import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/home/home.js';
+import { runAny } from '../../src/sys/proc.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
@@ -87,10 +88,7 @@ export interface Mesh {
 }
 
 export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [file, ...args], { env, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
-  });
+  return runAny(process.execPath, [file, ...args], { env });
 }
 
 export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers } = {}): Promise<Mesh> {

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { freePort } from './ports.js';
-import { run } from './exec.js';
+import { run } from '../../src/sys/proc.js';
 import { ADMIN, brokerConf, brokerEnv, PLUGINS } from '../../bundle/rabbitmq.js';
 
 export interface Rabbit {
@@ -74,7 +74,7 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
     const done = new Promise((r) => c.once('exit', r));
     // rabbitmqctl can hang on a node in a bad state: the kill comes regardless.
     const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 20_000);
-    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeout: 15_000 }); } catch { /* fall through to kill */ }
+    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeoutMs: 15_000 }); } catch { /* fall through to kill */ }
     await done;
     clearTimeout(t);
   };
