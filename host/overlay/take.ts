@@ -34,6 +34,7 @@ import { checkInterfaceName, checkKey, parseDump } from '../apply/wireguard/wgco
 import type { WireguardResource } from '../../src/wire/resources.js';
 import { connectBroker } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
+import { publish } from '../../src/broker/publish.js';
 import { key32 } from '../../src/crypto/keys.js';
 import { open as openSealed } from '../../src/crypto/seal.js';
 import { writeRekey, readRekeyReply } from '../../src/wire/rekey.js';
@@ -189,10 +190,8 @@ async function tell(id: Identity, r: { left: string; taken: string; tunnel: stri
     const replies = new Promise<ConsumeMessage>((resolve) => {
       void ch.consume('amq.rabbitmq.reply-to', (m) => { if (m && m.properties.correlationId === correlationId) resolve(m); }, { noAck: true });
     });
-    await new Promise<void>((resolve, reject) => {
-      ch.publish(EXCHANGE, 'rekey', bytes, { replyTo: 'amq.rabbitmq.reply-to', correlationId, userId: id.broker.user, mandatory: true, contentType: 'application/json' },
-        (err) => (err ? reject(new NotTaken('the broker did not accept the rekey; nothing was stopped or written: run take again')) : resolve()));
-    });
+    await publish(ch, EXCHANGE, 'rekey', bytes, { replyTo: 'amq.rabbitmq.reply-to', correlationId, userId: id.broker.user, mandatory: true, persistent: false, contentType: 'application/json' })
+      .catch((err) => { throw new NotTaken(`${(err as Error).message}; nothing was stopped or written: run take again once mesh serve runs`); });
     const timeout = opts.replyTimeoutMs ?? 60_000;
     const msg = await Promise.race([
       replies,

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { connect, type Sql } from '../store/connect.js';
 import { readBroker, readSigner, adminEndpoint, type Signer } from '../home/home.js';
 import { connectBroker } from '../broker/connect.js';
+import { publish, Unroutable } from '../broker/publish.js';
 import { queueOf, nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
@@ -75,7 +76,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     if (!opts.sql) await sql.end();
   }
   if (out.length === 0) return [];
-  return publish(out, broker);
+  return send(out, broker);
 }
 
 /**
@@ -85,24 +86,21 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  */
 export const PUBLISH_CHANNELS = 4;
 
-async function publish(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
+async function send(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
   const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh declare' });
   try {
-    // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-    const returned = new Set<string>();
-    const channels = await Promise.all(Array.from({ length: Math.min(PUBLISH_CHANNELS, out.length) }, async () => {
-      const ch = await conn.createConfirmChannel();
-      ch.on('return', (m) => returned.add(String(m.properties.messageId)));
-      return ch;
-    }));
-    // A return arrives before its confirm on the same channel, so `returned` is complete when the callback runs.
-    return await Promise.all(out.map((d, i) => new Promise<Declared>((resolve) => {
+    const channels = await Promise.all(Array.from({ length: Math.min(PUBLISH_CHANNELS, out.length) }, () => conn.createConfirmChannel()));
+    return await Promise.all(out.map(async (d, i): Promise<Declared> => {
       const r = { node: d.node, serial: d.serial, digest: d.digest.toString('hex') };
-      const id = `${d.node}:${d.serial}`;
-      channels[i % channels.length]!.publish('', queueOf(d.node), d.env, { persistent: true, mandatory: true, messageId: id, type: 'declaration', contentType: 'application/json' },
-        (err) => resolve(err ? { ...r, sent: false, error: 'the broker did not confirm it' }
-          : returned.has(id) ? { ...r, sent: false, error: `the node's queue ${queueOf(d.node)} does not exist` } : { ...r, sent: true }));
-    })));
+      try {
+        // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
+        await publish(channels[i % channels.length]!, '', queueOf(d.node), d.env,
+          { mandatory: true, messageId: `${d.node}:${d.serial}`, type: 'declaration', contentType: 'application/json' });
+        return { ...r, sent: true };
+      } catch (err) {
+        return { ...r, sent: false, error: err instanceof Unroutable ? `the node's queue ${queueOf(d.node)} does not exist` : 'the broker did not confirm it' };
+      }
+    }));
   } finally {
     await conn.close().catch(() => {});
   }

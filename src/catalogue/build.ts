@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ConfirmChannel } from 'amqplib';
 import { connect, type Sql } from '../store/connect.js';
 import { connectBroker } from '../broker/connect.js';
+import { publish, Unroutable } from '../broker/publish.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { readBroker, adminEndpoint } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
@@ -47,16 +48,14 @@ export function parseTimeout(s: string): number {
 
 const said = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`);
 
-async function publish(ch: ConfirmChannel, req: BuildRequest, requester: string): Promise<void> {
-  let returned = false;
-  ch.on('return', (m) => { if (m.properties.correlationId === req.id) returned = true; });
-  await new Promise<void>((resolve, reject) => {
-    ch.publish(EXCHANGE, BUILD_REQUEST, writeMessage(req), {
-      persistent: true, mandatory: true, correlationId: req.id, userId: requester, contentType: 'application/json', type: BUILD_REQUEST,
-    }, (err) => (err ? reject(new Error('the broker did not accept the build request', { cause: err })) : resolve()));
-  });
-  // A return arrives before the confirm: nothing was bound to take it.
-  if (returned) throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`);
+async function send(ch: ConfirmChannel, req: BuildRequest, requester: string): Promise<void> {
+  try {
+    await publish(ch, EXCHANGE, BUILD_REQUEST, writeMessage(req),
+      { mandatory: true, correlationId: req.id, userId: requester, contentType: 'application/json', type: BUILD_REQUEST });
+  } catch (err) {
+    if (err instanceof Unroutable) throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`, { cause: err });
+    throw err;
+  }
 }
 
 export async function build(module: string, opts: BuildOptions): Promise<BuildAnswer> {
@@ -77,7 +76,7 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
       try {
         const ch = await conn.createConfirmChannel();
         await declareTopology(ch);
-        await publish(ch, req, broker.user);
+        await send(ch, req, broker.user);
       } finally { await conn.close().catch(() => {}); }
     } catch (err) {
       // Recorded but never queued: nobody would ever answer it.
