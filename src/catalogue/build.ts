@@ -6,13 +6,13 @@
 // answer is recorded whether or not anyone is still waiting for it.
 import { randomUUID } from 'node:crypto';
 import type { ConfirmChannel } from 'amqplib';
-import { connect, type Sql } from '../store/connect.js';
+import type { Sql } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { connectBroker } from '../broker/connect.js';
 import { publish, Unroutable } from '../broker/publish.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { readBroker, adminEndpoint } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError } from '../store/errors.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
 
 export interface BuildOptions {
@@ -63,14 +63,10 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
   if (opts.ref !== undefined && !REF.test(opts.ref)) throw new Error(`--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit.`);
   const broker = readBroker(opts.env);
   const id = randomUUID();
-  const sql = await connect('catalogue', { max: 1, env: opts.env });
-  try {
-    let req: BuildRequest;
-    try {
-      const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
-        select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
-      req = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
-    } catch (err) { throw storeError(err); }
+  return withStore('catalogue', async (sql) => {
+    const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
+      select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
+    const req: BuildRequest = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
     try {
       const conn = await connectBroker(adminEndpoint(broker), { name: `mesh build ${module}` });
       try {
@@ -83,8 +79,8 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
       await sql`select catalogue.withdraw_build_request(request_id => ${id}::uuid)`.catch(() => {});
       throw err;
     }
-    return await waitForAnswer(sql, req, opts);
-  } finally { await sql.end(); }
+    return waitForAnswer(sql, req, opts);
+  }, { env: opts.env });
 }
 
 async function waitForAnswer(sql: Sql, req: BuildRequest, opts: BuildOptions): Promise<BuildAnswer> {
