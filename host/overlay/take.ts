@@ -20,10 +20,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Sade } from 'sade';
 import type { ConsumeMessage } from 'amqplib';
 import { x25519 } from '@noble/curves/ed25519.js';
-import { loadIdentity, saveIdentity, overlayKeyPath, stateDir, type Identity } from '../identity.js';
+import { loadIdentity, saveIdentity, overlayKeyPath, type Identity } from '../identity.js';
 import { readKept } from '../keep.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { wireguardDriver, WG_DIR } from '../apply/wireguard/driver.js';
@@ -203,31 +202,4 @@ async function tell(id: Identity, r: { left: string; taken: string; tunnel: stri
   } finally {
     await conn.close().catch(() => {});
   }
-}
-
-export function registerOverlayHost(prog: Sade): void {
-  prog.command('overlay take')
-    .describe([
-      'Adopt a WireGuard tunnel that ran here before the mesh (O3): its key becomes this node\'s overlay key and the mesh\'s',
-      'interface takes its place. Nothing is stopped until the declared interface is proven to listen on the tunnel\'s port, at',
-      'its address, with its key; the mesh is told the key (signed by this node\'s identity key) before it is written here.',
-      'If the mesh\'s interface fails to start, the tunnel is started again. The account (not taken / taken / down) is printed',
-      'and kept in MESH_HOST_DIR/overlay-take.json. Exit 0 only when taken.',
-    ])
-    .option('--tunnel', 'The interface to take over, raised by wg-quick from /etc/wireguard/IFACE.conf')
-    .option('--json', 'Print the account as JSON')
-    .example('overlay take --tunnel wg0')
-    .action(async (o: { tunnel?: string; json?: boolean }) => {
-      if (!o.tunnel) { process.stderr.write('mesh-host: name the tunnel to take over: --tunnel IFACE.\n'); process.exitCode = 1; return; }
-      const say = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
-      try {
-        const acc = await take({ dir: stateDir(), tunnel: String(o.tunnel), log: say });
-        if (o.json) process.stdout.write(JSON.stringify(acc, null, 2) + '\n');
-        else process.stdout.write(`${acc.state}: ${acc.reason}\n`);
-        if (acc.state !== 'taken') process.exitCode = acc.state === 'down' ? 3 : 2;
-      } catch (err) {
-        process.stderr.write(`mesh-host: ${(err as Error).message}\n`);
-        process.exitCode = 1;
-      }
-    });
 }
