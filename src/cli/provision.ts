@@ -6,12 +6,7 @@ import { sentLine, mustBeSent } from './sent.js';
 import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
 
 export function registerProvision(p: Program): void {
-  rootCommand(p);
-  offerCommand(p);
-  grantCommand(p);
-  revokeCommand(p);
-  listingCommand(p);
-  holdersCommand(p);
+  for (const command of [rootCommand, offerCommand, grantCommand, revokeCommand, listingCommand, holdersCommand]) command(p);
 }
 
 function rootCommand(p: Program): void {

@@ -9,11 +9,7 @@ import { remake } from '../secret/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
 
 export function registerSecret(p: Program): void {
-  listingCommand(p);
-  acceptCommand(p);
-  makeCommand(p);
-  rotateCommand(p);
-  remakeCommand(p);
+  for (const command of [listingCommand, acceptCommand, makeCommand, rotateCommand, remakeCommand]) command(p);
 }
 
 function listingCommand(p: Program): void {
