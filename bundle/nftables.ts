@@ -2,7 +2,7 @@
 // table of mesh's own (`inet mesh`) that the filter module later replaces.
 // Policy accept: the point is that the table exists, is ours, and is in
 // place first -- not to lock out whoever is running the bundle over ssh.
-import { execFile } from 'node:child_process';
+import { runAny } from '../src/sys/proc.js';
 import type { Ports } from './layout.js';
 
 export const TABLE = 'inet mesh';
@@ -29,17 +29,11 @@ export function ruleset(ports: Ports): string {
   ].join('\n');
 }
 
-function nft(args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(NFT, args, (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr: String(stderr) }));
-  });
-}
-
 /** Load the file when it changed or the table is missing; true when anything was loaded. */
 export async function loadRuleset(file: string, fileChanged: boolean): Promise<boolean> {
-  const present = (await nft(['list', 'table', 'inet', 'mesh'])).code === 0;
+  const present = (await runAny(NFT, ['list', 'table', 'inet', 'mesh'])).code === 0;
   if (present && !fileChanged) return false;
-  const r = await nft(['-f', file]);
+  const r = await runAny(NFT, ['-f', file]);
   if (r.code !== 0) throw new Error(`nft -f ${file} failed: ${r.stderr.trim()}. Is nftables installed (bundle/ensure-packages.sh first)?`);
   return true;
 }

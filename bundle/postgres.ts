@@ -9,12 +9,12 @@
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import postgres from 'postgres';
 import { CONTEXTS } from '../src/store/contexts.js';
 import { SQL_ROOT, migrate } from '../src/store/migrate.js';
 import { waitForStore } from '../src/store/wait.js';
 import { writeAtomic } from '../src/sys/atomic.js';
+import { run as exec } from '../src/sys/proc.js';
 import type { Resource } from '../src/wire/resources.js';
 import { service } from './carried.js';
 import { paths, controlEnv, type Options } from './layout.js';
@@ -28,11 +28,6 @@ export function pgBin(name: string): string {
     if (existsSync(p)) return p;
   }
   throw new Error('no PostgreSQL server binaries in /usr/lib/postgresql: run bundle/ensure-packages.sh first (it installs postgresql).');
-}
-
-function exec(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(cmd, args, (err, out, stderr) =>
-    err ? reject(new Error(`${cmd} ${args.join(' ')} failed: ${String(stderr || err.message).trim()}`)) : resolve(String(out))));
 }
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isRunning } from '../host/apply/proc.js';
 import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { writeAtomic } from '../src/sys/atomic.js';
+import { ManagementApi } from '../src/broker/management.js';
+import { run as exec } from '../src/sys/proc.js';
 import type { Resource } from '../src/wire/resources.js';
 import { file, service, withEnv } from './carried.js';
 import { paths, type Options } from './layout.js';
@@ -19,11 +20,6 @@ export const VHOST = 'mesh';
 const BIN = '/usr/lib/rabbitmq/bin';
 
 export interface BrokerSecrets { password: string; cert: string; key: string; fingerprint: string }
-
-function exec(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(cmd, args, (err, out, stderr) =>
-    err ? reject(new Error(`${cmd} failed: ${String(stderr || err.message).trim()}`)) : resolve(String(out))));
-}
 
 /** The admin password and the certificate, each made once. Returns them and what was made. */
 export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecrets; made: string[] }> {
@@ -131,23 +127,19 @@ export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   ];
 }
 
-export function mgmtFetch(o: Options, password: string) {
-  return (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${o.ports.mgmt}/api${path}`, {
-    method,
-    headers: { authorization: 'Basic ' + Buffer.from(`${ADMIN}:${password}`).toString('base64'), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+export function managementApi(o: Options, password: string): ManagementApi {
+  return new ManagementApi({ url: `http://127.0.0.1:${o.ports.mgmt}`, user: ADMIN, password });
 }
 
 /** Until the management API answers: RabbitMQ is ready some seconds after it starts. */
 export async function waitForBroker(o: Options, password: string, seconds = 180): Promise<void> {
-  const api = mgmtFetch(o, password);
+  const api = managementApi(o, password);
   const pidFile = join(o.hostDir, 'services', 'mesh-rabbitmq.pid');
   const deadline = Date.now() + seconds * 1000;
   let said = Date.now();
   for (;;) {
     try {
-      const r = await api('GET', '/overview');
+      const r = await api.raw('GET', '/overview');
       if (r.ok) return;
       if (r.status === 401) throw new Error(`the broker on port ${o.ports.mgmt} refuses ${ADMIN}: its data predates ${paths(o).rabbitAdmin}; move ${join(paths(o).rabbit, 'mnesia')} away and run the bundle again.`);
     } catch (err) {
@@ -166,22 +158,20 @@ export async function waitForBroker(o: Options, password: string, seconds = 180)
 
 /** The mesh's vhost, with the admin allowed everything in it. True when made. */
 export async function ensureVhost(o: Options, password: string): Promise<boolean> {
-  const api = mgmtFetch(o, password);
-  const have = await api('GET', `/vhosts/${VHOST}`);
-  if (have.ok) return false;
-  const put = await api('PUT', `/vhosts/${VHOST}`, {});
-  const perm = await api('PUT', `/permissions/${VHOST}/${ADMIN}`, { configure: '.*', write: '.*', read: '.*' });
-  if (!put.ok || !perm.ok) throw new Error(`could not make vhost ${VHOST} (${put.status}, ${perm.status})`);
+  const api = managementApi(o, password);
+  if (await api.hasVhost(VHOST)) return false;
+  await api.putVhost(VHOST);
+  await api.putPermissions(VHOST, ADMIN, { configure: '.*', write: '.*', read: '.*' });
   return true;
 }
 
 /** Until something consumes `queue` (the control plane, a host). */
 export async function waitForConsumer(o: Options, password: string, queue: string, what: string, seconds = 180): Promise<void> {
-  const api = mgmtFetch(o, password);
+  const api = managementApi(o, password);
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
-    const r = await api('GET', `/queues/${VHOST}/${encodeURIComponent(queue)}`).catch(() => null);
-    if (r?.ok && Number(((await r.json()) as { consumers?: number }).consumers ?? 0) > 0) return;
+    const q = await api.queue(VHOST, queue).catch(() => undefined);
+    if (Number(q?.consumers ?? 0) > 0) return;
     if (Date.now() > deadline) throw new Error(`${what} did not start consuming ${queue} within ${seconds}s: see its log.`);
     await new Promise((res) => setTimeout(res, 300));
   }

@@ -10,6 +10,7 @@ import { nodeKeys, b64 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
 import { connectBroker, hostPort } from '../src/broker/connect.js';
 import { EXCHANGE } from '../src/broker/topology.js';
+import { publish, Unroutable } from '../src/broker/publish.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
 
 export class EnrolError extends Error {}
@@ -43,11 +44,12 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
         if (msg.properties.correlationId === correlationId) resolve(msg);
       });
     });
-    await new Promise<void>((resolve, reject) => {
-      ch.publish(EXCHANGE, 'enrol', writeEnrolRequest(token.node, token.secret, keys),
-        { persistent: true, mandatory: true, userId: token.user, correlationId, contentType: 'application/json' },
-        (err) => (err ? reject(new EnrolError('the broker did not accept the enrolment request', { cause: err })) : resolve()));
-    });
+    await publish(ch, EXCHANGE, 'enrol', writeEnrolRequest(token.node, token.secret, keys),
+      { mandatory: true, userId: token.user, correlationId, contentType: 'application/json' })
+      .catch((err) => {
+        throw new EnrolError(err instanceof Unroutable ? 'the broker has no control queue to take the enrolment request: is `mesh serve` running (it declares the queue)?'
+          : 'the broker did not accept the enrolment request', { cause: err });
+      });
     const timeout = opts.timeoutMs ?? 60_000;
     const msg = await Promise.race([
       reply,

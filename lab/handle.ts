@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { procStat, isRunning } from '../host/apply/proc.js';
+import { runAny, type Ran } from '../src/sys/proc.js';
 
 export const DIST = fileURLToPath(new URL('..', import.meta.url));
 export const NODE = process.execPath;
@@ -41,7 +42,6 @@ export interface LabState {
   bundleArgs: string[];
 }
 
-export interface Ran { code: number; stdout: string; stderr: string }
 
 /** Knobs every lab host runs with: quick reconcile and reconnect, so scenarios take seconds. */
 export const LAB_HOST_ENV: Record<string, string> = {
@@ -90,7 +90,7 @@ export class LabHandle {
 
   /** Run argv inside a machine; resolves whatever the exit code. */
   run(m: string, argv: string[], opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {}): Promise<Ran> {
-    return runCmd('nsenter', this.enter(m, argv), opts);
+    return runAny('nsenter', this.enter(m, argv), { input: opts.input, env: { ...process.env, ...opts.env }, onLine: opts.echo });
   }
 
   async ok(m: string, argv: string[], opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {}): Promise<string> {
@@ -161,30 +161,6 @@ export class LabHandle {
   async waitLog(path: string, re: RegExp, from: number, seconds: number, what: string): Promise<RegExpMatchArray> {
     return until(() => this.readLog(path, from).match(re) ?? null, seconds, () => `${what} (waiting for ${re} in ${path}; it said:\n${this.readLog(path, from).slice(-2000)})`);
   }
-}
-
-export function runCmd(cmd: string, args: string[], opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...opts.env }, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let partial = '';
-    const echo = (d: Buffer) => {
-      if (!opts.echo) return;
-      partial += d.toString();
-      const lines = partial.split('\n');
-      partial = lines.pop()!;
-      for (const l of lines) opts.echo(l);
-    };
-    child.stdout!.on('data', (d: Buffer) => { stdout += d; echo(d); });
-    child.stderr!.on('data', (d: Buffer) => { stderr += d; echo(d); });
-    child.on('error', (err) => resolve({ code: 127, stdout, stderr: stderr + err.message }));
-    child.on('close', (code) => { if (partial && opts.echo) opts.echo(partial); resolve({ code: code ?? 1, stdout, stderr }); });
-    if (opts.input !== undefined) {
-      child.stdin!.on('error', () => { /* it exited without reading: its exit code says why */ });
-      child.stdin!.end(opts.input);
-    }
-  });
 }
 
 /** Poll `check` until it returns something, or fail after `seconds` with the description. */

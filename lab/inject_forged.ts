@@ -5,6 +5,7 @@
 // Runs on the first node with MESH_HOME; prints the file the forgery would write.
 import { readBroker, readSigner, adminEndpoint, meshId } from '../src/home/home.js';
 import { connectBroker } from '../src/broker/connect.js';
+import { publish } from '../src/broker/publish.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { envelope } from '../src/assignment/declare.js';
 import { bodyText } from '../src/wire/declaration.js';
@@ -20,6 +21,6 @@ const resources = [{ kind: 'file', id: `file:${path}`, path, content: Buffer.fro
 const bytes = envelope(bodyText(mesh, node, 1_000_000, JSON.stringify(resources)), forger);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab forger' });
 const ch = await conn.createConfirmChannel();
-await new Promise<void>((ok, fail) => ch.publish('', queueOf(node), bytes, { type: 'declaration', persistent: true }, (err) => (err ? fail(err) : ok())));
+await publish(ch, '', queueOf(node), bytes, { type: 'declaration', mandatory: true });
 await conn.close();
 console.log(path);

@@ -13,7 +13,8 @@ import { rmSync, mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { up as topologyUp } from './netns/topology.js';
 import { procStat } from '../host/apply/proc.js';
-import { LabHandle, labDir, runCmd, LAB_HOST_ENV, sleep, type LabState } from './handle.js';
+import { LabHandle, labDir, LAB_HOST_ENV, sleep, type LabState } from './handle.js';
+import { runAny } from '../src/sys/proc.js';
 import { joinMachine, declareChanged, waitApplied, waitMatrix, renderMatrix, allOpen } from './mesh_ops.js';
 
 export const HUB = 'hub';
@@ -136,7 +137,7 @@ export async function labDown(opts: DownOptions = {}): Promise<void> {
   const pidsIn = async () => {
     const all: number[] = [];
     for (const n of namespaces) {
-      const r = await runCmd('ip', ['netns', 'pids', n]);
+      const r = await runAny('ip', ['netns', 'pids', n]);
       if (r.code === 0) all.push(...r.stdout.split('\n').filter(Boolean).map(Number));
     }
     return all;
@@ -154,12 +155,12 @@ export async function labDown(opts: DownOptions = {}): Promise<void> {
   for (let i = 0; i < 40 && (await pidsIn()).length; i++) await sleep(100);
   for (const n of [...namespaces].reverse()) {
     for (let i = 0; i < 20; i++) {
-      const r = await runCmd('ip', ['netns', 'del', n]);
+      const r = await runAny('ip', ['netns', 'del', n]);
       if (r.code === 0 || /No such file|does not exist/.test(r.stderr)) break;
       await sleep(100);
     }
   }
-  const left = (await runCmd('ip', ['netns', 'list'])).stdout.split('\n').filter((l) => l.startsWith(`${h.state.id}-`));
+  const left = (await runAny('ip', ['netns', 'list'])).stdout.split('\n').filter((l) => l.startsWith(`${h.state.id}-`));
   if (left.length) throw new Error(`namespaces left behind: ${left.join(', ')}`);
   rmSync(dir, { recursive: true, force: true });
   say(`lab ${h.state.id} down: ${stopped} process(es) stopped, ${namespaces.length} namespaces removed, ${dir} removed`);

@@ -5,7 +5,10 @@ import type { ContainerResource } from '../../src/wire/resources.js';
 import type { Driver, DriverContext, Observed } from './driver.js';
 import { digestOf } from './digest.js';
 import { checkPath } from './paths.js';
-import { run, runOk } from './run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+
+// systemctl and podman answer in seconds; five minutes is a hung tool (or a slow image pull), said as such.
+const LIMIT = { timeoutMs: 300_000 };
 
 const PODMAN = 'podman';
 // Facts of the machines we run on (LAB-NOTES "Containers"): crun fails on
@@ -44,7 +47,7 @@ interface Seen {
 }
 
 async function inspect(name: string): Promise<Seen | null> {
-  const r = await run(PODMAN, ['container', 'inspect', '--format', 'json', name]);
+  const r = await runAny(PODMAN, ['container', 'inspect', '--format', 'json', name], LIMIT);
   if (r.code !== 0) {
     if (/no such container/i.test(r.stderr)) return null;
     throw new Error(`podman could not inspect ${name}: ${r.stderr.trim()}`);
@@ -64,7 +67,7 @@ function runArgs(r: ContainerResource): string[] {
 }
 
 async function removeContainer(name: string): Promise<void> {
-  const r = await run(PODMAN, ['rm', '--force', '--time', STOP_SECONDS, name]);
+  const r = await runAny(PODMAN, ['rm', '--force', '--time', STOP_SECONDS, name], LIMIT);
   if (r.code !== 0 && !/no such container/i.test(r.stderr)) {
     throw new Error(`podman could not remove ${name}: ${r.stderr.trim()}`);
   }
@@ -72,7 +75,7 @@ async function removeContainer(name: string): Promise<void> {
 
 async function create(r: ContainerResource, ctx: DriverContext): Promise<void> {
   try {
-    await runOk(PODMAN, runArgs(r), `Starting container ${containerName(r)}`);
+    await run(PODMAN, runArgs(r), LIMIT);
   } catch (err) {
     // A run that created the container and then failed to start it would
     // leave a container with the right label that observe calls stopped.
@@ -97,7 +100,7 @@ export const containerDriver: Driver<ContainerResource> = {
     const seen = await inspect(containerName(r));
     if (seen && seen.label === digest(r)) {
       if (seen.running) return false;
-      await runOk(PODMAN, ['start', containerName(r)], `Starting container ${containerName(r)}`);
+      await run(PODMAN, ['start', containerName(r)], LIMIT);
     } else {
       if (seen) await removeContainer(containerName(r));
       await create(r, ctx);
@@ -113,7 +116,7 @@ export const containerDriver: Driver<ContainerResource> = {
       await removeContainer(containerName(r));
       await create(r, ctx);
     } else {
-      await runOk(PODMAN, ['restart', '--time', STOP_SECONDS, containerName(r)], `Restarting container ${containerName(r)}`);
+      await run(PODMAN, ['restart', '--time', STOP_SECONDS, containerName(r)], LIMIT);
     }
   },
   async remove(held) {

@@ -1,10 +1,7 @@
 // A user name from a declaration, turned into the ids chown needs.
 import { readFile } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Owner } from '../../src/sys/atomic.js';
-
-const run = promisify(execFile);
+import { run } from '../../src/sys/proc.js';
 
 /** uid and primary gid of `name`; root when absent. /etc/passwd first, then `id` (LDAP, sssd). */
 export async function resolveOwner(name: string | undefined): Promise<Owner> {
@@ -15,8 +12,8 @@ export async function resolveOwner(name: string | undefined): Promise<Owner> {
     if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
   }
   try {
-    const uid = (await run('id', ['-u', '--', name])).stdout.trim();
-    const gid = (await run('id', ['-g', '--', name])).stdout.trim();
+    const uid = (await run('id', ['-u', '--', name])).trim();
+    const gid = (await run('id', ['-g', '--', name])).trim();
     return { uid: Number(uid), gid: Number(gid) };
   } catch (err) {
     throw new Error(`User ${name} does not exist on this host. Create the user (or declare it) before files owned by it.`, { cause: err });

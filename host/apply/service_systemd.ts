@@ -4,7 +4,10 @@ import { readFile, unlink } from 'node:fs/promises';
 import type { ServiceResource } from '../../src/wire/resources.js';
 import type { DriverContext, Observed } from './driver.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
-import { run, runOk } from './run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+
+// systemctl and podman answer in seconds; five minutes is a hung tool (or a slow image pull), said as such.
+const LIMIT = { timeoutMs: 300_000 };
 
 const unitName = (name: string) => `mesh-${name}.service`;
 const unitPath = (name: string) => `/etc/systemd/system/${unitName(name)}`;
@@ -36,7 +39,7 @@ export async function observeUnit(r: ServiceResource, digest: string): Promise<O
   const have = await readFile(unitPath(r.name), 'utf8').catch(() => null);
   if (have === null) return 'absent';
   if (have !== unitText(r, digest)) return 'drift';
-  const active = await run('systemctl', ['is-active', '--quiet', unitName(r.name)]);
+  const active = await runAny('systemctl', ['is-active', '--quiet', unitName(r.name)], LIMIT);
   return active.code === 0 ? 'ok' : 'absent';
 }
 
@@ -45,23 +48,23 @@ export async function applyUnit(r: ServiceResource, digest: string, ctx: DriverC
   const have = await readFile(unitPath(r.name), 'utf8').catch(() => null);
   if (have !== text) {
     await writeAtomic(unitPath(r.name), text, 0o644);
-    await runOk('systemctl', ['daemon-reload'], 'Reloading systemd');
-    await runOk('systemctl', ['enable', unitName(r.name)], `Enabling ${unitName(r.name)}`);
-    await runOk('systemctl', ['restart', unitName(r.name)], `Starting ${unitName(r.name)}`);
+    await run('systemctl', ['daemon-reload'], LIMIT);
+    await run('systemctl', ['enable', unitName(r.name)], LIMIT);
+    await run('systemctl', ['restart', unitName(r.name)], LIMIT);
   } else {
-    await runOk('systemctl', ['start', unitName(r.name)], `Starting ${unitName(r.name)}`);
+    await run('systemctl', ['start', unitName(r.name)], LIMIT);
   }
   ctx.log(`service ${r.name} running under systemd`);
 }
 
 export async function restartUnit(name: string): Promise<void> {
-  await runOk('systemctl', ['restart', unitName(name)], `Restarting ${unitName(name)}`);
+  await run('systemctl', ['restart', unitName(name)], LIMIT);
 }
 
 export async function removeUnit(name: string): Promise<void> {
-  await run('systemctl', ['disable', '--now', unitName(name)]);
+  await runAny('systemctl', ['disable', '--now', unitName(name)], LIMIT);
   await unlink(unitPath(name)).catch((err) => {
     if (err.code !== 'ENOENT') throw err;
   });
-  await runOk('systemctl', ['daemon-reload'], 'Reloading systemd');
+  await run('systemctl', ['daemon-reload'], LIMIT);
 }

@@ -20,19 +20,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Sade } from 'sade';
 import type { ConsumeMessage } from 'amqplib';
 import { x25519 } from '@noble/curves/ed25519.js';
-import { loadIdentity, saveIdentity, overlayKeyPath, stateDir, type Identity } from '../identity.js';
+import { loadIdentity, saveIdentity, overlayKeyPath, type Identity } from '../identity.js';
 import { readKept } from '../keep.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { wireguardDriver, WG_DIR } from '../apply/wireguard/driver.js';
 import type { DriverContext } from '../apply/driver.js';
-import { run, runAny } from '../apply/wireguard/run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+import { quietEnv } from '../apply/wireguard/quiet_env.js';
 import { checkInterfaceName, checkKey, parseDump } from '../apply/wireguard/wgconf.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 import { connectBroker } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
+import { publish } from '../../src/broker/publish.js';
 import { key32 } from '../../src/crypto/keys.js';
 import { open as openSealed } from '../../src/crypto/seal.js';
 import { writeRekey, readRekeyReply } from '../../src/wire/rekey.js';
@@ -86,8 +87,16 @@ async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
   const tunnel = checkInterfaceName(opts.tunnel);
   const id = loadIdentity(opts.dir);
   if (!id) throw new NotTaken(`this machine is not enrolled: run mesh-host enrol TOKEN first, then take ${tunnel} over`);
+  const found = await look(tunnel, opts, acc);
+  const r = prove(tunnel, found, id, opts, acc);
+  await adoptKey(tunnel, found, id, opts, acc);
+  await switchOver(tunnel, found, r, id, opts, acc);
+}
 
-  // 1. Look at the found tunnel.
+interface Found { file: string; key: string; public: string; listenPort: number | undefined }
+
+/** 1. Look at the found tunnel: up, started from a file, its key, port and address. */
+async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promise<Found> {
   const file = join(WG_DIR, `${tunnel}.conf`);
   if (!(await linkUp(tunnel))) {
     // It may be coming up right now: look again for a moment.
@@ -99,66 +108,76 @@ async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
   }
   acc.found.file = file;
   const live = parseDump(await run('wg', ['show', tunnel, 'dump']));
-  const foundKey = checkKey(live.privateKey, `the private key of ${tunnel}`);
-  const foundPublic = publicOf(foundKey);
-  acc.found.key = foundPublic;
+  const key = checkKey(live.privateKey, `the private key of ${tunnel}`);
+  const found = { file, key, public: publicOf(key), listenPort: live.listenPort };
+  acc.found.key = found.public;
   acc.found.port = live.listenPort;
   const addrs = (await run('ip', ['-o', '-4', 'addr', 'show', 'dev', tunnel])).match(/\binet (\d+\.\d+\.\d+\.\d+)\//g) ?? [];
   acc.found.address = addrs[0]?.slice(5, -1) ?? null;
+  return found;
+}
 
-  // 2. Prove the declared interface is the found one, before anything stops.
+/** 2. Prove the declared interface is the found one (port, address), before anything stops. */
+function prove(tunnel: string, found: Found, id: Identity, opts: TakeOptions, acc: TakeAccount): WireguardResource {
   const kept = readKept(opts.dir, id);
   const r = kept?.decl.resources.find((x) => x.kind === 'wireguard') as WireguardResource | undefined;
   if (!r) throw new NotTaken(`the mesh has declared no overlay interface for ${id.name} yet: on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)`);
   acc.interface = r.name;
   if (r.name === tunnel) throw new NotTaken(`${tunnel} is the mesh's own interface; there is nothing to take over`);
-  if (r.listenPort !== live.listenPort) {
+  if (r.listenPort !== found.listenPort) {
     throw new NotTaken(r.listenPort === undefined
-      ? `${tunnel} listens on ${live.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it. Give the node a dialable address (retire it and issue its token with --dialable HOST:${live.listenPort})`
-      : `${tunnel} listens on ${live.listenPort} but the mesh declares ${r.name} on ${r.listenPort}: set the mesh's port (overlay.settings.listen_port) to ${live.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`);
+      ? `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it. Give the node a dialable address (retire it and issue its token with --dialable HOST:${found.listenPort})`
+      : `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on ${r.listenPort}: set the mesh's port (overlay.settings.listen_port) to ${found.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`);
   }
   const declaredAddress = r.address.split('/')[0]!;
   if (declaredAddress !== acc.found.address) {
     throw new NotTaken(`${tunnel} has address ${acc.found.address ?? '(none)'} but the mesh declares ${r.name} with ${declaredAddress}: on the control plane, mesh overlay address ${id.name} ${acc.found.address ?? 'ADDRESS'} and mesh declare --all --changed, then take it over again`);
   }
+  return r;
+}
+
+/** 2, continued: the found key becomes the overlay key, the mesh told first and the key file written second. */
+async function adoptKey(tunnel: string, found: Found, id: Identity, opts: TakeOptions, acc: TakeAccount): Promise<void> {
   const keyPath = overlayKeyPath(opts.dir);
-  const held = publicOf(checkKey((await readFile(keyPath, 'utf8')).trim(), `the overlay key file ${keyPath}`));
-  if (held !== foundPublic) {
+  const heldKey = async () => publicOf(checkKey((await readFile(keyPath, 'utf8')).trim(), `the overlay key file ${keyPath}`));
+  const held = await heldKey();
+  if (held !== found.public) {
     // Told first: the mesh records the found key (and tells the peers), or refuses and nothing is written.
-    await tell(id, { left: held, taken: foundPublic, tunnel }, opts);
+    await tell(id, { left: held, taken: found.public, tunnel }, opts);
     acc.told = true;
     // Written second.
-    const next: Identity = { ...id, keys: { ...id.keys, overlay: foundKey } };
+    const next: Identity = { ...id, keys: { ...id.keys, overlay: found.key } };
     await saveIdentity(opts.dir, next);
-    opts.log(`overlay key is now ${tunnel}'s: ${foundPublic}`);
+    opts.log(`overlay key is now ${tunnel}'s: ${found.public}`);
   } else {
     acc.told = true; // a run before this one told the mesh first and then wrote it
   }
-  const now = publicOf(checkKey((await readFile(keyPath, 'utf8')).trim(), `the overlay key file ${keyPath}`));
-  if (now !== foundPublic) throw new NotTaken(`the overlay key file ${keyPath} does not hold ${tunnel}'s key after writing it: check the disk and run take again`);
+  if ((await heldKey()) !== found.public) throw new NotTaken(`the overlay key file ${keyPath} does not hold ${tunnel}'s key after writing it: check the disk and run take again`);
   acc.written = true;
+}
 
-  // 3. Only now: stop the found tunnel, start the mesh's, and prove it.
+/** 3. Only now: stop the found tunnel, start the mesh's, and prove it; on failure start the found one again. */
+async function switchOver(tunnel: string, found: Found, r: WireguardResource, id: Identity, opts: TakeOptions, acc: TakeAccount): Promise<void> {
   acc.state = 'down';
-  await run('wg-quick', ['down', file]);
+  await run('wg-quick', ['down', found.file]);
   acc.foundTunnel = 'stopped';
   opts.log(`${tunnel}: down`);
   try {
     await wireguardDriver.apply(r, driverContext(opts, id));
     const mine = parseDump(await run('wg', ['show', r.name, 'dump']));
-    if (publicOf(mine.privateKey) !== foundPublic || mine.listenPort !== live.listenPort) {
-      throw new Error(`${r.name} came up but does not listen on ${live.listenPort} with the found key`);
+    if (publicOf(mine.privateKey) !== found.public || mine.listenPort !== found.listenPort) {
+      throw new Error(`${r.name} came up but does not listen on ${found.listenPort} with the found key`);
     }
   } catch (err) {
     const why = (err as Error).message;
     opts.log(`${r.name} failed to start (${why}); starting ${tunnel} again`);
     if (await linkUp(r.name)) await runAny('ip', ['link', 'delete', 'dev', r.name]);
-    const again = await runAny('wg-quick', ['up', file]);
+    const again = await runAny('wg-quick', ['up', found.file], { env: quietEnv() });
     acc.foundTunnel = again.code === 0 ? 'started again' : `not started again: ${again.stderr.trim().split('\n').at(-1)}`;
     throw new Error(`the mesh's interface ${r.name} failed to start (${why}); ${tunnel} was ${acc.foundTunnel === 'started again' ? 'started again and carries on as before' : `${acc.foundTunnel}: start it by hand with wg-quick up ${tunnel}`}. The key it holds is the overlay key now; fix the cause and take it over again`);
   }
   acc.state = 'taken';
-  acc.reason = `${r.name} listens on ${live.listenPort} at ${declaredAddress} with ${tunnel}'s key; ${tunnel} is stopped (leave its file: wg-quick up ${tunnel} beside ${r.name} would fight it for the port and the key)`;
+  acc.reason = `${r.name} listens on ${found.listenPort} at ${r.address.split('/')[0]} with ${tunnel}'s key; ${tunnel} is stopped (leave its file: wg-quick up ${tunnel} beside ${r.name} would fight it for the port and the key)`;
 }
 
 function publicOf(privateKey: string): string {
@@ -188,10 +207,8 @@ async function tell(id: Identity, r: { left: string; taken: string; tunnel: stri
     const replies = new Promise<ConsumeMessage>((resolve) => {
       void ch.consume('amq.rabbitmq.reply-to', (m) => { if (m && m.properties.correlationId === correlationId) resolve(m); }, { noAck: true });
     });
-    await new Promise<void>((resolve, reject) => {
-      ch.publish(EXCHANGE, 'rekey', bytes, { replyTo: 'amq.rabbitmq.reply-to', correlationId, userId: id.broker.user, mandatory: true, contentType: 'application/json' },
-        (err) => (err ? reject(new NotTaken('the broker did not accept the rekey; nothing was stopped or written: run take again')) : resolve()));
-    });
+    await publish(ch, EXCHANGE, 'rekey', bytes, { replyTo: 'amq.rabbitmq.reply-to', correlationId, userId: id.broker.user, mandatory: true, persistent: false, contentType: 'application/json' })
+      .catch((err) => { throw new NotTaken(`${(err as Error).message}; nothing was stopped or written: run take again once mesh serve runs`); });
     const timeout = opts.replyTimeoutMs ?? 60_000;
     const msg = await Promise.race([
       replies,
@@ -203,31 +220,4 @@ async function tell(id: Identity, r: { left: string; taken: string; tunnel: stri
   } finally {
     await conn.close().catch(() => {});
   }
-}
-
-export function registerOverlayHost(prog: Sade): void {
-  prog.command('overlay take')
-    .describe([
-      'Adopt a WireGuard tunnel that ran here before the mesh (O3): its key becomes this node\'s overlay key and the mesh\'s',
-      'interface takes its place. Nothing is stopped until the declared interface is proven to listen on the tunnel\'s port, at',
-      'its address, with its key; the mesh is told the key (signed by this node\'s identity key) before it is written here.',
-      'If the mesh\'s interface fails to start, the tunnel is started again. The account (not taken / taken / down) is printed',
-      'and kept in MESH_HOST_DIR/overlay-take.json. Exit 0 only when taken.',
-    ])
-    .option('--tunnel', 'The interface to take over, raised by wg-quick from /etc/wireguard/IFACE.conf')
-    .option('--json', 'Print the account as JSON')
-    .example('overlay take --tunnel wg0')
-    .action(async (o: { tunnel?: string; json?: boolean }) => {
-      if (!o.tunnel) { process.stderr.write('mesh-host: name the tunnel to take over: --tunnel IFACE.\n'); process.exitCode = 1; return; }
-      const say = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
-      try {
-        const acc = await take({ dir: stateDir(), tunnel: String(o.tunnel), log: say });
-        if (o.json) process.stdout.write(JSON.stringify(acc, null, 2) + '\n');
-        else process.stdout.write(`${acc.state}: ${acc.reason}\n`);
-        if (acc.state !== 'taken') process.exitCode = acc.state === 'down' ? 3 : 2;
-      } catch (err) {
-        process.stderr.write(`mesh-host: ${(err as Error).message}\n`);
-        process.exitCode = 1;
-      }
-    });
 }

@@ -20,7 +20,8 @@
 // Traffic only ever goes to addresses inside these namespaces.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { run, runAny } from '../../host/apply/wireguard/run.js';
+import { run, runAny } from '../../src/sys/proc.js';
+import { quietEnv } from '../../host/apply/wireguard/quiet_env.js';
 
 export interface SiteSpec {
   name: string;                          // [a-z0-9]{1,8}
@@ -62,150 +63,163 @@ export interface Lab {
 
 const INTERNET = '203.0.113';
 
+/** What up() has made so far, and so exactly what down() removes. */
+class Made {
+  readonly namespaces: string[] = [];
+  readonly holders = new Map<string, ChildProcess & { pid: number }>();
+  readonly lan = new Map<string, string>();
+  readonly pub = new Map<string, string>();
+  uplink: string | undefined;
+  uplinkAddress: string | undefined;
+  constructor(readonly id: string) {}
+
+  ns(role: string): string { return `${this.id}-${role}`; }
+
+  async addNs(name: string): Promise<void> {
+    await run('ip', ['netns', 'add', name]);
+    this.namespaces.push(name);
+    await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+  }
+
+  readonly down = async (): Promise<void> => {
+    // Kill everything living in our namespaces (holders, wireguard-go
+    // daemons the machines started), then delete them; veths and bridges
+    // go with their namespace.
+    for (const n of this.namespaces) {
+      const pids = (await runAny('ip', ['netns', 'pids', n])).stdout.split('\n').filter(Boolean).map(Number);
+      for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ } }
+    }
+    for (const h of this.holders.values()) { try { h.kill('SIGKILL'); } catch { /* gone */ } }
+    if (this.uplink) { await runAny('ip', ['link', 'del', this.uplink]); this.uplink = undefined; }
+    for (const n of this.namespaces.reverse()) {
+      for (let i = 0; i < 20; i++) {
+        const r = await runAny('ip', ['netns', 'del', n]);
+        if (r.code === 0 || /No such file/.test(r.stderr)) break;
+        await sleep(50);
+      }
+    }
+    this.namespaces.length = 0;
+  };
+}
+
+const sysctl = (n: string, key: string, value: string) => run('ip', ['netns', 'exec', n, 'sysctl', '-q', '-w', `${key}=${value}`]);
+
+// veth created directly across two namespaces: no name ever lands in the root namespace.
+const veth = (a: string, aName: string, b: string, bName: string) => run('ip', ['-n', a, 'link', 'add', aName, 'type', 'veth', 'peer', 'name', bName, 'netns', b]);
+
+/** The internet: a bridge in a namespace of its own, and optionally the uplink from the root namespace. Returns its namespace. */
+async function internet(m: Made, withUplink: boolean): Promise<string> {
+  const inet = m.ns('inet');
+  await m.addNs(inet);
+  await run('ip', ['-n', inet, 'link', 'add', 'br0', 'type', 'bridge']);
+  await run('ip', ['-n', inet, 'addr', 'add', `${INTERNET}.254/24`, 'dev', 'br0']);
+  await run('ip', ['-n', inet, 'link', 'set', 'br0', 'up']);
+  if (!withUplink) return inet;
+  const [rootAddr, inetAddr] = await freeLink();
+  // The one name that lands in the root namespace; down() removes it.
+  const uplink = m.uplink = `${m.id}up`;
+  await run('ip', ['link', 'add', uplink, 'type', 'veth', 'peer', 'name', 'root', 'netns', inet]);
+  await run('ip', ['addr', 'add', `${rootAddr}/30`, 'dev', uplink]);
+  await run('ip', ['link', 'set', uplink, 'up']);
+  await run('ip', ['-n', inet, 'addr', 'add', `${inetAddr}/30`, 'dev', 'root']);
+  await run('ip', ['-n', inet, 'link', 'set', 'root', 'up']);
+  await sysctl(inet, 'net.ipv4.ip_forward', '1');
+  // Masqueraded onto the link: the root namespace needs no route to the lab's internet.
+  await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'],
+    { input: 'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n' });
+  m.uplinkAddress = rootAddr;
+  return inet;
+}
+
+/** A site's router: NAT onto the internet, its forwards, and a policy that drops the unsolicited. */
+function routerRules(site: SiteSpec, wan: string, prefix: string): string {
+  const fwd = (site.forwards ?? []).map((f) => {
+    if (!site.machines.includes(f.to)) throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
+    // By the public address, not the incoming interface: a machine of the
+    // same LAN dialling the public endpoint is forwarded too (hairpin NAT,
+    // as most routers do), so one dialable address serves every site.
+    return `  ip daddr ${wan} udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
+  });
+  return [
+    'table ip lab {',
+    ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ' }',
+    ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade',
+    // The hairpinned answer must come back through the router to be un-NATed.
+    `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`, ' }',
+    ' chain forward {', '  type filter hook forward priority filter; policy drop;',
+    '  ct state established,related accept',
+    '  iifname "lan" accept',
+    '  ct status dnat accept',
+    ' }',
+    '}',
+  ].join('\n');
+}
+
+/** One site: its router between the internet and its LAN, then its machines on the LAN. */
+async function addSite(m: Made, inet: string, site: SiteSpec, si: number, names: Set<string>): Promise<void> {
+  if (!/^[a-z0-9]{1,8}$/.test(site.name)) throw new Error(`site name ${site.name} must be [a-z0-9]{1,8}`);
+  const r = m.ns(`r${site.name}`);
+  const wan = `${INTERNET}.${si + 1}`;
+  const prefix = `192.168.${10 + si}`;
+  m.pub.set(site.name, wan);
+  await m.addNs(r);
+  await veth(inet, `s${si}`, r, 'wan');
+  await run('ip', ['-n', inet, 'link', 'set', `s${si}`, 'master', 'br0', 'up']);
+  await run('ip', ['-n', r, 'addr', 'add', `${wan}/24`, 'dev', 'wan']);
+  await run('ip', ['-n', r, 'link', 'set', 'wan', 'up']);
+  await run('ip', ['-n', r, 'link', 'add', 'lan', 'type', 'bridge']);
+  await run('ip', ['-n', r, 'addr', 'add', `${prefix}.1/24`, 'dev', 'lan']);
+  await run('ip', ['-n', r, 'link', 'set', 'lan', 'up']);
+  await sysctl(r, 'net.ipv4.ip_forward', '1');
+  // Bridge netfilter is on in a new namespace: without this, traffic
+  // between two machines of one LAN meets the router's forward policy.
+  for (const k of ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables']) {
+    await runAny('ip', ['netns', 'exec', r, 'sysctl', '-q', '-w', `${k}=0`]);
+  }
+  await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: routerRules(site, wan, prefix) });
+  for (const [mi, name] of site.machines.entries()) {
+    if (!/^[a-z0-9]{1,8}$/.test(name) || names.has(name)) throw new Error(`machine name ${name} must be [a-z0-9]{1,8} and unique`);
+    names.add(name);
+    const mn = m.ns(name);
+    const addr = `${prefix}.${10 + mi}`;
+    m.lan.set(name, addr);
+    await m.addNs(mn);
+    await veth(r, `p${mi}`, mn, 'eth0');
+    await run('ip', ['-n', r, 'link', 'set', `p${mi}`, 'master', 'lan', 'up']);
+    await run('ip', ['-n', mn, 'addr', 'add', `${addr}/24`, 'dev', 'eth0']);
+    await run('ip', ['-n', mn, 'link', 'set', 'eth0', 'up']);
+    await run('ip', ['-n', mn, 'route', 'add', 'default', 'via', `${prefix}.1`]);
+    m.holders.set(name, await holder(mn));
+  }
+  await run('ip', ['-n', r, 'route', 'add', 'default', 'via', `${INTERNET}.254`]).catch(() => {});
+}
+
 export async function up(topology: Topology, id = `m${randomBytes(3).toString('hex')}`): Promise<Lab> {
   if (!/^[a-z0-9]{1,8}$/.test(id)) throw new Error(`lab id ${id} must be [a-z0-9]{1,8}`);
-  const namespaces: string[] = [];
-  const holders = new Map<string, ChildProcess & { pid: number }>();
-  const lan = new Map<string, string>();
-  const pub = new Map<string, string>();
-  const ns = (role: string) => `${id}-${role}`;
-  let uplink: string | undefined;
-  let uplinkAddress: string | undefined;
-
-  const made = {
-    async down(): Promise<void> {
-      // Kill everything living in our namespaces (holders, wireguard-go
-      // daemons the machines started), then delete them; veths and bridges
-      // go with their namespace.
-      for (const n of namespaces) {
-        const pids = (await runAny('ip', ['netns', 'pids', n])).stdout.split('\n').filter(Boolean).map(Number);
-        for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ } }
-      }
-      for (const h of holders.values()) { try { h.kill('SIGKILL'); } catch { /* gone */ } }
-      if (uplink) { await runAny('ip', ['link', 'del', uplink]); uplink = undefined; }
-      for (const n of namespaces.reverse()) {
-        for (let i = 0; i < 20; i++) {
-          const r = await runAny('ip', ['netns', 'del', n]);
-          if (r.code === 0 || /No such file/.test(r.stderr)) break;
-          await sleep(50);
-        }
-      }
-      namespaces.length = 0;
-    },
-  };
-
+  const made = new Made(id);
   try {
-    const addNs = async (name: string) => {
-      await run('ip', ['netns', 'add', name]);
-      namespaces.push(name);
-      await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
-    };
-    const sysctl = (n: string, key: string, value: string) => run('ip', ['netns', 'exec', n, 'sysctl', '-q', '-w', `${key}=${value}`]);
-    // veth created directly across two namespaces: no name ever lands in the root namespace.
-    const veth = async (a: string, aName: string, b: string, bName: string) => {
-      await run('ip', ['-n', a, 'link', 'add', aName, 'type', 'veth', 'peer', 'name', bName, 'netns', b]);
-    };
-
-    const inet = ns('inet');
-    await addNs(inet);
-    await run('ip', ['-n', inet, 'link', 'add', 'br0', 'type', 'bridge']);
-    await run('ip', ['-n', inet, 'addr', 'add', `${INTERNET}.254/24`, 'dev', 'br0']);
-    await run('ip', ['-n', inet, 'link', 'set', 'br0', 'up']);
-
-    if (topology.uplink) {
-      const [rootAddr, inetAddr] = await freeLink();
-      // The one name that lands in the root namespace; down() removes it.
-      uplink = `${id}up`;
-      await run('ip', ['link', 'add', uplink, 'type', 'veth', 'peer', 'name', 'root', 'netns', inet]);
-      await run('ip', ['addr', 'add', `${rootAddr}/30`, 'dev', uplink]);
-      await run('ip', ['link', 'set', uplink, 'up']);
-      await run('ip', ['-n', inet, 'addr', 'add', `${inetAddr}/30`, 'dev', 'root']);
-      await run('ip', ['-n', inet, 'link', 'set', 'root', 'up']);
-      await sysctl(inet, 'net.ipv4.ip_forward', '1');
-      // Masqueraded onto the link: the root namespace needs no route to the lab's internet.
-      await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'],
-        'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n');
-      uplinkAddress = rootAddr;
-    }
-
+    const inet = await internet(made, Boolean(topology.uplink));
     const names = new Set<string>();
-    for (const [si, site] of topology.sites.entries()) {
-      if (!/^[a-z0-9]{1,8}$/.test(site.name)) throw new Error(`site name ${site.name} must be [a-z0-9]{1,8}`);
-      const r = ns(`r${site.name}`);
-      const wan = `${INTERNET}.${si + 1}`;
-      const prefix = `192.168.${10 + si}`;
-      pub.set(site.name, wan);
-      await addNs(r);
-      await veth(inet, `s${si}`, r, 'wan');
-      await run('ip', ['-n', inet, 'link', 'set', `s${si}`, 'master', 'br0', 'up']);
-      await run('ip', ['-n', r, 'addr', 'add', `${wan}/24`, 'dev', 'wan']);
-      await run('ip', ['-n', r, 'link', 'set', 'wan', 'up']);
-      await run('ip', ['-n', r, 'link', 'add', 'lan', 'type', 'bridge']);
-      await run('ip', ['-n', r, 'addr', 'add', `${prefix}.1/24`, 'dev', 'lan']);
-      await run('ip', ['-n', r, 'link', 'set', 'lan', 'up']);
-      await sysctl(r, 'net.ipv4.ip_forward', '1');
-      // Bridge netfilter is on in a new namespace: without this, traffic
-      // between two machines of one LAN meets the router's forward policy.
-      for (const k of ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables']) {
-        await runAny('ip', ['netns', 'exec', r, 'sysctl', '-q', '-w', `${k}=0`]);
-      }
-      const fwd = (site.forwards ?? []).map((f) => {
-        if (!site.machines.includes(f.to)) throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
-        // By the public address, not the incoming interface: a machine of the
-        // same LAN dialling the public endpoint is forwarded too (hairpin NAT,
-        // as most routers do), so one dialable address serves every site.
-        return `  ip daddr ${wan} udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
-      });
-      const rules = [
-        'table ip lab {',
-        ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ' }',
-        ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade',
-        // The hairpinned answer must come back through the router to be un-NATed.
-        `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`, ' }',
-        ' chain forward {', '  type filter hook forward priority filter; policy drop;',
-        '  ct state established,related accept',
-        '  iifname "lan" accept',
-        '  ct status dnat accept',
-        ' }',
-        '}',
-      ].join('\n');
-      await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], rules);
-
-      for (const [mi, m] of site.machines.entries()) {
-        if (!/^[a-z0-9]{1,8}$/.test(m) || names.has(m)) throw new Error(`machine name ${m} must be [a-z0-9]{1,8} and unique`);
-        names.add(m);
-        const mn = ns(m);
-        const addr = `${prefix}.${10 + mi}`;
-        lan.set(m, addr);
-        await addNs(mn);
-        await veth(r, `p${mi}`, mn, 'eth0');
-        await run('ip', ['-n', r, 'link', 'set', `p${mi}`, 'master', 'lan', 'up']);
-        await run('ip', ['-n', mn, 'addr', 'add', `${addr}/24`, 'dev', 'eth0']);
-        await run('ip', ['-n', mn, 'link', 'set', 'eth0', 'up']);
-        await run('ip', ['-n', mn, 'route', 'add', 'default', 'via', `${prefix}.1`]);
-        holders.set(m, await holder(mn));
-      }
-      await run('ip', ['-n', r, 'route', 'add', 'default', 'via', `${INTERNET}.254`]).catch(() => {});
-    }
+    for (const [si, site] of topology.sites.entries()) await addSite(made, inet, site, si, names);
   } catch (err) {
     await made.down();
     throw err;
   }
-
   const pidOf = (m: string) => {
-    const h = holders.get(m);
+    const h = made.holders.get(m);
     if (!h) throw new Error(`no machine ${m} in lab ${id}`);
     return h.pid;
   };
   const enter = (m: string, argv: string[]) => ['-t', String(pidOf(m)), '-m', '-n', '--', ...argv];
   return {
     id,
-    exec: (m, argv, input) => run('nsenter', enter(m, argv), input),
-    execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), input),
-    execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? ns('inet') : ns(where.replace(/^router:/, 'r')), ...argv]),
-    uplinkAddress,
-    lanAddress: (m) => { const a = lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },
-    publicAddress: (s) => { const a = pub.get(s); if (!a) throw new Error(`no site ${s}`); return a; },
+    // A machine's commands may be wg-quick up, which may start wireguard-go.
+    exec: (m, argv, input) => run('nsenter', enter(m, argv), { input, env: quietEnv() }),
+    execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), { input, env: quietEnv() }),
+    execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? made.ns('inet') : made.ns(where.replace(/^router:/, 'r')), ...argv]),
+    uplinkAddress: made.uplinkAddress,
+    lanAddress: (m) => { const a = made.lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },
+    publicAddress: (s) => { const a = made.pub.get(s); if (!a) throw new Error(`no site ${s}`); return a; },
     pid: pidOf,
     down: made.down,
   };

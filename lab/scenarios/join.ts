@@ -3,7 +3,8 @@
 // routes to its address, and every path, the new one's included, pings.
 import type { Scenario } from './scenario.js';
 import { joinMachine, declareChanged, waitApplied, overlayNodes, waitMatrix, renderMatrix, allOpen } from '../mesh_ops.js';
-import { until, runCmd } from '../handle.js';
+import { until } from '../handle.js';
+import { runAny } from '../../src/sys/proc.js';
 
 const NEW = 'b3';
 
@@ -16,7 +17,7 @@ export const join: Scenario = {
       say(`${NEW} is already enrolled: retiring it and wiping its machine to join it afresh`);
       await h.stopHost(NEW);
       await h.meshOk(['node', 'retire', NEW]);
-      for (const p of (await runCmd('ip', ['netns', 'pids', `${h.state.id}-${NEW}`])).stdout.split('\n').filter(Boolean).map(Number)) {
+      for (const p of (await runAny('ip', ['netns', 'pids', `${h.state.id}-${NEW}`])).stdout.split('\n').filter(Boolean).map(Number)) {
         if (p !== h.state.machines[NEW]!.pid) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
       }
       await h.ok(NEW, ['/bin/rm', '-rf', h.hostDir(NEW)]);

@@ -3,9 +3,11 @@
 // the same bytes. Declare signs the exact bytes it publishes, records serial
 // and digest, and publishes to each node's queue directly.
 import { createHash } from 'node:crypto';
-import { connect, type Sql } from '../store/connect.js';
+import type { Sql } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { readBroker, readSigner, adminEndpoint, type Signer } from '../home/home.js';
 import { connectBroker } from '../broker/connect.js';
+import { publish, Unroutable } from '../broker/publish.js';
 import { queueOf, nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
@@ -20,8 +22,7 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest();
 export async function plan(node: string) {
   nodeName(node);
   const signer = readSigner();
-  const sql = await connect('assignment', { max: 1 });
-  try {
+  return withStore('assignment', async (sql) => {
     // A node's overlay address exists before the first composition that carries it (a view cannot write).
     await sql`select overlay.allocate_addresses()`;
     const [row] = await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node})::text as resources,
@@ -29,7 +30,7 @@ export async function plan(node: string) {
     if (!row!.known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
     const serial = Number(row!.serial);
     return { text: bodyText(signer.mesh, node, serial, row!.resources), serial, resources: JSON.parse(row!.resources) as { id: string; kind: string }[] };
-  } finally { await sql.end(); }
+  });
 }
 
 export interface Declared { node: string; serial: number; digest: string; sent: boolean; error?: string }
@@ -41,41 +42,35 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
   const broker = readBroker();
-  const sql = opts.sql ?? await connect('assignment', { max: 2 });
-  let out: { node: string; serial: number; digest: Buffer; env: Buffer }[] = [];
-  try {
-    out = await sql.begin(async (tx) => {
-      // First: this declare's serials and compositions are newer than every declare before it.
-      await tx`select assignment.take_declare_turn()`;
-      await tx`select overlay.allocate_addresses()`;
-      const targets = (await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
-      const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
-      if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
-      // One composition of every target: the overlay graph is computed once, not once a node.
-      const composed = await tx`select node, resources::text as resources, resources_hash from assignment.compose_each(${targets}::text[])
-                                 where ${!opts.changedOnly} or changed`;
-      if (composed.length === 0) return [];
-      const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
-      const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-      const made = composed.map((c) => {
-        const node = c.node as string, serial = serialOf.get(node)!;
-        const text = bodyText(signer.mesh, node, serial, c.resources);
-        return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
-      });
-      // Refused here, named, rather than by every host that would receive it.
-      const big = made.find((m) => m.env.length > LIMITS.declaration);
-      if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
-      await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
-                 ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8'))}::text[])`;
-      return made;
+  const record = (sql: Sql) => sql.begin(async (tx) => {
+    // First: this declare's serials and compositions are newer than every declare before it.
+    await tx`select assignment.take_declare_turn()`;
+    await tx`select overlay.allocate_addresses()`;
+    const targets = (await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
+    if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
+    // One composition of every target: the overlay graph is computed once, not once a node.
+    const composed = await tx`select node, resources::text as resources, resources_hash from assignment.compose_each(${targets}::text[])
+                               where ${!opts.changedOnly} or changed`;
+    if (composed.length === 0) return [];
+    const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
+    const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+    const made = composed.map((c) => {
+      const node = c.node as string, serial = serialOf.get(node)!;
+      const text = bodyText(signer.mesh, node, serial, c.resources);
+      return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
     });
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    if (!opts.sql) await sql.end();
-  }
+    // Refused here, named, rather than by every host that would receive it.
+    const big = made.find((m) => m.env.length > LIMITS.declaration);
+    if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
+    await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
+               ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8'))}::text[])`;
+    return made;
+  });
+  // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
+  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 2 });
   if (out.length === 0) return [];
-  return publish(out, broker);
+  return send(out, broker);
 }
 
 /**
@@ -85,24 +80,21 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  */
 export const PUBLISH_CHANNELS = 4;
 
-async function publish(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
+async function send(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
   const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh declare' });
   try {
-    // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-    const returned = new Set<string>();
-    const channels = await Promise.all(Array.from({ length: Math.min(PUBLISH_CHANNELS, out.length) }, async () => {
-      const ch = await conn.createConfirmChannel();
-      ch.on('return', (m) => returned.add(String(m.properties.messageId)));
-      return ch;
-    }));
-    // A return arrives before its confirm on the same channel, so `returned` is complete when the callback runs.
-    return await Promise.all(out.map((d, i) => new Promise<Declared>((resolve) => {
+    const channels = await Promise.all(Array.from({ length: Math.min(PUBLISH_CHANNELS, out.length) }, () => conn.createConfirmChannel()));
+    return await Promise.all(out.map(async (d, i): Promise<Declared> => {
       const r = { node: d.node, serial: d.serial, digest: d.digest.toString('hex') };
-      const id = `${d.node}:${d.serial}`;
-      channels[i % channels.length]!.publish('', queueOf(d.node), d.env, { persistent: true, mandatory: true, messageId: id, type: 'declaration', contentType: 'application/json' },
-        (err) => resolve(err ? { ...r, sent: false, error: 'the broker did not confirm it' }
-          : returned.has(id) ? { ...r, sent: false, error: `the node's queue ${queueOf(d.node)} does not exist` } : { ...r, sent: true }));
-    })));
+      try {
+        // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
+        await publish(channels[i % channels.length]!, '', queueOf(d.node), d.env,
+          { mandatory: true, messageId: `${d.node}:${d.serial}`, type: 'declaration', contentType: 'application/json' });
+        return { ...r, sent: true };
+      } catch (err) {
+        return { ...r, sent: false, error: err instanceof Unroutable ? `the node's queue ${queueOf(d.node)} does not exist` : 'the broker did not confirm it' };
+      }
+    }));
   } finally {
     await conn.close().catch(() => {});
   }

@@ -1,72 +1,56 @@
-// Per-node broker accounts through RabbitMQ's management API on loopback: no
-// shell command runs from the control plane. Permissions are anchored and the
-// node name cannot widen them (src/wire/names.ts).
+// Per-node broker accounts, through the management API client. Permissions
+// are anchored and the node name cannot widen them (src/wire/names.ts).
 import { accountOf, queueOf, nodeName } from '../wire/names.js';
 import { EXCHANGE } from './topology.js';
+import { ManagementApi } from './management.js';
 
 export interface Management { url: string; user: string; password: string; vhost: string; accountPrefix?: string }
 
-export class BrokerAdminError extends Error {}
+const anchored = (name: string) => `^${name.replace(/\./g, '\\.')}$`;
 
 export class Accounts {
-  constructor(private readonly m: Management) {}
-
-  private async call(method: string, path: string, body?: unknown): Promise<unknown> {
-    let r: Response;
-    try {
-      r = await fetch(`${this.m.url}/api${path}`, {
-        method,
-        headers: {
-          authorization: 'Basic ' + Buffer.from(`${this.m.user}:${this.m.password}`).toString('base64'),
-          'content-type': 'application/json',
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(15_000),
-      });
-    } catch (err) {
-      throw new BrokerAdminError(`the broker's management API at ${this.m.url} did not answer (${(err as Error).message}): is RabbitMQ running with rabbitmq_management?`, { cause: err });
-    }
-    if (method === 'DELETE' && r.status === 404) return undefined;
-    if (!r.ok) throw new BrokerAdminError(`the broker refused ${method} ${path}: ${r.status} ${(await r.text()).slice(0, 200)}`);
-    const text = await r.text();
-    return text ? JSON.parse(text) : undefined;
-  }
+  readonly api: ManagementApi;
+  constructor(private readonly m: Management) { this.api = new ManagementApi(m); }
 
   /** The account name a node logs in with. */
   account(node: string): string { return accountOf(node, this.m.accountPrefix); }
 
-  private v(): string { return encodeURIComponent(this.m.vhost); }
-
   /** Account, scoped permissions and the node's durable queue. Idempotent. */
   async createNode(node: string, password: string): Promise<void> {
     nodeName(node);
-    const user = encodeURIComponent(accountOf(node, this.m.accountPrefix));
-    await this.call('PUT', `/users/${user}`, { password, tags: '' });
-    await this.call('PUT', `/permissions/${this.v()}/${user}`, {
-      configure: '^$',
-      write: `^${EXCHANGE}$`,
-      read: `^${queueOf(node).replace(/\./g, '\\.')}$`,
-    });
-    await this.call('PUT', `/queues/${this.v()}/${encodeURIComponent(queueOf(node))}`, { durable: true, auto_delete: false, arguments: {} });
+    const user = this.account(node);
+    await this.api.putUser(user, password);
+    await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(queueOf(node)) });
+    await this.api.putQueue(this.m.vhost, queueOf(node));
   }
 
   async setPassword(node: string, password: string): Promise<void> {
-    await this.call('PUT', `/users/${encodeURIComponent(accountOf(nodeName(node), this.m.accountPrefix))}`, { password, tags: '' });
+    await this.api.putUser(this.account(nodeName(node)), password);
   }
 
   /** Removes the account (closing its connections) and its queue. */
   async retire(node: string): Promise<void> {
-    const user = accountOf(nodeName(node), this.m.accountPrefix);
-    const conns = (await this.call('GET', `/connections?columns=name,user`)) as { name: string; user: string }[] | undefined;
-    await this.call('DELETE', `/users/${encodeURIComponent(user)}`);
-    for (const c of conns ?? []) if (c.user === user) await this.call('DELETE', `/connections/${encodeURIComponent(c.name)}`);
-    await this.call('DELETE', `/queues/${this.v()}/${encodeURIComponent(queueOf(node))}`);
+    const user = this.account(nodeName(node));
+    const conns = await this.api.connections();
+    await this.api.deleteUser(user);
+    for (const c of conns) if (c.user === user) await this.api.deleteConnection(c.name);
+    await this.api.deleteQueue(this.m.vhost, queueOf(node));
   }
+
+  /** The account name of a build machine. */
+  builderAccount(name: string): string { return `${this.m.accountPrefix ?? ''}builder.${nodeName(name, 'builder name')}`; }
 
   /** An account for a build machine: reads the build queue, writes the exchange. */
   async createBuilder(name: string, password: string, buildQueue: string): Promise<void> {
-    const user = encodeURIComponent(`${this.m.accountPrefix ?? ''}builder.${nodeName(name, 'builder name')}`);
-    await this.call('PUT', `/users/${user}`, { password, tags: '' });
-    await this.call('PUT', `/permissions/${this.v()}/${user}`, { configure: '^$', write: `^${EXCHANGE}$`, read: `^${buildQueue.replace(/\./g, '\\.')}$` });
+    const user = this.builderAccount(name);
+    await this.api.putUser(user, password);
+    await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(buildQueue) });
+  }
+
+  /** Nodes among `nodes` that have no queue on the broker. */
+  async missingQueues(nodes: string[]): Promise<string[]> {
+    const missing: string[] = [];
+    for (const node of nodes) if (!(await this.api.queue(this.m.vhost, queueOf(node)))) missing.push(node);
+    return missing;
   }
 }

@@ -6,7 +6,7 @@
 import { mkdtemp, rm, readFile, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { COMMIT, DIGEST, type BuildRequest, type BuildResult } from '../wire/build.js';
-import { runLines, Tail } from './proc.js';
+import { runAny, LastLines } from '../sys/proc.js';
 
 export interface BuildSettings {
   /** host:port images are pushed to. */
@@ -30,7 +30,7 @@ export function loopback(registry: string): boolean {
 class Failed extends Error {}
 
 export async function buildImage(req: BuildRequest, s: BuildSettings, say: (line: string) => void, signal: AbortSignal): Promise<BuildResult> {
-  const tail = new Tail();
+  const tail = new LastLines();
   const work = await mkdtemp(join(s.workRoot, 'build-'));
   const src = join(work, 'src');
   const env = { ...s.env, GIT_TERMINAL_PROMPT: '0' };
@@ -39,16 +39,16 @@ export async function buildImage(req: BuildRequest, s: BuildSettings, say: (line
   let headSeenAt: string | undefined;
   const step = async (what: string, cmd: string, args: string[], onLine?: (l: string) => void) => {
     tail.push(`$ ${cmd} ${args.join(' ')}`);
-    const code = await runLines(cmd, args, { env, signal, tail, onLine });
-    if (code !== 0) throw new Failed(`${what} failed (exit ${code})`);
+    const r = await runAny(cmd, args, { env, signal, onLine: (l) => { tail.push(l); onLine?.(l); } });
+    if (r.code !== 0) throw new Failed(`${what} failed (exit ${r.code})`);
   };
   const git = (...args: string[]) => ['-c', 'protocol.ext.allow=never', '-C', src, ...args];
   const resolve = async (ref: string): Promise<string | undefined> => {
     const candidates = ref === 'HEAD' ? ['HEAD'] : [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref];
     for (const c of candidates) {
-      const out = new Tail(2);
-      const code = await runLines('git', git('rev-parse', '--verify', '--quiet', '--end-of-options', `${c}^{commit}`), { env, signal, tail: out });
-      if (code === 0 && COMMIT.test(out.lines.at(-1) ?? '')) return out.lines.at(-1);
+      const r = await runAny('git', git('rev-parse', '--verify', '--quiet', '--end-of-options', `${c}^{commit}`), { env, signal });
+      const line = r.stdout.trim().split('\n').at(-1) ?? '';
+      if (r.code === 0 && COMMIT.test(line)) return line;
     }
     return undefined;
   };

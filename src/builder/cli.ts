@@ -2,24 +2,18 @@
 // mesh-builder: the program a build machine runs. Not the control plane,
 // which must run nothing on a machine; not the host, which would then need a
 // container runtime and git on every machine. It holds its own broker
-// credential and nothing else.
-import sade from 'sade';
+// credential and nothing else. Sade wiring only, in the shared program shell.
 import { readFileSync } from 'node:fs';
+import { program } from '../sys/program.js';
+import { log } from '../sys/log.js';
 import { builderDir } from './credential.js';
 import { enrolBuilder } from './enrol.js';
 import { runBuilder } from './run.js';
 
-const say = (l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`);
-const fail = (err: unknown) => {
-  process.stderr.write(`mesh-builder: ${(err as Error).message}\n`);
-  if (process.env.MESH_DEBUG) console.error(err);
-  process.exitCode = 1;
-};
+const p = program('mesh-builder', '0.1.0',
+  'Builds module images for the mesh. Keeps its broker credential in MESH_BUILDER_DIR (default /var/lib/mesh-builder).');
 
-const prog = sade('mesh-builder').version('0.1.0')
-  .describe('Builds module images for the mesh. Keeps its broker credential in MESH_BUILDER_DIR (default /var/lib/mesh-builder).');
-
-prog.command('enrol [line]')
+p.prog.command('enrol [line]')
   .describe([
     'Keep the credential `mesh builder add NAME` printed on the control plane. Without LINE, it is read from stdin, so it',
     'need not appear in the process list or shell history. The credential is checked against the broker (pinned to its',
@@ -27,15 +21,13 @@ prog.command('enrol [line]')
   ])
   .example('enrol meshb1.eyJi...')
   .example('enrol < line.txt')
-  .action(async (line: string | undefined) => {
-    try {
-      const text = line ?? readFileSync(0, 'utf8');
-      const r = await enrolBuilder(text, builderDir());
-      console.log(`enrolled as builder ${r.name} with the broker at ${r.broker}`);
-    } catch (err) { fail(err); }
-  });
+  .action(p.wrap(async (line: string | undefined) => {
+    const text = line ?? readFileSync(0, 'utf8');
+    const r = await enrolBuilder(text, builderDir());
+    console.log(`enrolled as builder ${r.name} with the broker at ${r.broker}`);
+  }));
 
-prog.command('run')
+p.prog.command('run')
   .describe([
     'Take build requests off the shared build queue one at a time: clone the module\'s source at the requested commit,',
     'build its Containerfile with podman, push to MESH_BUILDER_REGISTRY (HOST:PORT, default 127.0.0.1:5000; plain HTTP only',
@@ -43,10 +35,10 @@ prog.command('run')
     'request is acked only once its answer is confirmed, so one this builder dies on goes to another. Base images are',
     'pulled per MESH_BUILDER_PULL (missing, never, always, newer). SIGTERM abandons the current build and hands it back.',
   ])
-  .action(async () => {
+  .action(p.wrap(async () => {
     const stop = new AbortController();
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-    try { await runBuilder({ dir: builderDir(), env: process.env, log: say, signal: stop.signal }); } catch (err) { fail(err); }
-  });
+    await runBuilder({ dir: builderDir(), env: process.env, log, signal: stop.signal });
+  }));
 
-prog.parse(process.argv);
+p.run();

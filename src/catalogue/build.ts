@@ -6,12 +6,13 @@
 // answer is recorded whether or not anyone is still waiting for it.
 import { randomUUID } from 'node:crypto';
 import type { ConfirmChannel } from 'amqplib';
-import { connect, type Sql } from '../store/connect.js';
+import type { Sql } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { connectBroker } from '../broker/connect.js';
+import { publish, Unroutable } from '../broker/publish.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { readBroker, adminEndpoint } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError } from '../store/errors.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
 
 export interface BuildOptions {
@@ -47,16 +48,14 @@ export function parseTimeout(s: string): number {
 
 const said = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`);
 
-async function publish(ch: ConfirmChannel, req: BuildRequest, requester: string): Promise<void> {
-  let returned = false;
-  ch.on('return', (m) => { if (m.properties.correlationId === req.id) returned = true; });
-  await new Promise<void>((resolve, reject) => {
-    ch.publish(EXCHANGE, BUILD_REQUEST, writeMessage(req), {
-      persistent: true, mandatory: true, correlationId: req.id, userId: requester, contentType: 'application/json', type: BUILD_REQUEST,
-    }, (err) => (err ? reject(new Error('the broker did not accept the build request', { cause: err })) : resolve()));
-  });
-  // A return arrives before the confirm: nothing was bound to take it.
-  if (returned) throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`);
+async function send(ch: ConfirmChannel, req: BuildRequest, requester: string): Promise<void> {
+  try {
+    await publish(ch, EXCHANGE, BUILD_REQUEST, writeMessage(req),
+      { mandatory: true, correlationId: req.id, userId: requester, contentType: 'application/json', type: BUILD_REQUEST });
+  } catch (err) {
+    if (err instanceof Unroutable) throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`, { cause: err });
+    throw err;
+  }
 }
 
 export async function build(module: string, opts: BuildOptions): Promise<BuildAnswer> {
@@ -64,28 +63,24 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
   if (opts.ref !== undefined && !REF.test(opts.ref)) throw new Error(`--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit.`);
   const broker = readBroker(opts.env);
   const id = randomUUID();
-  const sql = await connect('catalogue', { max: 1, env: opts.env });
-  try {
-    let req: BuildRequest;
-    try {
-      const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
-        select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
-      req = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
-    } catch (err) { throw storeError(err); }
+  return withStore('catalogue', async (sql) => {
+    const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
+      select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
+    const req: BuildRequest = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
     try {
       const conn = await connectBroker(adminEndpoint(broker), { name: `mesh build ${module}` });
       try {
         const ch = await conn.createConfirmChannel();
         await declareTopology(ch);
-        await publish(ch, req, broker.user);
+        await send(ch, req, broker.user);
       } finally { await conn.close().catch(() => {}); }
     } catch (err) {
       // Recorded but never queued: nobody would ever answer it.
       await sql`select catalogue.withdraw_build_request(request_id => ${id}::uuid)`.catch(() => {});
       throw err;
     }
-    return await waitForAnswer(sql, req, opts);
-  } finally { await sql.end(); }
+    return waitForAnswer(sql, req, opts);
+  }, { env: opts.env });
 }
 
 async function waitForAnswer(sql: Sql, req: BuildRequest, opts: BuildOptions): Promise<BuildAnswer> {

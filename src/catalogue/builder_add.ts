@@ -21,8 +21,9 @@ export async function builderAdd(name: string) {
     await conn.close().catch(() => {});
   }
   const password = randomBytes(24).toString('base64url');
-  await new Accounts(management(broker)).createBuilder(name, password, BUILD_QUEUE);
-  const user = `${broker.accountPrefix ?? ''}builder.${name}`;
+  const accounts = new Accounts(management(broker));
+  await accounts.createBuilder(name, password, BUILD_QUEUE);
+  const user = accounts.builderAccount(name);
   const line = writeEnrolLine({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, name, user, password, requester: broker.user });
   return { builder: name, account: user, command: `mesh-builder enrol ${line}` };
 }

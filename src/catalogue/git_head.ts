@@ -1,14 +1,11 @@
 // Where a source's ref points now, read with `git ls-remote`: the control
 // plane looks at the repository, it runs nothing on any machine.
-import { execFile } from 'node:child_process';
+import { run } from '../sys/proc.js';
 import { COMMIT } from '../wire/build.js';
 
 function lsRemote(url: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // `--` so a URL is never read as an option; ext:: would run a command.
-    execFile('git', ['-c', 'protocol.ext.allow=never', 'ls-remote', '--', url], { timeout: timeoutMs, maxBuffer: 16 << 20, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
-      (err, stdout, stderr) => (err ? reject(new Error(`git ls-remote ${url} failed: ${String(stderr || err.message).trim().split('\n').at(-1)}`)) : resolve(String(stdout))));
-  });
+  // `--` so a URL is never read as an option; ext:: would run a command.
+  return run('git', ['-c', 'protocol.ext.allow=never', 'ls-remote', '--', url], { timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
 }
 
 /** The commit REF names in the listing: HEAD, a branch, a tag (peeled), or a commit id itself. */

@@ -1,11 +1,10 @@
 // `mesh module add FILE`: a module is a name and the resources it puts on a
 // node, checked by the same parser the host runs on every declaration.
 import { readFileSync } from 'node:fs';
-import { connect } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { parseResources, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
-import { storeError } from '../store/errors.js';
 
 export function readModuleFile(path: string): { name: string; resources: unknown[] } {
   let v: unknown;
@@ -22,9 +21,8 @@ export function readModuleFile(path: string): { name: string; resources: unknown
 
 export async function moduleAdd(path: string) {
   const m = readModuleFile(path);
-  const sql = await connect('catalogue', { max: 1 });
-  try {
+  return withStore('catalogue', async (sql) => {
     const [row] = await sql`select * from catalogue.put_module(${m.name}, ${sql.json(m.resources as never)}, 'handed')`;
     return { name: row!.name as string, version: row!.version as number, resources: m.resources.length };
-  } catch (err) { throw storeError(err); } finally { await sql.end(); }
+  });
 }

@@ -1,8 +1,7 @@
 // `mesh module list`: the catalogue (B2), read from catalogue.module_status,
 // the same view a DBA selects from. --refresh first records where each
 // source's ref points now; "behind" is then SQL's comparison of recorded facts.
-import { connect } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { withStore } from '../store/with_store.js';
 import { sourceHead } from './git_head.js';
 
 export interface ModuleRow {
@@ -22,9 +21,8 @@ export interface ModuleRow {
 }
 
 export async function moduleList(opts: { refresh?: boolean } = {}): Promise<{ modules: ModuleRow[]; refreshFailed: { module: string; error: string }[] }> {
-  const sql = await connect('catalogue', { max: 2 });
   const refreshFailed: { module: string; error: string }[] = [];
-  try {
+  return withStore('catalogue', async (sql) => {
     if (opts.refresh) {
       const sources = await sql<{ module: string; git_url: string; ref: string }[]>`select module, git_url, ref from catalogue.source order by module`;
       await Promise.all(sources.map(async (s) => {
@@ -41,7 +39,7 @@ export async function moduleList(opts: { refresh?: boolean } = {}): Promise<{ mo
     }
     const modules = await sql<ModuleRow[]>`select * from catalogue.module_status order by module`;
     return { modules: [...modules], refreshFailed };
-  } catch (err) { throw storeError(err); } finally { await sql.end(); }
+  }, { max: 2 });
 }
 
 const short = (c: string | null) => (c ? c.slice(0, 12) : '-');

@@ -1,12 +1,12 @@
-// The `mesh` commands of the overlay area. Registered from src/cli/commands.ts.
-import type { Sade } from 'sade';
-import { wrap } from './wrap.js';
+// `mesh overlay show|hub|address`: the WireGuard graph the mesh computes (O1)
+// and the two facts of it an operator decides.
+import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { overlayShow, overlayRows, overlayDot } from '../overlay/show.js';
 import { overlayHub, overlayAddress } from '../overlay/hub.js';
 
-export function registerOverlay(prog: Sade): void {
-  prog.command('overlay show')
+export function registerOverlay(p: Program): void {
+  p.prog.command('overlay show')
     .describe([
       'The WireGuard graph the mesh computes (O1), as declarations will carry it: each node\'s address and its peers.',
       'Every node peers with every hub; two others peer directly only at one site and only when one of them can be dialled.',
@@ -17,14 +17,14 @@ export function registerOverlay(prog: Sade): void {
     .option('--dot', 'Print as Graphviz DOT')
     .example('overlay show')
     .example('overlay show --dot | dot -Tpng > overlay.png')
-    .action(wrap(async (o: { json?: boolean; dot?: boolean }) => {
+    .action(p.wrap(async (o: { json?: boolean; dot?: boolean }) => {
       const g = await overlayShow();
       if (o.dot) { process.stdout.write(overlayDot(g) + '\n'); return; }
       emit(g, o, (d) => `overlay ${d.network} on ${d.interface}, dialable nodes listen on ${d.listenPort}\n`
         + table(overlayRows(d), ['node', 'site', 'address', 'role', 'peer', 'endpoint', 'allowed', 'keepalive']));
     }));
 
-  prog.command('overlay hub <node>')
+  p.prog.command('overlay hub <node>')
     .describe([
       'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards,',
       'with its own FORWARD accept rule). A hub must be dialable. --off makes it a spoke again. Takes effect at mesh declare --all --changed.',
@@ -33,19 +33,19 @@ export function registerOverlay(prog: Sade): void {
     .option('--json', 'Print as JSON')
     .example('overlay hub gw1')
     .example('overlay hub gw1 --off')
-    .action(wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
+    .action(p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
       const r = await overlayHub(String(node), !o.off);
       emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}; send it with mesh declare --all --changed`);
     }));
 
-  prog.command('overlay address <node> <address>')
+  p.prog.command('overlay address <node> <address>')
     .describe([
       'Pin NODE\'s overlay address, e.g. to the address of a tunnel it had before the mesh (mesh-host overlay take).',
       'It must lie in the overlay range and be held by no other node. Takes effect at mesh declare --all --changed.',
     ])
     .option('--json', 'Print as JSON')
     .example('overlay address web1 10.99.0.7')
-    .action(wrap(async (node: string, address: string, o: { json?: boolean }) => {
+    .action(p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
       const r = await overlayAddress(String(node), String(address));
       emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}`);
     }));

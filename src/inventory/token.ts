@@ -1,12 +1,11 @@
 // `mesh token issue`: a node's row and one-time token in SQL, then its broker
 // account whose first password is the token's secret.
 import { createHash, randomBytes } from 'node:crypto';
-import { connect } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker, management } from '../home/home.js';
-import { storeError } from '../store/errors.js';
 
 export function parseDuration(s: string): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);
@@ -26,18 +25,12 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
   const broker = readBroker();
   const secret = randomBytes(24).toString('base64url');
   const hash = createHash('sha256').update(secret).digest();
-  const sql = await connect('inventory', { max: 1 });
-  let expires: Date;
-  try {
+  const expires = await withStore('inventory', async (sql) => {
     const [row] = await sql<{ expires: Date }[]>`
       select inventory.issue_token(node_name => ${name}::text, token_hash => ${hash}::bytea,
         node_site => ${opts.site ?? null}::text, node_dialable => ${opts.dialable ?? null}::text, ttl => ${ttl}::interval) as expires`;
-    expires = row!.expires;
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    await sql.end();
-  }
+    return row!.expires;
+  });
   const accounts = new Accounts(management(broker));
   await accounts.createNode(name, secret);
   const token = writeToken({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, node: name, user: accounts.account(name), secret });

@@ -1,33 +1,22 @@
 // `mesh overlay hub NODE [--off]` and `mesh overlay address NODE ADDR`: the
 // two facts of the graph an operator decides. The rules (a hub must be
 // dialable, an address is never shared) are in SQL.
-import { connect } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 
 export async function overlayHub(node: string, on: boolean): Promise<{ node: string; hub: boolean; changed: boolean }> {
   nodeName(node);
-  const sql = await connect('overlay', { max: 1 });
-  try {
+  return withStore('overlay', async (sql) => {
     const [r] = await sql`select overlay.set_hub(node_name => ${node}::text, on_off => ${on}::boolean) as changed`;
     return { node, hub: on, changed: r!.changed as boolean };
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    await sql.end();
-  }
+  });
 }
 
 export async function overlayAddress(node: string, address: string): Promise<{ node: string; address: string; changed: boolean }> {
   nodeName(node);
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`${address} is not an IPv4 address such as 10.99.0.7.`);
-  const sql = await connect('overlay', { max: 1 });
-  try {
+  return withStore('overlay', async (sql) => {
     const [r] = await sql`select overlay.set_address(node_name => ${node}::text, wanted => ${address}::inet) as changed`;
     return { node, address, changed: r!.changed as boolean };
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    await sql.end();
-  }
+  });
 }

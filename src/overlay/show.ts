@@ -1,15 +1,13 @@
 // `mesh overlay show`: the peer graph exactly as declarations will carry it,
 // read from the same SQL views (overlay.member, overlay.peering) compose uses.
-import { connect } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { withStore } from '../store/with_store.js';
 
 export interface ShownPeer { peer: string; endpoint: string | null; allowedIps: string[]; keepalive: number | null; route: boolean }
 export interface ShownNode { name: string; site: string; address: string; hub: boolean; dialable: string | null; publicKey: string; peers: ShownPeer[] }
 export interface Overlay { network: string; listenPort: number; interface: string; nodes: ShownNode[] }
 
 export async function overlayShow(): Promise<Overlay> {
-  const sql = await connect('overlay', { max: 1 });
-  try {
+  return withStore('overlay', async (sql) => {
     // Addresses are allocated before the first declaration that carries them;
     // doing it here too shows the graph declare will send, not a smaller one.
     await sql`select overlay.allocate_addresses()`;
@@ -29,11 +27,7 @@ export async function overlayShow(): Promise<Overlay> {
         })),
       })),
     };
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    await sql.end();
-  }
+  });
 }
 
 /** One row a peer entry (a node without peers gets one row saying so): for a person. */

@@ -1,16 +1,13 @@
 // `mesh provision ...`: offers, grants (one pair, one credential), and the
 // listing a DBA would get from provision.grant_status. Rules live in SQL.
-import { connect } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from './credential.js';
 import { windowOf } from '../secret/window.js';
 
-async function withProvision<T>(f: (sql: Awaited<ReturnType<typeof connect>>) => Promise<T>): Promise<T> {
-  const sql = await connect('provision', { max: 1 });
-  try { return await f(sql); } catch (err) { throw storeError(err); } finally { await sql.end(); }
-}
+const withProvision = <T>(f: (sql: Sql) => Promise<T>): Promise<T> => withStore('provision', f);
 
 export async function setRoot(root?: string) {
   return withProvision(async (sql) => {
@@ -46,25 +43,24 @@ export interface Granted { provision: string; consumer: string; credential: Made
 /** Record the pair; when both ends already run somewhere, make its credential and push both ends now. */
 export async function grant(provision: string, consumer: string, o: GrantOptions): Promise<Granted> {
   nodeName(consumer, 'consumer module');
-  const psql = await connect('provision', { max: 1 });
-  const ssql = await connect('secret', { max: 1 });
-  let made: Made | null = null;
-  let note = '';
-  try {
+  const composed = await withStore('provision', (psql) => withStore('secret', async (ssql) => {
+    let made: Made | null = null;
+    let note = '';
     const [kind] = await psql`select kind from provision.provision where name = ${provision}`;
     const facts = kind?.kind === 'route'
       ? { name: o.name, port: o.port === undefined ? undefined : Number(o.port) }
       : { database: o.database ?? consumer.replace(/-/g, '_'), user: o.user ?? `${consumer}_${provision}`.replace(/-/g, '_') };
     const [row] = await psql`select provision.grant(provision_name => ${provision}::text, consumer_module => ${consumer}::text,
-                                                    grant_facts => ${psql.json(facts as never)}::jsonb) as secret`.catch((e) => { throw storeError(e); });
+                                                    grant_facts => ${psql.json(facts as never)}::jsonb) as secret`;
     if (row!.secret) {
       const [h] = await psql`select count(*)::int as n from provision.affected_holders(${provision}, ${consumer})`;
       if (h!.n > 0) made = await commitPair(ssql, await preparePair(psql, provision, consumer));
       else note = 'no node runs either end yet: after mesh assign, run mesh secret remake to make its credential';
     }
-  } finally {
-    await Promise.all([psql.end(), ssql.end()]);
-  }
+    return { made, note };
+  }));
+  const made = composed.made;
+  let note = composed.note;
   const sent = made ? await declare({ nodes: made.holders.map((x) => x.node) }) : [];
   if (made) note = windowOf(made, sent);
   return { provision, consumer, credential: made, sent, note };
@@ -77,8 +73,7 @@ export async function revoke(provision: string, consumer: string) {
                                    provision.secret_of(${provision}, ${consumer}) as secret`;
     return { provision, consumer, revoked: Boolean(row!.gone), secret: row!.secret as string };
   });
-  const ssql = await connect('secret', { max: 1 });
-  try { await ssql`select secret.forget(${r.secret})`; } finally { await ssql.end(); }
+  await withStore('secret', (sql) => sql`select secret.forget(${r.secret})`);
   return r;
 }
 

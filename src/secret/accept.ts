@@ -3,13 +3,12 @@
 // and never regenerated. Read from a file or stdin, never argv or env. Also
 // how it is issued again to a machine that rejoined with a new sealing key.
 import { readFileSync } from 'node:fs';
-import { connect } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { declare, type Declared } from '../assignment/declare.js';
 import { nodeName } from '../wire/names.js';
 import { sealTo, makeSealed, type Sealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { storeError } from '../store/errors.js';
 
 export interface PlacedSecret { name: string; origin: 'made' | 'accepted'; generation: number; holders: string[]; sent: Declared[] }
 
@@ -25,10 +24,8 @@ function readValue(from: string): Buffer {
 export async function placeSecret(name: string, origin: 'made' | 'accepted', o: PlaceOptions): Promise<PlacedSecret> {
   o.nodes.forEach((n) => nodeName(n));
   if (o.nodes.length === 0) throw new Error('name at least one holder: --node NAME.');
-  const sql = await connect('secret', { max: 1 });
-  let generation: number;
-  let sealed: Sealed;
-  try {
+  const { generation, sealed } = await withStore('secret', async (sql) => {
+    let sealed: Sealed;
     const holders = await sealingKeys(sql, o.nodes);
     const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
     if (unknown.length) throw new Error(`no enrolled node named ${unknown.join(', ')}: nothing was stored; see mesh node list.`);
@@ -45,19 +42,12 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text, secret_mode => ${o.mode ?? '0600'}::text) as generation`
       : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text) as generation`;
-    generation = Number(row!.generation);
-  } catch (err) {
-    throw storeError(err);
-  } finally {
-    await sql.end();
-  }
+    return { generation: Number(row!.generation), sealed };
+  });
   const sent = await declare({ nodes: sealed.holders });
   return { name, origin, generation, holders: sealed.holders, sent };
 }
 
 export async function secretList() {
-  const sql = await connect('secret', { max: 1 });
-  try {
-    return await sql`select name, origin, generation, path, holders, stale_holders, sealed_at from secret.status order by name`;
-  } finally { await sql.end(); }
+  return withStore('secret', (sql) => sql`select name, origin, generation, path, holders, stale_holders, sealed_at from secret.status order by name`);
 }

@@ -4,7 +4,7 @@
 // cannot seal the old value to the new key: it makes a new value for every
 // holder, and both ends learn it in the same push (one declare for all).
 // An accepted secret is refused by secret.put_made with the remedy: issue it again.
-import { connect } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from '../provision/credential.js';
 import { makeSealed } from './value.js';
@@ -20,11 +20,9 @@ export interface Remade {
 }
 
 export async function remake(): Promise<Remade> {
-  const psql = await connect('provision', { max: 1 });
-  const ssql = await connect('secret', { max: 1 });
   const pairs: Made[] = [];
   const out: Remade = { made: [], refused: [], sent: [] };
-  try {
+  await withStore('provision', (psql) => withStore('secret', async (ssql) => {
     for (const p of await psql`select provision, consumer, secret from provision.stale_credentials order by secret`) {
       try {
         pairs.push(await commitPair(ssql, await preparePair(psql, p.provision as string, p.consumer as string)));
@@ -50,9 +48,7 @@ export async function remake(): Promise<Remade> {
         out.refused.push({ secret: s.secret as string, reason: (err as Error).message });
       }
     }
-  } finally {
-    await Promise.all([psql.end(), ssql.end()]);
-  }
+  }));
   const nodes = [...new Set([...pairs.flatMap((p) => p.holders.map((h) => h.node)), ...out.made.flatMap((m) => m.holders)])].sort();
   if (nodes.length) out.sent = await declare({ nodes });
   for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });

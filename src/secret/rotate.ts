@@ -2,7 +2,7 @@
 // are pushed by this command, not a later one, and it is all-or-nothing: any
 // holder that cannot be resolved stops it before the new value is committed,
 // so nothing is sent and the old credential keeps working.
-import { connect } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, commitPair, type Made } from '../provision/credential.js';
 import { windowOf } from './window.js';
@@ -10,14 +10,8 @@ import { windowOf } from './window.js';
 export interface Rotated extends Made { sent: Declared[]; window: string }
 
 export async function rotate(provision: string, consumer: string): Promise<Rotated> {
-  const psql = await connect('provision', { max: 1 });
-  const ssql = await connect('secret', { max: 1 });
-  let made: Made;
-  try {
-    made = await commitPair(ssql, await preparePair(psql, provision, consumer));
-  } finally {
-    await Promise.all([psql.end(), ssql.end()]);
-  }
+  const made: Made = await withStore('provision', (psql) => withStore('secret', async (ssql) =>
+    commitPair(ssql, await preparePair(psql, provision, consumer))));
   const sent = await declare({ nodes: made.holders.map((h) => h.node) });
   return { ...made, sent, window: windowOf(made, sent) };
 }

@@ -8,7 +8,7 @@ import { CONTEXTS, type Context } from '../store/contexts.js';
 import { connectBroker, type Connection } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
-import { readBroker, readSigner, adminEndpoint, management } from '../home/home.js';
+import { readBroker, readSigner, adminEndpoint, management, type BrokerConfig } from '../home/home.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
@@ -33,63 +33,85 @@ function permanent(err: unknown): boolean {
   return err instanceof WireError || /^MSH/.test(code) || /^(22|23)/.test(code);
 }
 
+// One chain per sender: a node's messages are handled in the order it sent
+// them (reports must not overtake each other), different nodes at once.
+class Chains {
+  private readonly chains = new Map<string, Promise<void>>();
+  enqueue(key: string, job: () => Promise<void>): void {
+    const next = (this.chains.get(key) ?? Promise.resolve()).then(job);
+    this.chains.set(key, next);
+    void next.then(() => { if (this.chains.get(key) === next) this.chains.delete(key); });
+  }
+  settled(): Promise<unknown> { return Promise.all(this.chains.values()); }
+}
+
+/** One message: acked once its handler committed, acked and said when it can never be recorded, else handed back. */
+async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+  const kind = msg.fields.routingKey;
+  const handler = (HANDLERS as Record<string, Handler | undefined>)[kind];
+  try {
+    if (!handler) ctx.log(`serve: no handler for ${kind}; dropped`);
+    else await handler(ctx, msg);
+    ch.ack(msg);
+  } catch (err) {
+    if (permanent(err)) {
+      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`);
+      ch.ack(msg);
+    } else {
+      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 1000));
+      try { ch.nack(msg, false, true); } catch { /* channel gone: the broker redelivers */ }
+    }
+  }
+}
+
+interface Running {
+  broker: BrokerConfig;
+  base: Omit<ServeContext, 'channel'>;
+  heard: HeardBatcher;
+  chains: Chains;
+  prefetch: number;
+  /** The channel of the connection now, for the heard batcher's answers. */
+  channel?: ConfirmChannel;
+}
+
+/** One connection: declare the topology, consume the control queue until the connection closes. */
+async function consume(s: Running, conn: Connection): Promise<void> {
+  const ch = await conn.createConfirmChannel();
+  s.channel = ch;
+  await declareTopology(ch);
+  await ch.prefetch(s.prefetch);
+  const ctx: ServeContext = { ...s.base, channel: ch };
+  const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });
+  await ch.consume(CONTROL_QUEUE, (msg) => {
+    if (!msg) return;
+    if (msg.fields.routingKey === 'heard') s.heard.add(msg);
+    else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
+  });
+  log(`serve: consuming ${CONTROL_QUEUE} on ${s.broker.amqp.host}:${s.broker.amqp.port}`);
+  await closed;
+}
+
 export async function serve(opts: ServeOptions = {}): Promise<void> {
   const broker = readBroker(opts.env);
   const signer = readSigner(opts.env);
   const stores = await openStores(opts.env);
-  const accounts = new Accounts(management(broker));
-  let conn: Connection | undefined;
-  let channel: ConfirmChannel | undefined;
   const prefix = broker.accountPrefix ?? '';
-  const heard = new HeardBatcher(stores.inventory, () => channel!, prefix);
-  // One chain per sender: a node's messages are handled in the order it sent
-  // them (reports must not overtake each other), different nodes at once.
-  const chains = new Map<string, Promise<void>>();
-  const enqueue = (key: string, job: () => Promise<void>) => {
-    const next = (chains.get(key) ?? Promise.resolve()).then(job);
-    chains.set(key, next);
-    void next.then(() => { if (chains.get(key) === next) chains.delete(key); });
+  const s: Running = {
+    broker, chains: new Chains(), prefetch: opts.prefetch ?? 1000,
+    base: { stores, accounts: new Accounts(management(broker)), signer, prefix, log },
+    heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
+  let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
   opts.signal?.addEventListener('abort', () => { stopping = true; void conn?.close().catch(() => {}); });
-
-  const handle = async (ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage) => {
-    const kind = msg.fields.routingKey;
-    const handler = (HANDLERS as Record<string, Handler | undefined>)[kind];
-    try {
-      if (!handler) ctx.log(`serve: no handler for ${kind}; dropped`);
-      else await handler(ctx, msg);
-      ch.ack(msg);
-    } catch (err) {
-      if (permanent(err)) {
-        ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`);
-        ch.ack(msg);
-      } else {
-        ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`);
-        await new Promise((r) => setTimeout(r, 1000));
-        try { ch.nack(msg, false, true); } catch { /* channel gone: the broker redelivers */ }
-      }
-    }
-  };
-
   while (!stopping) {
     try {
       conn = await connectBroker(adminEndpoint(broker), { name: 'mesh serve' });
-      const ch = await conn.createConfirmChannel();
-      channel = ch;
-      await declareTopology(ch);
-      await ch.prefetch(opts.prefetch ?? 1000);
-      const ctx: ServeContext = { stores, channel: ch, accounts, signer, prefix, log };
-      const closed = new Promise<void>((resolve) => { conn!.on('close', () => resolve()); conn!.on('error', () => {}); });
-      await ch.consume(CONTROL_QUEUE, (msg) => {
-        if (!msg) return;
-        if (msg.fields.routingKey === 'heard') heard.add(msg);
-        else enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
-      });
-      log(`serve: consuming ${CONTROL_QUEUE} on ${broker.amqp.host}:${broker.amqp.port}`);
+      await consume(s, conn);
+      // It held: the next failure starts the waits from the bottom again.
       delay = 1000;
-      await closed;
       if (!stopping) log('serve: lost the broker; reconnecting');
     } catch (err) {
       if (stopping) break;
@@ -98,7 +120,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       delay = Math.min(delay * 2, 30_000);
     }
   }
-  await Promise.all(chains.values());
-  await heard.flush();
+  await s.chains.settled();
+  await s.heard.flush();
   await closeStores(stores);
 }

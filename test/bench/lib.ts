@@ -367,11 +367,9 @@ export async function impersonator(mesh: Mesh): Promise<amqp.ChannelModel> {
   const s = servers();
   const user = `${mesh.prefix}bench-impersonator`;
   const password = randomBytes(18).toString('base64url');
-  const u = encodeURIComponent(user);
-  let r = await mesh.mgmt('PUT', `/users/${u}`, { password, tags: 'impersonator' });
-  if (!r.ok) throw new Error(`cannot create ${user}: ${r.status}`);
-  r = await mesh.mgmt('PUT', `/permissions/${encodeURIComponent(mesh.vhost)}/${u}`, { configure: '^bench\\..*', write: '^(mesh|bench\\..*)$', read: '^bench\\..*' });
-  if (!r.ok) throw new Error(`cannot grant ${user}: ${r.status}`);
+  const { api } = new Accounts(management(mesh.broker));
+  await api.putUser(user, password, 'impersonator');
+  await api.putPermissions(mesh.vhost, user, { configure: '^bench\\..*', write: '^(mesh|bench\\..*)$', read: '^bench\\..*' });
   return amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: user, password, vhost: mesh.vhost });
 }
 

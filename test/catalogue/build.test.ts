@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { publish } from '../../src/broker/publish.js';
 import { startRegistry, type Registry } from '../harness/registry.js';
 import { connectBroker } from '../../src/broker/connect.js';
 import { cli, until } from '../declare/helpers.js';
@@ -127,7 +128,7 @@ async function publishAs(ctx: Ctx, user: string, password: string, key: string, 
   const conn = await connectBroker({ host: host!, port: Number(port), vhost: ctx.mesh.vhost, user, password, fingerprint: s.fingerprint });
   try {
     const ch = await conn.createConfirmChannel();
-    await new Promise<void>((res, rej) => ch.publish('mesh', key, Buffer.from(JSON.stringify(body)), { persistent: true, userId: user, correlationId }, (e) => (e ? rej(e) : res())));
+    await publish(ch, 'mesh', key, Buffer.from(JSON.stringify(body)), { userId: user, correlationId });
   } finally { await conn.close(); }
 }
 

@@ -7,7 +7,7 @@ import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { run } from '../harness/exec.js';
+import { run } from '../../src/sys/proc.js';
 import type { Mesh } from '../harness/mesh.js';
 
 export const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));

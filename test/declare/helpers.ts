@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import amqp from 'amqplib';
 import { servers } from '../harness/servers.js';
 import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
+import { publish } from '../../src/broker/publish.js';
 
 /** A folder a declaration may write into (MESH_HOST_ROOTS). */
 export function root(): string {
@@ -33,7 +34,7 @@ export async function inject(mesh: Mesh, node: string, bytes: Buffer, type = 'de
   const conn = await amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
   try {
     const ch = await conn.createConfirmChannel();
-    await new Promise<void>((res, rej) => ch.publish('', `node.${node}`, bytes, { persistent: true, type }, (e) => (e ? rej(e) : res())));
+    await publish(ch, '', `node.${node}`, bytes, { type });
   } finally { await conn.close(); }
 }
 

@@ -15,6 +15,7 @@ import { envelope } from '../../src/assignment/declare.js';
 import { bodyText } from '../../src/wire/declaration.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { RUNS, tally, say, summary } from './tally.js';
+import { publish } from '../../src/broker/publish.js';
 
 type Ctx = LiveNode;
 const Live = suite<Ctx>('hostile input against running programs');
@@ -53,7 +54,7 @@ Live('junk on every control-queue kind: refused, said, serve keeps running', asy
   ), n);
   for (const kind of kinds) {
     for (const body of samples) {
-      await new Promise<void>((res, rej) => ch.publish('mesh', kind, body, { userId: id.broker.user }, (e) => (e ? rej(e) : res())));
+      await publish(ch, 'mesh', kind, body, { userId: id.broker.user, persistent: false });
       tally.tried++;
     }
   }

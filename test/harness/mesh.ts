@@ -4,12 +4,14 @@
 import { mkdtempSync, rmSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
 import { servers, type Servers } from './servers.js';
 import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/home/home.js';
+import { runAny } from '../../src/sys/proc.js';
+import { ManagementApi } from '../../src/broker/management.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
@@ -87,10 +89,7 @@ export interface Mesh {
 }
 
 export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [file, ...args], { env, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
-  });
+  return runAny(process.execPath, [file, ...args], { env });
 }
 
 export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers } = {}): Promise<Mesh> {
@@ -99,13 +98,10 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
   const id = randomBytes(4).toString('hex');
   const vhost = `v-${id}`;
   const prefix = `${id}.`;
-  const mgmt = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${s.rabbit.mgmtPort}/api${path}`, {
-    method,
-    headers: { authorization: 'Basic ' + Buffer.from(`${s.rabbit.admin.user}:${s.rabbit.admin.password}`).toString('base64'), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  await mgmt('PUT', `/vhosts/${vhost}`, {});
-  await mgmt('PUT', `/permissions/${vhost}/${s.rabbit.admin.user}`, { configure: '.*', write: '.*', read: '.*' });
+  const api = new ManagementApi({ url: `http://127.0.0.1:${s.rabbit.mgmtPort}`, user: s.rabbit.admin.user, password: s.rabbit.admin.password });
+  const mgmt = (method: string, path: string, body?: unknown) => api.raw(method, path, body);
+  await api.putVhost(vhost);
+  await api.putPermissions(vhost, s.rabbit.admin.user, { configure: '.*', write: '.*', read: '.*' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
   const broker: BrokerConfig = {
     amqp: { host: '127.0.0.1', port: s.rabbit.amqpPort }, vhost, user: s.rabbit.admin.user, password: s.rabbit.admin.password,
@@ -153,9 +149,9 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
       await Promise.allSettled(procs.map((p) => p.stop()));
       // A declared service outlives its host by design; the suite's do not outlive the suite.
       for (const d of dirs) stopServices(join(d, 'services'));
-      await mgmt('DELETE', `/vhosts/${vhost}`);
-      const users = (await (await mgmt('GET', '/users')).json()) as { name: string }[];
-      await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => mgmt('DELETE', `/users/${encodeURIComponent(u.name)}`)));
+      await api.deleteVhost(vhost);
+      const users = await api.users();
+      await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => api.deleteUser(u.name)));
       await store.drop();
       if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },

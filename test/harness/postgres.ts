@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, chownSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './ports.js';
-import { run } from './exec.js';
+import { run } from '../../src/sys/proc.js';
 
 export interface Postgres { port: number; socketDir: string; url(db: string, user?: string): string; stop(): Promise<void>; restart(): Promise<void> }
 
@@ -66,7 +66,7 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const done = new Promise((r) => child.once('exit', r));
     const [c, a] = asPostgres(pgBin('pg_ctl'), ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30']);
-    try { await run(c, a, { timeout: 40_000 }); } catch { child.kill('SIGKILL'); }
+    try { await run(c, a, { timeoutMs: 40_000 }); } catch { child.kill('SIGKILL'); }
     await done;
   };
   await start();

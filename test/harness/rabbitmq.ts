@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { freePort } from './ports.js';
-import { run } from './exec.js';
+import { run } from '../../src/sys/proc.js';
+import { ManagementApi } from '../../src/broker/management.js';
 import { ADMIN, brokerConf, brokerEnv, PLUGINS } from '../../bundle/rabbitmq.js';
 
 export interface Rabbit {
@@ -53,15 +54,13 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
   writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
   const env: NodeJS.ProcessEnv = { ...process.env, ...brokerEnv(dir, nodename, { dist: distPort, epmd: epmdPort }), RABBITMQ_NODE_PORT: String(amqpPort) };
   let child: ChildProcess | undefined;
+  const api = new ManagementApi({ url: `http://127.0.0.1:${mgmtPort}`, user: admin.user, password: admin.password }, 5_000);
   const start = async () => {
     child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
     const deadline = Date.now() + 90_000;
     for (;;) {
       try {
-        const r = await fetch(`http://127.0.0.1:${mgmtPort}/api/overview`, {
-          headers: { authorization: 'Basic ' + Buffer.from(`${admin.user}:${admin.password}`).toString('base64') },
-        });
-        if (r.ok) break;
+        if ((await api.raw('GET', '/overview')).ok) break;
       } catch { /* not yet */ }
       if (child.exitCode !== null) throw new Error(`RabbitMQ exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
       if (Date.now() > deadline) throw new Error(`RabbitMQ did not start within 90s; see ${join(dir, 'log')}`);
@@ -74,7 +73,7 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
     const done = new Promise((r) => c.once('exit', r));
     // rabbitmqctl can hang on a node in a bad state: the kill comes regardless.
     const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 20_000);
-    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeout: 15_000 }); } catch { /* fall through to kill */ }
+    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeoutMs: 15_000 }); } catch { /* fall through to kill */ }
     await done;
     clearTimeout(t);
   };

@@ -8,7 +8,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { labUp, labDown, labShow } from '../../lab/lifecycle.js';
-import { runCmd, type LabHandle } from '../../lab/handle.js';
+import type { LabHandle } from '../../lab/handle.js';
+import { runAny } from '../../src/sys/proc.js';
 import { SCENARIOS } from '../../lab/scenarios/index.js';
 
 const dir = mkdtempSync('/tmp/mesh-lab-test-');
@@ -50,9 +51,9 @@ for (const s of SCENARIOS) {
 lab('down leaves no namespace, process or interface behind', async () => {
   const id = h.state.id;
   await labDown({ dir, say });
-  const ns = (await runCmd('ip', ['netns', 'list'])).stdout.split('\n').filter((l) => l.startsWith(`${id}-`));
+  const ns = (await runAny('ip', ['netns', 'list'])).stdout.split('\n').filter((l) => l.startsWith(`${id}-`));
   assert.equal(ns, [], 'namespaces left');
-  const links = (await runCmd('ip', ['-o', 'link'])).stdout.split('\n').filter((l) => l.includes(id));
+  const links = (await runAny('ip', ['-o', 'link'])).stdout.split('\n').filter((l) => l.includes(id));
   assert.equal(links, [], 'interfaces left in the root namespace');
   const procs: string[] = [];
   for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {

@@ -5,7 +5,8 @@
 // one that must be roused, one that must never be.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { runAny } from '../../src/sys/proc.js';
 import { mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -44,11 +45,9 @@ K.after(async (ctx) => {
   rmSync(ctx.dir, { recursive: true, force: true });
 });
 
-function hook(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(hookPath(), args, { env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: String(stdout) + String(stderr) }));
-  });
+async function hook(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  const r = await runAny(hookPath(), args, { env: { PATH: process.env.PATH, ...env } });
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 const rousedCount = (p: Proc) => lines(p.output(), /roused before this machine is enrolled/).length;

@@ -2,10 +2,10 @@
 // host/cli.js ...` with a MESH_HOST_DIR of their own, talking to the test's
 // broker through their site's NAT and the lab's uplink. Everything a host
 // does (wg-quick, iptables) happens in its machine's namespaces.
+import { runAny } from '../../src/sys/proc.js';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { execFile } from 'node:child_process';
 import { MESH_HOST, spawnProc, type Mesh, type Proc, type CliResult } from '../harness/mesh.js';
 import { writeBroker } from '../../src/home/home.js';
 import { up, type Lab, type Topology } from '../../lab/netns/topology.js';
@@ -39,10 +39,7 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
     const argv = (args: string[]) => ['-t', String(lab.pid(name)), '-m', '-n', '--', process.execPath, MESH_HOST, ...args];
     return {
       name, dir,
-      host: (args) => new Promise((resolve) => {
-        execFile('nsenter', argv(args), { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
-      }),
+      host: (args) => runAny('nsenter', argv(args), { env }),
       run: () => { const p = spawnProc('nsenter', argv(['run']), env); procs.push(p); return p; },
     };
   };

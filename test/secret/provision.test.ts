@@ -17,7 +17,7 @@ import { plan } from '../../src/assignment/declare.js';
 import { provision } from '../../lab/modules/pg-provisioner.js';
 import { servers } from '../harness/servers.js';
 import { pgBin } from '../harness/postgres.js';
-import { run } from '../harness/exec.js';
+import { run } from '../../src/sys/proc.js';
 import { open, SealError } from '../../src/crypto/seal.js';
 import { agreementPair } from '../../src/crypto/keys.js';
 import { pgConnection } from '../../lab/modules/pg-consumer.js';

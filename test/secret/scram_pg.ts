@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pgBin } from '../harness/postgres.js';
 import { freePort } from '../harness/ports.js';
-import { run } from '../harness/exec.js';
+import { run } from '../../src/sys/proc.js';
 
 export interface ScramPg { port: number; passwordFile: string; stop(): Promise<void> }
 

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { execFile } from 'node:child_process';
+import { run, runAny } from '../../src/sys/proc.js';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate, MigrationRefused } from '../../src/store/migrate.js';
@@ -164,10 +164,7 @@ M3('mesh migrate against a database nobody runs says what it waits for and gives
       .map((c) => [`MESH_STORE_${c}`, `postgres://mesh_x@127.0.0.1:9/mesh`])),
   };
   const started = Date.now();
-  const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
-    execFile(process.execPath, [MESH, 'migrate'], { env }, (err, _out, stderr) =>
-      resolve({ code: (err as { code?: number } | null)?.code ?? 0, stderr }));
-  });
+  const { code, stderr } = await runAny(process.execPath, [MESH, 'migrate'], { env });
   assert.is.not(code, 0);
   assert.match(stderr, /waiting for the database at 127\.0\.0\.1:9\/mesh \(ECONNREFUSED\)/);
   assert.match(stderr, /did not answer within 2s.*start PostgreSQL/);
@@ -175,7 +172,7 @@ M3('mesh migrate against a database nobody runs says what it waits for and gives
 });
 
 M3('mesh migrate --help teaches', async () => {
-  const out = await new Promise<string>((resolve) => execFile(process.execPath, [MESH, 'migrate', '--help'], (_e, o) => resolve(o)));
+  const out = await run(process.execPath, [MESH, 'migrate', '--help']);
   assert.match(out, /Refuses, before anything runs/);
   assert.match(out, /MESH_STORE_<CONTEXT>/);
 });

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { WireguardResource } from '../../../src/wire/resources.js';
 import type { Driver, DriverContext, Held, Observed } from '../driver.js';
 import { digestOf } from '../digest.js';
-import { run, runAny } from './run.js';
+import { run, runAny } from '../../../src/sys/proc.js';
+import { quietEnv } from './quiet_env.js';
 import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from './wgconf.js';
 
 /** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
@@ -153,7 +154,7 @@ async function linkExists(name: string): Promise<boolean> {
 // wireguard module (LAB-NOTES); it adds the address and the routes of every
 // AllowedIPs.
 async function up(name: string): Promise<void> {
-  await run('wg-quick', ['up', confPath(name)]);
+  await run('wg-quick', ['up', confPath(name)], { env: quietEnv() });
 }
 
 async function down(name: string): Promise<void> {

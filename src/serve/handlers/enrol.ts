@@ -8,12 +8,13 @@ import { WireError } from '../../wire/envelope.js';
 import { queueOf } from '../../wire/names.js';
 import { seal } from '../../crypto/seal.js';
 import { b64 } from '../../crypto/keys.js';
-import { publishConfirmed, sender, type ServeContext } from '../context.js';
+import { sender, type ServeContext } from '../context.js';
+import { publish } from '../../broker/publish.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   const answer = (body: unknown) =>
-    publishConfirmed(ctx.channel, '', queueOf(from.name), Buffer.from(JSON.stringify(body)), { correlationId: msg.properties.correlationId, type: 'enrol-reply' });
+    publish(ctx.channel, '', queueOf(from.name), Buffer.from(JSON.stringify(body)), { correlationId: msg.properties.correlationId, type: 'enrol-reply' });
   if (from.kind !== 'node') {
     ctx.log(`enrol: dropped a request from ${JSON.stringify(from.name)}, which is not a node account`);
     return;

@@ -8,7 +8,8 @@ import type { ConsumeMessage } from 'amqplib';
 import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
 import { declare } from '../../assignment/declare.js';
-import { publishConfirmed, sender, type ServeContext } from '../context.js';
+import { sender, type ServeContext } from '../context.js';
+import { publish } from '../../broker/publish.js';
 
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -16,7 +17,7 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   // Only ever a direct reply-to: a node naming another node's queue gets nothing published there.
   const answer = async (r: RekeyReply) => {
     if (!replyTo.startsWith('amq.rabbitmq.reply-to.')) return;
-    await publishConfirmed(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), { correlationId: msg.properties.correlationId, type: 'rekey-reply', persistent: false });
+    await publish(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), { correlationId: msg.properties.correlationId, type: 'rekey-reply', persistent: false });
   };
   if (from.kind !== 'node') {
     ctx.log(`rekey: dropped one from ${JSON.stringify(from.name)}, which is not a node account`);

@@ -1,0 +1,65 @@
+// The one client of RabbitMQ's management API (HTTP on loopback): accounts,
+// permissions, queues, vhosts, connections. No shell command runs from the
+// control plane; every call has a deadline and a sentence naming the remedy.
+export interface ManagementEndpoint { url: string; user: string; password: string }
+
+export class BrokerAdminError extends Error {
+  constructor(message: string, readonly status?: number, options?: ErrorOptions) { super(message, options); }
+}
+
+export interface Permissions { configure: string; write: string; read: string }
+export interface QueueInfo { name: string; consumers?: number; messages?: number }
+export interface ConnectionInfo { name: string; user: string }
+
+const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
+
+export class ManagementApi {
+  constructor(readonly endpoint: ManagementEndpoint, private readonly timeoutMs = 15_000) {}
+
+  /** The answer as it came; throws only when the API does not answer at all. */
+  async raw(method: string, p: string, body?: unknown): Promise<Response> {
+    try {
+      return await fetch(`${this.endpoint.url}/api${p}`, {
+        method,
+        headers: {
+          authorization: 'Basic ' + Buffer.from(`${this.endpoint.user}:${this.endpoint.password}`).toString('base64'),
+          'content-type': 'application/json',
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      throw new BrokerAdminError(`the broker's management API at ${this.endpoint.url} did not answer (${(err as Error).message}): is RabbitMQ running with rabbitmq_management?`, undefined, { cause: err });
+    }
+  }
+
+  /** A call that must succeed: JSON back, or undefined for 404 where `absentOk`. */
+  async call<T = unknown>(method: string, p: string, body?: unknown, absentOk = false): Promise<T | undefined> {
+    const r = await this.raw(method, p, body);
+    if (absentOk && r.status === 404) return undefined;
+    if (!r.ok) throw new BrokerAdminError(`the broker refused ${method} ${p}: ${r.status} ${(await r.text()).slice(0, 200)}`, r.status);
+    const text = await r.text();
+    return text ? JSON.parse(text) as T : undefined;
+  }
+
+  overview(): Promise<unknown> { return this.call('GET', '/overview'); }
+
+  putVhost(vhost: string): Promise<unknown> { return this.call('PUT', `/vhosts/${path(vhost)}`, {}); }
+  async hasVhost(vhost: string): Promise<boolean> { return (await this.call('GET', `/vhosts/${path(vhost)}`, undefined, true)) !== undefined; }
+  deleteVhost(vhost: string): Promise<unknown> { return this.call('DELETE', `/vhosts/${path(vhost)}`, undefined, true); }
+
+  putUser(user: string, password: string, tags = ''): Promise<unknown> { return this.call('PUT', `/users/${path(user)}`, { password, tags }); }
+  deleteUser(user: string): Promise<unknown> { return this.call('DELETE', `/users/${path(user)}`, undefined, true); }
+  async users(): Promise<{ name: string }[]> { return (await this.call<{ name: string }[]>('GET', '/users')) ?? []; }
+  putPermissions(vhost: string, user: string, p: Permissions): Promise<unknown> { return this.call('PUT', `/permissions/${path(vhost, user)}`, p); }
+
+  putQueue(vhost: string, queue: string): Promise<unknown> {
+    return this.call('PUT', `/queues/${path(vhost, queue)}`, { durable: true, auto_delete: false, arguments: {} });
+  }
+  /** The queue, or undefined when there is none. */
+  queue(vhost: string, queue: string): Promise<QueueInfo | undefined> { return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true); }
+  deleteQueue(vhost: string, queue: string): Promise<unknown> { return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true); }
+
+  async connections(): Promise<ConnectionInfo[]> { return (await this.call<ConnectionInfo[]>('GET', '/connections?columns=name,user')) ?? []; }
+  deleteConnection(name: string): Promise<unknown> { return this.call('DELETE', `/connections/${path(name)}`, undefined, true); }
+}

@@ -1,0 +1,43 @@
+// `mesh init`, `mesh migrate`, `mesh serve`: the control plane's own files,
+// its store's schemas, and the control plane running.
+import type { Program } from '../sys/program.js';
+import { emit } from './print.js';
+import { ensureSigner, home } from '../home/home.js';
+import { migrate } from '../store/migrate.js';
+import { serve } from '../serve/serve.js';
+
+export function registerControl(p: Program): void {
+  p.prog.command('init')
+    .describe('Make the control plane\'s signing key in MESH_HOME (default /etc/mesh) if it has none. An existing key is never replaced: it is the mesh\'s identity.')
+    .option('--json', 'Print as JSON')
+    .action(p.wrap(async (o: { json?: boolean }) => {
+      const s = await ensureSigner();
+      emit({ mesh: s.mesh, home: home() }, o, (d) => `mesh ${d.mesh} (signing key in ${d.home})`);
+    }));
+
+  p.prog.command('migrate')
+    .describe([
+      'Bring every context\'s schema up to date (inventory, catalogue, assignment, secret, provision, overlay).',
+      'Each context migrates as its own role from MESH_STORE_<CONTEXT>. Refuses, before anything runs, an edited',
+      'migration that already ran, one numbered below one that ran, duplicate numbers, misnamed or empty files.',
+      'Waits up to 3 minutes for a cold database (MESH_STORE_WAIT_SECONDS to change).',
+    ])
+    .option('--json', 'Print as JSON')
+    .example('migrate')
+    .action(p.wrap(async (o: { json?: boolean }) => {
+      const results = await migrate({ say: (l) => process.stderr.write(l + '\n') });
+      const ran = results.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`));
+      emit({ ran }, o, (d) => d.ran.length === 0 ? 'already up to date' : `applied ${d.ran.length}: ${d.ran.join(', ')}`);
+    }));
+
+  p.prog.command('serve')
+    .describe([
+      'Run the control plane: consume the control queue and answer enrolments, record heards, reports and build results,',
+      'each in one SQL transaction, acked only after it commits. Needs MESH_STORE_<CONTEXT> for every context and MESH_HOME.',
+    ])
+    .action(p.wrap(async () => {
+      const stop = new AbortController();
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+      await serve({ signal: stop.signal });
+    }));
+}

@@ -1,0 +1,108 @@
+// The one program shell of the three CLIs (mesh, mesh-host, mesh-builder), as
+// ley's bin.js wraps every command with the same `wrap`: a failure is one
+// sentence naming the remedy and a non-zero exit, the cause chain only with
+// MESH_DEBUG; an option no command knows is refused with the ones it does
+// (sade alone would accept `--stie b` and run the command without a site);
+// `--help` lists the commands grouped by noun, each group sorted.
+import sade from 'sade';
+
+export type Sade = sade.Sade;
+
+/** A refused command line: said, with the exit code of a usage error. */
+export class UsageError extends Error { exitCode = 2; }
+
+// sade 1.8 keeps each command (usage, describe, options) in `tree`; aliases are strings, internals start with __.
+interface Command { usage: string; describe?: string[]; options: [string, string, unknown?][] }
+type Tree = Record<string, Command | string>;
+
+export interface Program {
+  readonly bin: string;
+  readonly prog: Sade;
+  /** Commands `register` adds are listed together under `noun` in --help. */
+  noun(noun: string, register: (p: Program) => void): void;
+  /** An action that fails with one sentence, `bin: message`, and its exitCode (default 1). */
+  wrap<A extends unknown[]>(fn: (...args: A) => Promise<unknown> | unknown): (...args: A) => Promise<void>;
+  /** Parse and run; unknown options are refused before any action runs. */
+  run(argv?: string[]): void;
+}
+
+export function fail(bin: string, err: unknown): void {
+  const e = err as Error & { exitCode?: number };
+  process.stderr.write(`${bin}: ${e.message}\n`);
+  if (process.env.MESH_DEBUG) console.error(e);
+  process.exitCode = e.exitCode ?? 1;
+}
+
+class UnknownOption extends Error {}
+
+export function program(bin: string, version: string, describe: string): Program {
+  const prog = sade(bin).version(version).describe(describe);
+  const tree = (): Tree => (prog as unknown as { tree: Tree }).tree;
+  const nounOf = new Map<string, string>();
+  const commands = () => Object.entries(tree()).filter((e): e is [string, Command] => typeof e[1] !== 'string' && !e[0].startsWith('__'));
+
+  const p: Program = {
+    bin,
+    prog,
+    noun(noun, register) {
+      const before = new Set(Object.keys(tree()));
+      register(p);
+      for (const name of Object.keys(tree())) if (!before.has(name)) nounOf.set(name, noun);
+    },
+    wrap(fn) {
+      return async (...args) => {
+        try { await fn(...args); } catch (err) { fail(bin, err); }
+      };
+    },
+    run(argv = process.argv) {
+      const rest = argv.slice(2);
+      if (rest.length === 0 || (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h'))) {
+        process.stdout.write(help(bin, describe, commands(), nounOf));
+        return;
+      }
+      try {
+        prog.parse(argv, { unknown: (flag: string) => { throw new UnknownOption(flag); } });
+      } catch (err) {
+        if (!(err instanceof UnknownOption)) throw err;
+        // Which command it was for: the same line, parsed without running anything.
+        const { name } = prog.parse(argv, { lazy: true });
+        fail(bin, refusal(bin, name, err.message, tree()));
+      }
+    },
+  };
+  return p;
+}
+
+function refusal(bin: string, name: string, flag: string, t: Tree): UsageError {
+  const own = (t[name] as Command | undefined)?.options ?? [];
+  const all = (t.__all__ as Command | undefined)?.options ?? [];
+  const valid = [...own, ...all].map((o) => o[0].split(', ').at(-1)!).concat('--help');
+  return new UsageError(`${bin} ${name} has no option ${flag}: its options are ${valid.join(', ')} (see ${bin} ${name} --help).`);
+}
+
+/** The first sentence of a command's description, cut to fit one line of the listing. */
+function summary(c: Command): string {
+  const text = (c.describe ?? []).join(' ');
+  // A sentence ends before a capital, not at "e.g. to".
+  const first = /^.*?[.!?](?=\s+[A-Z(`]|$)/.exec(text)?.[0] ?? text;
+  return first.length <= 100 ? first : first.slice(0, first.lastIndexOf(' ', 99)) + ' …';
+}
+
+function help(bin: string, describe: string, commands: [string, Command][], nounOf: Map<string, string>): string {
+  const groups = new Map<string, [string, Command][]>();
+  for (const c of commands) {
+    const noun = nounOf.get(c[0]) ?? c[0].split(' ')[0]!;
+    groups.set(noun, [...(groups.get(noun) ?? []), c]);
+  }
+  const width = Math.max(...commands.map(([, c]) => c.usage.length)) + bin.length + 3;
+  const lines = ['', '  Description', `    ${describe}`, '', '  Usage', `    $ ${bin} <command> [options]`, '', '  Commands'];
+  for (const noun of [...groups.keys()].sort()) {
+    lines.push(`    ${noun}`);
+    for (const [, c] of groups.get(noun)!.sort((a, b) => a[0].localeCompare(b[0]))) {
+      lines.push(`      ${`${bin} ${c.usage}`.padEnd(width)}${summary(c)}`);
+    }
+  }
+  lines.push('', `  Every command has --help (e.g. ${bin} ${commands[0]?.[0] ?? ''} --help).`, '',
+    '  Options', '    -v, --version    Displays current version', '    -h, --help       Displays this message', '');
+  return lines.join('\n');
+}
