@@ -3,7 +3,8 @@
 // mesh id, the right node, a serial far ahead, signed by a key that is not
 // the control plane's. The host must refuse it and report it as forged (D1).
 // Runs on the first node with MESH_HOME; prints the file the forgery would write.
-import { readBroker, readSigner, adminEndpoint, meshId } from '../src/home/home.js';
+import { readBroker, readSigner, meshId } from '../src/home/home.js';
+import { adminEndpoint } from '../src/broker/admin.js';
 import { connectBroker } from '../src/broker/connect.js';
 import { publish } from '../src/broker/publish.js';
 import { queueOf, nodeName } from '../src/wire/names.js';

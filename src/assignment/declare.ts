@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
-import { readBroker, readSigner, adminEndpoint, type Signer } from '../home/home.js';
+import { readBroker, readSigner, type Signer } from '../home/home.js';
+import { adminEndpoint } from '../broker/admin.js';
 import { connectBroker } from '../broker/connect.js';
 import { publish, Unroutable } from '../broker/publish.js';
 import { queueOf, nodeName } from '../wire/names.js';

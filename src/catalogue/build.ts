@@ -11,7 +11,8 @@ import { withStore } from '../store/with_store.js';
 import { connectBroker } from '../broker/connect.js';
 import { publish, Unroutable } from '../broker/publish.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
-import { readBroker, adminEndpoint } from '../home/home.js';
+import { readBroker } from '../home/home.js';
+import { adminEndpoint } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
 

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { Accounts } from '../broker/accounts.js';
 import { BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { connectBroker } from '../broker/connect.js';
-import { readBroker, management, adminEndpoint } from '../home/home.js';
+import { readBroker } from '../home/home.js';
+import { management, adminEndpoint } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { writeEnrolLine } from '../wire/builder_line.js';
 

@@ -7,8 +7,6 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeAtomic } from '../sys/atomic.js';
 import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
-import type { Endpoint } from '../broker/connect.js';
-import type { Management } from '../broker/accounts.js';
 
 export interface BrokerConfig {
   /** Loopback, plaintext, admin: the control plane's own hop. */
@@ -51,14 +49,6 @@ export function readBroker(env?: NodeJS.ProcessEnv): BrokerConfig {
 export async function writeBroker(cfg: BrokerConfig, env?: NodeJS.ProcessEnv): Promise<void> {
   mkdirSync(home(env), { recursive: true, mode: 0o700 });
   await writeAtomic(join(home(env), 'broker.json'), JSON.stringify(cfg, null, 2), 0o600);
-}
-
-export function adminEndpoint(b: BrokerConfig): Endpoint {
-  return { host: b.amqp.host, port: b.amqp.port, vhost: b.vhost, user: b.user, password: b.password };
-}
-
-export function management(b: BrokerConfig): Management {
-  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix };
 }
 
 export interface Signer { secret: Uint8Array; public: Uint8Array; mesh: string }

@@ -2,7 +2,8 @@
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 import { Accounts } from '../broker/accounts.js';
-import { readBroker, management } from '../home/home.js';
+import { readBroker } from '../home/home.js';
+import { management } from '../broker/admin.js';
 
 export async function nodeList() {
   return withStore('inventory', (sql) => sql`select name, site, state, last_seen, enrolled_at, reported_serial, holds, failing, reported_at,

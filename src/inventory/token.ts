@@ -5,7 +5,8 @@ import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
-import { readBroker, management } from '../home/home.js';
+import { readBroker } from '../home/home.js';
+import { management } from '../broker/admin.js';
 
 export function parseDuration(s: string): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);

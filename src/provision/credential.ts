@@ -1,9 +1,10 @@
 // One pair's credential (S5), made and stored in two steps so that everything
 // which can refuse does so before the new value is committed: resolve every
 // holder in SQL (provision.resolve_holders refuses an unenrolled one), find
-// every holder's queue on the broker, and only then seal and store. Storing
-// checks the keys once more (secret.put_made), in the same transaction.
+// every holder's queue on the broker, and only then seal; the secret context
+// stores it (src/secret/store_pair.ts), checking the keys once more.
 import type { Sql } from '../store/connect.js';
+import { withStore } from '../store/with_store.js';
 import { makeSealed, type Sealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
 import { storeError } from '../store/errors.js';
@@ -26,10 +27,13 @@ export async function preparePair(psql: Sql, provision: string, consumer: string
   return { provision, consumer, secret: rows[0]!.secret as string, holders, sealed };
 }
 
-export async function commitPair(ssql: Sql, p: Prepared): Promise<Made> {
-  try {
-    const [row] = await ssql`select secret.put_made(secret_name => ${p.secret}::text, holders => ${p.sealed.holders}::text[],
-                               sealed_to => ${p.sealed.keys}::text[], blobs => ${p.sealed.blobs}::text[]) as generation`;
-    return { provision: p.provision, consumer: p.consumer, secret: p.secret, generation: Number(row!.generation), holders: p.holders };
-  } catch (err) { throw storeError(err); }
+/** preparePair on its own connection to the provision store. */
+export function prepare(provision: string, consumer: string): Promise<Prepared> {
+  return withStore('provision', (psql) => preparePair(psql, provision, consumer));
+}
+
+/** Pairs some holder has no current copy of (a rejoined machine, a new holder): what `secret remake` makes again. */
+export function staleCredentials(): Promise<{ provision: string; consumer: string; secret: string }[]> {
+  return withStore('provision', async (psql) => (await psql`select provision, consumer, secret from provision.stale_credentials order by secret`)
+    .map((r) => ({ provision: r.provision as string, consumer: r.consumer as string, secret: r.secret as string })));
 }

@@ -4,7 +4,8 @@ import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { declare, type Declared } from '../assignment/declare.js';
-import { preparePair, commitPair, type Made } from './credential.js';
+import { preparePair, type Made, type Prepared } from './credential.js';
+import { storePair, forgetSecret } from '../secret/store_pair.js';
 import { windowOf } from '../secret/window.js';
 
 const withProvision = <T>(f: (sql: Sql) => Promise<T>): Promise<T> => withStore('provision', f);
@@ -43,8 +44,8 @@ export interface Granted { provision: string; consumer: string; credential: Made
 /** Record the pair; when both ends already run somewhere, make its credential and push both ends now. */
 export async function grant(provision: string, consumer: string, o: GrantOptions): Promise<Granted> {
   nodeName(consumer, 'consumer module');
-  const composed = await withStore('provision', (psql) => withStore('secret', async (ssql) => {
-    let made: Made | null = null;
+  const composed = await withStore('provision', async (psql) => {
+    let prepared: Prepared | null = null;
     let note = '';
     const [kind] = await psql`select kind from provision.provision where name = ${provision}`;
     const facts = kind?.kind === 'route'
@@ -54,12 +55,12 @@ export async function grant(provision: string, consumer: string, o: GrantOptions
                                                     grant_facts => ${psql.json(facts as never)}::jsonb) as secret`;
     if (row!.secret) {
       const [h] = await psql`select count(*)::int as n from provision.affected_holders(${provision}, ${consumer})`;
-      if (h!.n > 0) made = await commitPair(ssql, await preparePair(psql, provision, consumer));
+      if (h!.n > 0) prepared = await preparePair(psql, provision, consumer);
       else note = 'no node runs either end yet: after mesh assign, run mesh secret remake to make its credential';
     }
-    return { made, note };
-  }));
-  const made = composed.made;
+    return { prepared, note };
+  });
+  const made: Made | null = composed.prepared ? await storePair(composed.prepared) : null;
   let note = composed.note;
   const sent = made ? await declare({ nodes: made.holders.map((x) => x.node) }) : [];
   if (made) note = windowOf(made, sent);
@@ -73,7 +74,7 @@ export async function revoke(provision: string, consumer: string) {
                                    provision.secret_of(${provision}, ${consumer}) as secret`;
     return { provision, consumer, revoked: Boolean(row!.gone), secret: row!.secret as string };
   });
-  await withStore('secret', (sql) => sql`select secret.forget(${r.secret})`);
+  await forgetSecret(r.secret);
   return r;
 }
 

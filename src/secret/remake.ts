@@ -6,7 +6,8 @@
 // An accepted secret is refused by secret.put_made with the remedy: issue it again.
 import { withStore } from '../store/with_store.js';
 import { declare, type Declared } from '../assignment/declare.js';
-import { preparePair, commitPair, type Made } from '../provision/credential.js';
+import { prepare, staleCredentials, type Made } from '../provision/credential.js';
+import { storePair } from './store_pair.js';
 import { makeSealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
@@ -22,14 +23,14 @@ export interface Remade {
 export async function remake(): Promise<Remade> {
   const pairs: Made[] = [];
   const out: Remade = { made: [], refused: [], sent: [] };
-  await withStore('provision', (psql) => withStore('secret', async (ssql) => {
-    for (const p of await psql`select provision, consumer, secret from provision.stale_credentials order by secret`) {
-      try {
-        pairs.push(await commitPair(ssql, await preparePair(psql, p.provision as string, p.consumer as string)));
-      } catch (err) {
-        out.refused.push({ secret: p.secret as string, reason: (err as Error).message });
-      }
+  for (const p of await staleCredentials()) {
+    try {
+      pairs.push(await storePair(await prepare(p.provision, p.consumer)));
+    } catch (err) {
+      out.refused.push({ secret: p.secret, reason: (err as Error).message });
     }
+  }
+  await withStore('secret', async (ssql) => {
     // Secrets placed by this context: the same holders, those still enrolled.
     const own = await ssql`select secret, array_agg(holder order by holder) as holders from secret.held
                             where path is not null group by secret
@@ -48,7 +49,7 @@ export async function remake(): Promise<Remade> {
         out.refused.push({ secret: s.secret as string, reason: (err as Error).message });
       }
     }
-  }));
+  });
   const nodes = [...new Set([...pairs.flatMap((p) => p.holders.map((h) => h.node)), ...out.made.flatMap((m) => m.holders)])].sort();
   if (nodes.length) out.sent = await declare({ nodes });
   for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });

@@ -2,16 +2,15 @@
 // are pushed by this command, not a later one, and it is all-or-nothing: any
 // holder that cannot be resolved stops it before the new value is committed,
 // so nothing is sent and the old credential keeps working.
-import { withStore } from '../store/with_store.js';
 import { declare, type Declared } from '../assignment/declare.js';
-import { preparePair, commitPair, type Made } from '../provision/credential.js';
+import { prepare, type Made } from '../provision/credential.js';
+import { storePair } from './store_pair.js';
 import { windowOf } from './window.js';
 
 export interface Rotated extends Made { sent: Declared[]; window: string }
 
 export async function rotate(provision: string, consumer: string): Promise<Rotated> {
-  const made: Made = await withStore('provision', (psql) => withStore('secret', async (ssql) =>
-    commitPair(ssql, await preparePair(psql, provision, consumer))));
+  const made: Made = await storePair(await prepare(provision, consumer));
   const sent = await declare({ nodes: made.holders.map((h) => h.node) });
   return { ...made, sent, window: windowOf(made, sent) };
 }

@@ -12,7 +12,7 @@ import amqp from 'amqplib';
 import { servers } from '../harness/servers.js';
 import { spawnProc, MESH, type Mesh, type Proc } from '../harness/mesh.js';
 import { Accounts } from '../../src/broker/accounts.js';
-import { management } from '../../src/home/home.js';
+import { management } from '../../src/broker/admin.js';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RESULTS = join(REPO, 'bench-results.json');

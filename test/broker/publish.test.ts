@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
-import { adminEndpoint } from '../../src/home/home.js';
+import { adminEndpoint } from '../../src/broker/admin.js';
 import { publish, Unroutable } from '../../src/broker/publish.js';
 
 const P = suite<{ mesh: Mesh; conn: Connection }>('one confirmed publish');

@@ -1,6 +1,6 @@
 // pg_dump of a suite's database, as the superuser: what a DBA (or an
 // attacker with the disk) would read.
-import { run } from '../harness/exec.js';
+import { run } from '../../src/sys/proc.js';
 import { pgBin } from '../harness/postgres.js';
 import { servers } from '../harness/servers.js';
 
