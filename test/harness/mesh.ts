@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
 import { servers, type Servers } from './servers.js';
 import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/home/home.js';
+import { leave, suiteDir } from './leftovers.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
@@ -104,6 +105,7 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
     headers: { authorization: 'Basic ' + Buffer.from(`${s.rabbit.admin.user}:${s.rabbit.admin.password}`).toString('base64'), 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  leave({ kind: 'vhost', name: vhost, prefix, mgmtPort: s.rabbit.mgmtPort });
   await mgmt('PUT', `/vhosts/${vhost}`, {});
   await mgmt('PUT', `/permissions/${vhost}/${s.rabbit.admin.user}`, { configure: '.*', write: '.*', read: '.*' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
@@ -153,14 +155,23 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
       await Promise.allSettled(procs.map((p) => p.stop()));
       // A declared service outlives its host by design; the suite's do not outlive the suite.
       for (const d of dirs) stopServices(join(d, 'services'));
-      await mgmt('DELETE', `/vhosts/${vhost}`);
-      const users = (await (await mgmt('GET', '/users')).json()) as { name: string }[];
-      await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => mgmt('DELETE', `/users/${encodeURIComponent(u.name)}`)));
+      if (!suiteDir()) await deleteVhost(s.rabbit.mgmtPort, s.rabbit.admin, vhost, prefix);
       await store.drop();
-      if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      // Under the run, these are inside the suite's own dir: removed with it when the suite passed.
+      if (!suiteDir() && !process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },
   };
   return mesh;
+}
+
+/** A mesh's vhost and the broker accounts of its prefix. */
+export async function deleteVhost(mgmtPort: number, admin: { user: string; password: string }, vhost: string, prefix: string): Promise<void> {
+  const mgmt = (method: string, path: string) => fetch(`http://127.0.0.1:${mgmtPort}/api${path}`, {
+    method, headers: { authorization: 'Basic ' + Buffer.from(`${admin.user}:${admin.password}`).toString('base64') },
+  });
+  await mgmt('DELETE', `/vhosts/${vhost}`);
+  const users = (await (await mgmt('GET', '/users')).json()) as { name: string }[];
+  await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => mgmt('DELETE', `/users/${encodeURIComponent(u.name)}`)));
 }
 
 function stopServices(dir: string): void {
