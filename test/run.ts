@@ -1,6 +1,9 @@
 // The test run: start one throwaway PostgreSQL and one RabbitMQ, run every
-// suite file in its own process (a fresh database and vhost each), stop both
-// servers whatever happened, and print the totals as "N passed, N failed".
+// suite file in its own process (a fresh database and vhost each, and a temp
+// dir of its own as TMPDIR), stop both servers whatever happened, and print
+// the totals as "N passed, N failed". A passing suite leaves nothing behind;
+// a failed one keeps its temp dir, database and vhost and names them, and a
+// failed run keeps the servers' data dir and says how to start it again.
 import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
