@@ -7,7 +7,7 @@ import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError } from '../src/wire/envelope.js';
 import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
-import { readLastReport } from '../src/wire/last_report.js';
+import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { key32 } from '../src/crypto/keys.js';
@@ -15,6 +15,7 @@ import { open } from '../src/crypto/seal.js';
 import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
 import { statePath } from './apply/state.js';
 import { keep, readKept } from './keep.js';
+import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
 
 const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
@@ -27,7 +28,17 @@ export class Agent {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private outbox: Report[] = [];
   private kept: Declaration | null = null;
-  private keptBytes: Buffer | null = null;
+  /** D2: the highest serial ever applied, and its digest (serial.json): survives the kept file. */
+  private mark: Mark = { serial: 0, digest: '' };
+  /** D2: the mesh's signed floor, from the last report recover hands back. */
+  private floor: Floor | null = null;
+  /**
+   * No valid kept declaration: declarations wait, unacked, until the mesh's
+   * floor arrives. Judged without it, a replay already sitting in the queue
+   * would be applied before the answer to recover came back.
+   */
+  private awaitingFloor = false;
+  private held: ConsumeMessage[] = [];
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
   private returned = new Set<string>();
@@ -46,14 +57,25 @@ export class Agent {
   /** Read back the kept declaration (verified again) and roll forward whatever a crash left half done. */
   async start(): Promise<void> {
     this.rebuilt = !existsSync(statePath(this.dir));
+    this.mark = readMark(this.dir);
     try {
       const k = readKept(this.dir, this.id);
-      if (k) { this.kept = k.decl; this.keptBytes = k.bytes; }
+      if (k) {
+        const digest = declarationDigest(k.bytes);
+        // Genuine but older than what was applied: an old signed file put back on the disk.
+        if (k.decl.serial < this.mark.serial || (k.decl.serial === this.mark.serial && digest !== this.mark.digest)) {
+          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`);
+        }
+        this.kept = k.decl;
+        // A host from before serial.json: its mark starts at what it kept.
+        if (k.decl.serial > this.mark.serial) this.mark = await raiseMark(this.dir, { serial: k.decl.serial, digest });
+      }
     } catch (err) {
       if (!(err instanceof WireError)) throw err;
       this.log(`refusing the kept declaration: ${err.fault}: ${err.message}`);
       this.queueReport({ refused: { fault: err.fault, reason: `kept declaration: ${err.message}` } });
     }
+    this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
     const every = Number(this.env.MESH_HOST_RECONCILE_SECONDS ?? 300);
     if (!Number.isFinite(every) || every <= 0) throw new Error('MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds.');
@@ -69,14 +91,18 @@ export class Agent {
       // R1: said out loud, never dropped in silence.
       this.log(`the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`);
     });
-    if (this.rebuilt && !this.kept) {
-      this.log('no record of what this machine holds: asking the mesh for its declaration and last report');
+    if (this.awaitingFloor) {
+      // D2 (c): at once, not at the next declare: until the floor is here, nothing is applied.
+      this.log(this.rebuilt
+        ? 'no record of what this machine holds: asking the mesh for its declaration, last report and floor'
+        : `no valid kept declaration (highest applied: serial ${this.mark.serial}): asking the mesh for its newest declaration and floor now`);
       ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
     }
     this.flushOutbox();
   }
 
-  detach(): void { this.ch = undefined; this.inflight.clear(); }
+  // Held messages were never acked: the broker delivers them again on the next channel.
+  detach(): void { this.ch = undefined; this.inflight.clear(); this.held = []; }
 
   stop(): void {
     clearInterval(this.reconcileTimer);
@@ -98,40 +124,46 @@ export class Agent {
   private me() { return { mesh: this.id.mesh, node: this.id.name }; }
 
   private async drain(): Promise<void> {
-    const msgs = this.inbox.splice(0);
+    const fresh = this.inbox.splice(0);
+    const msgs = this.held.concat(fresh);
+    this.held = [];
     const ch = this.ch;
-    const candidates: { decl: Declaration; bytes: Buffer }[] = [];
-    let lastReport: HeldEntry[] | null | undefined;
+    const candidates: { decl: Declaration; bytes: Buffer; digest: string }[] = [];
+    let lastReport: { held: HeldEntry[] | null; floor: Floor | null } | undefined;
     for (const m of msgs) {
       const type = m.properties.type;
       try {
-        if (type === 'declaration') candidates.push({ decl: readDeclaration(m.content, this.signingKey, this.me()), bytes: m.content });
+        if (type === 'declaration') candidates.push({ decl: readDeclaration(m.content, this.signingKey, this.me()), bytes: m.content, digest: declarationDigest(m.content) });
         else if (type === 'last-report') lastReport = readLastReport(m.content, this.signingKey, this.me());
         else this.log(`ignoring a message of type ${JSON.stringify(type)} on this node's queue`);
       } catch (err) {
         if (!(err instanceof WireError)) throw err;
         // D1: forged and malformed are said differently; neither is applied.
+        // A held message was said once already, when it first arrived.
+        if (!fresh.includes(m)) continue;
         const fault = err.fault === 'too-large' ? 'malformed' : err.fault;
         this.log(`refused a ${type ?? 'message'}: ${fault}: ${err.message}`);
         this.queueReport({ refused: { fault, reason: err.message } });
       }
     }
-    const applied = this.kept?.serial ?? 0;
-    candidates.sort((a, b) => a.decl.serial - b.decl.serial);
-    const newest = candidates.at(-1);
-    const superseded: number[] = [];
-    for (const c of candidates) {
-      if (c === newest) continue;
-      if (c.decl.serial > applied) superseded.push(c.decl.serial);
-      else this.refuseReplay(c.decl.serial, applied, c.bytes);
+    if (lastReport) { this.floor = lastReport.floor; this.awaitingFloor = false; }
+    if (this.awaitingFloor && candidates.length) {
+      this.log(`holding ${candidates.length} declaration(s) until the mesh answers with this node's floor (D2)`);
+      this.held = msgs;
+      return;
     }
-    if (newest && newest.decl.serial <= applied) {
-      this.refuseReplay(newest.decl.serial, applied, newest.bytes);
-    } else if (newest) {
-      // Kept before applying: a crash mid-apply rolls forward from here on the next start.
+    // D2: judged against the mesh's floor and this host's own mark, never the kept file alone.
+    const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest) }));
+    const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
+    const newest = fit.at(-1);
+    const superseded = fit.filter((c) => c !== newest && c.verdict === 'newer').map((c) => c.decl.serial);
+    if (newest && (newest.verdict === 'newer' || !this.kept)) {
+      // Kept before applying, the mark raised before applying: a crash
+      // mid-apply rolls forward from here on the next start, and a serial
+      // once started is never accepted below again.
       await keep(this.dir, newest.bytes);
       this.kept = newest.decl;
-      this.keptBytes = newest.bytes;
+      this.mark = await raiseMark(this.dir, { serial: newest.decl.serial, digest: newest.digest });
       const r = await apply(newest.decl.resources, 'declared', this.opts);
       this.log(`applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`);
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
@@ -139,23 +171,42 @@ export class Agent {
     // The mesh sends the declaration first, then the last report: by now what
     // must stay is applied, and what the old report lists beyond it is orphaned.
     if (lastReport !== undefined && this.rebuilt) {
-      if (lastReport) await this.removeOrphans(lastReport);
+      if (lastReport.held) await this.removeOrphans(lastReport.held);
       this.rebuilt = false;
     }
     // Acked only once kept and applied: a crash before this means redelivery.
     for (const m of msgs) { try { ch?.ack(m); } catch { /* channel gone: redelivered, and refused as replayed or applied again */ } }
   }
 
+  /**
+   * D2. 'newer': above everything applied. 'same': the very declaration of the
+   * highest serial applied, delivered again (applied again only if the kept
+   * file is gone). 'refused': below the mesh's floor or this host's mark, or a
+   * different declaration carrying a serial already used: said as a replay.
+   */
+  private judge(serial: number, digest: string): 'newer' | 'same' | 'refused' {
+    const f = this.floor;
+    if (f && (serial < f.serial || (serial === f.serial && digest !== f.digest))) {
+      this.refuse(serial, serial < f.serial
+        ? `replayed: serial ${serial} is below ${f.serial}, the newest this node acknowledged (the mesh's signed floor)`
+        : `replayed: serial ${serial} is not the declaration this node acknowledged at that serial (the mesh's signed floor)`);
+      return 'refused';
+    }
+    const m = this.mark;
+    if (serial > m.serial) return 'newer';
+    if (serial === m.serial && digest === m.digest) return 'same';
+    this.refuse(serial, `replayed: serial ${serial} is not newer than ${m.serial}, the one applied`);
+    return 'refused';
+  }
+
+  private refuse(serial: number, reason: string): void {
+    this.log(`refused a declaration: forged: ${reason}`);
+    this.queueReport({ refused: { serial, fault: 'forged', reason } });
+  }
+
   private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
     const r = await removeOrphans(lastReport as never, this.kept?.resources ?? [], this.opts);
     if (r.removed.length) this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
-  }
-
-  private refuseReplay(serial: number, applied: number, bytes: Buffer): void {
-    if (serial === applied && this.keptBytes?.equals(bytes)) return; // a redelivery of what we hold
-    const reason = `replayed: serial ${serial} is not newer than ${applied}, the one applied`;
-    this.log(`refused a declaration: forged: ${reason}`);
-    this.queueReport({ refused: { serial, fault: 'forged', reason } });
   }
 
   private async reconcileNow(): Promise<void> {

@@ -1,12 +1,19 @@
 // The test run: start one throwaway PostgreSQL and one RabbitMQ, run every
-// suite file in its own process (a fresh database and vhost each), stop both
-// servers whatever happened, and print the totals as "N passed, N failed".
-import { mkdtempSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync } from 'node:fs';
+// suite file in its own process (a fresh database and vhost each, and a temp
+// dir of its own as TMPDIR), stop both servers whatever happened, and print
+// the totals as "N passed, N failed". A passing suite leaves nothing behind;
+// a failed one keeps its temp dir, database and vhost and names them, and a
+// failed run keeps the servers' data dir and says how to start it again.
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import { startServers, type Private } from './harness/private.js';
+import { leftovers, type Leftover } from './harness/leftovers.js';
+import { deleteVhost } from './harness/mesh.js';
+import { pgBin } from './harness/postgres.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
@@ -39,11 +46,45 @@ chmodSync(tmp, 0o755); // the postgres user must reach its data dir below
 let srv: Private | undefined;
 let stopping = false;
 
+let anyFailed = false;
+
 async function stopAll(): Promise<void> {
   if (stopping) return;
   stopping = true;
   await srv?.stop();
-  if (!process.env.MESH_TEST_KEEP) rmSync(tmp, { recursive: true, force: true });
+  if (!process.env.MESH_TEST_KEEP && !anyFailed) { rmSync(tmp, { recursive: true, force: true }); return; }
+  // A failed run keeps the servers' data (not the servers): start PostgreSQL again on it and look.
+  if (srv) {
+    const { pg, rabbit } = srv.servers;
+    console.log(`[run] kept ${tmp}: the run's PostgreSQL data is in ${join(tmp, 'pg', 'pgdata')}, RabbitMQ's in ${rabbit.dir}.`);
+    console.log(`[run] to look: runuser -u postgres -- ${pgBin('postgres')} -D ${join(tmp, 'pg', 'pgdata')} -p ${pg.port} -k ${pg.socketDir} -c listen_addresses=127.0.0.1 &`);
+    console.log(`[run]          psql -h 127.0.0.1 -p ${pg.port} -U postgres DATABASE   (the failed suites' databases are named above); rm -rf ${tmp} when done`);
+  }
+}
+
+/** After a suite file: a passing one leaves nothing behind; a failed one keeps, and names, what it made. */
+async function settle(dir: string, passed: boolean): Promise<string[]> {
+  const left = leftovers(dir);
+  if (!passed || process.env.MESH_TEST_KEEP) return describe(dir, left);
+  const shared = srv!.servers;
+  const dbs = left.filter((l): l is Extract<Leftover, { kind: 'database' }> => l.kind === 'database' && l.port === shared.pg.port);
+  if (dbs.length) {
+    const root = postgres(`postgres://postgres@127.0.0.1:${shared.pg.port}/postgres`, { max: 1, onnotice: () => {} });
+    try { for (const d of dbs) await root.unsafe(`drop database if exists "${d.name}" with (force)`); } finally { await root.end(); }
+  }
+  for (const v of left) if (v.kind === 'vhost' && v.mgmtPort === shared.rabbit.mgmtPort) await deleteVhost(v.mgmtPort, shared.rabbit.admin, v.name, v.prefix).catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+  return [];
+}
+
+function describe(dir: string, left: Leftover[]): string[] {
+  const out = [`kept ${dir} (everything this suite made in its temp dir)`];
+  for (const l of left) {
+    if (l.kind === 'database') out.push(`kept database ${l.name} on 127.0.0.1:${l.port} (psql -h 127.0.0.1 -p ${l.port} -U postgres ${l.name})`);
+    else if (l.kind === 'vhost') out.push(`kept broker vhost ${l.name} (accounts ${l.prefix}*) on the broker with management port ${l.mgmtPort}`);
+    else out.push(`kept the suite's own servers' data in ${l.dir} (PostgreSQL data ${join(l.dir, 'pg', 'pgdata')}, port ${l.pgPort} when it ran)`);
+  }
+  return out;
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(sig, () => { void stopAll().then(() => process.exit(130)); });
@@ -51,7 +92,20 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 interface Outcome { file: string; passed: number; failed: number; skipped: number; code: number | null; out: string; seconds: number }
 
-function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+function runFile(file: string, runEnv: NodeJS.ProcessEnv): Promise<Outcome> {
+  // A temp dir of the suite's own, as its TMPDIR: what it leaves is found, and removed or kept, in one place.
+  const dir = join(tmp, 'suites', relative(here, file).replace(/[\\/]/g, '_'));
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  chmodSync(dir, 0o755); // the postgres user must reach a private data dir below
+  const env = { ...runEnv, TMPDIR: dir, MESH_TEST_SUITE_DIR: dir };
+  return runIn(file, env).then(async (o) => {
+    const kept = await settle(dir, o.failed === 0 && o.code === 0);
+    if (kept.length) o.out += '\n' + kept.map((k) => `[run] ${k}`).join('\n') + '\n';
+    return o;
+  });
+}
+
+function runIn(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -98,6 +152,7 @@ async function main(): Promise<number> {
   const serial = queue.filter((f) => f.includes('.serial.'));
   const parallel = queue.filter((f) => !f.includes('.serial.'));
   const report = (o: Outcome) => {
+    if (o.failed) anyFailed = true;
     const mark = o.failed ? 'FAIL' : 'ok  ';
     console.log(`${mark} ${relative(here, o.file).padEnd(44)} ${o.passed} passed, ${o.failed} failed (${o.seconds.toFixed(1)}s)`);
     if (o.failed || process.env.MESH_TEST_VERBOSE || mode === 'bench') console.log(o.out.split('\n').map((l) => '     ' + l).join('\n'));

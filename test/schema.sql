@@ -77,6 +77,22 @@ $$;
 ALTER FUNCTION assignment.acknowledge(node_name text, applied bigint, superseded bigint[]) OWNER TO mesh_assignment;
 
 --
+-- Name: acknowledged_floor(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.acknowledged_floor(node_name text) RETURNS TABLE(serial bigint, digest text)
+    LANGUAGE sql STABLE
+    AS $$
+  select d.serial, encode(d.digest, 'hex')
+    from assignment.declaration d
+   where d.node = node_name and d.acknowledged_at is not null
+   order by d.serial desc
+   limit 1
+$$;
+
+ALTER FUNCTION assignment.acknowledged_floor(node_name text) OWNER TO mesh_assignment;
+
+--
 -- Name: allocate_serials(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 

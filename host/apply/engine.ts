@@ -5,6 +5,7 @@ import type { Origin, Resource, ResourceKind } from '../../src/wire/resources.js
 import type { DriverContext, Held } from './driver.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, writeState, withOrigin } from './state.js';
+import { withStateLock } from './lock.js';
 
 /** Things a later kind uses come first: a service starts after its files exist. */
 export const KIND_ORDER: ResourceKind[] = ['directory', 'file', 'secret', 'wireguard', 'container', 'service'];
@@ -82,11 +83,12 @@ export function removeOrphans(previouslyHeld: Held[], resources: Resource[], opt
 }
 
 // One apply at a time per state directory: apply and the 5-minute reconcile
-// both read, act on and rewrite applied.json.
+// both read, act on and rewrite applied.json. In this process a queue; across
+// processes (a bundle re-run beside the running host) a lock on the state (lock.ts).
 const queues = new Map<string, Promise<unknown>>();
 function serialised<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
   const prev = queues.get(stateDir) ?? Promise.resolve();
-  const next = prev.catch(() => {}).then(fn);
+  const next = prev.catch(() => {}).then(() => withStateLock(stateDir, fn));
   queues.set(stateDir, next);
   void next.finally(() => {
     if (queues.get(stateDir) === next) queues.delete(stateDir);

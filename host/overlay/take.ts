@@ -57,7 +57,8 @@ export interface TakeAccount {
   foundTunnel: string;
 }
 
-export const accountPath = (dir: string) => join(dir, 'overlay-take.json');
+import { accountPath } from './found.js';
+export { accountPath };
 
 class NotTaken extends Error {}
 

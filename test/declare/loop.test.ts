@@ -2,7 +2,7 @@
 // and a real mesh-host process (D1-D4, R1, R2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from './helpers.js';
 import { signingPair } from '../../src/crypto/keys.js';
@@ -178,6 +178,14 @@ Loop('a rebuilt host is handed its declaration and last report, and removes the 
 });
 
 Loop('heard moves last_seen and nothing else (R3)', async (ctx) => {
+  // What this depends on: the previous test's report recorded and acknowledged,
+  // so the snapshot below is not taken while that report is still arriving.
+  await until('the newest declaration acknowledged', async () => {
+    const [r] = await ctx.mesh.store.admin`select d.serial, s.state, r.serial as reported from assignment.declaration d
+      join assignment.declaration_status s using (node, serial) left join inventory.report r on r.node = d.node
+      where d.node = 'web1' order by d.serial desc limit 1`;
+    return r && r.state === 'applied' && Number(r.reported) === Number(r.serial);
+  });
   const [before] = await ctx.mesh.store.admin`select serial, held::text as held, reported_at from inventory.report where node = 'web1'`;
   await ctx.mesh.store.admin`update inventory.node set last_seen = now() - interval '10 minutes' where name = 'web1'`;
   await ctx.proc.stop();
@@ -187,6 +195,23 @@ Loop('heard moves last_seen and nothing else (R3)', async (ctx) => {
   assert.equal(after, before);
   const heardLines = ctx.serve.output().split('\n').filter((l) => /heard/.test(l));
   assert.equal(heardLines, [], 'heard is silent in the log');
+});
+
+Loop('a credential is written 0600 on the machine, and put back to 0600 when widened by hand (S2)', async (ctx) => {
+  const path = join(ctx.root, 'db.secret');
+  const mark = ctx.proc.output().length;
+  await cli(ctx.mesh, 'secret', 'make', 'dbpw', '--node', 'web1', '--path', path);
+  await ctx.proc.waitFor(/applied declaration \d+: 1 changed/, 20_000, mark);
+  const st = statSync(path);
+  assert.is(st.mode & 0o7777, 0o600, 'the credential file is 0600 on disk');
+  assert.is(st.uid, 0, 'owned by root');
+  assert.ok(st.size > 0, 'it holds the credential');
+  // Widened by hand: the next reconcile (one runs at every start) narrows it again.
+  chmodSync(path, 0o644);
+  await ctx.proc.stop();
+  ctx.proc = ctx.host.run();
+  await ctx.proc.waitFor(new RegExp(`reconciled declaration \\d+: put back secret:${path}`), 20_000);
+  assert.is(statSync(path).mode & 0o7777, 0o600, 'put back to 0600');
 });
 
 Loop.run();

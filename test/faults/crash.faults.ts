@@ -5,8 +5,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import amqp from 'amqplib';
 import { privateServers, type Private } from '../harness/private.js';
-import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
+import { freshMesh, spawnProc, MESH_HOST, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { addModule, cli, b64, root, until } from '../declare/helpers.js';
 import { tally, say, summary } from './tally.js';
 
@@ -45,19 +46,25 @@ async function version(ctx: Ctx, v: string): Promise<void> {
 Crash('PostgreSQL restarted under serve: nothing acked before it committed; serve carries on', async (ctx) => {
   await version(ctx, 'v1');
   await cli(ctx.mesh, 'assign', 'site', 'web1');
+  // Applied once first: a host holding no declaration at all waits for the
+  // mesh's floor (D2), and the mesh cannot answer without its database.
+  await cli(ctx.mesh, 'declare', 'web1');
+  await ctx.proc.waitFor(/report of declaration 1 confirmed/, 30_000);
+  await until('the first report recorded', async () => (await recorded(ctx)) === 1, 30_000);
   await ctx.proc.stop();
+  await version(ctx, 'v1b');
   await cli(ctx.mesh, 'declare', 'web1');
   const mark = ctx.serve.output().length;
   // The database goes away; the host comes back, applies and reports while it is gone.
   await ctx.srv.pg.stop();
   ctx.proc = ctx.host.run();
-  await ctx.proc.waitFor(/report of declaration 1 confirmed/, 30_000);
+  await ctx.proc.waitFor(/report of declaration 2 confirmed/, 30_000);
   await ctx.serve.waitFor(/report from \S+ not recorded, will retry/, 30_000, mark);
   await ctx.srv.pg.restart();
-  await until('the report recorded after the restart', async () => (await recorded(ctx).catch(() => 0)) === 1, 60_000);
+  await until('the report recorded after the restart', async () => (await recorded(ctx).catch(() => 0)) === 2, 60_000);
   // The acknowledgement is a second context's record: retried until it too commits.
   await until('the declaration acknowledged', async () =>
-    (await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 1`.catch(() => []))[0]?.state === 'applied', 60_000);
+    (await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 2`.catch(() => []))[0]?.state === 'applied', 60_000);
   assert.is(ctx.serve.child.exitCode, null, 'serve is still running');
   tally.tried++; tally.survived++;
   say('PostgreSQL restart', 'a report arriving while the database was down was retried, not acked, and recorded once it was back');
@@ -122,6 +129,48 @@ Crash('a host killed mid-apply leaves no half-written file; its next start compl
   for (let i = 0; i < 300; i++) assert.is(readFileSync(join(dir, `f${i}`), 'utf8'), `${i}:`.padEnd(16 << 10, 'x'));
   tally.tried++; tally.survived++;
   say('host killed mid-apply', `killed with ${partial.length} of 300 files in place, none half-written; the next start completed the rest`);
+});
+
+/** What waits on the control queue, as the broker admin sees it. */
+async function controlQueue(ctx: Ctx): Promise<{ messageCount: number; consumerCount: number }> {
+  const r = ctx.srv.servers.rabbit;
+  const conn = await amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: r.amqpPort, username: r.admin.user, password: r.admin.password, vhost: ctx.mesh.vhost });
+  try { return await (await conn.createChannel()).checkQueue('mesh.control'); } finally { await conn.close(); }
+}
+
+Crash('serve killed between recording heards and acking them: the batch is redelivered and recorded, nothing lost (R3)', async (ctx) => {
+  const admin = ctx.mesh.store.admin;
+  // One heard only (the one a host sends as it connects): a later one arriving
+  // after the kill would be recorded by the next serve and hide a lost batch.
+  await ctx.proc.stop();
+  await admin`update inventory.node set last_seen = now() - interval '10 minutes' where name = 'web1'`;
+  // Hold web1's row: serve's batch UPDATE waits on it, uncommitted, while heards are in its hands.
+  const lock = await admin.reserve();
+  await lock`begin`;
+  await lock`select 1 from inventory.node where name = 'web1' for update`;
+  const once = spawnProc(process.execPath, [MESH_HOST, 'run'], { ...ctx.host.env, MESH_HOST_HEARD_SECONDS: '3600' });
+  try {
+    await once.waitFor(/connected to/, 30_000);
+    await until('the heard batch waiting on the row', async () =>
+      (await admin`select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%mark_heard_many%'`).length > 0, 30_000);
+    await ctx.serve.stop('SIGKILL');
+    // The killed serve's statement must not commit later on its own.
+    await admin`select pg_terminate_backend(pid) from pg_stat_activity where query like '%mark_heard_many%' and pid <> pg_backend_pid()`;
+    const q = await until('the broker sees serve gone', async () => { const c = await controlQueue(ctx); return c.consumerCount === 0 ? c : undefined; }, 30_000);
+    assert.is(q.messageCount, 1, 'the heard serve held unacked is back on the control queue');
+  } finally {
+    await lock`rollback`.catch(() => {});
+    lock.release();
+    await once.stop();
+  }
+  const [before] = await admin`select state from inventory.node_status where name = 'web1'`;
+  assert.match(before!.state as string, /^out of touch/, 'nothing recorded them yet');
+  ctx.serve = await ctx.mesh.serve();
+  await until('the redelivered heards recorded', async () => (await admin`select state from inventory.node_status where name = 'web1'`)[0]!.state === 'here', 30_000);
+  ctx.proc = ctx.host.run();
+  await ctx.proc.waitFor(/connected to/, 30_000);
+  tally.tried++; tally.survived++;
+  say('serve killed mid-heard', 'heards in a batch serve had not committed were redelivered and recorded by the next serve');
 });
 
 Crash.after(() => summary('crash'));

@@ -12,6 +12,7 @@ import { servers, type Servers } from './servers.js';
 import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../../src/home/home.js';
 import { runAny } from '../../src/sys/proc.js';
 import { ManagementApi } from '../../src/broker/management.js';
+import { leave, suiteDir } from './leftovers.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
@@ -100,6 +101,7 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
   const prefix = `${id}.`;
   const api = new ManagementApi({ url: `http://127.0.0.1:${s.rabbit.mgmtPort}`, user: s.rabbit.admin.user, password: s.rabbit.admin.password });
   const mgmt = (method: string, path: string, body?: unknown) => api.raw(method, path, body);
+  leave({ kind: 'vhost', name: vhost, prefix, mgmtPort: s.rabbit.mgmtPort });
   await api.putVhost(vhost);
   await api.putPermissions(vhost, s.rabbit.admin.user, { configure: '.*', write: '.*', read: '.*' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
@@ -149,14 +151,21 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
       await Promise.allSettled(procs.map((p) => p.stop()));
       // A declared service outlives its host by design; the suite's do not outlive the suite.
       for (const d of dirs) stopServices(join(d, 'services'));
-      await api.deleteVhost(vhost);
-      const users = await api.users();
-      await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => api.deleteUser(u.name)));
+      if (!suiteDir()) await deleteVhost(s.rabbit.mgmtPort, s.rabbit.admin, vhost, prefix);
       await store.drop();
-      if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      // Under the run, these are inside the suite's own dir: removed with it when the suite passed.
+      if (!suiteDir() && !process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },
   };
   return mesh;
+}
+
+/** A mesh's vhost and the broker accounts of its prefix. */
+export async function deleteVhost(mgmtPort: number, admin: { user: string; password: string }, vhost: string, prefix: string): Promise<void> {
+  const api = new ManagementApi({ url: `http://127.0.0.1:${mgmtPort}`, user: admin.user, password: admin.password });
+  await api.deleteVhost(vhost);
+  const users = await api.users();
+  await Promise.all(users.filter((u) => u.name.startsWith(prefix)).map((u) => api.deleteUser(u.name)));
 }
 
 function stopServices(dir: string): void {

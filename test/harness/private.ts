@@ -8,6 +8,7 @@ import { startPostgres, type Postgres } from './postgres.js';
 import { startRabbit, type Rabbit } from './rabbitmq.js';
 import { prepareTemplate } from './store.js';
 import type { Servers } from './servers.js';
+import { leave, suiteDir } from './leftovers.js';
 
 export interface Private { servers: Servers; pg: Postgres; rabbit: Rabbit; stop(): Promise<void> }
 
@@ -42,5 +43,10 @@ export async function privateServers(): Promise<Private> {
   const tmp = mkdtempSync(join(tmpdir(), 'mesh-private-'));
   chmodSync(tmp, 0o755); // the postgres user must reach its data dir below
   const s = await startServers(tmp);
-  return { ...s, async stop() { await s.stop(); rmSync(tmp, { recursive: true, force: true }); } };
+  leave({ kind: 'servers', dir: tmp, pgPort: s.pg.port });
+  return { ...s, async stop() {
+    await s.stop();
+    // Under the run it lies in the suite's dir: removed when the suite passed, kept and named when it failed.
+    if (!suiteDir()) rmSync(tmp, { recursive: true, force: true });
+  } };
 }

@@ -8,6 +8,7 @@ import postgres from 'postgres';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { migrate, SQL_ROOT } from '../../src/store/migrate.js';
 import { servers, type Servers } from './servers.js';
+import { leave, suiteDir } from './leftovers.js';
 
 type Admin = postgres.Sql;
 
@@ -47,6 +48,8 @@ export interface Store {
 
 async function open(db: string, srv: Servers): Promise<Store> {
   const { pg } = srv;
+  // Named at creation: a suite killed mid-way never reaches its drop.
+  leave({ kind: 'database', name: db, port: pg.port });
   const admin = postgres(`postgres://postgres@127.0.0.1:${pg.port}/${db}`, { max: 2, onnotice: () => {} });
   return {
     db,
@@ -55,6 +58,7 @@ async function open(db: string, srv: Servers): Promise<Store> {
     url: (ctx) => `postgres://mesh_${ctx}@127.0.0.1:${pg.port}/${db}`,
     async drop() {
       await admin.end({ timeout: 5 });
+      if (suiteDir()) return; // the run drops it once the suite passed, and keeps it when it failed
       const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
       try { await root.unsafe(`drop database if exists "${db}" with (force)`); } finally { await root.end(); }
     },

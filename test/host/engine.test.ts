@@ -7,6 +7,10 @@ import { serviceDriver } from '../../host/apply/service.js';
 import { drivers } from '../../host/apply/registry.js';
 import type { Resource, ServiceResource, WireguardResource } from '../../src/wire/resources.js';
 import { sandbox, file, counter, starts, until, alive, type Sandbox } from './helpers.js';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync as readSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { AnyDriver } from '../../host/apply/registry.js';
 
 const test = suite('apply engine');
 let s: Sandbox;
@@ -195,6 +199,45 @@ test('removeOrphans: a host that lost its state removes declared leftovers from 
   assert.not.ok(await exists(orphan.path));
   assert.ok(await exists(kept.path));
   assert.ok(await exists(bundled.path));
+});
+
+/** Some process whose parent is PID: the other apply is waiting on something it started. */
+function hasChild(pid: number): boolean {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]) === pid) return true;
+    } catch { /* gone */ }
+  }
+  return false;
+}
+
+test('a bundle run in another process during a host apply: both records intact in applied.json (lock on the state)', async () => {
+  const script = fileURLToPath(new URL('./apply_carried.js', import.meta.url));
+  let other: ReturnType<typeof spawn> | undefined;
+  let exited: Promise<number | null> = Promise.resolve(null);
+  const registeredFile = drivers.get('file')!;
+  // The host's apply is in the middle of its work when the other process starts,
+  // and goes on only once that one has finished or is waiting (on the lock).
+  const slow: AnyDriver = {
+    ...registeredFile,
+    async apply(r, ctx) {
+      other = spawn(process.execPath, [script, s.stateDir, s.root], { stdio: ['ignore', 'pipe', 'inherit'] });
+      exited = new Promise((res) => other!.once('exit', (code) => res(code)));
+      let out = '';
+      other.stdout!.on('data', (d) => { out += d; });
+      await until(async () => ({ out, done: other!.exitCode !== null, waiting: hasChild(other!.pid!) }), (v) => v.done || (v.out.includes('applying') && v.waiting), 20_000);
+      return registeredFile.apply(r, ctx);
+    },
+  };
+  const mine = new Map(drivers);
+  mine.set('file', slow);
+  const d = file(join(s.root, 'declared'), 'x');
+  await apply([d], 'declared', { ...s.opts, drivers: mine });
+  assert.is(await exited, 0, 'the other apply finished');
+  const held = (await holdings(s.stateDir)).map((h) => [h.id, h.origin]).sort();
+  assert.equal(held, [[`file:${join(s.root, 'carried')}`, 'carried'], [d.id, 'declared']].sort());
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, stat, writeFile, readdir } from 'node:fs/promises';
+import { readFile, stat, writeFile, readdir, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { secretDriver } from '../../host/apply/secret.js';
 import { directoryDriver } from '../../host/apply/directory.js';
@@ -27,6 +27,15 @@ test('S1 a secret is opened on the node and written 0600 by default', async () =
   assert.is(await secretDriver.observe(secret(path, 'hunter2'), s.ctx()), 'ok');
   await writeFile(path, 'guess');
   assert.is(await secretDriver.observe(secret(path, 'hunter2'), s.ctx()), 'drift');
+});
+
+test('S2 a secret widened by hand is drift, and applying puts it back to 0600 (stat on disk)', async () => {
+  const path = join(s.root, 'db.password');
+  await secretDriver.apply(secret(path, 'hunter2'), s.ctx());
+  await chmod(path, 0o644);
+  assert.is(await secretDriver.observe(secret(path, 'hunter2'), s.ctx()), 'drift');
+  assert.is(await secretDriver.apply(secret(path, 'hunter2'), s.ctx()), true);
+  assert.is((await stat(path)).mode & 0o7777, 0o600);
 });
 
 test('the plaintext never reaches applied.json', async () => {

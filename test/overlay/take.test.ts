@@ -14,7 +14,7 @@ import { until } from '../declare/helpers.js';
 const PORT = 51820;
 const FOUND = '10.99.0.200';
 
-interface Ctx { mesh: Mesh; lab: Lab; procs: Proc[]; m: Record<string, Machine>; runs: Record<string, Proc>; found: { priv: string; pub: string } }
+interface Ctx { mesh: Mesh; serve: Proc; lab: Lab; procs: Proc[]; m: Record<string, Machine>; runs: Record<string, Proc>; found: { priv: string; pub: string } }
 const Take = suite<Ctx>('overlay take (O3)');
 let current: Ctx | undefined;
 
@@ -50,7 +50,7 @@ Take.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   try {
     ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
-    await ctx.mesh.serve();
+    ctx.serve = await ctx.mesh.serve();
     // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
     await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
     // The tunnel that was there before the mesh: its own key, the mesh's port, an address the mesh did not choose.
@@ -125,6 +125,20 @@ Take('O3: taken: the mesh interface listens on the found port and address with t
   const p1 = JSON.parse(await cli(ctx, 'overlay', 'show', '--json')).nodes.find((n: { name: string }) => n.name === 'p1').address as string;
   assert.ok(await pings(ctx.lab, 'p1', FOUND), 'p1 -> t1 over the overlay');
   assert.ok(await pings(ctx.lab, 't1', p1), 't1 -> p1 over the overlay');
+});
+
+Take('ADR 0105: the found tunnel started again by hand beside the taken one is said, by the host and in its report, and not stopped', async (ctx) => {
+  // Started again from its file by a person; the port is mesh0's now, so they let wg pick one.
+  await ctx.lab.exec('t1', ['/usr/bin/sed', '-i', '/^ListenPort/d', '/etc/wireguard/wg0.conf']);
+  await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
+  const mark = ctx.runs.t1!.output().length;
+  const smark = ctx.serve.output().length;
+  await cli(ctx, 'declare', 't1');
+  await ctx.runs.t1!.waitFor(/wireguard mesh0: wg0, the tunnel mesh0 took over, was started again by hand beside it: it is left running .*wg-quick down wg0/, 120_000, mark);
+  await ctx.serve.waitFor(/report: t1 could not apply wireguard:mesh0 \(wg0, the tunnel mesh0 took over, was started again by hand/, 60_000, smark);
+  assert.ok((await ctx.lab.execAny('t1', ['/usr/sbin/ip', 'link', 'show', 'dev', 'wg0'])).code === 0, 'the found tunnel is left running');
+  assert.is(await listening(ctx, 'mesh0'), String(PORT), 'the mesh\'s interface carries on');
+  await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'down', 'wg0']);
 });
 
 Take.run();

@@ -12,6 +12,7 @@ import type { Driver, DriverContext, Held, Observed } from '../driver.js';
 import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
+import { foundStartedAgain } from '../../overlay/found.js';
 import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from './wgconf.js';
 
 /** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
@@ -31,6 +32,7 @@ export const wireguardDriver: Driver<WireguardResource> = {
     if ((await readIfExists(confPath(r.name))) !== renderConf(r, key)) return 'drift';
     if (await differs(r, key)) return 'drift';
     if (r.hub ? !(await hubHeld(r.name)) : (await ourForwardRules(r.name)).length > 0) return 'drift';
+    await sayFoundAgain(r, ctx);
     return 'ok';
   },
 
@@ -59,6 +61,7 @@ export const wireguardDriver: Driver<WireguardResource> = {
       ctx.log(`wireguard ${r.name}: no longer a hub, FORWARD rules removed`);
       changed = true;
     }
+    await sayFoundAgain(r, ctx);
     return changed;
   },
 
@@ -83,6 +86,18 @@ export const wireguardDriver: Driver<WireguardResource> = {
     await unlink(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
   },
 };
+
+/**
+ * ADR 0105: said, not stopped. A failure of this resource, so the host logs
+ * it and its report carries it to the mesh's log, on every apply and every
+ * reconcile until somebody takes the found tunnel down.
+ */
+async function sayFoundAgain(r: WireguardResource, ctx: DriverContext): Promise<void> {
+  const said = await foundStartedAgain(ctx.stateDir, r.name, !!r.hub, r.listenPort);
+  if (!said) return;
+  ctx.log(`wireguard ${r.name}: ${said}`);
+  throw new Error(said);
+}
 
 function confPath(name: string): string {
   return join(WG_DIR, `${name}.conf`);

@@ -1,6 +1,8 @@
 // R2: a rebuilt host, which lost its record of what it applied, is handed both
 // its newest declaration and the mesh's signed copy of its last report
-// (src/wire/last_report.ts).
+// (src/wire/last_report.ts). D2: the copy carries the floor, the newest
+// declaration the node acknowledged (assignment.acknowledged_floor), so a host
+// that lost its kept declaration still refuses the older ones.
 import type { ConsumeMessage } from 'amqplib';
 import { writeLastReport } from '../../wire/last_report.js';
 import { queueOf } from '../../wire/names.js';
@@ -11,10 +13,14 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   if (from.kind !== 'node') return;
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
+  const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
-  const last = writeLastReport({ mesh: ctx.signer.mesh, node: from.name, held: rep ? rep.held : null, reportedAt: rep?.reported_at ?? null }, ctx.signer.secret);
+  const last = writeLastReport({
+    mesh: ctx.signer.mesh, node: from.name, held: rep ? rep.held : null, reportedAt: rep?.reported_at ?? null,
+    floor: floor ? { serial: Number(floor.serial), digest: floor.digest as string } : null,
+  }, ctx.signer.secret);
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
   if (decl?.envelope) await publishConfirmed(ctx.channel, '', queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
   await publishConfirmed(ctx.channel, '', queueOf(from.name), last, { type: 'last-report' });
-  ctx.log(`recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'})`);
+  ctx.log(`recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`);
 }
