@@ -38,6 +38,14 @@ it puts back what is missing and otherwise changes nothing.
   --host-env K=V     a variable for mesh-host run (repeatable; intervals, never secrets)
   --amqps-port N (5671)  --amqp-port N (5673)  --mgmt-port N (15673)  --dist-port N (25673)
   --epmd-port N (4373)   --pg-port N (5433)    --wg-port N (51820)
+  --ssh-port N (22)  the ssh port the firewall keeps open. Input is closed by
+                     default (X1): only loopback, answers, the ICMP a network
+                     needs, this port, the broker's TLS port and WireGuard get
+                     in, so an operator over ssh is never locked out. Give the
+                     port your sshd really listens on.
+
+Every other service (epmd, the Erlang distribution, the management API,
+PostgreSQL, plaintext AMQP) listens on loopback only.
 `;
 
 function options(argv: string[]): Options {
@@ -48,7 +56,7 @@ function options(argv: string[]): Options {
       name: { type: 'string' }, site: { type: 'string' }, public: { type: 'string' }, dialable: { type: 'string' },
       roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true },
       'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
-      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' },
+      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' }, 'ssh-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -64,7 +72,7 @@ function options(argv: string[]): Options {
   };
   const ports: Ports = {
     amqps: port('amqps', 'amqps-port'), amqp: port('amqp', 'amqp-port'), mgmt: port('mgmt', 'mgmt-port'), dist: port('dist', 'dist-port'),
-    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'),
+    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'), ssh: port('ssh', 'ssh-port'),
   };
   const publicHost = v.public ?? defaultPublicHost();
   const hostEnv: Record<string, string> = {};

@@ -103,6 +103,14 @@ export function brokerEnv(dir: string, nodename: string, ports: { dist: number; 
     RABBITMQ_NODENAME: nodename,
     RABBITMQ_DIST_PORT: String(ports.dist),
     ERL_EPMD_PORT: String(ports.epmd),
+    // X1: epmd and the Erlang distribution listen on loopback only. Both were
+    // on 0.0.0.0 (4373, 25673), reachable from every spoke over the overlay.
+    // The CLI tools (rabbitmqctl) reach the node over loopback too, and their
+    // own distribution listener is kept there as well. The scripts word-split
+    // these with globbing off, so the braces reach erl as written.
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+    RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
     RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
     RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
