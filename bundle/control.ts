@@ -12,6 +12,9 @@ import { declare } from '../src/assignment/declare.js';
 import { loadIdentity } from '../host/identity.js';
 import { enrol } from '../host/enrol.js';
 import { readToken, writeToken } from '../src/wire/token.js';
+import { parseModuleEntries } from '../src/wire/parse_resources.js';
+import { connect } from '../src/store/connect.js';
+import { assign } from '../src/assignment/assign.js';
 import { file, service, withEnv } from './carried.js';
 import { ADMIN, VHOST, type BrokerSecrets } from './rabbitmq.js';
 import { paths, controlEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
@@ -82,6 +85,41 @@ export async function enrolSelf(o: Options): Promise<string | null> {
   const t = readToken(issued.command.split(' ').at(-1)!);
   const r = await enrol(writeToken({ ...t, broker: `127.0.0.1:${o.ports.amqps}` }), o.hostDir);
   return r.name;
+}
+
+/** The module that says the first node serves the broker: its one opening is TLS from anywhere (X1, X2). */
+export const BROKER_MODULE = 'mesh-broker';
+
+/**
+ * What the first node's declared firewall must keep open beyond the base:
+ * the broker's TLS port, as a shipped module assigned to this node, and the
+ * ssh port the operator named. Without them the mesh's own firewall would
+ * close the broker (and, on another ssh port, the operator) out. Returns what changed.
+ */
+export async function ensureFirstNodeOpenings(o: Options, node: string): Promise<string[]> {
+  useControlEnv(o);
+  const changed: string[] = [];
+  const entries = parseModuleEntries([{ kind: 'opening', id: 'opening:broker', name: 'broker', proto: 'tcp', port: o.ports.amqps, from: 'any', why: 'broker, TLS' }]);
+  const cat = await connect('catalogue', { max: 1 });
+  try {
+    const [had] = await cat`select version from catalogue.module_resources where name = ${BROKER_MODULE}`;
+    const [row] = await cat`select * from catalogue.put_module(${BROKER_MODULE}, ${cat.json(entries as never)}, 'shipped')`;
+    if (!had || had.version !== row!.version) changed.push(`module ${BROKER_MODULE} (TLS ${o.ports.amqps} from anywhere)`);
+  } finally {
+    await cat.end();
+  }
+  if ((await assign(BROKER_MODULE, node, true)).changed) changed.push(`${BROKER_MODULE} assigned to ${node}`);
+  const ov = await connect('overlay', { max: 1 });
+  try {
+    const [s] = await ov`select ssh_port from overlay.firewall_setting`;
+    if (s!.ssh_port !== o.ports.ssh) {
+      await ov`select overlay.set_ssh_port(${o.ports.ssh}::int)`;
+      changed.push(`ssh port ${o.ports.ssh}`);
+    }
+  } finally {
+    await ov.end();
+  }
+  return changed;
 }
 
 /** Send this node its declaration if its composition changed (nothing on a second run). */

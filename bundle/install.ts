@@ -13,7 +13,7 @@ import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
 import { ensureCluster, postgresService, ensureContexts, migrateStore } from './postgres.js';
 import { ensureSecrets, brokerResources, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
-import { controlResources, hostResources, wrapperResources, ensureSigningKey, enrolSelf, declareSelf } from './control.js';
+import { controlResources, hostResources, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
@@ -146,8 +146,9 @@ async function main(): Promise<void> {
   const name = loadIdentity(o.hostDir)!.name;
   const hostUp = await carried.upTo(host.at(-1)!.id);
   await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
+  const opened = await ensureFirstNodeOpenings(o, name);
   const serial = await declareSelf(o);
-  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
+  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...opened, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
 
   if (said.length === 0) console.log(`nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`);
   else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);

@@ -90,7 +90,9 @@ async function main(): Promise<number> {
   console.log(`[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
   const serversFile = join(tmp, 'servers.json');
   writeFileSync(serversFile, JSON.stringify(srv.servers), { mode: 0o600 });
-  const env = { ...process.env, MESH_TEST_SERVERS: serversFile };
+  // Suites run hosts in this machine's own network namespace: they hold the
+  // firewalls they are declared and never load them here (host/apply/firewall.ts).
+  const env = { ...process.env, MESH_TEST_SERVERS: serversFile, MESH_HOST_FIREWALL: 'off' };
 
   const queue = [...files];
   const outcomes: Outcome[] = [];

@@ -13,11 +13,13 @@ import { plan, declare } from '../assignment/declare.js';
 import { registerOverlay } from './overlay.js';
 import { registerSecret } from './secret.js';
 import { registerBuild } from './build.js';
+import { registerFirewall } from './firewall.js';
 
 export function register(prog: Sade): void {
   registerOverlay(prog);
   registerSecret(prog);
   registerBuild(prog);
+  registerFirewall(prog);
 
   prog.command('init')
     .describe('Make the control plane\'s signing key in MESH_HOME (default /etc/mesh) if it has none. An existing key is never replaced: it is the mesh\'s identity.')
@@ -68,7 +70,7 @@ export function register(prog: Sade): void {
   prog.command('module add <file>')
     .describe([
       'Add or replace a module from a JSON file: {"name": "web", "resources": [...]}. Each resource has a kind (file, directory,',
-      'service, container, wireguard, secret) and its fields; ids are filled in as kind:path or kind:name. Checked by the same',
+      'service, container, wireguard, secret, or opening: a port the module serves, {"kind": "opening", "name", "proto", "port", "from": "any|site:S|module:M"}) and its fields; ids are filled in as kind:path or kind:name. Checked by the same',
       'parser every host runs, so a bad field is refused here, named, before any node sees it. The version moves only when the resources change.',
     ])
     .option('--json', 'Print as JSON')

@@ -15,6 +15,9 @@ async function stdin(): Promise<string> {
 }
 
 if (op === 'apply' || op === 'reconcile') {
+  // Run inside a lab machine's own namespaces: load for real (test/run.ts
+  // turns loading off for the hosts that share the machine's namespace).
+  delete process.env.MESH_HOST_FIREWALL;
   const resources = parseResources(JSON.parse(await stdin()));
   const opts = { stateDir: args[0]!, roots: ['/srv'], openSealed: () => { throw new Error('none'); }, overlayKeyPath: '/nonexistent' };
   const out = await (op === 'apply' ? apply : reconcile)(resources, 'declared', opts);
