@@ -15,7 +15,8 @@ import { readToken, writeToken } from '../src/wire/token.js';
 import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { connect } from '../src/store/connect.js';
 import { assign } from '../src/assignment/assign.js';
-import { file, service, withEnv } from './carried.js';
+import { file } from './carried.js';
+import type { Spec } from './units.js';
 import { ADMIN, VHOST, type BrokerSecrets } from './rabbitmq.js';
 import { paths, controlEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
 
@@ -33,15 +34,21 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
 
 /** broker.json as a carried file (the text writeBroker writes), so `serve` restarts when it changes (D4). */
 export function controlResources(o: Options, s: BrokerSecrets): Resource[] {
-  const p = paths(o);
-  return [
-    file(p.brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600'),
-    service('mesh-serve', withEnv(controlEnv(o), [process.execPath, MESH_JS, 'serve']), [`file:${p.brokerJson}`]),
-  ];
+  return [file(paths(o).brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600')];
 }
 
-export function hostResources(o: Options): Resource[] {
-  return [service('mesh-host', withEnv(hostEnv(o), [process.execPath, MESH_HOST_JS, 'run']))];
+export function serveSpec(o: Options): Spec {
+  return {
+    name: 'mesh-serve', description: 'mesh control plane (mesh serve)', profile: 'service', after: ['mesh-postgres', 'mesh-rabbitmq'],
+    env: controlEnv(o), exec: [process.execPath, MESH_JS, 'serve'], restartOn: [`file:${paths(o).brokerJson}`],
+  };
+}
+
+export function hostSpec(o: Options): Spec {
+  return {
+    name: 'mesh-host', description: 'mesh host agent (mesh-host run)', profile: 'agent', after: ['mesh-nftables'],
+    env: hostEnv(o), exec: [process.execPath, MESH_HOST_JS, 'run'],
+  };
 }
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

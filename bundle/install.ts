@@ -11,10 +11,11 @@ import { parseArgs } from 'node:util';
 import { mkdirSync, chmodSync } from 'node:fs';
 import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
-import { ensureCluster, postgresService, ensureContexts, migrateStore } from './postgres.js';
-import { ensureSecrets, brokerResources, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
-import { controlResources, hostResources, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
+import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
+import { ensureSecrets, brokerResources, brokerSpec, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
+import { controlResources, serveSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
+import { carriedService, ensureUnits, hasSystemd, UNIT_DIR, type Spec } from './units.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
@@ -112,39 +113,50 @@ async function main(): Promise<void> {
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
 
   const broker = await ensureSecrets(o);
+  // Under systemd each service is a unit file the bundle carries; elsewhere a
+  // service mesh-host supervises (units.ts). Same specs, same order.
+  const systemd = hasSystemd();
+  const nftSpec: Spec = { name: 'mesh-nftables', description: 'mesh firewall base (table inet mesh, before the network)', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', p.nft], restartOn: [`file:${p.nft}`] };
+  const specs = { pg: postgresSpec(o), rabbit: brokerSpec(o), serve: serveSpec(o), host: hostSpec(o) };
+  const raise = (s: Spec) => carriedService(s, systemd);
   const nft = file(p.nft, ruleset(o.ports), '0644');
-  const pg = postgresService(o);
-  const rabbit = brokerResources(o, broker.secrets);
-  const control = controlResources(o, broker.secrets);
-  const host = hostResources(o);
-  const plan = [nft, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
-  const carried = new Carried(plan, o.hostDir, [o.state, o.home], (l) => console.log(`  ${l}`));
+  const nftUnit = systemd ? [raise(nftSpec)] : [];
+  const pg = raise(specs.pg);
+  const rabbit = [...brokerResources(o, broker.secrets), raise(specs.rabbit)];
+  const control = [...controlResources(o, broker.secrets), raise(specs.serve)];
+  const host = [raise(specs.host)];
+  const plan = [nft, ...nftUnit, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
+  const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
+  const carried = new Carried(plan, o.hostDir, roots, (l) => console.log(`  ${l}`));
   await carried.load();
+  const changedSoFar = () => new Set(carried.changed);
+  const units = async (...s: Spec[]) => (systemd ? ensureUnits(s, changedSoFar()) : []);
 
   // 054: the table is in place before the store and the broker listen.
-  const nftChanged = await carried.upTo(nft.id);
-  const loaded = await loadRuleset(p.nft, nftChanged.includes(nft.id));
-  step('nftables', [...nftChanged, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
+  const nftChanged = await carried.upTo((nftUnit[0] ?? nft).id);
+  const nftUnits = await units(nftSpec);
+  const loaded = await loadRuleset(p.nft, !systemd && nftChanged.includes(nft.id));
+  step('nftables', [...nftChanged, ...nftUnits, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
 
   const cluster = await ensureCluster(o);
-  const pgUp = await carried.upTo(pg.id);
+  const pgUp = [...(await carried.upTo(pg.id)), ...(await units(specs.pg))];
   const contexts = await ensureContexts(o);
   const ran = await migrateStore(o);
   step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
 
-  const rabbitUp = await carried.upTo(rabbit.at(-1)!.id);
+  const rabbitUp = [...(await carried.upTo(rabbit.at(-1)!.id)), ...(await units(specs.rabbit))];
   await waitForBroker(o, broker.secrets.password);
   const vhost = await ensureVhost(o, broker.secrets.password);
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 
   const key = await ensureSigningKey(o);
-  const serveUp = await carried.upTo(control.at(-1)!.id);
+  const serveUp = [...(await carried.upTo(control.at(-1)!.id)), ...(await units(specs.serve))];
   await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
   step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
 
   const enrolled = await enrolSelf(o);
   const name = loadIdentity(o.hostDir)!.name;
-  const hostUp = await carried.upTo(host.at(-1)!.id);
+  const hostUp = [...(await carried.upTo(host.at(-1)!.id)), ...(await units(specs.host))];
   await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
   const opened = await ensureFirstNodeOpenings(o, name);
   const serial = await declareSelf(o);

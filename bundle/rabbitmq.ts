@@ -11,7 +11,8 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { writeAtomic } from '../src/sys/atomic.js';
 import type { Resource } from '../src/wire/resources.js';
-import { file, service, withEnv } from './carried.js';
+import { file } from './carried.js';
+import type { Spec } from './units.js';
 import { paths, type Options } from './layout.js';
 
 export const ADMIN = 'mesh-admin';
@@ -129,14 +130,21 @@ export const PLUGINS = '[rabbitmq_management].\n';
 export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   const p = paths(o);
   const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key });
-  const env = brokerEnv(p.rabbit, 'mesh@localhost', o.ports);
   return [
     file(p.rabbitConf, conf, '0600'),
     file(p.rabbitPlugins, PLUGINS, '0644'),
     file(p.rabbitEnv, '# empty: everything is in the service environment\n', '0644'),
-    service('mesh-rabbitmq', withEnv(env, [join(BIN, 'rabbitmq-server')]),
-      [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`]),
   ];
+}
+
+/** The broker as a service: its environment holds paths and ports, never the password. */
+export function brokerSpec(o: Options): Spec {
+  const p = paths(o);
+  return {
+    name: 'mesh-rabbitmq', description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)', profile: 'service',
+    after: ['mesh-nftables'], env: brokerEnv(p.rabbit, 'mesh@localhost', o.ports), exec: [join(BIN, 'rabbitmq-server')],
+    restartOn: [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`],
+  };
 }
 
 export function mgmtFetch(o: Options, password: string) {

@@ -12,7 +12,7 @@ import { parseResources, parseModuleEntries } from '../../src/wire/parse_resourc
 import { WireError } from '../../src/wire/envelope.js';
 import { renderTable } from '../../host/apply/firewall.js';
 
-const PROBE = fileURLToPath(new URL('./firewall_probe.js', import.meta.url));
+const PROBE = fileURLToPath(new URL('../../lab/probe.js', import.meta.url));
 const test = suite('firewall driver');
 let lab: Lab;
 let listener: ChildProcess | undefined;

@@ -1,10 +1,10 @@
-// Run inside a lab machine by the firewall suites (not a suite itself):
+// Run inside a lab machine (by the firewall suite and the lab's firewall scenario):
 //   apply|reconcile STATE_DIR   resources as JSON on stdin, result JSON out
 //   listen PORT...              accept and answer "hi" until killed
 //   connect HOST PORT           prints open, refused or silent (nothing came back in 5 s)
 import { createServer, connect } from 'node:net';
-import { apply, reconcile } from '../../host/apply/engine.js';
-import { parseResources } from '../../src/wire/parse_resources.js';
+import { apply, reconcile } from '../host/apply/engine.js';
+import { parseResources } from '../src/wire/parse_resources.js';
 
 const [op, ...args] = process.argv.slice(2);
 
