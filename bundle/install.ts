@@ -15,7 +15,7 @@ import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './pos
 import { ensureSecrets, brokerResources, brokerSpec, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
 import { controlResources, serveSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
-import { carriedService, ensureUnits, hasSystemd, UNIT_DIR, type Spec } from './units.js';
+import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
 
   // 054: the table is in place before the store and the broker listen.
   const nftChanged = await carried.upTo((nftUnit[0] ?? nft).id);
-  const nftUnits = await units(nftSpec);
+  const nftUnits = [...(await units(nftSpec)), ...(systemd ? await quietDistroListeners() : [])];
   const loaded = await loadRuleset(p.nft, !systemd && nftChanged.includes(nft.id));
   step('nftables', [...nftChanged, ...nftUnits, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
 

@@ -128,3 +128,24 @@ export async function ensureUnits(specs: Spec[], changed: ReadonlySet<string>): 
   }
   return did;
 }
+
+// Debian's rabbitmq-server package starts its own broker at boot (5672,
+// 25672 and epmd's 4369, on every address): not the mesh's, and X1 allows no
+// listener off loopback but TLS. The first node runs its own broker, so the
+// distribution's is stopped and disabled. (PostgreSQL's own cluster listens on
+// localhost only and is left to the operator.)
+const DISTRO_LISTENERS = ['rabbitmq-server.service', 'epmd.socket', 'epmd.service'];
+
+/** Under systemd: stop and disable the distribution's own broker and epmd where they run or would run at boot. */
+export async function quietDistroListeners(): Promise<string[]> {
+  const did: string[] = [];
+  for (const unit of DISTRO_LISTENERS) {
+    // "static" and "masked" units are not enabled: only "enabled" starts at boot by itself.
+    const enabled = (await run('systemctl', ['is-enabled', unit])).stdout.trim() === 'enabled';
+    const active = (await run('systemctl', ['is-active', '--quiet', unit])).code === 0;
+    if (!enabled && !active) continue;
+    await systemctl(['disable', '--now', '--quiet', unit]);
+    did.push(`stopped and disabled the distribution's ${unit}`);
+  }
+  return did;
+}

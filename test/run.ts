@@ -14,6 +14,8 @@ const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'f
 const only = args.filter((a) => !a.startsWith('--'));
 const jobs = Number(process.env.MESH_TEST_JOBS ?? 2);
 const fileTimeout = Number(process.env.MESH_TEST_FILE_TIMEOUT ?? 600) * 1000;
+// A serial suite may boot whole machines (test/machine): the first run also makes their root tree.
+const serialTimeout = Number(process.env.MESH_TEST_SERIAL_FILE_TIMEOUT ?? 2400) * 1000;
 
 function find(dir: string, suffix: string): string[] {
   const out: string[] = [];
@@ -58,10 +60,11 @@ function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
+    const limit = file.includes('.serial.') ? Math.max(fileTimeout, serialTimeout) : fileTimeout;
     const timer = setTimeout(() => {
-      out += `\n[run] ${relative(here, file)} exceeded ${fileTimeout / 1000}s and was killed\n`;
+      out += `\n[run] ${relative(here, file)} exceeded ${limit / 1000}s and was killed\n`;
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
-    }, fileTimeout);
+    }, limit);
     child.on('exit', (code) => {
       clearTimeout(timer);
       // uvu prints "Total: N / Passed: N / Skipped: N" per process.

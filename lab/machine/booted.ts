@@ -46,6 +46,9 @@ export class Booted {
       `--network-namespace-path=/run/netns/${this.opts.netns}`,
       // wireguard-go needs the tun device; nothing else of the host's /dev.
       '--bind=/dev/net/tun',
+      // A machine's root may change its own network (nftables, WireGuard);
+      // nspawn leaves CAP_NET_ADMIN out of a container's bounding set.
+      '--capability=CAP_NET_ADMIN',
       ...(this.opts.bindRo ?? []).map(([h, i]) => `--bind-ro=${h}:${i}`)];
     // setsid: its own session, so the lab's signals and terminal never reach it.
     const child = spawn('setsid', ['--wait', 'systemd-nspawn', ...args], { stdio: ['ignore', fd, fd] });
@@ -98,12 +101,16 @@ export class Booted {
     return code;
   }
 
-  /** End the machine: nspawn's SIGTERM powers it off; killed if it has not gone in 60 s. */
+  /**
+   * End the machine: nspawn's SIGTERM powers it off; if it has not gone in
+   * 10 s (Debian's own rabbitmq-server takes 90 s to stop) its PID 1 is
+   * killed, and with it, by the kernel, everything in its PID namespace.
+   */
   async stop(): Promise<void> {
     if (!this.nspawn || this.nspawn.exitCode !== null) return;
     const pid = await this.nspawnPid();
     try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
-    const done = await Promise.race([this.exited!.then(() => true), sleep(60_000).then(() => false)]);
-    if (!done) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } await this.exited; }
+    const done = await Promise.race([this.exited!.then(() => true), sleep(10_000).then(() => false)]);
+    if (!done) { try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ } await this.exited; }
   }
 }

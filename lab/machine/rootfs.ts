@@ -13,9 +13,9 @@ import { runCmd } from '../handle.js';
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const CACHE = process.env.MESH_LAB_ROOTFS_CACHE || join(REPO, '.lab/rootfs-cache');
 
-/** systemd and what bundle/ensure-packages.sh `first` wants, plus ping for the overlay check. */
+/** systemd, an sshd (an operator's way in, which the firewall must keep open), what bundle/ensure-packages.sh `first` wants, and ping for the overlay check. */
 export const PACKAGES = [
-  'systemd', 'systemd-sysv', 'dbus', 'iproute2', 'procps', 'openssl', 'iputils-ping', 'ca-certificates',
+  'systemd', 'systemd-sysv', 'dbus', 'iproute2', 'procps', 'openssl', 'iputils-ping', 'ca-certificates', 'openssh-server',
   'postgresql', 'rabbitmq-server', 'wireguard-go', 'wireguard-tools', 'nftables', 'iptables', 'podman', 'runc',
 ];
 
