@@ -74,9 +74,6 @@ function deferring(later: Set<string>): Map<ResourceKind, AnyDriver> {
 export const file = (path: string, content: string | Buffer, mode: string): Resource =>
   ({ kind: 'file', id: `file:${path}`, path, content: Buffer.from(content).toString('base64'), mode });
 
-export const service = (name: string, exec: string[], restartOn?: string[]): Resource =>
-  ({ kind: 'service', id: `service:${name}`, name, exec, ...(restartOn ? { restartOn } : {}) });
-
 /** argv that runs `argv` with exactly these variables added (the service driver hands only PATH). */
 export function withEnv(env: Record<string, string>, argv: string[]): string[] {
   return ['/usr/bin/env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv];

@@ -12,7 +12,11 @@ import { declare } from '../src/assignment/declare.js';
 import { loadIdentity } from '../host/identity.js';
 import { enrol } from '../host/enrol.js';
 import { readToken, writeToken } from '../src/wire/token.js';
-import { file, service, withEnv } from './carried.js';
+import { parseModuleEntries } from '../src/wire/parse_resources.js';
+import { connect } from '../src/store/connect.js';
+import { assign } from '../src/assignment/assign.js';
+import { file } from './carried.js';
+import type { Spec } from './units.js';
 import { ADMIN, VHOST, type BrokerSecrets } from './rabbitmq.js';
 import { paths, controlEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
 
@@ -30,15 +34,21 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
 
 /** broker.json as a carried file (the text writeBroker writes), so `serve` restarts when it changes (D4). */
 export function controlResources(o: Options, s: BrokerSecrets): Resource[] {
-  const p = paths(o);
-  return [
-    file(p.brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600'),
-    service('mesh-serve', withEnv(controlEnv(o), [process.execPath, MESH_JS, 'serve']), [`file:${p.brokerJson}`]),
-  ];
+  return [file(paths(o).brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600')];
 }
 
-export function hostResources(o: Options): Resource[] {
-  return [service('mesh-host', withEnv(hostEnv(o), [process.execPath, MESH_HOST_JS, 'run']))];
+export function serveSpec(o: Options): Spec {
+  return {
+    name: 'mesh-serve', description: 'mesh control plane (mesh serve)', profile: 'service', after: ['mesh-postgres', 'mesh-rabbitmq'],
+    env: controlEnv(o), exec: [process.execPath, MESH_JS, 'serve'], restartOn: [`file:${paths(o).brokerJson}`],
+  };
+}
+
+export function hostSpec(o: Options): Spec {
+  return {
+    name: 'mesh-host', description: 'mesh host agent (mesh-host run)', profile: 'agent', after: ['mesh-nftables'],
+    env: hostEnv(o), exec: [process.execPath, MESH_HOST_JS, 'run'],
+  };
 }
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -82,6 +92,41 @@ export async function enrolSelf(o: Options): Promise<string | null> {
   const t = readToken(issued.command.split(' ').at(-1)!);
   const r = await enrol(writeToken({ ...t, broker: `127.0.0.1:${o.ports.amqps}` }), o.hostDir);
   return r.name;
+}
+
+/** The module that says the first node serves the broker: its one opening is TLS from anywhere (X1, X2). */
+export const BROKER_MODULE = 'mesh-broker';
+
+/**
+ * What the first node's declared firewall must keep open beyond the base:
+ * the broker's TLS port, as a shipped module assigned to this node, and the
+ * ssh port the operator named. Without them the mesh's own firewall would
+ * close the broker (and, on another ssh port, the operator) out. Returns what changed.
+ */
+export async function ensureFirstNodeOpenings(o: Options, node: string): Promise<string[]> {
+  useControlEnv(o);
+  const changed: string[] = [];
+  const entries = parseModuleEntries([{ kind: 'opening', id: 'opening:broker', name: 'broker', proto: 'tcp', port: o.ports.amqps, from: 'any', why: 'broker, TLS' }]);
+  const cat = await connect('catalogue', { max: 1 });
+  try {
+    const [had] = await cat`select version from catalogue.module_resources where name = ${BROKER_MODULE}`;
+    const [row] = await cat`select * from catalogue.put_module(${BROKER_MODULE}, ${cat.json(entries as never)}, 'shipped')`;
+    if (!had || had.version !== row!.version) changed.push(`module ${BROKER_MODULE} (TLS ${o.ports.amqps} from anywhere)`);
+  } finally {
+    await cat.end();
+  }
+  if ((await assign(BROKER_MODULE, node, true)).changed) changed.push(`${BROKER_MODULE} assigned to ${node}`);
+  const ov = await connect('overlay', { max: 1 });
+  try {
+    const [s] = await ov`select ssh_port from overlay.firewall_setting`;
+    if (s!.ssh_port !== o.ports.ssh) {
+      await ov`select overlay.set_ssh_port(${o.ports.ssh}::int)`;
+      changed.push(`ssh port ${o.ports.ssh}`);
+    }
+  } finally {
+    await ov.end();
+  }
+  return changed;
 }
 
 /** Send this node its declaration if its composition changed (nothing on a second run). */

@@ -8,10 +8,11 @@ set -euo pipefail
 role=${1:-test}
 base=(openssl iproute2 procps)
 case "$role" in
-  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git) ;;
+  # mmdebstrap, systemd-container, nmap: the booted lab machine (test/machine) and its port scan.
+  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap) ;;
   node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
   first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;
-  lab)   want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping) ;;
+  lab)   want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping mmdebstrap systemd-container nmap) ;;
   *) echo "ensure-packages.sh: unknown role '$role' (test, node, first, lab)" >&2; exit 2 ;;
 esac
 missing=()

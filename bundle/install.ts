@@ -11,10 +11,11 @@ import { parseArgs } from 'node:util';
 import { mkdirSync, chmodSync } from 'node:fs';
 import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
-import { ensureCluster, postgresService, ensureContexts, migrateStore } from './postgres.js';
-import { ensureSecrets, brokerResources, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
-import { controlResources, hostResources, wrapperResources, ensureSigningKey, enrolSelf, declareSelf } from './control.js';
+import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
+import { ensureSecrets, brokerResources, brokerSpec, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
+import { controlResources, serveSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
+import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
@@ -38,6 +39,14 @@ it puts back what is missing and otherwise changes nothing.
   --host-env K=V     a variable for mesh-host run (repeatable; intervals, never secrets)
   --amqps-port N (5671)  --amqp-port N (5673)  --mgmt-port N (15673)  --dist-port N (25673)
   --epmd-port N (4373)   --pg-port N (5433)    --wg-port N (51820)
+  --ssh-port N (22)  the ssh port the firewall keeps open. Input is closed by
+                     default (X1): only loopback, answers, the ICMP a network
+                     needs, this port, the broker's TLS port and WireGuard get
+                     in, so an operator over ssh is never locked out. Give the
+                     port your sshd really listens on.
+
+Every other service (epmd, the Erlang distribution, the management API,
+PostgreSQL, plaintext AMQP) listens on loopback only.
 `;
 
 function options(argv: string[]): Options {
@@ -48,7 +57,7 @@ function options(argv: string[]): Options {
       name: { type: 'string' }, site: { type: 'string' }, public: { type: 'string' }, dialable: { type: 'string' },
       roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true },
       'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
-      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' },
+      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' }, 'ssh-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -64,7 +73,7 @@ function options(argv: string[]): Options {
   };
   const ports: Ports = {
     amqps: port('amqps', 'amqps-port'), amqp: port('amqp', 'amqp-port'), mgmt: port('mgmt', 'mgmt-port'), dist: port('dist', 'dist-port'),
-    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'),
+    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'), ssh: port('ssh', 'ssh-port'),
   };
   const publicHost = v.public ?? defaultPublicHost();
   const hostEnv: Record<string, string> = {};
@@ -104,42 +113,54 @@ async function main(): Promise<void> {
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
 
   const broker = await ensureSecrets(o);
+  // Under systemd each service is a unit file the bundle carries; elsewhere a
+  // service mesh-host supervises (units.ts). Same specs, same order.
+  const systemd = hasSystemd();
+  const nftSpec: Spec = { name: 'mesh-nftables', description: 'mesh firewall base (table inet mesh, before the network)', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', p.nft], restartOn: [`file:${p.nft}`] };
+  const specs = { pg: postgresSpec(o), rabbit: brokerSpec(o), serve: serveSpec(o), host: hostSpec(o) };
+  const raise = (s: Spec) => carriedService(s, systemd);
   const nft = file(p.nft, ruleset(o.ports), '0644');
-  const pg = postgresService(o);
-  const rabbit = brokerResources(o, broker.secrets);
-  const control = controlResources(o, broker.secrets);
-  const host = hostResources(o);
-  const plan = [nft, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
-  const carried = new Carried(plan, o.hostDir, [o.state, o.home], (l) => console.log(`  ${l}`));
+  const nftUnit = systemd ? [raise(nftSpec)] : [];
+  const pg = raise(specs.pg);
+  const rabbit = [...brokerResources(o, broker.secrets), raise(specs.rabbit)];
+  const control = [...controlResources(o, broker.secrets), raise(specs.serve)];
+  const host = [raise(specs.host)];
+  const plan = [nft, ...nftUnit, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
+  const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
+  const carried = new Carried(plan, o.hostDir, roots, (l) => console.log(`  ${l}`));
   await carried.load();
+  const changedSoFar = () => new Set(carried.changed);
+  const units = async (...s: Spec[]) => (systemd ? ensureUnits(s, changedSoFar()) : []);
 
   // 054: the table is in place before the store and the broker listen.
-  const nftChanged = await carried.upTo(nft.id);
-  const loaded = await loadRuleset(p.nft, nftChanged.includes(nft.id));
-  step('nftables', [...nftChanged, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
+  const nftChanged = await carried.upTo((nftUnit[0] ?? nft).id);
+  const nftUnits = [...(await units(nftSpec)), ...(systemd ? await quietDistroListeners() : [])];
+  const loaded = await loadRuleset(p.nft, !systemd && nftChanged.includes(nft.id));
+  step('nftables', [...nftChanged, ...nftUnits, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
 
   const cluster = await ensureCluster(o);
-  const pgUp = await carried.upTo(pg.id);
+  const pgUp = [...(await carried.upTo(pg.id)), ...(await units(specs.pg))];
   const contexts = await ensureContexts(o);
   const ran = await migrateStore(o);
   step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
 
-  const rabbitUp = await carried.upTo(rabbit.at(-1)!.id);
+  const rabbitUp = [...(await carried.upTo(rabbit.at(-1)!.id)), ...(await units(specs.rabbit))];
   await waitForBroker(o, broker.secrets.password);
   const vhost = await ensureVhost(o, broker.secrets.password);
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 
   const key = await ensureSigningKey(o);
-  const serveUp = await carried.upTo(control.at(-1)!.id);
+  const serveUp = [...(await carried.upTo(control.at(-1)!.id)), ...(await units(specs.serve))];
   await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
   step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
 
   const enrolled = await enrolSelf(o);
   const name = loadIdentity(o.hostDir)!.name;
-  const hostUp = await carried.upTo(host.at(-1)!.id);
+  const hostUp = [...(await carried.upTo(host.at(-1)!.id)), ...(await units(specs.host))];
   await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
+  const opened = await ensureFirstNodeOpenings(o, name);
   const serial = await declareSelf(o);
-  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
+  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...opened, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
 
   if (said.length === 0) console.log(`nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`);
   else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);

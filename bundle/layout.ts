@@ -21,9 +21,11 @@ export interface Ports {
   pg: number;
   /** WireGuard's UDP port, opened in the base ruleset. */
   wg: number;
+  /** The ssh port the ruleset keeps open, so an operator over ssh is never locked out. */
+  ssh: number;
 }
 
-export const DEFAULT_PORTS: Ports = { amqps: 5671, amqp: 5673, mgmt: 15673, dist: 25673, epmd: 4373, pg: 5433, wg: 51820 };
+export const DEFAULT_PORTS: Ports = { amqps: 5671, amqp: 5673, mgmt: 15673, dist: 25673, epmd: 4373, pg: 5433, wg: 51820, ssh: 22 };
 
 export interface Options {
   state: string;

@@ -15,8 +15,7 @@ import { SQL_ROOT, migrate } from '../src/store/migrate.js';
 import { waitForStore } from '../src/store/wait.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { run as exec } from '../src/sys/proc.js';
-import type { Resource } from '../src/wire/resources.js';
-import { service } from './carried.js';
+import type { Spec } from './units.js';
 import { paths, controlEnv, type Options } from './layout.js';
 
 export const DB = 'mesh';
@@ -48,14 +47,17 @@ export async function ensureCluster(o: Options): Promise<boolean> {
   return true;
 }
 
-export function postgresService(o: Options): Resource {
+export function postgresSpec(o: Options): Spec {
   const p = paths(o);
-  return service('mesh-postgres', ['/usr/sbin/runuser', '-u', 'postgres', '--', pgBin('postgres'),
-    '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', 'listen_addresses=127.0.0.1',
-    // The mesh's queries touch a handful of rows, but set-returning functions
-    // make the planner guess millions, and JIT then compiles for seconds:
-    // measured, assignment.compose went from 8.6 s to 0.09 s without it.
-    '-c', 'jit=off']);
+  return {
+    name: 'mesh-postgres', description: 'mesh store (PostgreSQL, loopback only)', user: 'postgres', profile: 'service', killSignal: 'SIGINT',
+    after: ['mesh-nftables'],
+    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', 'listen_addresses=127.0.0.1',
+      // The mesh's queries touch a handful of rows, but set-returning functions
+      // make the planner guess millions, and JIT then compiles for seconds:
+      // measured, assignment.compose went from 8.6 s to 0.09 s without it.
+      '-c', 'jit=off'],
+  };
 }
 
 /** A superuser connection over the socket, once the cluster answers (M3: up to 3 minutes). */

@@ -12,7 +12,8 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { ManagementApi } from '../src/broker/management.js';
 import { run as exec } from '../src/sys/proc.js';
 import type { Resource } from '../src/wire/resources.js';
-import { file, service, withEnv } from './carried.js';
+import { file } from './carried.js';
+import type { Spec } from './units.js';
 import { paths, type Options } from './layout.js';
 
 export const ADMIN = 'mesh-admin';
@@ -99,6 +100,14 @@ export function brokerEnv(dir: string, nodename: string, ports: { dist: number; 
     RABBITMQ_NODENAME: nodename,
     RABBITMQ_DIST_PORT: String(ports.dist),
     ERL_EPMD_PORT: String(ports.epmd),
+    // X1: epmd and the Erlang distribution listen on loopback only. Both were
+    // on 0.0.0.0 (4373, 25673), reachable from every spoke over the overlay.
+    // The CLI tools (rabbitmqctl) reach the node over loopback too, and their
+    // own distribution listener is kept there as well. The scripts word-split
+    // these with globbing off, so the braces reach erl as written.
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+    RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
     RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
     RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
@@ -117,18 +126,25 @@ export const PLUGINS = '[rabbitmq_management].\n';
 export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   const p = paths(o);
   const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key });
-  const env = brokerEnv(p.rabbit, 'mesh@localhost', o.ports);
   return [
     file(p.rabbitConf, conf, '0600'),
     file(p.rabbitPlugins, PLUGINS, '0644'),
     file(p.rabbitEnv, '# empty: everything is in the service environment\n', '0644'),
-    service('mesh-rabbitmq', withEnv(env, [join(BIN, 'rabbitmq-server')]),
-      [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`]),
   ];
 }
 
 export function managementApi(o: Options, password: string): ManagementApi {
   return new ManagementApi({ url: `http://127.0.0.1:${o.ports.mgmt}`, user: ADMIN, password });
+}
+
+/** The broker as a service: its environment holds paths and ports, never the password. */
+export function brokerSpec(o: Options): Spec {
+  const p = paths(o);
+  return {
+    name: 'mesh-rabbitmq', description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)', profile: 'service',
+    after: ['mesh-nftables'], env: brokerEnv(p.rabbit, 'mesh@localhost', o.ports), exec: [join(BIN, 'rabbitmq-server')],
+    restartOn: [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`],
+  };
 }
 
 /** Until the management API answers: RabbitMQ is ready some seconds after it starts. */

@@ -14,6 +14,7 @@ import { key32 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
 import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
 import { statePath } from './apply/state.js';
+import { superviseServices } from './apply/service_process.js';
 import { keep, readKept } from './keep.js';
 import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
@@ -26,6 +27,7 @@ export class Agent {
   private work: Promise<void> = Promise.resolve();
   private drainTimer: NodeJS.Timeout | undefined;
   private reconcileTimer: NodeJS.Timeout | undefined;
+  private supervisor: { stop(): void } | undefined;
   private outbox: Report[] = [];
   private kept: Declaration | null = null;
   /** D2: the highest serial ever applied, and its digest (serial.json): survives the kept file. */
@@ -81,6 +83,14 @@ export class Agent {
     if (!Number.isFinite(every) || every <= 0) throw new Error('MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds.');
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
     this.reconcileTimer = setInterval(() => this.enqueue(() => this.reconcileNow()), every * 1000);
+    // Where there is no systemd, a service this host raised (carried or declared) that died is started
+    // again at once, with backoff, and the mesh is told (service_process.ts).
+    if (!existsSync('/run/systemd/system')) {
+      this.supervisor = superviseServices(this.dir, {
+        log: this.log,
+        restarted: (r) => this.enqueue(async () => this.queueReport({ serial: this.kept?.serial ?? 0, held: await holdings(this.dir) as never, failed: [], corrected: [`service:${r.name}`] })),
+      });
+    }
   }
 
   async attach(ch: ConfirmChannel): Promise<void> {
@@ -106,6 +116,7 @@ export class Agent {
 
   stop(): void {
     clearInterval(this.reconcileTimer);
+    this.supervisor?.stop();
     clearTimeout(this.drainTimer);
   }
 

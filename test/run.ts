@@ -21,6 +21,8 @@ const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'f
 const only = args.filter((a) => !a.startsWith('--'));
 const jobs = Number(process.env.MESH_TEST_JOBS ?? 2);
 const fileTimeout = Number(process.env.MESH_TEST_FILE_TIMEOUT ?? 600) * 1000;
+// A serial suite may boot whole machines (test/machine): the first run also makes their root tree.
+const serialTimeout = Number(process.env.MESH_TEST_SERIAL_FILE_TIMEOUT ?? 2400) * 1000;
 
 function find(dir: string, suffix: string): string[] {
   const out: string[] = [];
@@ -112,10 +114,11 @@ function runIn(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
+    const limit = file.includes('.serial.') ? Math.max(fileTimeout, serialTimeout) : fileTimeout;
     const timer = setTimeout(() => {
-      out += `\n[run] ${relative(here, file)} exceeded ${fileTimeout / 1000}s and was killed\n`;
+      out += `\n[run] ${relative(here, file)} exceeded ${limit / 1000}s and was killed\n`;
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
-    }, fileTimeout);
+    }, limit);
     child.on('exit', (code) => {
       clearTimeout(timer);
       // uvu prints "Total: N / Passed: N / Skipped: N" per process.
@@ -144,7 +147,9 @@ async function main(): Promise<number> {
   console.log(`[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
   const serversFile = join(tmp, 'servers.json');
   writeFileSync(serversFile, JSON.stringify(srv.servers), { mode: 0o600 });
-  const env = { ...process.env, MESH_TEST_SERVERS: serversFile };
+  // Suites run hosts in this machine's own network namespace: they hold the
+  // firewalls they are declared and never load them here (host/apply/firewall.ts).
+  const env = { ...process.env, MESH_TEST_SERVERS: serversFile, MESH_HOST_FIREWALL: 'off' };
 
   const queue = [...files];
   const outcomes: Outcome[] = [];

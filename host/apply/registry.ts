@@ -9,6 +9,7 @@ import { secretDriver } from './secret.js';
 import { containerDriver } from './container.js';
 import { serviceDriver } from './service.js';
 import { wireguardDriver } from './wireguard/driver.js';
+import { firewallDriver } from './firewall.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.
@@ -21,4 +22,4 @@ export function registerDriver(d: AnyDriver): void {
   drivers.set(d.kind, d);
 }
 
-for (const d of [directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver] as AnyDriver[]) registerDriver(d);
+for (const d of [firewallDriver, directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver] as AnyDriver[]) registerDriver(d);

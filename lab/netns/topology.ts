@@ -28,6 +28,12 @@ export interface SiteSpec {
   machines: string[];                    // machine names, unique across the topology
   /** UDP ports forwarded from the router's internet address to a machine (same port). */
   forwards?: { udp: number; to: string }[];
+  /**
+   * A machine every packet to the router's internet address is forwarded to
+   * (a "DMZ host", as a server with a public address is): its own firewall,
+   * not the router's, decides what the internet reaches.
+   */
+  dmz?: string;
 }
 
 export interface Topology {
@@ -140,9 +146,11 @@ function routerRules(site: SiteSpec, wan: string, prefix: string): string {
     // as most routers do), so one dialable address serves every site.
     return `  ip daddr ${wan} udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
   });
+  if (site.dmz !== undefined && !site.machines.includes(site.dmz)) throw new Error(`site ${site.name} puts ${site.dmz} in its DMZ, which is not one of its machines`);
+  const dmz = site.dmz === undefined ? [] : [`  ip daddr ${wan} dnat to ${prefix}.${10 + site.machines.indexOf(site.dmz)}`];
   return [
     'table ip lab {',
-    ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ' }',
+    ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ...dmz, ' }',
     ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade',
     // The hairpinned answer must come back through the router to be un-NATed.
     `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`, ' }',

@@ -6,8 +6,9 @@ import { broker } from './broker.js';
 import { away } from './away.js';
 import { forged } from './forged.js';
 import { drift } from './drift.js';
+import { firewall } from './firewall.js';
 
-export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift];
+export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift, firewall];
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);

@@ -2,7 +2,7 @@
 // node, checked by the same parser the host runs on every declaration.
 import { readFileSync } from 'node:fs';
 import { withStore } from '../store/with_store.js';
-import { parseResources, withIds } from '../wire/parse_resources.js';
+import { parseModuleEntries, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
 
@@ -15,7 +15,7 @@ export function readModuleFile(path: string): { name: string; resources: unknown
   }
   if (!isObject(v) || !Array.isArray(v.resources)) throw new Error(`${path} must be {"name": "...", "resources": [...]}.`);
   const name = nodeName(v.name, 'module name');
-  const resources = parseResources(withIds(v.resources), `${path}: resources`);
+  const resources = parseModuleEntries(withIds(v.resources), `${path}: resources`);
   return { name, resources };
 }
 

@@ -10,7 +10,7 @@ export function registerModule(p: Program): void {
   p.prog.command('module add <file>')
     .describe([
       'Add or replace a module from a JSON file: {"name": "web", "resources": [...]}. Each resource has a kind (file, directory,',
-      'service, container, wireguard, secret) and its fields; ids are filled in as kind:path or kind:name. Checked by the same',
+      'service, container, wireguard, secret, or opening: a port the module serves, {"kind": "opening", "name", "proto", "port", "from": "any|site:S|module:M"}) and its fields; ids are filled in as kind:path or kind:name. Checked by the same',
       'parser every host runs, so a bad field is refused here, named, before any node sees it. The version moves only when the resources change.',
     ])
     .option('--json', 'Print as JSON')

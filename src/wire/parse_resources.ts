@@ -3,7 +3,8 @@
 // before anything is applied). Unknown fields are refused, not ignored: a
 // field one end knows and the other drops is how two ends come to disagree.
 import { posix } from 'node:path';
-import type { Resource } from './resources.js';
+import { isIP } from 'node:net';
+import type { ModuleEntry, Resource } from './resources.js';
 import { NODE_NAME } from './names.js';
 import { isObject, WireError } from './envelope.js';
 
@@ -63,6 +64,38 @@ const network: Check = (v, at) => {
   return v;
 };
 
+// The firewall's fields become nft syntax on the host: each is checked to a
+// form that cannot carry any (no quote, brace, semicolon or newline), so a
+// name or comment can never end the rule it sits in and start another.
+const proto: Check = (v, at) => { if (v !== 'tcp' && v !== 'udp') throw bad(at, 'must be "tcp" or "udp"'); return v; };
+const why: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9 ._:,/()+=@-]{0,127}$/.test(v)) {
+    throw bad(at, 'must be at most 128 letters, digits, spaces and ._:,/()+=@- (no quotes, braces, semicolons or newlines)');
+  }
+  return v;
+};
+const sourceCidr: Check = (v, at) => {
+  const m = typeof v === 'string' ? /^([0-9a-fA-F.:]{2,39})\/(\d{1,3})$/.exec(v) : null;
+  const family = m ? isIP(m[1]!) : 0;
+  if (!m || !family || Number(m[2]) > (family === 4 ? 32 : 128)) throw bad(at, 'must be an address with a prefix, e.g. 10.99.0.2/32');
+  return v;
+};
+const ifname: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^[a-z][a-z0-9]{0,14}$/.test(v)) throw bad(at, 'must be an interface name');
+  return v;
+};
+/** "any", "site:NAME" or "module:NAME": where a module's served port may be reached from. */
+const origin: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^(any|(site|module):[a-z][a-z0-9-]{0,62})$/.test(v)) throw bad(at, 'must be "any", "site:NAME" or "module:NAME"');
+  return v;
+};
+/** A port range's end must not come before its start. */
+const ranged = (c: Check): Check => (v, at) => {
+  const r = c(v, at) as { port: number; to?: number };
+  if (r.to !== undefined && r.to < r.port) throw bad(`${at}.to`, `must be at least port (${r.port})`);
+  return r;
+};
+
 function shape(fields: Record<string, [Check, boolean]>): Check {
   return (v, at) => {
     if (!isObject(v)) throw bad(at, 'must be an object');
@@ -92,28 +125,51 @@ const KINDS: Record<string, Check> = {
     peers: [arr(shape({ publicKey: [key, true], endpoint: [endpoint, false], allowedIps: [arr(cidr, 64), true], keepalive: [seconds, false] }), 4096), true],
   }),
   secret: shape({ ...common, path: [absPath, true], mode: [mode, true], sealed: [base64, true] }),
+  firewall: shape({
+    ...common, name: [(v, at) => { if (v !== 'mesh') throw bad(at, 'must be "mesh" (the one table mesh owns)'); return v; }, true],
+    rules: [arr(ranged(shape({ proto: [proto, true], port: [port, true], to: [port, false], from: [arr(sourceCidr, 4096), false], via: [ifname, false], why: [why, true] })), 4096), true],
+  }),
+};
+
+// Only in module files: SQL turns a module's served ports into firewall rules
+// on the nodes it runs on, so a declaration never carries one.
+const MODULE_ONLY: Record<string, Check> = {
+  opening: ranged(shape({ ...common, name: [name, true], proto: [proto, true], port: [port, true], to: [port, false], from: [origin, true], why: [why, false] })),
 };
 
 function idOf(r: Record<string, unknown>): string {
   return `${r.kind}:${(r.path ?? r.name) as string}`;
 }
 
-export function parseResource(v: unknown, at: string): Resource {
-  if (!isObject(v) || typeof v.kind !== 'string' || !(v.kind in KINDS)) {
-    throw bad(`${at}.kind`, `must be one of ${Object.keys(KINDS).join(', ')}`);
+function parseOne(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown> {
+  if (!isObject(v) || typeof v.kind !== 'string' || !Object.hasOwn(kinds, v.kind)) {
+    throw bad(`${at}.kind`, `must be one of ${Object.keys(kinds).join(', ')}`);
   }
-  const r = KINDS[v.kind]!(v, at) as Record<string, unknown>;
+  const r = kinds[v.kind]!(v, at) as Record<string, unknown>;
   if (r.id !== idOf(r)) throw bad(`${at}.id`, `must be ${JSON.stringify(idOf(r))} (kind:path or kind:name)`);
-  return r as unknown as Resource;
+  return r;
+}
+
+export function parseResource(v: unknown, at: string): Resource {
+  return parseOne(v, at, KINDS) as unknown as Resource;
 }
 
 export function parseResources(v: unknown, at = 'resources'): Resource[] {
+  return parseList(v, at, KINDS) as unknown as Resource[];
+}
+
+/** A module file's list: every resource kind, and the ports the module serves (`opening`). */
+export function parseModuleEntries(v: unknown, at = 'resources'): ModuleEntry[] {
+  return parseList(v, at, { ...KINDS, ...MODULE_ONLY }) as unknown as ModuleEntry[];
+}
+
+function parseList(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown>[] {
   if (!Array.isArray(v) || v.length > 10_000) throw bad(at, 'must be a list of at most 10000 resources');
-  const out = v.map((r, i) => parseResource(r, `${at}[${i}]`));
+  const out = v.map((r, i) => parseOne(r, `${at}[${i}]`, kinds));
   const seen = new Set<string>();
   for (const r of out) {
-    if (seen.has(r.id)) throw bad(at, `declares ${r.id} twice`);
-    seen.add(r.id);
+    if (seen.has(r.id as string)) throw bad(at, `declares ${r.id} twice`);
+    seen.add(r.id as string);
   }
   return out;
 }

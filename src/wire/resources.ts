@@ -69,8 +69,50 @@ export interface SecretFileResource extends Base {
   sealed: string;        // base64 blob sealed to this node's sealing key (S1)
 }
 
+/**
+ * One opening in a node's firewall. Every field is checked by the one parser
+ * (parse_resources.ts) before the host renders it into nft syntax, so no
+ * string here is ever nft text: the host writes the syntax around them.
+ */
+export interface FirewallRule {
+  proto: 'tcp' | 'udp';
+  port: number;          // 1-65535
+  to?: number;           // last port of a range, >= port
+  from?: string[];       // source CIDRs; absent = anywhere
+  via?: string;          // only on this interface (the overlay's), e.g. mesh0
+  why: string;           // why it exists, kept as the rule's nft comment
+}
+
+/**
+ * The node's whole `inet mesh` table (X1, X2): input dropped unless loopback,
+ * established, the ICMP a network needs, or one of `rules`. Applied as one
+ * `nft -f` transaction; composed in SQL (assignment.firewalls).
+ */
+export interface FirewallResource extends Base {
+  kind: 'firewall';
+  name: 'mesh';          // the table; the only one mesh owns
+  rules: FirewallRule[];
+}
+
+/**
+ * A port a module serves, in a module file only (never in a declaration): SQL
+ * turns it into rules in the firewall of every node the module runs on.
+ * from: "any", "site:NAME" (that site's nodes, over the overlay) or
+ * "module:NAME" (nodes running that module, over the overlay).
+ */
+export interface OpeningResource extends Base {
+  kind: 'opening';
+  name: string;
+  proto: 'tcp' | 'udp';
+  port: number;
+  to?: number;
+  from: string;
+  why?: string;
+}
+
 export type Resource =
   | FileResource
+  | FirewallResource
   | DirectoryResource
   | ServiceResource
   | ContainerResource
@@ -78,6 +120,9 @@ export type Resource =
   | SecretFileResource;
 
 export type ResourceKind = Resource['kind'];
+
+/** What a module file may list: the resources it puts on a node, and the ports it serves. */
+export type ModuleEntry = Resource | OpeningResource;
 
 export interface Declaration {
   mesh: string;          // the mesh id (hex of the signing key's digest)

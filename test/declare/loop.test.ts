@@ -40,9 +40,9 @@ Loop('a file and a service are declared, applied and reported; the report shows 
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v1');
   await until('service started', async () => starts(ctx) === 1);
   const [rep] = await ctx.mesh.store.admin`select held from inventory.report where node = 'web1'`;
-  assert.equal((rep!.held as { id: string }[]).map((h) => h.id).sort(), [`file:${join(ctx.root, 'web.conf')}`, 'service:web']);
+  assert.equal((rep!.held as { id: string }[]).map((h) => h.id).sort(), [`file:${join(ctx.root, 'web.conf')}`, 'firewall:mesh', 'service:web']);
   const list = JSON.parse(await cli(ctx.mesh, 'node', 'list', '--json'));
-  assert.is(list[0].holds, 2);
+  assert.is(list[0].holds, 3); // the file, the service and the node's firewall (X1)
   assert.is(list[0].reported_serial, 1);
   const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 1`;
   assert.is(st!.state, 'applied');

@@ -1,0 +1,92 @@
+// The first node's systemd units (carried by the bundle where the machine
+// boots with systemd): each restarts on failure, starts after what it needs,
+// logs to the journal and is hardened to what it does; systemd itself
+// accepts every file; and the same specs raise supervised services where
+// there is no systemd, with the argv the lab has always run.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { unitText, carriedService, type Spec } from '../../bundle/units.js';
+import { postgresSpec } from '../../bundle/postgres.js';
+import { brokerSpec } from '../../bundle/rabbitmq.js';
+import { serveSpec, hostSpec } from '../../bundle/control.js';
+import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
+import type { FileResource, ServiceResource } from '../../src/wire/resources.js';
+
+const test = suite('bundle units');
+const o: Options = {
+  state: '/var/lib/mesh', home: '/etc/mesh', hostDir: '/var/lib/mesh-host', name: 'first', site: 'default',
+  publicHost: '198.51.100.7', dialable: '198.51.100.7:51820', ports: DEFAULT_PORTS, roots: ['/etc', '/srv'], hostEnv: {},
+};
+const nft: Spec = { name: 'mesh-nftables', description: 'mesh firewall base', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', '/var/lib/mesh/nftables.nft'] };
+const specs = [nft, postgresSpec(o), brokerSpec(o), serveSpec(o), hostSpec(o)];
+const unit = (name: string) => unitText(specs.find((s) => s.name === name)!);
+const lines = (text: string, key: string) => text.split('\n').filter((l) => l.startsWith(`${key}=`)).map((l) => l.slice(key.length + 1));
+
+test('systemd accepts every unit file the bundle writes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-units-'));
+  for (const s of specs) writeFileSync(join(dir, `${s.name}.service`), unitText(s));
+  // Exits non-zero, naming the line, on any key or value systemd does not take.
+  execFileSync('systemd-analyze', ['verify', '--man=no', ...specs.map((s) => join(dir, `${s.name}.service`))], { stdio: 'pipe' });
+});
+
+test('every daemon restarts on failure and logs to the journal under its own name', () => {
+  for (const name of ['mesh-postgres', 'mesh-rabbitmq', 'mesh-serve', 'mesh-host']) {
+    const t = unit(name);
+    assert.equal(lines(t, 'Restart'), ['on-failure'], name);
+    assert.equal(lines(t, 'StandardOutput'), ['journal'], name);
+    assert.equal(lines(t, 'SyslogIdentifier'), [name], name);
+    assert.equal(lines(t, 'WantedBy'), ['multi-user.target'], name);
+  }
+});
+
+test('order: the table before the network, the store and broker after it, serve after both', () => {
+  assert.match(lines(unit('mesh-nftables'), 'Before')[0]!, /network-pre\.target/);
+  assert.equal(lines(unit('mesh-nftables'), 'DefaultDependencies'), ['no']);
+  for (const name of ['mesh-postgres', 'mesh-rabbitmq', 'mesh-host']) assert.match(lines(unit(name), 'After')[0]!, /mesh-nftables\.service/, name);
+  const serve = lines(unit('mesh-serve'), 'After')[0]!;
+  assert.match(serve, /mesh-postgres\.service/);
+  assert.match(serve, /mesh-rabbitmq\.service/);
+});
+
+test('hardening: daemons get no new privileges, a read-only system, a private /tmp and no capabilities; the agent keeps what it uses', () => {
+  for (const name of ['mesh-postgres', 'mesh-rabbitmq', 'mesh-serve']) {
+    const t = unit(name);
+    assert.equal(lines(t, 'NoNewPrivileges'), ['yes'], name);
+    assert.equal(lines(t, 'ProtectSystem'), ['full'], name);
+    assert.equal(lines(t, 'PrivateTmp'), ['yes'], name);
+    assert.equal(lines(t, 'CapabilityBoundingSet'), [''], name);
+  }
+  assert.equal(lines(unit('mesh-postgres'), 'User'), ['postgres']);
+  assert.equal(lines(unit('mesh-nftables'), 'CapabilityBoundingSet'), ['CAP_NET_ADMIN']);
+  const host = unit('mesh-host');
+  assert.equal(lines(host, 'PrivateTmp'), ['yes']);
+  assert.match(lines(host, 'CapabilityBoundingSet')[0]!, /CAP_NET_ADMIN/);
+  assert.not.match(lines(host, 'CapabilityBoundingSet')[0]!, /CAP_SYS_MODULE|CAP_SYS_BOOT|CAP_SYS_PTRACE/);
+});
+
+test('the environment is paths and ports, never a secret, and reaches systemd as written', () => {
+  const t = unit('mesh-rabbitmq');
+  assert.ok(lines(t, 'Environment').includes('"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"'));
+  assert.ok(lines(t, 'Environment').includes('"ERL_EPMD_ADDRESS=127.0.0.1"'));
+  for (const s of specs) assert.not.match(unitText(s), /password|PASSWORD|secret=/, s.name);
+  const odd = unitText({ name: 'x', description: 'x', profile: 'service', env: { A: '50% $HOME' }, exec: ['/bin/echo', '$HOME', '100%'] });
+  assert.equal(lines(odd, 'Environment'), ['"A=50%% $HOME"']);
+  assert.equal(lines(odd, 'ExecStart'), ['"/bin/echo" "$$HOME" "100%%"']);
+});
+
+test('without systemd the same spec is a supervised service with the argv the lab runs', () => {
+  const pg = carriedService(postgresSpec(o), false) as ServiceResource;
+  assert.is(pg.kind, 'service');
+  assert.equal(pg.exec.slice(0, 4), ['/usr/sbin/runuser', '-u', 'postgres', '--']);
+  const rabbit = carriedService(brokerSpec(o), false) as ServiceResource;
+  assert.is(rabbit.exec[0], '/usr/bin/env');
+  assert.equal(rabbit.restartOn, ['file:/var/lib/mesh/rabbitmq/rabbitmq.conf', 'file:/var/lib/mesh/rabbitmq/enabled_plugins']);
+  const unitFile = carriedService(serveSpec(o), true) as FileResource;
+  assert.equal([unitFile.kind, unitFile.path], ['file', '/etc/systemd/system/mesh-serve.service']);
+});
+
+test.run();

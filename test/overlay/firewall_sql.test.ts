@@ -1,0 +1,147 @@
+// Every node's firewall, derived in SQL from what the mesh knows (X2): ssh
+// everywhere, WireGuard where a node is dialled, a provision's consumers to
+// its provider's port over the overlay and nobody else, a module's served
+// ports from where it says; each opening with its reason, the same in the
+// DBA view, `mesh firewall show` and the declaration a host parses.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { freshMesh, type Mesh } from '../harness/mesh.js';
+import { parseResources } from '../../src/wire/parse_resources.js';
+import type { FirewallResource, FirewallRule } from '../../src/wire/resources.js';
+
+interface Ctx { mesh: Mesh; dir: string }
+const Fw = suite<Ctx>('firewall in SQL (X2)');
+
+Fw.before(async (ctx) => {
+  ctx.mesh = await freshMesh();
+  ctx.dir = mkdtempSync(join(tmpdir(), 'fw-sql-'));
+  for (const [name, site, dialable] of [['hub', 'a', 'hub.example.net:51820'], ['b1', 'b', null], ['b2', 'b', null], ['c1', 'c', null]] as const) {
+    await ctx.mesh.store.admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
+                               values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, clock_timestamp())`;
+  }
+  await cli(ctx, 'overlay', 'hub', 'hub');
+  await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
+});
+Fw.after(async (ctx) => { await ctx.mesh.stop(); });
+
+async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
+  const r = await ctx.mesh.cli(args);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+async function moduleFile(ctx: Ctx, name: string, resources: unknown[]): Promise<string> {
+  const f = join(ctx.dir, `${name}.json`);
+  writeFileSync(f, JSON.stringify({ name, resources }));
+  return f;
+}
+
+async function addModule(ctx: Ctx, name: string, resources: unknown[], ...nodes: string[]): Promise<void> {
+  await cli(ctx, 'module', 'add', await moduleFile(ctx, name, resources));
+  for (const n of nodes) await cli(ctx, 'assign', name, n);
+}
+
+/** The firewall a node's next declaration carries, parsed as its host parses it. */
+async function firewallOf(ctx: Ctx, node: string): Promise<FirewallResource> {
+  const plan = JSON.parse(await cli(ctx, 'plan', node, '--json')) as { resources: unknown[] };
+  const fw = parseResources(plan.resources).filter((r) => r.kind === 'firewall');
+  assert.is(fw.length, 1, `${node} has one firewall`);
+  return fw[0] as FirewallResource;
+}
+
+const address = async (ctx: Ctx, node: string) =>
+  `${(await ctx.mesh.store.admin`select host(address) as a from overlay.address where node = ${node}`)[0]!.a}/32`;
+const rule = (fw: FirewallResource, port: number) => fw.rules.filter((r) => r.port === port);
+
+Fw('X1: every node keeps ssh open from anywhere; only the dialable node opens WireGuard', async (ctx) => {
+  for (const n of ['hub', 'b1', 'b2', 'c1']) {
+    const fw = await firewallOf(ctx, n);
+    assert.equal(rule(fw, 22), [{ proto: 'tcp', port: 22, why: 'ssh' }], `${n} ssh`);
+  }
+  assert.equal(rule(await firewallOf(ctx, 'hub'), 51820), [{ proto: 'udp', port: 51820, why: 'WireGuard' }]);
+  assert.equal(rule(await firewallOf(ctx, 'b1'), 51820), [], 'a node behind NAT dials out and needs no opening');
+});
+
+Fw('X2: a provision\'s consumers reach the provider\'s port over the overlay, and nobody else does', async (ctx) => {
+  await addModule(ctx, 'db', [{ kind: 'directory', path: '/srv/db', mode: '0755' }], 'b1');
+  await addModule(ctx, 'app', [{ kind: 'directory', path: '/srv/app', mode: '0755' }], 'b2', 'c1');
+  // As offer and grant record them; `mesh provision grant` would also make and
+  // send the pair's credential, and these nodes have no queue to be told on.
+  await ctx.mesh.store.admin`select provision.offer('pg', 'postgres', 'db', '{"host": "db.internal", "port": 5432}'::jsonb)`;
+  await ctx.mesh.store.admin`select provision.grant('pg', 'app', '{"database": "app", "user": "app_pg"}'::jsonb)`;
+  const rules = rule(await firewallOf(ctx, 'b1'), 5432);
+  assert.equal(rules, [{ proto: 'tcp', port: 5432, from: [await address(ctx, 'b2'), await address(ctx, 'c1')].sort(), via: 'mesh0', why: 'provision pg: consumer app' }]);
+  for (const n of ['hub', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx, n), 5432), [], `${n} provides nothing`);
+  // Unassign a consumer: its address leaves the provider's rule.
+  await cli(ctx, 'unassign', 'app', 'c1');
+  assert.equal(rule(await firewallOf(ctx, 'b1'), 5432)[0]!.from, [await address(ctx, 'b2')]);
+});
+
+Fw('X2: a module\'s served ports open from any, from a site, or from a module\'s nodes; openings never reach a node as resources', async (ctx) => {
+  await addModule(ctx, 'web', [
+    { kind: 'opening', name: 'https', proto: 'tcp', port: 443, from: 'any' },
+    { kind: 'opening', name: 'metrics', proto: 'tcp', port: 9100, to: 9102, from: 'site:b', why: 'metrics for site b' },
+    { kind: 'opening', name: 'admin', proto: 'tcp', port: 8443, from: 'module:app' },
+  ], 'hub');
+  const fw = await firewallOf(ctx, 'hub');
+  assert.equal(rule(fw, 443), [{ proto: 'tcp', port: 443, why: 'module web: https from any' }]);
+  assert.equal(rule(fw, 9100), [{ proto: 'tcp', port: 9100, to: 9102, from: [await address(ctx, 'b1'), await address(ctx, 'b2')].sort(), via: 'mesh0', why: 'metrics for site b' }]);
+  assert.equal(rule(fw, 8443), [{ proto: 'tcp', port: 8443, from: [await address(ctx, 'b2')], via: 'mesh0', why: 'module web: admin from module:app' }]);
+  const plan = JSON.parse(await cli(ctx, 'plan', 'hub', '--json')) as { resources: { kind: string }[] };
+  assert.equal(plan.resources.filter((r) => r.kind === 'opening'), []);
+});
+
+Fw('X2: an opening from a module that runs nowhere is listed with its reason and left out of the table', async (ctx) => {
+  await addModule(ctx, 'lonely', [{ kind: 'opening', name: 'x', proto: 'udp', port: 6000, from: 'module:nowhere' }], 'c1');
+  assert.equal(rule(await firewallOf(ctx, 'c1'), 6000), []);
+  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'c1', '--json')) as { openings: { port: number; inTable: boolean; reason: string }[] };
+  const x = shown.openings.find((o) => o.port === 6000)!;
+  assert.is(x.inTable, false);
+  assert.match(x.reason, /module lonely serves x/);
+});
+
+Fw('the DBA view, mesh firewall show and the declaration say the same openings, each with a reason', async (ctx) => {
+  const view = await ctx.mesh.store.admin`select proto, port, why, reason from assignment.firewall_opening where node = 'b1' order by proto, port, why`;
+  assert.ok(view.length >= 2);
+  for (const v of view) assert.ok((v.reason as string).length > 0, `${v.port} has a reason`);
+  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as { openings: { proto: string; port: number; why: string }[] };
+  assert.equal(shown.openings.map((o) => `${o.proto} ${o.port} ${o.why}`).sort(), view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort());
+  const fw = await firewallOf(ctx, 'b1');
+  assert.equal(fw.rules.map((r: FirewallRule) => `${r.proto} ${r.port} ${r.why}`).sort(), view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort());
+  const human = await cli(ctx, 'firewall', 'show', 'b1');
+  assert.match(human, /input dropped unless loopback/);
+  assert.match(human, /provision pg \(postgres\): consumer module app on b2/);
+});
+
+Fw('the ssh port is the mesh\'s to set, and every firewall follows it', async (ctx) => {
+  await cli(ctx, 'firewall', 'ssh-port', '2222');
+  for (const n of ['hub', 'b1']) {
+    const fw = await firewallOf(ctx, n);
+    assert.equal(rule(fw, 2222), [{ proto: 'tcp', port: 2222, why: 'ssh' }]);
+    assert.equal(rule(fw, 22), []);
+  }
+  const r = await ctx.mesh.cli(['firewall', 'ssh-port', '70000']);
+  assert.is.not(r.code, 0);
+  assert.match(r.stderr, /not a port number/);
+  await cli(ctx, 'firewall', 'ssh-port', '22');
+});
+
+Fw('X2: mesh module add refuses a hostile opening, naming the field, and stores nothing', async (ctx) => {
+  for (const [bad, field] of [
+    [{ port: 70000 }, /\.port/], [{ port: 80, to: 79 }, /\.to/], [{ from: 'site:b" accept' }, /\.from/],
+    [{ why: 'x"; flush ruleset' }, /\.why/], [{ name: 'a b' }, /\.name/],
+  ] as const) {
+    const base: Record<string, unknown> = { kind: 'opening', name: 'e', proto: 'tcp', port: 80, from: 'any' };
+    const f = await moduleFile(ctx, 'evil', [{ ...base, ...bad }]);
+    const r = await ctx.mesh.cli(['module', 'add', f]);
+    assert.is.not(r.code, 0, JSON.stringify(bad));
+    assert.match(r.stderr, field);
+  }
+  assert.is((await ctx.mesh.store.admin`select name from catalogue.module where name = 'evil'`).length, 0);
+});
+
+Fw.run();
