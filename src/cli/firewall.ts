@@ -1,7 +1,8 @@
 // `mesh firewall show|ssh-port`: what each node admits and why (X1, X2).
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { firewallShow, firewallRows, setSshPort } from '../overlay/firewall.js';
+import { firewallShow, firewallRows } from '../assignment/firewall.js';
+import { setSshPort } from '../overlay/firewall.js';
 
 export function registerFirewall(p: Program): void {
   p.prog.command('firewall show <node>')
