@@ -86,7 +86,7 @@ test('a second booted machine joins with a token and pings the first across the 
   // mounts a container's /proc/sys read-only, so the lab sets them from
   // outside, as a machine's own sysctl.d would; the host then finds them set.
   for (const kv of ['net.ipv4.ip_forward=1', 'net.ipv4.conf.all.send_redirects=0', 'net.ipv4.conf.default.send_redirects=0']) {
-    await runCmd('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
+    await runAny('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
   }
   const issued = JSON.parse(await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m', '--json')) as { command: string };
   const token = issued.command.split(' ').at(-1)!;
