@@ -160,4 +160,25 @@ B('only builders may answer, and a request is answered once (B1)', async (ctx) =
   });
 });
 
+B('one build at a time per builder: of two waiting together, the second starts only after the first is answered (B1)', async (ctx) => {
+  await ctx.src.commit({ 'slow/Containerfile': `FROM ${BASE_IMAGE}\nRUN sleep 2\n` }, 'slow');
+  for (const m of ['one', 'two']) await cli(ctx.mesh, 'module', 'source', m, '--git', ctx.src.url, '--path', 'slow', '--ref', 'main');
+  // Both requests wait on the queue before any builder is there, so the one that comes is offered both at once.
+  await ctx.b1.stop();
+  const builds = ['one', 'two'].map((m) => ctx.mesh.cli(['build', m, '--json', '--timeout', '300s']));
+  await until('both requests queued', async () => {
+    const q = await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.build`)).json() as { messages?: number };
+    return q.messages === 2;
+  }, 120_000);
+  const b2 = await startBuilder(ctx.mesh, 'b2', ctx.registry.addr, ctx.st);
+  try {
+    for (const r of await Promise.all(builds)) assert.is(r.code, 0, r.stderr);
+    // The builder's own account, in the order it happened: started, answered, started, answered.
+    const said = b2.output().split('\n').map((l) => / (one|two) [0-9a-f-]{36}: (started on builder|answered)/.exec(l)).filter((m) => m !== null)
+      .map((m) => `${m[1]} ${m[2] === 'answered' ? 'answered' : 'started'}`);
+    assert.equal(said.map((x) => x.split(' ')[1]), ['started', 'answered', 'started', 'answered'], said.join(', '));
+    assert.is(said[0]!.split(' ')[0], said[1]!.split(' ')[0], 'the one answered first is the one started first');
+  } finally { await b2.stop(); }
+});
+
 B.run();

@@ -85,8 +85,12 @@ function bodyWith(ctx: Ctx, edit: (b: Record<string, unknown>) => void): string 
 }
 
 Loop('forged: signed by another key (D1)', async (ctx) => {
+  const report = () => ctx.mesh.store.admin`select serial, held::text as held, reported_at from inventory.report where node = 'web1'`;
+  const before = await report();
   await refused(ctx, envelope(bodyWith(ctx, () => {}), { ...ctx.mesh.signer, secret: signingPair().secret }), /refused a declaration: forged: declaration is not signed by the key/);
   assert.not.ok(existsSync(join(ctx.root, 'evil')));
+  // R3: a refusal moves last_seen and nothing else; it is no account of what the node holds.
+  assert.equal(await report(), before);
 });
 
 Loop('forged: the right key, but for another mesh or another node', async (ctx) => {
@@ -117,8 +121,11 @@ Loop('a report the broker cannot route is said out loud, and sent again once it 
   const [before] = await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1'`;
   assert.is(Number(before!.serial), 4);
   assert.is((await ctx.mesh.mgmt('POST', ctrl, { routing_key: 'report' })).status, 201);
+  const back = ctx.proc.output().length;
   await cli(ctx.mesh, 'declare', 'web1');
   await applied(ctx, 6);
+  // The returned report was kept, and went out again once something could receive it.
+  await ctx.proc.waitFor(/report of declaration 5 confirmed by the broker/, 10_000, back);
 });
 
 Loop('a tampered kept declaration is refused when read back (D1)', async (ctx) => {

@@ -3,7 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import amqp from 'amqplib';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
@@ -67,10 +67,12 @@ Enrol('every refusal tells the node one thing; the operator log says which (E3)'
   const token = await mesh.token('web5', ['--ttl', '1s']);
   await new Promise((r) => setTimeout(r, 1500));
   const mark = serve.output().length;
-  const r = await mesh.host('web5').enrol(token);
+  const host = mesh.host('web5');
+  const r = await host.enrol(token);
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /this token cannot be used: ask the operator for a new one/);
   assert.not.match(r.stderr, /expired/);
+  assert.not.ok(existsSync(join(host.dir, 'identity.json')), 'E4: a host the mesh refused keeps no identity');
   await serve.waitFor(/enrol: refused web5: token expired/, 10_000, mark);
 });
 

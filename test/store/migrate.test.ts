@@ -8,6 +8,7 @@ import { run, runAny } from '../../src/sys/proc.js';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate, MigrationRefused } from '../../src/store/migrate.js';
+import { waitLimit } from '../../src/store/wait.js';
 import { emptyStore, freshStore, type Store } from '../harness/store.js';
 
 const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
@@ -169,6 +170,13 @@ M3('mesh migrate against a database nobody runs says what it waits for and gives
   assert.match(stderr, /waiting for the database at 127\.0\.0\.1:9\/mesh \(ECONNREFUSED\)/);
   assert.match(stderr, /did not answer within 2s.*start PostgreSQL/);
   assert.ok(Date.now() - started >= 2000, 'it waited');
+});
+
+M3('the wait is three minutes unless MESH_STORE_WAIT_SECONDS says otherwise', () => {
+  // A cold first node took over a minute for initdb: one minute was a flake a second run always fixed.
+  assert.is(waitLimit({}), 180);
+  assert.is(waitLimit({ MESH_STORE_WAIT_SECONDS: '' }), 180);
+  assert.is(waitLimit({ MESH_STORE_WAIT_SECONDS: '2' }), 2);
 });
 
 M3('mesh migrate --help teaches', async () => {

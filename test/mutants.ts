@@ -1,0 +1,214 @@
+// `npm run mutants [-- ID...]`: every row of test/mutations.tsv removes one
+// rule from a copy of the tree; the row's tests must then fail. A mutant the
+// tests survive is a rule nothing defends (a defect), and one that does not
+// build, or whose find string is not unique, is an error: never counted as a
+// kill. One mutant at a time (the tests start their own servers), each in its
+// own temporary copy, removed afterwards. See TESTING.md.
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync, symlinkSync, rmSync, statSync, chmodSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawn, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TABLE = join(ROOT, 'test', 'mutations.tsv');
+const HEADER = 'invariant\tfile\tfind\treplace\ttest_filter\tnote';
+
+interface Row { id: string; line: number; invariant: string; file: string; find: string; replace: string; filters: string[]; note: string }
+type Verdict = 'killed' | 'survived' | 'error';
+interface Result { row: Row; verdict: Verdict; why: string; seconds: number }
+
+/** `\n`, `\t` and `\\` in find and replace; anything else is kept as written. */
+function unescape(s: string): string {
+  return s.replace(/\\([nt\\])/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\'));
+}
+
+export function readRows(text: string): Row[] {
+  const lines = text.split('\n');
+  const first = lines.findIndex((l) => l.trim() !== '' && !l.startsWith('#'));
+  if (first < 0 || lines[first] !== HEADER) throw new Error(`${TABLE}: the first line that is not a comment must be the header "${HEADER.replace(/\t/g, '\\t')}"; put it back.`);
+  const rows: Row[] = [];
+  const seen = new Map<string, number>();
+  lines.forEach((l, i) => {
+    if (i <= first || l.trim() === '' || l.startsWith('#')) return;
+    const f = l.split('\t');
+    if (f.length !== 6) throw new Error(`${TABLE}:${i + 1}: a row has 6 tab-separated fields, this one has ${f.length}; fix the row.`);
+    const [invariant, file, find, replace, filter, note] = f;
+    const filters = filter.split(' ').filter(Boolean);
+    if (!invariant || !file || !find || filters.length === 0) throw new Error(`${TABLE}:${i + 1}: invariant, file, find and test_filter must not be empty; fix the row.`);
+    const n = (seen.get(invariant) ?? 0) + 1;
+    seen.set(invariant, n);
+    rows.push({ id: `${invariant}.${n}`, line: i + 1, invariant, file, find: unescape(find), replace: unescape(replace), filters, note });
+  });
+  return rows;
+}
+
+/** Git-tracked files and untracked ones git does not ignore: the tree a clean clone would hold, plus work in progress. */
+function treeFiles(): string[] {
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 << 20 });
+  return [...new Set(out.toString().split('\0').filter(Boolean))].filter((f) => f !== 'node_modules' && !f.startsWith('node_modules/') && existsSync(join(ROOT, f)));
+}
+
+function copyTree(from: string, to: string, files: string[]): void {
+  for (const f of files) {
+    const dst = join(to, f);
+    mkdirSync(dirname(dst), { recursive: true });
+    copyFileSync(join(from, f), dst);
+    chmodSync(dst, statSync(join(from, f)).mode & 0o7777);
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'));
+}
+
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    current = child.pid;
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { current = undefined; resolve({ code, out }); });
+  });
+}
+
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const tsc = (dir: string) => run(process.execPath, [TSC, '-p', '.'], dir);
+
+/**
+ * The base copy is built whole with tsc; a mutant changes one file, so only
+ * that file is compiled again, over the built copy (seconds, not a whole
+ * build). Syntax errors make the mutant an error; it is not type-checked.
+ * The package is ESM: transpileModule cannot see that, so it is told.
+ */
+function transpile(dir: string, file: string): { js?: string; errors?: string } {
+  const cfg = ts.getParsedCommandLineOfConfigFile(join(dir, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  if (!cfg) return { errors: 'tsconfig.json cannot be read' };
+  const options = { ...cfg.options, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler };
+  const out = ts.transpileModule(readFileSync(join(dir, file), 'utf8'), { compilerOptions: options, fileName: join(dir, file), reportDiagnostics: true });
+  const errors = (out.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
+  if (errors.length) return { errors: errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n') };
+  return { js: out.outputText };
+}
+const builtOf = (dir: string, file: string) => join(dir, 'dist', file.replace(/\.ts$/, '.js'));
+
+/** Files whose one-file compile gives tsc's bytes for the unmutated text; others are built with tsc whole. */
+const oneFileOk = new Set<string>();
+function checkOneFile(base: string, files: string[]): void {
+  for (const f of new Set(files)) {
+    if (!f.endsWith('.ts') || !existsSync(join(base, f)) || !existsSync(builtOf(base, f))) continue;
+    const { js } = transpile(base, f);
+    if (js !== undefined && js === readFileSync(builtOf(base, f), 'utf8')) oneFileOk.add(f);
+  }
+}
+
+async function build(dir: string, file: string): Promise<string | undefined> {
+  if (!file.endsWith('.ts')) return undefined; // SQL and the rest are read as they are
+  if (!oneFileOk.has(file)) {
+    const b = await tsc(dir);
+    return b.code === 0 ? undefined : tail(b.out);
+  }
+  const { js, errors } = transpile(dir, file);
+  if (errors) return errors;
+  writeFileSync(builtOf(dir, file), js!);
+  return undefined;
+}
+
+const tail = (s: string, n = 25) => s.trimEnd().split('\n').slice(-n).map((l) => '    ' + l).join('\n');
+
+async function mutant(base: string, row: Row): Promise<Result> {
+  const t0 = Date.now();
+  const done = (verdict: Verdict, why: string): Result => ({ row, verdict, why, seconds: (Date.now() - t0) / 1000 });
+  const src = join(base, row.file);
+  if (!existsSync(src)) return done('error', `line ${row.line}: ${row.file} does not exist`);
+  const text = readFileSync(src, 'utf8');
+  const count = text.split(row.find).length - 1;
+  if (count !== 1) return done('error', `line ${row.line}: the find string occurs ${count} times in ${row.file}, it must occur exactly once`);
+  const dir = mkdtempSync(join(tmpdir(), `mesh-mutant-${row.id}-`));
+  dirs.add(dir);
+  try {
+    execFileSync('cp', ['-a', `${base}/.`, dir]);
+    writeFileSync(join(dir, row.file), text.replace(row.find, () => row.replace));
+    const broken = await build(dir, row.file);
+    if (broken) return done('error', `does not build: ${broken}`);
+    // A mutant that makes a suite hang is killed by run.js's per-file timeout: a hang is red.
+    const env = { ...process.env, MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300' };
+    const test = await run(process.execPath, ['dist/test/run.js', ...row.filters], dir, env);
+    const plain = test.out.replace(/\x1b\[[0-9;]*m/g, '');
+    const totals = /^(\d+) passed, (\d+) failed/m.exec(plain);
+    if (!totals) return done('error', `the tests did not run (exit ${test.code}):\n${tail(plain)}`);
+    const failing = plain.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5).trim().split(/\s+/)[0]);
+    if (Number(totals[2]) > 0 || test.code !== 0) return done('killed', failing.join(', ') || `exit ${test.code}`);
+    return done('survived', `${totals[0]}\n${tail(plain, 12)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    dirs.delete(dir);
+  }
+}
+
+let current: number | undefined;
+const dirs = new Set<string>();
+function cleanUp(): void {
+  if (current) { try { process.kill(-current, 'SIGTERM'); } catch { /* gone */ } }
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => { cleanUp(); process.exit(130); });
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const table = args.includes('--table');
+  const check = args.includes('--check');
+  const only = args.filter((a) => !a.startsWith('--'));
+  const all = readRows(readFileSync(TABLE, 'utf8'));
+  // In the order asked for: the rows most in doubt can go first.
+  const rows = only.length ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))] : all;
+  if (rows.length === 0) { console.error(`no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`); return 2; }
+  if (check) {
+    // Only what can be told without building: the file is there and the find string occurs once.
+    let bad = 0;
+    for (const r of rows) {
+      const p = join(ROOT, r.file);
+      const n = existsSync(p) ? readFileSync(p, 'utf8').split(r.find).length - 1 : -1;
+      if (n !== 1) { bad++; console.log(`error    ${r.id.padEnd(6)} line ${r.line}: ${n < 0 ? `${r.file} does not exist` : `the find string occurs ${n} times in ${r.file}`}`); }
+    }
+    console.log(`${rows.length - bad} of ${rows.length} rows apply`);
+    return bad ? 1 : 0;
+  }
+
+  // One built copy of the tree; every mutant starts from a copy of it and compiles only the file its edit changed.
+  const t0 = Date.now();
+  const base = mkdtempSync(join(tmpdir(), 'mesh-mutants-base-'));
+  dirs.add(base);
+  try {
+    copyTree(ROOT, base, treeFiles());
+    const build = await tsc(base);
+    if (build.code !== 0) { console.error(`the unmutated tree does not build; fix that first:\n${tail(build.out)}`); return 2; }
+    checkOneFile(base, rows.map((r) => r.file));
+    const whole = [...new Set(rows.map((r) => r.file))].filter((f) => f.endsWith('.ts') && !oneFileOk.has(f));
+    console.log(`[mutants] ${rows.length} of ${all.length} rows, base copy built in ${((Date.now() - t0) / 1000).toFixed(0)}s${whole.length ? `; built whole with tsc for ${whole.join(', ')}` : ''}`);
+
+    const results: Result[] = [];
+    for (const row of rows) {
+      const r = await mutant(base, row);
+      results.push(r);
+      console.log(`${r.verdict.padEnd(8)} ${row.id.padEnd(6)} ${row.file}: ${row.note} (${r.seconds.toFixed(0)}s)${r.verdict === 'killed' ? ` [${r.why}]` : ''}`);
+      if (r.verdict !== 'killed') console.log(r.why.split('\n').map((l) => '    ' + l).join('\n'));
+    }
+
+    const killed = results.filter((r) => r.verdict === 'killed').length;
+    const survivors = results.filter((r) => r.verdict === 'survived');
+    const errors = results.filter((r) => r.verdict === 'error');
+    console.log(`\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+    if (survivors.length) console.log(`survived: ${survivors.map((r) => `${r.row.id} (${r.row.note})`).join('; ')}`);
+    if (errors.length) console.log(`errors: ${errors.map((r) => `${r.row.id} (line ${r.row.line})`).join('; ')}`);
+    if (table) {
+      console.log('\n| invariant | mutant | result |\n|---|---|---|');
+      for (const r of results) console.log(`| ${r.row.id} | ${r.row.file}: ${r.row.note.replace(/\|/g, '\\|')} | ${r.verdict} |`);
+    }
+    return survivors.length || errors.length ? 1 : 0;
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+    dirs.delete(base);
+  }
+}
+
+main().then((code) => process.exit(code), (err) => { console.error(err instanceof Error ? err.message : err); cleanUp(); process.exit(2); });
