@@ -156,9 +156,11 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
       join want w on w.node = a.node
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
+     where e.value->>'kind' is distinct from 'opening'
     union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
-    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node),
+    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
+    union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
     select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
       from want w left join r on r.node = w.node
@@ -188,6 +190,30 @@ CREATE FUNCTION assignment.declarable(node_names text[]) RETURNS TABLE(node text
 $$;
 
 ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: firewalls(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text, resource jsonb)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  select e.name,
+         jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh',
+           'rules', coalesce((
+             select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                      'proto', o.proto, 'port', o.port,
+                      'to', case when o.port_to is distinct from o.port then o.port_to end,
+                      'from', to_jsonb(o.sources), 'via', o.via, 'why', o.why))
+                    order by o.proto, o.port, o.why, o.sources::text)
+               from assignment.firewall_opening o
+              where o.node = e.name and (o.sources is null or cardinality(o.sources) > 0)), '[]'::jsonb))
+    from inventory.enrolled_node e
+   where node_names is null or e.name = any(node_names)
+$$;
+
+ALTER FUNCTION assignment.firewalls(node_names text[]) OWNER TO mesh_assignment;
 
 --
 -- Name: latest_envelope(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -637,6 +663,27 @@ end $$;
 ALTER FUNCTION "overlay".allocate_addresses() OWNER TO mesh_overlay;
 
 --
+-- Name: firewall_members(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".firewall_members() RETURNS TABLE(node text, site text, address text, interface text, listen_port integer, dialled_by text[], ssh_port integer)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select listen_port, interface from overlay.settings),
+       f as (select ssh_port from overlay.firewall_setting),
+       p as materialized (select node, peer from overlay.peers())
+  select m.name, m.site, host(m.address) || '/32', s.interface,
+         case when m.dialable is not null then s.listen_port end,
+         coalesce((select array_agg(p.node order by p.node) from p where p.peer = m.name), '{}'),
+         f.ssh_port
+    from overlay.member m cross join s cross join f
+$$;
+
+ALTER FUNCTION "overlay".firewall_members() OWNER TO mesh_overlay;
+
+--
 -- Name: interfaces(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -762,6 +809,36 @@ begin
 end $$;
 
 ALTER FUNCTION "overlay".set_hub(node_name text, on_off boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: set_ssh_port(integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".set_ssh_port(port integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if port is null or port not between 1 and 65535 then
+    raise exception 'ssh port % is not a port number', port using errcode = 'MSH64', hint = 'give a port from 1 to 65535';
+  end if;
+  update overlay.firewall_setting set ssh_port = port;
+  return port;
+end $$;
+
+ALTER FUNCTION "overlay".set_ssh_port(port integer) OWNER TO mesh_overlay;
+
+--
+-- Name: ssh_port(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".ssh_port() RETURNS integer
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select ssh_port from overlay.firewall_setting
+$$;
+
+ALTER FUNCTION "overlay".ssh_port() OWNER TO mesh_overlay;
 
 --
 -- Name: affected_holders(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
@@ -1191,6 +1268,729 @@ ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
 
 --
+-- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.module (
+    name text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    resources jsonb NOT NULL,
+    origin text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
+    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
+    CONSTRAINT module_version_check CHECK ((version > 0))
+);
+
+ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
+
+--
+-- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
+
+--
+-- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
+
+--
+-- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
+
+--
+-- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
+
+--
+-- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
+
+--
+-- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.module_resources AS
+ SELECT module.name,
+    module.version,
+    module.resources
+   FROM catalogue.module;
+
+ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
+
+--
+-- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.node (
+    name text NOT NULL,
+    site text DEFAULT 'default'::text NOT NULL,
+    dialable text,
+    identity_key bytea,
+    overlay_key bytea,
+    sealing_key bytea,
+    enrolled_at timestamp with time zone,
+    last_seen timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
+    CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
+    CONSTRAINT node_identity_key_check CHECK ((octet_length(identity_key) = 32)),
+    CONSTRAINT node_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT node_overlay_key_check CHECK ((octet_length(overlay_key) = 32)),
+    CONSTRAINT node_sealing_key_check CHECK ((octet_length(sealing_key) = 32)),
+    CONSTRAINT node_site_check CHECK ((site ~ '^[a-z][a-z0-9-]{0,62}$'::text))
+);
+
+ALTER TABLE inventory.node OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.node IS 'A machine of the mesh, from the moment its token is issued.';
+
+--
+-- Name: COLUMN node.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.name IS 'Also its broker account (node.NAME) and queue: the pattern keeps permission patterns from widening.';
+
+--
+-- Name: COLUMN node.site; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.site IS 'Where it is; nodes at one site may reach each other directly.';
+
+--
+-- Name: COLUMN node.dialable; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.dialable IS 'host:port others can dial for its overlay, or null when it sits behind NAT.';
+
+--
+-- Name: COLUMN node.identity_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.identity_key IS 'Ed25519 public key: signs what the node says about itself (rekeys).';
+
+--
+-- Name: COLUMN node.overlay_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.overlay_key IS 'X25519 public key: its WireGuard key.';
+
+--
+-- Name: COLUMN node.sealing_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.sealing_key IS 'X25519 public key: secrets are sealed to it.';
+
+--
+-- Name: COLUMN node.enrolled_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.enrolled_at IS 'When its token was spent; null until then.';
+
+--
+-- Name: COLUMN node.last_seen; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.last_seen IS 'When anything was last heard from it: heard, report, refusal.';
+
+--
+-- Name: COLUMN node.created_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.created_at IS 'When its first token was issued.';
+
+--
+-- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.enrolled_node AS
+ SELECT node.name,
+    node.site,
+    node.dialable,
+    node.overlay_key,
+    node.sealing_key,
+    node.enrolled_at
+   FROM inventory.node
+  WHERE (node.enrolled_at IS NOT NULL);
+
+ALTER TABLE inventory.enrolled_node OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW enrolled_node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.enrolled_node IS 'Nodes that hold an identity: what other contexts may know of a node (public keys, site, endpoint).';
+
+--
+-- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision."grant" (
+    provision text NOT NULL,
+    consumer text NOT NULL,
+    facts jsonb NOT NULL,
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT grant_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT grant_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text))
+);
+
+ALTER TABLE provision."grant" OWNER TO mesh_provision;
+
+--
+-- Name: TABLE "grant"; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision."grant" IS 'Module CONSUMER may use PROVISION: one pair, one credential (S5).';
+
+--
+-- Name: COLUMN "grant".provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".provision IS 'What is consumed.';
+
+--
+-- Name: COLUMN "grant".consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".consumer IS 'The catalogue module that consumes it.';
+
+--
+-- Name: COLUMN "grant".facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".facts IS 'The pair''s readable facts: for postgres {database, user}; for routes {name, port} (the name served, the port on the consumer).';
+
+--
+-- Name: COLUMN "grant".granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".granted_at IS 'When it was granted.';
+
+--
+-- Name: provision; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.provision (
+    name text NOT NULL,
+    kind text NOT NULL,
+    provider text NOT NULL,
+    facts jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT provision_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text)),
+    CONSTRAINT provision_kind_check CHECK ((kind = ANY (ARRAY['postgres'::text, 'route'::text]))),
+    CONSTRAINT provision_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT provision_provider_check CHECK ((provider ~ '^[a-z][a-z0-9-]{0,62}$'::text))
+);
+
+ALTER TABLE provision.provision OWNER TO mesh_provision;
+
+--
+-- Name: TABLE provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.provision IS 'Something a module provides: a PostgreSQL database server, or routes through a reverse proxy.';
+
+--
+-- Name: COLUMN provision.name; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.name IS 'Its name; files on nodes are named after it.';
+
+--
+-- Name: COLUMN provision.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.kind IS 'postgres: a consumer supplies a database name and receives credentials. route: a consumer supplies a target port and receives a name the proxy serves.';
+
+--
+-- Name: COLUMN provision.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.provider IS 'The catalogue module that provides it; every node it is assigned to holds every consumer''s credential.';
+
+--
+-- Name: COLUMN provision.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.facts IS 'Readable facts the provider states, copied into every binds file: for postgres {host, port}; for routes {} or {scheme}.';
+
+--
+-- Name: COLUMN provision.created_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.created_at IS 'When it was offered.';
+
+--
+-- Name: setting; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.setting (
+    only_row boolean DEFAULT true NOT NULL,
+    files_root text DEFAULT '/etc/mesh/provision'::text NOT NULL,
+    CONSTRAINT setting_files_root_check CHECK ((files_root ~ '^/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+$'::text)),
+    CONSTRAINT setting_only_row_check CHECK (only_row)
+);
+
+ALTER TABLE provision.setting OWNER TO mesh_provision;
+
+--
+-- Name: TABLE setting; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.setting IS 'The one row of this context''s settings.';
+
+--
+-- Name: COLUMN setting.only_row; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.';
+
+--
+-- Name: COLUMN setting.files_root; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
+
+--
+-- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.sealed (
+    secret text NOT NULL,
+    holder text NOT NULL,
+    sealed_to bytea NOT NULL,
+    blob text NOT NULL,
+    generation integer NOT NULL,
+    CONSTRAINT sealed_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
+    CONSTRAINT sealed_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
+);
+
+ALTER TABLE secret.sealed OWNER TO mesh_secret;
+
+--
+-- Name: TABLE sealed; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.sealed IS 'One sealed copy of a secret per holder (S1). Only the holder''s private sealing key opens it.';
+
+--
+-- Name: COLUMN sealed.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.secret IS 'Which secret.';
+
+--
+-- Name: COLUMN sealed.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.holder IS 'The node that holds it (an inventory node name).';
+
+--
+-- Name: COLUMN sealed.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.sealed_to IS 'The X25519 sealing key it was sealed to. When inventory says the node now has another key, this blob is stale (S3).';
+
+--
+-- Name: COLUMN sealed.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.blob IS 'base64 of version | ephemeral public | nonce | ciphertext | tag (src/crypto/seal.ts).';
+
+--
+-- Name: COLUMN sealed.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.generation IS 'The secret generation this blob carries; every holder of a secret carries the same one.';
+
+--
+-- Name: secret; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.secret (
+    name text NOT NULL,
+    origin text NOT NULL,
+    path text,
+    mode text DEFAULT '0600'::text NOT NULL,
+    generation integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sealed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT secret_generation_check CHECK ((generation > 0)),
+    CONSTRAINT secret_mode_check CHECK ((mode ~ '^0?[0-7]{3}$'::text)),
+    CONSTRAINT secret_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62}){0,3}$'::text)),
+    CONSTRAINT secret_origin_check CHECK ((origin = ANY (ARRAY['made'::text, 'accepted'::text]))),
+    CONSTRAINT secret_path_check CHECK ((path ~ '^/.*[^/]$'::text))
+);
+
+ALTER TABLE secret.secret OWNER TO mesh_secret;
+
+--
+-- Name: TABLE secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.secret IS 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
+
+--
+-- Name: COLUMN secret.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.name IS 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
+
+--
+-- Name: COLUMN secret.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.origin IS 'made: the mesh generated it and nothing else ever knew it, so it may be made again. accepted: some other system was told it (a broker, a database superuser); it is never regenerated (S4).';
+
+--
+-- Name: COLUMN secret.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.path IS 'Where secret.node_resources places it on each holder; null when another context places it (provision does, under its own paths).';
+
+--
+-- Name: COLUMN secret.mode; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.mode IS 'File mode of the placed file.';
+
+--
+-- Name: COLUMN secret.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.generation IS 'Goes up each time the value changes (made again, rotated, accepted again). Resealing the same value never happens: the mesh cannot read it.';
+
+--
+-- Name: COLUMN secret.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.created_at IS 'When it was first made or accepted.';
+
+--
+-- Name: COLUMN secret.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.sealed_at IS 'When the current value was sealed.';
+
+--
+-- Name: held; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.held AS
+ SELECT s.name AS secret,
+    s.origin,
+    s.generation,
+    s.path,
+    s.mode,
+    b.holder,
+    b.blob,
+    b.sealed_to,
+    ((e.sealing_key IS NOT NULL) AND (e.sealing_key = b.sealed_to)) AS current
+   FROM ((secret.secret s
+     JOIN secret.sealed b ON ((b.secret = s.name)))
+     LEFT JOIN inventory.enrolled_node e ON ((e.name = b.holder)));
+
+ALTER TABLE secret.held OWNER TO mesh_secret;
+
+--
+-- Name: VIEW held; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
+
+--
+-- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.node_resources AS
+ WITH pairs AS (
+         SELECT g.provision,
+            g.consumer,
+            p.kind,
+            p.provider,
+            ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
+           FROM (provision."grant" g
+             JOIN provision.provision p ON ((p.name = g.provision)))
+        ), placed AS (
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.facts,
+            pl.node,
+            'provider'::text AS side,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/provides/'::text) || pr.provision) || '/'::text) || pr.consumer) AS base
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.provider)))
+        UNION ALL
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.facts,
+            pl.node,
+            'consumer'::text,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
+        ), binds AS (
+         SELECT pd.node,
+            pd.base,
+                CASE
+                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
+                       FROM provision.placements() cn(module, node)
+                      WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
+                    ELSE pd.facts
+                END AS facts,
+            pd.kind,
+            pd.provision,
+            pd.consumer
+           FROM placed pd
+        )
+ SELECT b.node,
+    jsonb_build_object('id', (('file:'::text || b.base) || '.binds'::text), 'kind', 'file', 'path', (b.base || '.binds'::text), 'mode', '0644', 'content', translate(encode(convert_to(((b.facts)::text || '
+'::text), 'utf8'::name), 'base64'::text), '
+'::text, ''::text)) AS resource
+   FROM binds b
+  WHERE (b.facts IS NOT NULL)
+UNION ALL
+ SELECT b.node,
+    jsonb_build_object('id', (('secret:'::text || b.base) || '.secret'::text), 'kind', 'secret', 'path', (b.base || '.secret'::text), 'mode', '0600', 'sealed', s.blob) AS resource
+   FROM (binds b
+     JOIN secret.held s ON (((s.secret = provision.secret_of(b.provision, b.consumer)) AND (s.holder = b.node) AND s.current)))
+  WHERE (b.kind = 'postgres'::text);
+
+ALTER TABLE provision.node_resources OWNER TO mesh_provision;
+
+--
+-- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2).';
+
+--
+-- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.firewall_opening AS
+ WITH fm AS MATERIALIZED (
+         SELECT firewall_members.node,
+            firewall_members.site,
+            firewall_members.address,
+            firewall_members.interface,
+            firewall_members.listen_port,
+            firewall_members.dialled_by,
+            firewall_members.ssh_port
+           FROM "overlay".firewall_members() firewall_members(node, site, address, interface, listen_port, dialled_by, ssh_port)
+        ), binds AS MATERIALIZED (
+         SELECT x_1.node,
+            (x_1.resource ->> 'path'::text) AS path,
+            (convert_from(decode((x_1.resource ->> 'content'::text), 'base64'::text), 'utf8'::name))::jsonb AS facts
+           FROM provision.node_resources x_1
+          WHERE (((x_1.resource ->> 'kind'::text) = 'file'::text) AND ((x_1.resource ->> 'path'::text) ~~ '%.binds'::text))
+        ), placed AS (
+         SELECT a.module,
+            a.node
+           FROM assignment.assignment a
+        ), ssh AS (
+         SELECT e.name AS node,
+            'tcp'::text AS proto,
+            "overlay".ssh_port() AS port,
+            NULL::integer AS port_to,
+            NULL::text[] AS sources,
+            NULL::text AS via,
+            'ssh'::text AS why,
+            'base'::text AS origin,
+            'ssh, so an operator is never locked out (overlay.firewall_setting.ssh_port)'::text AS reason
+           FROM inventory.enrolled_node e
+        ), wg AS (
+         SELECT m.node,
+            'udp'::text AS "?column?",
+            m.listen_port,
+            NULL::integer AS int4,
+            NULL::text[] AS text,
+            NULL::text AS text,
+            'WireGuard'::text AS "?column?",
+            'overlay'::text AS "?column?",
+            ('WireGuard: this node is dialable; dialled by '::text || COALESCE(NULLIF(array_to_string(m.dialled_by, ', '::text), ''::text), 'no peer yet'::text)) AS "?column?"
+           FROM fm m
+          WHERE (m.listen_port IS NOT NULL)
+        ), pg AS (
+         SELECT b.node,
+            'tcp'::text AS "?column?",
+            ((b.facts ->> 'port'::text))::integer AS int4,
+            NULL::integer AS int4,
+            COALESCE(( SELECT array_agg(DISTINCT c.address ORDER BY c.address) AS array_agg
+                   FROM (placed pl
+                     JOIN fm c ON ((c.node = pl.node)))
+                  WHERE (pl.module = (b.facts ->> 'consumer'::text))), '{}'::text[]) AS "coalesce",
+            ( SELECT fm.interface
+                   FROM fm
+                 LIMIT 1) AS interface,
+            ((('provision '::text || (b.facts ->> 'provision'::text)) || ': consumer '::text) || (b.facts ->> 'consumer'::text)) AS "?column?",
+            'provision'::text AS "?column?",
+            ((((('provision '::text || (b.facts ->> 'provision'::text)) || ' (postgres): consumer module '::text) || (b.facts ->> 'consumer'::text)) || ' on '::text) || COALESCE(( SELECT string_agg(pl.node, ', '::text ORDER BY pl.node) AS string_agg
+                   FROM placed pl
+                  WHERE (pl.module = (b.facts ->> 'consumer'::text))), 'no node'::text)) AS "?column?"
+           FROM binds b
+          WHERE (((b.facts ->> 'kind'::text) = 'postgres'::text) AND (b.path ~~ '%/provides/%'::text) AND ((b.facts ->> 'port'::text) ~ '^[0-9]{1,5}$'::text) AND ((((b.facts ->> 'port'::text))::integer >= 1) AND (((b.facts ->> 'port'::text))::integer <= 65535)))
+        ), route AS (
+         SELECT c.node,
+            'tcp'::text AS "?column?",
+            ((c.facts ->> 'port'::text))::integer AS int4,
+            NULL::integer AS int4,
+            COALESCE(( SELECT array_agg(DISTINCT a.address ORDER BY a.address) AS array_agg
+                   FROM (binds p
+                     JOIN fm a ON ((a.node = p.node)))
+                  WHERE ((p.path ~~ '%/provides/%'::text) AND ((p.facts ->> 'provision'::text) = (c.facts ->> 'provision'::text)) AND ((p.facts ->> 'consumer'::text) = (c.facts ->> 'consumer'::text)))), '{}'::text[]) AS "coalesce",
+            ( SELECT fm.interface
+                   FROM fm
+                 LIMIT 1) AS interface,
+            ((('route '::text || (c.facts ->> 'provision'::text)) || ': proxy to '::text) || (c.facts ->> 'consumer'::text)) AS "?column?",
+            'provision'::text AS "?column?",
+            (((('route '::text || (c.facts ->> 'provision'::text)) || ': the proxy reaches consumer module '::text) || (c.facts ->> 'consumer'::text)) || ' on its port'::text) AS "?column?"
+           FROM binds c
+          WHERE (((c.facts ->> 'kind'::text) = 'route'::text) AND (c.path ~~ '%/uses/%'::text) AND ((c.facts ->> 'port'::text) ~ '^[0-9]{1,5}$'::text) AND ((((c.facts ->> 'port'::text))::integer >= 1) AND (((c.facts ->> 'port'::text))::integer <= 65535)))
+        ), opening AS (
+         SELECT pl.node,
+            (o.value ->> 'proto'::text) AS proto,
+            ((o.value ->> 'port'::text))::integer AS port,
+            ((o.value ->> 'to'::text))::integer AS port_to,
+            (o.value ->> 'from'::text) AS "from",
+            (o.value ->> 'name'::text) AS name,
+            pl.module,
+            (o.value ->> 'why'::text) AS why
+           FROM ((placed pl
+             JOIN catalogue.module_resources m ON ((m.name = pl.module)))
+             CROSS JOIN LATERAL jsonb_array_elements(m.resources) o(value))
+          WHERE ((o.value ->> 'kind'::text) = 'opening'::text)
+        ), module AS (
+         SELECT o.node,
+            o.proto,
+            o.port,
+            o.port_to,
+                CASE
+                    WHEN (o."from" = 'any'::text) THEN NULL::text[]
+                    WHEN (o."from" ~~ 'site:%'::text) THEN COALESCE(( SELECT array_agg(f.address ORDER BY f.address) AS array_agg
+                       FROM fm f
+                      WHERE (f.site = substr(o."from", 6))), '{}'::text[])
+                    ELSE COALESCE(( SELECT array_agg(DISTINCT f.address ORDER BY f.address) AS array_agg
+                       FROM (placed pl
+                         JOIN fm f ON ((f.node = pl.node)))
+                      WHERE (pl.module = substr(o."from", 8))), '{}'::text[])
+                END AS "coalesce",
+                CASE
+                    WHEN (o."from" = 'any'::text) THEN NULL::text
+                    ELSE ( SELECT fm.interface
+                       FROM fm
+                     LIMIT 1)
+                END AS interface,
+            COALESCE(o.why, ((((('module '::text || o.module) || ': '::text) || o.name) || ' from '::text) || o."from")) AS "coalesce",
+            'module'::text AS "?column?",
+            (((((((((('module '::text || o.module) || ' serves '::text) || o.name) || ' ('::text) || o.proto) || ' '::text) || o.port) || COALESCE(('-'::text || o.port_to), ''::text)) || ') to '::text) || o."from") AS "?column?"
+           FROM opening o
+        )
+ SELECT x.node,
+    x.proto,
+    x.port,
+    x.port_to,
+    x.sources,
+    x.via,
+    "left"(x.why, 128) AS why,
+    x.origin,
+    x.reason
+   FROM ( SELECT ssh.node,
+            ssh.proto,
+            ssh.port,
+            ssh.port_to,
+            ssh.sources,
+            ssh.via,
+            ssh.why,
+            ssh.origin,
+            ssh.reason
+           FROM ssh
+        UNION ALL
+         SELECT wg.node,
+            wg."?column?",
+            wg.listen_port,
+            wg.int4,
+            wg.text,
+            wg.text_1 AS text,
+            wg."?column?_1" AS "?column?",
+            wg."?column?_2" AS "?column?",
+            wg."?column?_3" AS "?column?"
+           FROM wg wg(node, "?column?", listen_port, int4, text, text_1, "?column?_1", "?column?_2", "?column?_3")
+        UNION ALL
+         SELECT pg.node,
+            pg."?column?",
+            pg.int4,
+            pg.int4_1 AS int4,
+            pg."coalesce",
+            pg.interface,
+            pg."?column?_1" AS "?column?",
+            pg."?column?_2" AS "?column?",
+            pg."?column?_3" AS "?column?"
+           FROM pg pg(node, "?column?", int4, int4_1, "coalesce", interface, "?column?_1", "?column?_2", "?column?_3")
+        UNION ALL
+         SELECT route.node,
+            route."?column?",
+            route.int4,
+            route.int4_1 AS int4,
+            route."coalesce",
+            route.interface,
+            route."?column?_1" AS "?column?",
+            route."?column?_2" AS "?column?",
+            route."?column?_3" AS "?column?"
+           FROM route route(node, "?column?", int4, int4_1, "coalesce", interface, "?column?_1", "?column?_2", "?column?_3")
+        UNION ALL
+         SELECT module.node,
+            module.proto,
+            module.port,
+            module.port_to,
+            module."coalesce",
+            module.interface,
+            module.coalesce_1 AS "coalesce",
+            module."?column?",
+            module."?column?_1" AS "?column?"
+           FROM module module(node, proto, port, port_to, "coalesce", interface, coalesce_1, "?column?", "?column?_1")) x
+  WHERE (x.port IS NOT NULL);
+
+ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW firewall_opening; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module) and the reason in full.';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -1561,78 +2361,6 @@ ALTER TABLE catalogue.migration_digest OWNER TO mesh_catalogue;
 COMMENT ON TABLE catalogue.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
 
 --
--- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE TABLE catalogue.module (
-    name text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    resources jsonb NOT NULL,
-    origin text NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
-    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
-    CONSTRAINT module_version_check CHECK ((version > 0))
-);
-
-ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
-
---
--- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
-
---
--- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
-
---
--- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
-
---
--- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
-
---
--- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
-
---
--- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
-
---
--- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE VIEW catalogue.module_resources AS
- SELECT module.name,
-    module.version,
-    module.resources
-   FROM catalogue.module;
-
-ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
-
---
--- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
-
---
 -- Name: source; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -1787,113 +2515,6 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 --
 
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
-
---
--- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE TABLE inventory.node (
-    name text NOT NULL,
-    site text DEFAULT 'default'::text NOT NULL,
-    dialable text,
-    identity_key bytea,
-    overlay_key bytea,
-    sealing_key bytea,
-    enrolled_at timestamp with time zone,
-    last_seen timestamp with time zone,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
-    CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
-    CONSTRAINT node_identity_key_check CHECK ((octet_length(identity_key) = 32)),
-    CONSTRAINT node_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT node_overlay_key_check CHECK ((octet_length(overlay_key) = 32)),
-    CONSTRAINT node_sealing_key_check CHECK ((octet_length(sealing_key) = 32)),
-    CONSTRAINT node_site_check CHECK ((site ~ '^[a-z][a-z0-9-]{0,62}$'::text))
-);
-
-ALTER TABLE inventory.node OWNER TO mesh_inventory;
-
---
--- Name: TABLE node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON TABLE inventory.node IS 'A machine of the mesh, from the moment its token is issued.';
-
---
--- Name: COLUMN node.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.name IS 'Also its broker account (node.NAME) and queue: the pattern keeps permission patterns from widening.';
-
---
--- Name: COLUMN node.site; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.site IS 'Where it is; nodes at one site may reach each other directly.';
-
---
--- Name: COLUMN node.dialable; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.dialable IS 'host:port others can dial for its overlay, or null when it sits behind NAT.';
-
---
--- Name: COLUMN node.identity_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.identity_key IS 'Ed25519 public key: signs what the node says about itself (rekeys).';
-
---
--- Name: COLUMN node.overlay_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.overlay_key IS 'X25519 public key: its WireGuard key.';
-
---
--- Name: COLUMN node.sealing_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.sealing_key IS 'X25519 public key: secrets are sealed to it.';
-
---
--- Name: COLUMN node.enrolled_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.enrolled_at IS 'When its token was spent; null until then.';
-
---
--- Name: COLUMN node.last_seen; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.last_seen IS 'When anything was last heard from it: heard, report, refusal.';
-
---
--- Name: COLUMN node.created_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.node.created_at IS 'When its first token was issued.';
-
---
--- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE VIEW inventory.enrolled_node AS
- SELECT node.name,
-    node.site,
-    node.dialable,
-    node.overlay_key,
-    node.sealing_key,
-    node.enrolled_at
-   FROM inventory.node
-  WHERE (node.enrolled_at IS NOT NULL);
-
-ALTER TABLE inventory.enrolled_node OWNER TO mesh_inventory;
-
---
--- Name: VIEW enrolled_node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON VIEW inventory.enrolled_node IS 'Nodes that hold an identity: what other contexts may know of a node (public keys, site, endpoint).';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -2132,6 +2753,37 @@ COMMENT ON COLUMN "overlay".address.address IS 'A host address (/32) inside over
 COMMENT ON COLUMN "overlay".address.allocated_at IS 'When it was allocated or pinned.';
 
 --
+-- Name: firewall_setting; Type: TABLE; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TABLE "overlay".firewall_setting (
+    one boolean DEFAULT true NOT NULL,
+    ssh_port integer DEFAULT 22 NOT NULL,
+    CONSTRAINT firewall_setting_one_check CHECK (one),
+    CONSTRAINT firewall_setting_ssh_port_check CHECK (((ssh_port >= 1) AND (ssh_port <= 65535)))
+);
+
+ALTER TABLE "overlay".firewall_setting OWNER TO mesh_overlay;
+
+--
+-- Name: TABLE firewall_setting; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON TABLE "overlay".firewall_setting IS 'Firewall facts of this mesh: one row.';
+
+--
+-- Name: COLUMN firewall_setting.one; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".firewall_setting.one IS 'Always true: there is one row.';
+
+--
+-- Name: COLUMN firewall_setting.ssh_port; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".firewall_setting.ssh_port IS 'The ssh port every node''s firewall keeps open, so an operator over ssh is never locked out (X1). The first-node bundle sets it from --ssh-port.';
+
+--
 -- Name: hub; Type: TABLE; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2330,252 +2982,6 @@ COMMENT ON COLUMN "overlay".settings.keepalive IS 'Seconds between keepalives a 
 COMMENT ON COLUMN "overlay".settings.interface IS 'The interface name every node raises.';
 
 --
--- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision."grant" (
-    provision text NOT NULL,
-    consumer text NOT NULL,
-    facts jsonb NOT NULL,
-    granted_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT grant_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT grant_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text))
-);
-
-ALTER TABLE provision."grant" OWNER TO mesh_provision;
-
---
--- Name: TABLE "grant"; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision."grant" IS 'Module CONSUMER may use PROVISION: one pair, one credential (S5).';
-
---
--- Name: COLUMN "grant".provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".provision IS 'What is consumed.';
-
---
--- Name: COLUMN "grant".consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".consumer IS 'The catalogue module that consumes it.';
-
---
--- Name: COLUMN "grant".facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".facts IS 'The pair''s readable facts: for postgres {database, user}; for routes {name, port} (the name served, the port on the consumer).';
-
---
--- Name: COLUMN "grant".granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".granted_at IS 'When it was granted.';
-
---
--- Name: provision; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision.provision (
-    name text NOT NULL,
-    kind text NOT NULL,
-    provider text NOT NULL,
-    facts jsonb DEFAULT '{}'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provision_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text)),
-    CONSTRAINT provision_kind_check CHECK ((kind = ANY (ARRAY['postgres'::text, 'route'::text]))),
-    CONSTRAINT provision_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT provision_provider_check CHECK ((provider ~ '^[a-z][a-z0-9-]{0,62}$'::text))
-);
-
-ALTER TABLE provision.provision OWNER TO mesh_provision;
-
---
--- Name: TABLE provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision.provision IS 'Something a module provides: a PostgreSQL database server, or routes through a reverse proxy.';
-
---
--- Name: COLUMN provision.name; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.name IS 'Its name; files on nodes are named after it.';
-
---
--- Name: COLUMN provision.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.kind IS 'postgres: a consumer supplies a database name and receives credentials. route: a consumer supplies a target port and receives a name the proxy serves.';
-
---
--- Name: COLUMN provision.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.provider IS 'The catalogue module that provides it; every node it is assigned to holds every consumer''s credential.';
-
---
--- Name: COLUMN provision.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.facts IS 'Readable facts the provider states, copied into every binds file: for postgres {host, port}; for routes {} or {scheme}.';
-
---
--- Name: COLUMN provision.created_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.created_at IS 'When it was offered.';
-
---
--- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
---
-
-CREATE TABLE secret.sealed (
-    secret text NOT NULL,
-    holder text NOT NULL,
-    sealed_to bytea NOT NULL,
-    blob text NOT NULL,
-    generation integer NOT NULL,
-    CONSTRAINT sealed_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
-    CONSTRAINT sealed_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
-);
-
-ALTER TABLE secret.sealed OWNER TO mesh_secret;
-
---
--- Name: TABLE sealed; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON TABLE secret.sealed IS 'One sealed copy of a secret per holder (S1). Only the holder''s private sealing key opens it.';
-
---
--- Name: COLUMN sealed.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.secret IS 'Which secret.';
-
---
--- Name: COLUMN sealed.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.holder IS 'The node that holds it (an inventory node name).';
-
---
--- Name: COLUMN sealed.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.sealed_to IS 'The X25519 sealing key it was sealed to. When inventory says the node now has another key, this blob is stale (S3).';
-
---
--- Name: COLUMN sealed.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.blob IS 'base64 of version | ephemeral public | nonce | ciphertext | tag (src/crypto/seal.ts).';
-
---
--- Name: COLUMN sealed.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.generation IS 'The secret generation this blob carries; every holder of a secret carries the same one.';
-
---
--- Name: secret; Type: TABLE; Schema: secret; Owner: mesh_secret
---
-
-CREATE TABLE secret.secret (
-    name text NOT NULL,
-    origin text NOT NULL,
-    path text,
-    mode text DEFAULT '0600'::text NOT NULL,
-    generation integer DEFAULT 1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    sealed_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT secret_generation_check CHECK ((generation > 0)),
-    CONSTRAINT secret_mode_check CHECK ((mode ~ '^0?[0-7]{3}$'::text)),
-    CONSTRAINT secret_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62}){0,3}$'::text)),
-    CONSTRAINT secret_origin_check CHECK ((origin = ANY (ARRAY['made'::text, 'accepted'::text]))),
-    CONSTRAINT secret_path_check CHECK ((path ~ '^/.*[^/]$'::text))
-);
-
-ALTER TABLE secret.secret OWNER TO mesh_secret;
-
---
--- Name: TABLE secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON TABLE secret.secret IS 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
-
---
--- Name: COLUMN secret.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.name IS 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
-
---
--- Name: COLUMN secret.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.origin IS 'made: the mesh generated it and nothing else ever knew it, so it may be made again. accepted: some other system was told it (a broker, a database superuser); it is never regenerated (S4).';
-
---
--- Name: COLUMN secret.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.path IS 'Where secret.node_resources places it on each holder; null when another context places it (provision does, under its own paths).';
-
---
--- Name: COLUMN secret.mode; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.mode IS 'File mode of the placed file.';
-
---
--- Name: COLUMN secret.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.generation IS 'Goes up each time the value changes (made again, rotated, accepted again). Resealing the same value never happens: the mesh cannot read it.';
-
---
--- Name: COLUMN secret.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.created_at IS 'When it was first made or accepted.';
-
---
--- Name: COLUMN secret.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.sealed_at IS 'When the current value was sealed.';
-
---
--- Name: held; Type: VIEW; Schema: secret; Owner: mesh_secret
---
-
-CREATE VIEW secret.held AS
- SELECT s.name AS secret,
-    s.origin,
-    s.generation,
-    s.path,
-    s.mode,
-    b.holder,
-    b.blob,
-    b.sealed_to,
-    ((e.sealing_key IS NOT NULL) AND (e.sealing_key = b.sealed_to)) AS current
-   FROM ((secret.secret s
-     JOIN secret.sealed b ON ((b.secret = s.name)))
-     LEFT JOIN inventory.enrolled_node e ON ((e.name = b.holder)));
-
-ALTER TABLE secret.held OWNER TO mesh_secret;
-
---
--- Name: VIEW held; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
-
---
 -- Name: grant_status; Type: VIEW; Schema: provision; Owner: mesh_provision
 --
 
@@ -2619,109 +3025,6 @@ ALTER TABLE provision.migration_digest OWNER TO mesh_provision;
 --
 
 COMMENT ON TABLE provision.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
-
---
--- Name: setting; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision.setting (
-    only_row boolean DEFAULT true NOT NULL,
-    files_root text DEFAULT '/etc/mesh/provision'::text NOT NULL,
-    CONSTRAINT setting_files_root_check CHECK ((files_root ~ '^/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+$'::text)),
-    CONSTRAINT setting_only_row_check CHECK (only_row)
-);
-
-ALTER TABLE provision.setting OWNER TO mesh_provision;
-
---
--- Name: TABLE setting; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision.setting IS 'The one row of this context''s settings.';
-
---
--- Name: COLUMN setting.only_row; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.';
-
---
--- Name: COLUMN setting.files_root; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
-
---
--- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
---
-
-CREATE VIEW provision.node_resources AS
- WITH pairs AS (
-         SELECT g.provision,
-            g.consumer,
-            p.kind,
-            p.provider,
-            ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
-           FROM (provision."grant" g
-             JOIN provision.provision p ON ((p.name = g.provision)))
-        ), placed AS (
-         SELECT pr.provision,
-            pr.consumer,
-            pr.kind,
-            pr.provider,
-            pr.facts,
-            pl.node,
-            'provider'::text AS side,
-            ((((( SELECT setting.files_root
-                   FROM provision.setting) || '/provides/'::text) || pr.provision) || '/'::text) || pr.consumer) AS base
-           FROM (pairs pr
-             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.provider)))
-        UNION ALL
-         SELECT pr.provision,
-            pr.consumer,
-            pr.kind,
-            pr.provider,
-            pr.facts,
-            pl.node,
-            'consumer'::text,
-            ((((( SELECT setting.files_root
-                   FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
-           FROM (pairs pr
-             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
-        ), binds AS (
-         SELECT pd.node,
-            pd.base,
-                CASE
-                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
-                       FROM provision.placements() cn(module, node)
-                      WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
-                    ELSE pd.facts
-                END AS facts,
-            pd.kind,
-            pd.provision,
-            pd.consumer
-           FROM placed pd
-        )
- SELECT b.node,
-    jsonb_build_object('id', (('file:'::text || b.base) || '.binds'::text), 'kind', 'file', 'path', (b.base || '.binds'::text), 'mode', '0644', 'content', translate(encode(convert_to(((b.facts)::text || '
-'::text), 'utf8'::name), 'base64'::text), '
-'::text, ''::text)) AS resource
-   FROM binds b
-  WHERE (b.facts IS NOT NULL)
-UNION ALL
- SELECT b.node,
-    jsonb_build_object('id', (('secret:'::text || b.base) || '.secret'::text), 'kind', 'secret', 'path', (b.base || '.secret'::text), 'mode', '0600', 'sealed', s.blob) AS resource
-   FROM (binds b
-     JOIN secret.held s ON (((s.secret = provision.secret_of(b.provision, b.consumer)) AND (s.holder = b.node) AND s.current)))
-  WHERE (b.kind = 'postgres'::text);
-
-ALTER TABLE provision.node_resources OWNER TO mesh_provision;
-
---
--- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2).';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: provision; Owner: mesh_provision
@@ -3062,6 +3365,13 @@ ALTER TABLE ONLY "overlay".address
     ADD CONSTRAINT address_pkey PRIMARY KEY (node);
 
 --
+-- Name: firewall_setting firewall_setting_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER TABLE ONLY "overlay".firewall_setting
+    ADD CONSTRAINT firewall_setting_pkey PRIMARY KEY (one);
+
+--
 -- Name: hub hub_pkey; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -3274,6 +3584,13 @@ REVOKE ALL ON FUNCTION "overlay".allocate_addresses() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".allocate_addresses() TO mesh_assignment;
 
 --
+-- Name: FUNCTION firewall_members(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".firewall_members() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".firewall_members() TO mesh_assignment;
+
+--
 -- Name: FUNCTION interfaces(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -3288,11 +3605,11 @@ REVOKE ALL ON FUNCTION "overlay".peers() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".peers() TO mesh_assignment;
 
 --
--- Name: TABLE placement; Type: ACL; Schema: assignment; Owner: mesh_assignment
+-- Name: FUNCTION ssh_port(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
-GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
-GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+REVOKE ALL ON FUNCTION "overlay".ssh_port() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".ssh_port() TO mesh_assignment;
 
 --
 -- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
@@ -3311,12 +3628,6 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
 
 --
--- Name: TABLE node_resources; Type: ACL; Schema: overlay; Owner: mesh_overlay
---
-
-GRANT SELECT ON TABLE "overlay".node_resources TO mesh_assignment;
-
---
 -- Name: TABLE held; Type: ACL; Schema: secret; Owner: mesh_secret
 --
 
@@ -3327,6 +3638,19 @@ GRANT SELECT ON TABLE secret.held TO mesh_provision;
 --
 
 GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
+
+--
+-- Name: TABLE placement; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
+GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+
+--
+-- Name: TABLE node_resources; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".node_resources TO mesh_assignment;
 
 --
 -- Name: TABLE node_resources; Type: ACL; Schema: secret; Owner: mesh_secret
