@@ -61,7 +61,7 @@ export class Booted {
     await until(async () => {
       const r = await this.run(['/usr/bin/systemctl', 'is-system-running']);
       return /^(running|degraded)/.test(r.stdout.trim());
-    }, 120, () => `${this.name} did not finish booting (see ${this.log}):\n${this.tail()}`);
+    }, 300, () => `${this.name} did not finish booting (see ${this.log}):\n${this.tail()}`);
   }
 
   /** PID 1 of the machine: the systemd child of nspawn. */
