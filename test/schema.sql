@@ -819,7 +819,7 @@ CREATE FUNCTION "overlay".set_ssh_port(port integer) RETURNS integer
     AS $$
 begin
   if port is null or port not between 1 and 65535 then
-    raise exception 'ssh port % is not a port number', port using errcode = 'MSH64', hint = 'give a port from 1 to 65535';
+    raise exception 'ssh port % is not a port number', port using errcode = 'MSH65', hint = 'give a port from 1 to 65535';
   end if;
   update overlay.firewall_setting set ssh_port = port;
   return port;

@@ -18,7 +18,7 @@ insert into overlay.firewall_setting default values;
 create function overlay.set_ssh_port(port integer) returns integer language plpgsql as $$
 begin
   if port is null or port not between 1 and 65535 then
-    raise exception 'ssh port % is not a port number', port using errcode = 'MSH64', hint = 'give a port from 1 to 65535';
+    raise exception 'ssh port % is not a port number', port using errcode = 'MSH65', hint = 'give a port from 1 to 65535';
   end if;
   update overlay.firewall_setting set ssh_port = port;
   return port;

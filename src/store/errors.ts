@@ -52,6 +52,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH62', context: 'overlay', meaning: 'a hub that nothing can dial', remedy: 'retire it and issue its token again with --dialable HOST:PORT' },
   { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
   { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
+  { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535' },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));

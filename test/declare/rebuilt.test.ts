@@ -24,7 +24,7 @@ R('with an empty queue, a host that lost everything applies its newest declarati
   rmSync(conf);
   // Declaration 1 was acked when applied: nothing of it waits on the queue now.
   ctx.proc = ctx.host.run();
-  await ctx.proc.waitFor(/asking the mesh for its declaration and last report/, 20_000);
+  await ctx.proc.waitFor(/asking the mesh for its declaration, last report and floor/, 20_000);
   await ctx.proc.waitFor(/applied declaration 1\b/, 20_000);
   assert.ok(existsSync(conf));
   assert.is(readFileSync(conf, 'utf8'), 'told');

@@ -1,4 +1,4 @@
-// overlay's rules as mesh_overlay: hubs and pinned addresses (MSH61-MSH64),
+// overlay's rules as mesh_overlay: hubs and pinned addresses (MSH61-MSH64), the ssh port (MSH65),
 // a full range (MSH60), and the peer graph across sites (O1).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -31,6 +31,13 @@ O('a pinned address is an enrolled node\'s (MSH61), a host address in the range 
   const [taken] = await ctx.as.overlay`select host(address) as a from overlay.address where node = 'a1'`;
   await refusedWith(pin(ctx, 'b2', taken!.a), 'MSH64');
   await pin(ctx, 'b2', '10.99.7.7');
+});
+
+O('the ssh port every firewall keeps open is a port (MSH65), whatever the CLI checked first', async (ctx) => {
+  for (const p of [0, 65536, -22]) await refusedWith(ctx.as.overlay`select overlay.set_ssh_port(${p}::int)`, 'MSH65');
+  const [r] = await ctx.as.overlay`select overlay.set_ssh_port(2222::int) as p`;
+  assert.is(r!.p, 2222);
+  await ctx.as.overlay`select overlay.set_ssh_port(22::int)`;
 });
 
 O('O1: with hubs in several sites, a spoke nothing can dial routes through its own site\'s hub', async (ctx) => {
