@@ -44,9 +44,9 @@ async function version(ctx: Ctx, v: string): Promise<void> {
 
 Crash('PostgreSQL restarted under serve: nothing acked before it committed; serve carries on', async (ctx) => {
   await version(ctx, 'v1');
-  await cli(ctx.mesh, 'assign', 'site', 'web1');
   await ctx.proc.stop();
-  await cli(ctx.mesh, 'declare', 'web1');
+  // The assignment owes web1 its declaration (W2), while its host is stopped.
+  await cli(ctx.mesh, 'assign', 'site', 'web1');
   const mark = ctx.serve.output().length;
   // The database goes away; the host comes back, applies and reports while it is gone.
   await ctx.srv.pg.stop();
@@ -107,7 +107,6 @@ Crash('a host killed mid-apply leaves no half-written file; its next start compl
   await addModule(ctx.mesh, 'many', files);
   await cli(ctx.mesh, 'assign', 'many', 'web1');
   const dir = join(ctx.root, 'many');
-  await cli(ctx.mesh, 'declare', 'web1');
   await until('the apply under way', async () => existsSync(dir) && readdirSync(dir).length > 0, 30_000);
   ctx.proc.child.kill('SIGKILL');
   await new Promise((r) => ctx.proc.child.once('exit', r));
