@@ -15,6 +15,8 @@ import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
 import type { ServeContext, Stores } from './context.js';
 import { log } from '../sys/log.js';
+import { Drainer } from './drain.js';
+import { declareChanged } from '../assignment/declare.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -103,6 +105,14 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, log },
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
+  const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
+  const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? 500);
+  const drainer = new Drainer(stores.assignment, broker, { sweepMs: sweep * 1000, batch, log });
+  await drainer.start();
+  // A command killed between its change and its declare left nodes behind their composition (W2): owed now.
+  await declareChanged({ sql: stores.assignment, signer })
+    .then((d) => { if (d.length) log(`serve: re-declaring ${d.map((x) => x.node).join(', ')} (their composition changed)`); })
+    .catch((err) => log(`serve: could not look for changed compositions (${(err as Error).message})`));
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -123,5 +133,6 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   }
   await s.chains.settled();
   await s.heard.flush();
+  await drainer.stop();
   await closeStores(stores);
 }

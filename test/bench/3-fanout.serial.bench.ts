@@ -9,7 +9,8 @@ import { freshMesh, MESH, type Proc } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { sign } from '../../src/crypto/sign.js';
-import { envelope, PUBLISH_CHANNELS } from '../../src/assignment/declare.js';
+import { envelope } from '../../src/assignment/declare.js';
+import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import { bodyText } from '../../src/wire/declaration.js';
 import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,

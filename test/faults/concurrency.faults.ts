@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { declare } from '../../src/assignment/declare.js';
 import { tally, say, summary } from './tally.js';
-import { addModule, cli, until } from '../declare/helpers.js';
+import { cli, until } from '../declare/helpers.js';
 
 const C = suite<{ mesh: Mesh; serve: Proc }>('concurrency');
 C.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.serve = await ctx.mesh.serve(); });
@@ -38,8 +38,9 @@ C('a declare waiting for its turn composes what was committed while it waited: t
     await other`select assignment.take_declare_turn()`;
     const waiting = declare({ nodes: ['web1'] });
     await until('the declare waits for its turn', async () => (await mesh.store.admin`select 1 from pg_locks where locktype = 'advisory' and not granted`).length > 0);
-    await addModule(mesh, 'late', [{ id: 'file:/etc/mesh-late', kind: 'file', path: '/etc/mesh-late', content: 'bGF0ZQo=', mode: '0644' }]);
-    await cli(mesh, 'assign', 'late', 'web1');
+    // Through the contexts' own functions, not the CLI: the CLI's commands re-declare (W2) and would queue behind the held turn too.
+    await mesh.store.admin`select * from catalogue.put_module(module_name => 'late', module_resources => ${mesh.store.admin.json([{ id: 'file:/etc/mesh-late', kind: 'file', path: '/etc/mesh-late', content: 'bGF0ZQo=', mode: '0644' }] as never)}::jsonb, module_origin => 'handed')`;
+    await mesh.store.admin`select assignment.assign('late', 'web1')`;
     await other`commit`;
     const [sent] = await waiting;
     const [row] = await mesh.store.admin`select convert_from(envelope, 'utf8') as env from assignment.declaration where node = 'web1' and serial = ${sent!.serial}`;

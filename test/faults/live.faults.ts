@@ -24,7 +24,6 @@ Live.before(async (ctx) => {
   Object.assign(ctx, await liveNode());
   await addModule(ctx.mesh, 'site', [{ kind: 'file', path: join(ctx.root, 'index.html'), content: b64('hello'), mode: '0644' }]);
   await cli(ctx.mesh, 'assign', 'site', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
   await ctx.proc.waitFor(/applied declaration 1\b/);
   await until('report', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1'`).length > 0);
 });

@@ -32,7 +32,6 @@ D.before(async (ctx) => {
     { kind: 'service', name: 'web', exec: ['/bin/sh', '-c', `echo started >> ${join(ctx.root, 'starts')}; exec sleep 1000`] },
   ]);
   await cli(ctx.mesh, 'assign', 'web', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
   await ctx.proc.waitFor(/applied declaration 1\b/);
   await until('service started', async () => starts(ctx) === 1);
 });

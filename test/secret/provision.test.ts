@@ -144,7 +144,7 @@ S('S5: rotating one consumer changes one pair; both ends are sent by the command
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.sent.map((d: { node: string }) => d.node).sort(), ['db1', 'web1']);
-  assert.ok(out.sent.every((d: { sent: boolean }) => d.sent));
+  assert.ok(out.sent.every((d: { queued: boolean }) => d.queued));
   assert.match(out.window, /from when db1 \(serial \d+\) applies .* until web1 \(serial \d+\) applies/);
   const after = await serials(ctx);
   assert.is(after.web2, before.web2, 'the other consumer was not sent anything');

@@ -10,6 +10,7 @@ import { seal } from '../../crypto/seal.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { publish } from '../../broker/publish.js';
+import { declareChanged } from '../../assignment/declare.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -55,4 +56,11 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   };
   await answer(welcome);
   ctx.log(`enrol: ${req.name} ${outcome === 'again' ? 'asked again and was answered again' : 'enrolled'}`);
+  // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
+  try {
+    const owed = await declareChanged({ sql: ctx.stores.assignment, signer: ctx.signer });
+    if (owed.length) ctx.log(`enrol: re-declaring ${owed.map((d) => d.node).join(', ')}`);
+  } catch (err) {
+    ctx.log(`enrol: the nodes ${req.name} changes were not declared again (${(err as Error).message}); the next serve start or change declares them`);
+  }
 }
