@@ -10,6 +10,7 @@ import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
 import { readBroker, readSigner, type BrokerConfig } from '../home/home.js';
 import { adminEndpoint, management } from '../broker/admin.js';
+import { codeEntry } from '../store/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
@@ -33,7 +34,8 @@ export async function closeStores(stores: Stores): Promise<void> {
 // (a database restarting, a broker hiccup) is handed back for redelivery.
 function permanent(err: unknown): boolean {
   const code = (err as { code?: string }).code ?? '';
-  return err instanceof WireError || /^MSH/.test(code) || /^(22|23)/.test(code);
+  // A code of the register is a refusal by design (src/store/errors.ts); the register test keeps every raised code in it.
+  return err instanceof WireError || codeEntry(code) !== undefined || /^(22|23)/.test(code);
 }
 
 // One chain per sender: a node's messages are handled in the order it sent

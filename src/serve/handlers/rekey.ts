@@ -9,6 +9,7 @@ import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
 import { declareChanged } from '../../assignment/declare.js';
 import { sender, type ServeContext } from '../context.js';
+import { codeEntry } from '../../store/errors.js';
 import { publish } from '../../broker/publish.js';
 
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
@@ -46,7 +47,7 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     outcome = row!.outcome as 'rekeyed' | 'again';
   } catch (err) {
     const e = err as { code?: string; message: string; hint?: string };
-    if (!/^MSH/.test(e.code ?? '')) throw err;
+    if (!codeEntry(e.code ?? '')) throw err;
     ctx.log(`rekey: refused ${r.node} (tunnel ${r.tunnel}): ${e.message}`);
     await answer({ ok: false, reason: `${e.message}${e.hint ? `: ${e.hint}` : ''}` });
     return;
