@@ -174,9 +174,11 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
       join want w on w.node = a.node
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
+     where e.value->>'kind' is distinct from 'opening'
     union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
-    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node),
+    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
+    union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
     select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
       from want w left join r on r.node = w.node

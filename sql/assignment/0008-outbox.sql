@@ -95,7 +95,9 @@ grant usage on schema assignment to mesh_inventory;
 grant select on assignment.pending_delivery to mesh_inventory;
 
 -- W2's comparison: a node never declared holds nothing declared, the same as
--- an empty composition, so enrolling a node that runs nothing owes it nothing.
+-- an empty composition. Otherwise compose_each as in 0007: a module's
+-- "opening" entries become firewall rules, and every node's firewall is part
+-- of its declaration (so every enrolled node is owed at least its firewall).
 create or replace function assignment.compose_each(node_names text[])
 returns table (node text, resources jsonb, resources_hash bytea, changed boolean)
 language sql stable set jit = off rows 1000 as $$
@@ -108,9 +110,11 @@ language sql stable set jit = off rows 1000 as $$
       join want w on w.node = a.node
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
+     where e.value->>'kind' is distinct from 'opening'
     union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
-    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node),
+    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
+    union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
     select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
       from want w left join r on r.node = w.node
