@@ -18,16 +18,18 @@ version=$(node -p 'require("./package.json").version')
 arch=$(node -p 'process.arch')
 name="mesh-${version}-linux-${arch}"
 
-npx tsc -p .
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/mesh"
 mkdir -p "$root/node/bin" "$root/bundle"
+# Built into the stage, never over ./dist: a run already going from ./dist
+# (the test suites beside the one that packs) would load half-written files.
+npx tsc -p . --outDir "$root/dist"
 cp "$(realpath "$node")" "$root/node/bin/node"
 # The runtime's own checksum, checked by install.sh before it runs anything with it.
 (cd "$root/node" && sha256sum bin/node > SHA256SUMS)
 node -p 'process.version' > "$root/node/VERSION"
-cp -r dist sql package.json package-lock.json "$root/"
+cp -r sql package.json package-lock.json "$root/"
 rm -rf "$root/dist/test"
 cp bundle/*.sh "$root/bundle/"
 cp -r bundle/hooks "$root/bundle/"

@@ -27,6 +27,3 @@ export function sender(msg: ConsumeMessage, prefix = ''): { kind: 'node' | 'buil
   return { kind: m[1] as 'node' | 'builder', name: m[2]! };
 }
 
-// The one confirmed publish is src/broker/publish.ts; this name stays only
-// while handlers/recover.ts (another change) still imports it from here.
-export { publish as publishConfirmed } from '../broker/publish.js';
