@@ -167,7 +167,8 @@ export class Agent {
     const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest) }));
     const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
     const newest = fit.at(-1);
-    const superseded = fit.filter((c) => c !== newest && c.verdict === 'newer').map((c) => c.decl.serial);
+    // The same serial twice (from the queue and from recover) is one declaration, not one superseding the other.
+    const superseded = [...new Set(fit.filter((c) => c !== newest && c.verdict === 'newer' && c.decl.serial !== newest!.decl.serial).map((c) => c.decl.serial))];
     if (newest && (newest.verdict === 'newer' || !this.kept)) {
       // Kept before applying, the mark raised before applying: a crash
       // mid-apply rolls forward from here on the next start, and a serial
