@@ -4,7 +4,7 @@ import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { assign } from '../assignment/assign.js';
-import { outbox } from '../assignment/outbox.js';
+import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
 
 export function registerDeclaration(p: Program): void {
@@ -18,10 +18,22 @@ export function registerDeclaration(p: Program): void {
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), false)), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared)}`)));
 
-  p.prog.command('plan <node>')
-    .describe('Show the declaration NODE would be sent next, without sending it. --json prints the exact body bytes `mesh declare` would sign.')
-    .option('--json', 'Print the declaration body, byte for byte')
-    .action(p.wrap(async (n: string, o: { json?: boolean }) => {
+  p.prog.command('plan [node]')
+    .describe([
+      'Show the declaration NODE would be sent next, without sending it; --json prints the exact body bytes `mesh declare` would sign.',
+      'With no NODE: what is pending across the fleet -- nodes whose composition changed and that no declaration carries yet,',
+      'and declarations owed and not yet delivered (mesh outbox).',
+    ])
+    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON)')
+    .example('plan')
+    .example('plan web1 --json')
+    .action(p.wrap(async (n: string | undefined, o: { json?: boolean }) => {
+      if (n === undefined) {
+        return emit(await pending(), o, (d) => [
+          d.changed.length ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}` : 'every node\'s composition is declared',
+          d.owed.length ? `owed, not yet delivered:\n${table(d.owed.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? '' })), ['node', 'kind', 'serial', 'owed_since', 'attempts', 'last_error'])}` : 'nothing owed: every declaration was delivered',
+        ].join('\n'));
+      }
       const d = await plan(String(n));
       if (o.json) process.stdout.write(d.text + '\n');
       else console.log(`declaration ${d.serial} for ${n}:\n` + table(d.resources.map((r) => ({ id: r.id, kind: r.kind })), ['id', 'kind']));

@@ -106,6 +106,9 @@ O('broker stopped while declarations are owed: they stay owed with the reason, a
   const list = JSON.parse(await mesh(ctx, 'node', 'list', '--json')) as { name: string; owed_serial: number | null }[];
   const want = await newest(ctx);
   assert.equal(Object.fromEntries(list.map((l) => [l.name, l.owed_serial])), want, 'node list shows the undelivered newest serial');
+  const planned = JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[]; owed: { node: string }[] };
+  assert.equal(planned.changed, [], 'every change was declared by its command');
+  assert.equal(planned.owed.map((o) => o.node).sort(), NODES, 'mesh plan shows what is owed');
   await ctx.serve.waitFor(/the outbox cannot reach the broker/, 20_000, smark);
 
   await ctx.pm.rabbit.resume();
@@ -113,6 +116,19 @@ O('broker stopped while declarations are owed: they stay owed with the reason, a
   await allAtNewest(ctx);
   const after = JSON.parse(await mesh(ctx, 'node', 'list', '--json')) as { owed_serial: number | null }[];
   assert.ok(after.every((l) => l.owed_serial === null));
+});
+
+O('mesh plan with no node shows a change no declaration carries yet; declare --all --changed owes exactly it (W2)', async (ctx) => {
+  assert.match(await mesh(ctx, 'plan'), /every node's composition is declared\nnothing owed/);
+  // Behind the commands' back: a row written by hand owes nothing by itself.
+  await ctx.pm.store.admin`insert into assignment.assignment (module, node) values ('idle', 'n3')`;
+  const planned = JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[]; owed: unknown[] };
+  assert.equal(planned.changed, ['n3']);
+  assert.match(await mesh(ctx, 'plan'), /changed, not yet declared \(mesh declare --all --changed owes them\): n3/);
+  const d = JSON.parse(await mesh(ctx, 'declare', '--all', '--changed', '--json')) as { node: string }[];
+  assert.equal(d.map((x) => x.node), ['n3']);
+  assert.equal((JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[] }).changed, []);
+  await allAtNewest(ctx);
 });
 
 O(`serve killed with SIGKILL in the middle of draining ${OWED} owed declarations: the next serve delivers every one, none lost (W1, W3)`, async (ctx) => {
