@@ -46,7 +46,9 @@ export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined
         try {
           // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
           await publish(channels[i % channels.length]!, '', queueOf(r.node), r.payload,
-            { mandatory: true, messageId: `${r.node}:${r.serial}`, type: r.kind, contentType: 'application/json' });
+            // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
+            // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
+            { mandatory: true, persistent: false, messageId: `${r.node}:${r.serial}`, type: r.kind, contentType: 'application/json' });
           ok.push(r.id);
         } catch (err) {
           failed.push(r.id);

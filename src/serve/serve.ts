@@ -85,6 +85,8 @@ async function consume(s: Running, conn: Connection): Promise<void> {
   const ch = await conn.createConfirmChannel();
   s.channel = ch;
   await declareTopology(ch);
+  // Each connect, in case the broker was made again: what a node's queue keeps (W3).
+  await s.base.accounts.carryPolicy().catch((err) => s.base.log(`serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`));
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, channel: ch };
   const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });

@@ -12,9 +12,12 @@ import type { Proc, Host } from '../harness/mesh.js';
 import { b64, root, until } from '../declare/helpers.js';
 import { declare } from '../../src/assignment/declare.js';
 import { readSigner } from '../../src/home/home.js';
+import { ManagementApi } from '../../src/broker/management.js';
+import { NODE_QUEUE_KEEPS } from '../../src/broker/accounts.js';
+import { VHOST } from '../../bundle/rabbitmq.js';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
-const OWED = 200; // declarations owed at once in the SIGKILL test
+const OWED = 1000; // declarations owed at once in the SIGKILL test (issue 17 (c))
 
 interface Ctx { pm: PrivateMesh; serve: Proc; hosts: Record<string, { host: Host; proc: Proc }>; root: string }
 const O = suite<Ctx>('the outbox (W1, W2, W3)');
@@ -128,6 +131,23 @@ O('mesh plan with no node shows a change no declaration carries yet; declare --a
   const d = JSON.parse(await mesh(ctx, 'declare', '--all', '--changed', '--json')) as { node: string }[];
   assert.equal(d.map((x) => x.node), ['n3']);
   assert.equal((JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[] }).changed, []);
+  await allAtNewest(ctx);
+});
+
+O('a node away: its queue keeps only its newest few (the oldest dropped), and it applies its newest when it returns (W3)', async (ctx) => {
+  const r = ctx.pm.rabbit;
+  const api = new ManagementApi({ url: `http://127.0.0.1:${r.mgmtPort}`, user: r.admin.user, password: r.admin.password });
+  const queue = async () => (await api.queue(VHOST, 'node.n4')) as unknown as { messages: number; effective_policy_definition: Record<string, unknown> };
+  assert.equal((await queue()).effective_policy_definition, { 'max-length': NODE_QUEUE_KEEPS, 'max-length-bytes': 16 << 20, overflow: 'drop-head' });
+  await ctx.hosts.n4!.proc.stop();
+  Object.assign(process.env, ctx.pm.store.env);
+  const signer = readSigner(ctx.pm.env);
+  const made = [];
+  for (let i = 0; i < NODE_QUEUE_KEEPS + 8; i++) made.push(...await declare({ nodes: ['n4'], signer }));
+  await until('every one delivered', async () => (await owedCount(ctx)) === 0, 60_000);
+  await until('the broker counted them', async () => (await queue()).messages === NODE_QUEUE_KEEPS, 30_000);
+  ctx.hosts.n4!.proc = ctx.hosts.n4!.host.run();
+  await ctx.hosts.n4!.proc.waitFor(new RegExp(`applied declaration ${made.at(-1)!.serial}\\b`), 30_000);
   await allAtNewest(ctx);
 });
 
