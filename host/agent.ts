@@ -106,8 +106,12 @@ export class Agent {
       this.log(this.rebuilt
         ? 'no record of what this machine holds: asking the mesh for its declaration, last report and floor'
         : `no valid kept declaration (highest applied: serial ${this.mark.serial}): asking the mesh for its newest declaration and floor now`);
-      ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
     }
+    // Every connect (W3): the queue only carries, and what it held may be gone
+    // (a broker restart drops messages that are not persistent; a queue keeps
+    // only its newest few). The mesh answers from SQL: the newest declaration,
+    // dropped here if not newer than the one applied.
+    ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
     this.flushOutbox();
   }
 

@@ -151,6 +151,23 @@ O('a node away: its queue keeps only its newest few (the oldest dropped), and it
   await allAtNewest(ctx);
 });
 
+O('a broker restart drops what a node away had on its queue (not persistent); the node returns to its newest anyway, asked from SQL on connect (W3)', async (ctx) => {
+  const r = ctx.pm.rabbit;
+  const api = new ManagementApi({ url: `http://127.0.0.1:${r.mgmtPort}`, user: r.admin.user, password: r.admin.password });
+  await ctx.hosts.n3!.proc.stop();
+  Object.assign(process.env, ctx.pm.store.env);
+  const [d] = await declare({ nodes: ['n3'], signer: readSigner(ctx.pm.env) });
+  await until('delivered to the queue', async () => (await owedCount(ctx)) === 0, 60_000);
+  const smark = ctx.serve.output().length;
+  await r.halt();
+  await r.resume();
+  await ctx.serve.waitFor(/serve: consuming mesh\.control/, 60_000, smark);
+  await until('the queue came back empty', async () => Number((await api.queue(VHOST, 'node.n3'))?.messages ?? -1) === 0, 30_000);
+  ctx.hosts.n3!.proc = ctx.hosts.n3!.host.run();
+  await ctx.hosts.n3!.proc.waitFor(new RegExp(`applied declaration ${d!.serial}\\b`), 30_000);
+  await allAtNewest(ctx);
+});
+
 O(`serve killed with SIGKILL in the middle of draining ${OWED} owed declarations: the next serve delivers every one, none lost (W1, W3)`, async (ctx) => {
   await ctx.serve.stop();
   Object.assign(process.env, ctx.pm.store.env);
