@@ -106,8 +106,12 @@ export class Agent {
       this.log(this.rebuilt
         ? 'no record of what this machine holds: asking the mesh for its declaration, last report and floor'
         : `no valid kept declaration (highest applied: serial ${this.mark.serial}): asking the mesh for its newest declaration and floor now`);
-      ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
     }
+    // Every connect (W3): the queue only carries, and what it held may be gone
+    // (a broker restart drops messages that are not persistent; a queue keeps
+    // only its newest few). The mesh answers from SQL: the newest declaration,
+    // dropped here if not newer than the one applied.
+    ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
     this.flushOutbox();
   }
 
@@ -167,7 +171,8 @@ export class Agent {
     const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest) }));
     const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
     const newest = fit.at(-1);
-    const superseded = fit.filter((c) => c !== newest && c.verdict === 'newer').map((c) => c.decl.serial);
+    // The same serial twice (from the queue and from recover) is one declaration, not one superseding the other.
+    const superseded = [...new Set(fit.filter((c) => c !== newest && c.verdict === 'newer' && c.decl.serial !== newest!.decl.serial).map((c) => c.decl.serial))];
     if (newest && (newest.verdict === 'newer' || !this.kept)) {
       // Kept before applying, the mark raised before applying: a crash
       // mid-apply rolls forward from here on the next start, and a serial

@@ -19,14 +19,13 @@ export async function joinMachine(h: LabHandle, m: string, say: (l: string) => v
   await h.waitLog(h.hostLogPath(m), /connected to /, 0, 60, `${m}'s host did not connect`);
 }
 
-export interface DeclaredRow { node: string; serial: number; sent: boolean; error?: string }
+export interface DeclaredRow { node: string; serial: number; queued: boolean }
 
-/** `mesh declare --all --changed`; returns what was sent. */
-export async function declareChanged(h: LabHandle): Promise<DeclaredRow[]> {
-  const r = await h.mesh(['declare', '--all', '--changed', '--json']);
-  const rows = r.stdout.trim() ? (JSON.parse(r.stdout) as DeclaredRow[]) : [];
-  if (r.code !== 0) throw new Error(`mesh declare failed: ${(r.stderr || r.stdout).trim()}`);
-  return rows.map((x) => ({ ...x, serial: Number(x.serial) }));
+/** Run a mesh command that changes state: the declarations it owed, as it says them (W2: no declare typed after it). */
+export async function owedBy(h: LabHandle, args: string[]): Promise<DeclaredRow[]> {
+  const out = JSON.parse(await h.meshOk([...args, '--json'])) as { redeclared?: DeclaredRow[] };
+  if (!Array.isArray(out.redeclared)) throw new Error(`mesh ${args.join(' ')} did not say what it re-declared`);
+  return out.redeclared.map((x) => ({ ...x, serial: Number(x.serial) }));
 }
 
 export interface NodeRow { name: string; state: string; reported_serial: number | null; failing: number }
@@ -38,13 +37,29 @@ export async function nodeRows(h: LabHandle): Promise<NodeRow[]> {
 
 /** Until every node reported (applied) at least the serial it was just sent. */
 export async function waitApplied(h: LabHandle, sent: DeclaredRow[], seconds = 90): Promise<void> {
-  for (const d of sent) if (!d.sent) throw new Error(`declaration ${d.serial} for ${d.node} was not sent: ${d.error}`);
   let last: NodeRow[] = [];
   await until(async () => {
     last = await nodeRows(h);
     return sent.every((d) => (last.find((n) => n.name === d.node)?.reported_serial ?? 0) >= d.serial);
   }, seconds, () => `nodes did not report their declarations: sent ${sent.map((d) => `${d.node}#${d.serial}`).join(', ')}; `
     + `reported ${last.map((n) => `${n.name}#${n.reported_serial}`).join(', ')}. Host logs: ${h.enrolled().map((m) => h.hostLogPath(m)).join(', ')}`);
+}
+
+/**
+ * Until nothing is owed (W1): the outbox is empty, and every enrolled node has
+ * reported. What a change owed was put there by the change itself (W2), so this
+ * waits on the mesh, not on a declare typed here.
+ */
+export async function waitDelivered(h: LabHandle, seconds = 90): Promise<NodeRow[]> {
+  let last: NodeRow[] = [];
+  let owed: { node: string; serial: number }[] = [];
+  await until(async () => {
+    owed = JSON.parse(await h.meshOk(['outbox', '--json'])) as { node: string; serial: number }[];
+    last = await nodeRows(h);
+    return owed.length === 0 && last.every((n) => n.reported_serial !== null);
+  }, seconds, () => `still owed: ${owed.map((o) => `${o.node}#${o.serial}`).join(', ') || 'nothing'}; never reported: `
+    + `${last.filter((n) => n.reported_serial === null).map((n) => n.name).join(', ') || 'none'}. Host logs: ${h.enrolled().map((m) => h.hostLogPath(m)).join(', ')}`);
+  return last;
 }
 
 export interface OverlayNode { name: string; address: string; publicKey: string; hub: boolean }

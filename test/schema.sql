@@ -93,6 +93,24 @@ $$;
 ALTER FUNCTION assignment.acknowledged_floor(node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: affected_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.affected_nodes() RETURNS TABLE(node text)
+    LANGUAGE sql STABLE
+    AS $$
+  select c.node from assignment.compose_each(null) c where c.changed order by c.node
+$$;
+
+ALTER FUNCTION assignment.affected_nodes() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION affected_nodes(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.affected_nodes() IS 'Enrolled nodes whose composition differs from their newest declaration (W2).';
+
+--
 -- Name: allocate_serials(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -166,7 +184,9 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
       from want w left join r on r.node = w.node
      group by w.node)
   select c.node, c.resources, h.hash,
-         h.hash is distinct from (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1)
+         h.hash is distinct from coalesce(
+           (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1),
+           sha256(convert_to('[]'::jsonb::text, 'utf8')))
     from c cross join lateral (select sha256(convert_to(c.resources::text, 'utf8')) as hash) h
    order by c.node
 $$;
@@ -177,7 +197,7 @@ ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignme
 -- Name: FUNCTION compose_each(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources, their sha256, and whether that differs from its newest declaration. Null for every enrolled node.';
+COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources, their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
 
 --
 -- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -228,6 +248,45 @@ $$;
 ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: mark_delivered(bigint[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.mark_delivered(ids bigint[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  update assignment.outbox set delivered_at = now(), last_error = null where id = any(ids) and delivered_at is null
+$$;
+
+ALTER FUNCTION assignment.mark_delivered(ids bigint[]) OWNER TO mesh_assignment;
+
+--
+-- Name: mark_failed(bigint[], text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.mark_failed(ids bigint[], errors text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  update assignment.outbox o set attempts = o.attempts + 1, last_error = f.err,
+         next_attempt_at = now() + least(60, power(2, o.attempts)) * interval '1 second'
+    from unnest(ids, errors) as f(id, err)
+   where o.id = f.id and o.delivered_at is null
+$$;
+
+ALTER FUNCTION assignment.mark_failed(ids bigint[], errors text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: owed_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.owed_now() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select exists (select 1 from assignment.outbox where delivered_at is null and next_attempt_at <= now())
+$$;
+
+ALTER FUNCTION assignment.owed_now() OWNER TO mesh_assignment;
+
+--
 -- Name: peek_serial(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -244,14 +303,21 @@ ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
 --
 
 CREATE FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) RETURNS integer
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
-  with ins as (
-    insert into assignment.declaration (node, serial, digest, resources_hash, envelope)
-    select n, s, decode(d, 'hex'), decode(h, 'hex'), convert_to(e, 'utf8')
-      from unnest(nodes, serials, digests, hashes, envelopes) as u(n, s, d, h, e) returning 1)
-  select count(*)::int from ins
-$$;
+declare
+  n integer;
+begin
+  insert into assignment.declaration (node, serial, digest, resources_hash, envelope)
+  select u.n, u.s, decode(u.d, 'hex'), decode(u.h, 'hex'), convert_to(u.e, 'utf8')
+    from unnest(nodes, serials, digests, hashes, envelopes) as u(n, s, d, h, e);
+  get diagnostics n = row_count;
+  insert into assignment.outbox (node, kind, serial, payload)
+  select u.n, 'declaration', u.s, convert_to(u.e, 'utf8')
+    from unnest(nodes, serials, envelopes) as u(n, s, e);
+  perform pg_notify('mesh_outbox', '');
+  return n;
+end $$;
 
 ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) OWNER TO mesh_assignment;
 
@@ -266,6 +332,21 @@ CREATE FUNCTION assignment.take_declare_turn() RETURNS void
 $$;
 
 ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
+
+--
+-- Name: take_owed(integer, timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
+    LANGUAGE sql
+    AS $$
+  select o.id, o.node, o.kind, o.serial, o.payload from assignment.outbox o
+   where o.delivered_at is null and o.next_attempt_at <= due_by
+   order by o.id limit limit_rows
+   for update skip locked
+$$;
+
+ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -2039,6 +2120,122 @@ COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
 COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
 
 --
+-- Name: outbox; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.outbox (
+    id bigint NOT NULL,
+    node text NOT NULL,
+    kind text NOT NULL,
+    serial bigint NOT NULL,
+    payload bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    delivered_at timestamp with time zone,
+    CONSTRAINT outbox_kind_check CHECK ((kind = 'declaration'::text))
+);
+
+ALTER TABLE assignment.outbox OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE outbox; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.outbox IS 'What the control plane owes each node, one message a row, until the broker confirmed it (W1).';
+
+--
+-- Name: COLUMN outbox.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.node IS 'Whom it is owed to: published to that node''s queue.';
+
+--
+-- Name: COLUMN outbox.kind; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.kind IS 'The message type the host reads it as.';
+
+--
+-- Name: COLUMN outbox.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.serial IS 'The declaration serial it carries (hosts drop what is not newer, so a re-send is harmless).';
+
+--
+-- Name: COLUMN outbox.payload; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.payload IS 'The exact bytes to publish (a signed envelope).';
+
+--
+-- Name: COLUMN outbox.created_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.created_at IS 'Owed since.';
+
+--
+-- Name: COLUMN outbox.attempts; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.attempts IS 'Publishes tried and not confirmed.';
+
+--
+-- Name: COLUMN outbox.last_error; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.last_error IS 'Why the last attempt failed, as a person reads it.';
+
+--
+-- Name: COLUMN outbox.next_attempt_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.next_attempt_at IS 'Not tried again before this (backoff after a failure).';
+
+--
+-- Name: COLUMN outbox.delivered_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.outbox.delivered_at IS 'When the broker confirmed it; null while owed.';
+
+--
+-- Name: outbox_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE assignment.outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME assignment.outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: pending_delivery; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.pending_delivery AS
+ SELECT o.node,
+    o.kind,
+    o.serial,
+    o.created_at AS owed_since,
+    o.attempts,
+    o.last_error,
+    o.next_attempt_at
+   FROM assignment.outbox o
+  WHERE (o.delivered_at IS NULL);
+
+ALTER TABLE assignment.pending_delivery OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW pending_delivery; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.pending_delivery IS 'What is owed to whom, since when, how many attempts, and the last error (W1).';
+
+--
 -- Name: pgmigrations; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3260,6 +3457,13 @@ ALTER TABLE ONLY assignment.node_serial
     ADD CONSTRAINT node_serial_pkey PRIMARY KEY (node);
 
 --
+-- Name: outbox outbox_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.outbox
+    ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+--
 -- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3463,6 +3667,18 @@ ALTER TABLE ONLY secret.secret
     ADD CONSTRAINT secret_pkey PRIMARY KEY (name);
 
 --
+-- Name: outbox_node; Type: INDEX; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE INDEX outbox_node ON assignment.outbox USING btree (node, serial);
+
+--
+-- Name: outbox_owed; Type: INDEX; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE INDEX outbox_owed ON assignment.outbox USING btree (next_attempt_at, id) WHERE (delivered_at IS NULL);
+
+--
 -- Name: build_request_module; Type: INDEX; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -3540,6 +3756,7 @@ ALTER TABLE ONLY secret.sealed
 
 GRANT USAGE ON SCHEMA assignment TO mesh_catalogue;
 GRANT USAGE ON SCHEMA assignment TO mesh_provision;
+GRANT USAGE ON SCHEMA assignment TO mesh_inventory;
 
 --
 -- Name: SCHEMA catalogue; Type: ACL; Schema: -; Owner: mesh_catalogue
@@ -3638,6 +3855,12 @@ GRANT SELECT ON TABLE secret.held TO mesh_provision;
 --
 
 GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
+
+--
+-- Name: TABLE pending_delivery; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory;
 
 --
 -- Name: TABLE placement; Type: ACL; Schema: assignment; Owner: mesh_assignment

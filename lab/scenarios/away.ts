@@ -2,7 +2,7 @@
 // node's own queue, and applies the moment the node returns (ADR 0006's buffer).
 import type { Scenario } from './scenario.js';
 import { fileModule, readOn } from './scenario.js';
-import { declareChanged, waitApplied } from '../mesh_ops.js';
+import { waitApplied } from '../mesh_ops.js';
 import { until } from '../handle.js';
 
 const NODE_AWAY = 'b2';
@@ -14,10 +14,10 @@ export const away: Scenario = {
   async run(h, say) {
     await h.stopHost(NODE_AWAY);
     say(`${NODE_AWAY}'s host stopped`);
-    const content = await fileModule(h, 'lab-away', NODE_AWAY, PATH);
-    const sent = (await declareChanged(h)).filter((d) => d.node === NODE_AWAY);
-    if (!sent.length || !sent[0]!.sent) throw new Error(`no declaration was sent to ${NODE_AWAY}`);
-    say(`declaration ${sent[0]!.serial} published to ${NODE_AWAY} while it is away`);
+    const { content, owed } = await fileModule(h, 'lab-away', NODE_AWAY, PATH);
+    const sent = owed.filter((d) => d.node === NODE_AWAY);
+    if (!sent.length || !sent[0]!.queued) throw new Error(`no declaration was sent to ${NODE_AWAY}`);
+    say(`declaration ${sent[0]!.serial} owed to ${NODE_AWAY} while it is away`);
     if ((await readOn(h, NODE_AWAY, PATH)) === content) throw new Error(`${PATH} already holds the new content on ${NODE_AWAY}, which was away`);
     const mark = h.mark(h.hostLogPath(NODE_AWAY));
     await h.startHost(NODE_AWAY);

@@ -3,7 +3,7 @@
 // what it corrected.
 import type { Scenario } from './scenario.js';
 import { fileModule, readOn } from './scenario.js';
-import { declareChanged, waitApplied } from '../mesh_ops.js';
+import { waitApplied } from '../mesh_ops.js';
 import { until } from '../handle.js';
 
 const TARGET = 'b1';
@@ -13,8 +13,8 @@ export const drift: Scenario = {
   name: 'drift',
   proves: 'a file edited by hand is put back',
   async run(h, say) {
-    const content = await fileModule(h, 'lab-kept', TARGET, PATH);
-    await waitApplied(h, (await declareChanged(h)).filter((d) => d.node === TARGET));
+    const { content, owed } = await fileModule(h, 'lab-kept', TARGET, PATH);
+    await waitApplied(h, owed.filter((d) => d.node === TARGET));
     await until(async () => (await readOn(h, TARGET, PATH)) === content, 10, `${PATH} on ${TARGET} never held what was declared`);
     const hostMark = h.mark(h.hostLogPath(TARGET));
     const serveMark = h.mark(h.serviceLogPath('mesh-serve'));

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import type { Scenario } from './scenario.js';
-import { declareChanged, waitApplied, overlayNodes } from '../mesh_ops.js';
+import { owedBy, waitApplied, overlayNodes } from '../mesh_ops.js';
 import { DIST, NODE, until, type LabHandle } from '../handle.js';
 
 const PROVIDER = 'b1';
@@ -34,14 +34,13 @@ export const firewall: Scenario = {
     // The provider serves PORT (a listener standing in for its database); the consumer holds nothing but its grant.
     await moduleOf(h, 'lab-fw-db', [{ kind: 'service', name: 'lab-fw-db', exec: [NODE, PROBE, 'listen', String(PORT)] }]);
     await moduleOf(h, 'lab-fw-app', [{ kind: 'directory', path: '/srv/lab-fw-app', mode: '0755' }]);
-    await h.meshOk(['assign', 'lab-fw-db', PROVIDER]);
-    await h.meshOk(['assign', 'lab-fw-app', CONSUMER]);
+    const owed = [...await owedBy(h, ['assign', 'lab-fw-db', PROVIDER]), ...await owedBy(h, ['assign', 'lab-fw-app', CONSUMER])];
     const ov = await overlayNodes(h);
     const addr = ov?.nodes.find((n) => n.name === PROVIDER)?.address;
     if (!addr) throw new Error(`${PROVIDER} has no overlay address`);
     await h.meshOk(['provision', 'offer', 'lab-fw-pg', '--kind', 'postgres', '--provider', 'lab-fw-db', '--host', addr, '--port', String(PORT)]);
-    await h.meshOk(['provision', 'grant', 'lab-fw-pg', 'lab-fw-app']);
-    await waitApplied(h, await declareChanged(h));
+    owed.push(...await owedBy(h, ['provision', 'grant', 'lab-fw-pg', 'lab-fw-app']));
+    await waitApplied(h, owed);
     await until(async () => /dport 7432 accept/.test(await table(h, PROVIDER)), 30, `${PROVIDER}'s firewall never admitted ${PORT}`);
     say(`${PROVIDER} provides lab-fw-pg on ${addr}:${PORT}; its firewall admits ${CONSUMER}'s overlay address there`);
 
@@ -70,9 +69,7 @@ export const firewall: Scenario = {
     say(`${PROVIDER} refused a signed declaration whose rule comment carried nft syntax, as malformed; its table is unchanged`);
 
     // Leave the lab as it was: the modules and the provision go, and with them the opening.
-    await h.meshOk(['provision', 'revoke', 'lab-fw-pg', 'lab-fw-app']);
-    await h.meshOk(['unassign', 'lab-fw-db', PROVIDER]);
-    await h.meshOk(['unassign', 'lab-fw-app', CONSUMER]);
-    await waitApplied(h, await declareChanged(h));
+    await waitApplied(h, [...await owedBy(h, ['provision', 'revoke', 'lab-fw-pg', 'lab-fw-app']),
+      ...await owedBy(h, ['unassign', 'lab-fw-db', PROVIDER]), ...await owedBy(h, ['unassign', 'lab-fw-app', CONSUMER])]);
   },
 };

@@ -1,8 +1,9 @@
-// A third machine joins: it enrols by token, the mesh declares what changed,
+// A third machine joins: it enrols by token, and with no command typed the
+// mesh declares what the join changed (serve, at the enrolment: W2),
 // and the others' interfaces take the new peer -- the hub's live interface
 // routes to its address, and every path, the new one's included, pings.
 import type { Scenario } from './scenario.js';
-import { joinMachine, declareChanged, waitApplied, overlayNodes, waitMatrix, renderMatrix, allOpen } from '../mesh_ops.js';
+import { joinMachine, waitDelivered, overlayNodes, waitMatrix, renderMatrix, allOpen } from '../mesh_ops.js';
 import { until } from '../handle.js';
 import { runAny } from '../../src/sys/proc.js';
 
@@ -23,13 +24,12 @@ export const join: Scenario = {
       await h.ok(NEW, ['/bin/rm', '-rf', h.hostDir(NEW)]);
       h.state.machines[NEW]!.enrolled = false;
       h.save();
-      await waitApplied(h, await declareChanged(h));
+      // The retirement itself re-declared the nodes it changed.
+      await waitDelivered(h);
     }
     await joinMachine(h, NEW, say);
-    await overlayNodes(h); // allocates the new node's overlay address
-    const sent = await declareChanged(h);
-    say(`declared ${sent.map((d) => `${d.node}#${d.serial}`).join(', ')}`);
-    await waitApplied(h, sent);
+    const nodes = await waitDelivered(h);
+    say(`no declare typed: every node's newest declaration delivered (${nodes.map((n) => `${n.name}#${n.reported_serial}`).join(', ')} reported)`);
     const g = await overlayNodes(h);
     if (!g) throw new Error('`mesh overlay show` is not available: the overlay cannot be checked');
     const me = g.nodes.find((n) => n.name === NEW);

@@ -4,6 +4,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { LabHandle } from '../handle.js';
+import { owedBy, type DeclaredRow } from '../mesh_ops.js';
 
 export interface Scenario {
   name: string;
@@ -12,15 +13,16 @@ export interface Scenario {
 }
 
 /** Add (or replace) a module holding one file and assign it to `node`. Returns the content it carries. */
-export async function fileModule(h: LabHandle, module: string, node: string, path: string): Promise<string> {
+/** A module of one file assigned to NODE: its content, and the declarations the assignment owed. */
+export async function fileModule(h: LabHandle, module: string, node: string, path: string): Promise<{ content: string; owed: DeclaredRow[] }> {
   const content = `${module} ${randomBytes(6).toString('hex')}\n`;
   const dir = join(h.dir, 'modules');
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, `${module}.json`);
   writeFileSync(file, JSON.stringify({ name: module, resources: [{ kind: 'file', path, content: Buffer.from(content).toString('base64'), mode: '0644' }] }, null, 2));
   await h.meshOk(['module', 'add', file]);
-  await h.meshOk(['assign', module, node]);
-  return content;
+  const owed = await owedBy(h, ['assign', module, node]);
+  return { content, owed };
 }
 
 /** A file's content on a machine, or null when it is not there. */

@@ -1,15 +1,13 @@
 // One composing path (DESIGN.md "The loop"): `plan`, `plan --json` and
 // `declare` all read assignment.compose and build the body here, so they give
-// the same bytes. Declare signs the exact bytes it publishes, records serial
-// and digest, and publishes to each node's queue directly.
+// the same bytes. Declare signs the exact bytes a node will be sent, records
+// serial and digest, and owes each to its node in the outbox, all in one
+// transaction (W1); `mesh serve` publishes them with confirms (src/serve/drain.ts).
 import { createHash } from 'node:crypto';
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
-import { readBroker, readSigner, type Signer } from '../home/home.js';
-import { adminEndpoint } from '../broker/admin.js';
-import { connectBroker } from '../broker/connect.js';
-import { publish, Unroutable } from '../broker/publish.js';
-import { queueOf, nodeName } from '../wire/names.js';
+import { readSigner, type Signer } from '../home/home.js';
+import { nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText } from '../wire/declaration.js';
@@ -34,15 +32,15 @@ export async function plan(node: string) {
   });
 }
 
-export interface Declared { node: string; serial: number; digest: string; sent: boolean; error?: string }
+/** A declaration recorded and owed to its node: in the outbox once SQL committed (W1). */
+export interface Declared { node: string; serial: number; digest: string; queued: true }
 
 export interface DeclareOptions { nodes?: string[]; changedOnly?: boolean; sql?: Sql; signer?: Signer }
 
-/** Compose, sign and record in one transaction; then publish with confirms. */
+/** Compose, sign, record and owe in one transaction; serve delivers what is owed. */
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
-  const broker = readBroker();
   const record = (sql: Sql) => sql.begin(async (tx) => {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
@@ -70,33 +68,29 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
   const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 2 });
-  if (out.length === 0) return [];
-  return send(out, broker);
+  return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 
 /**
- * Confirm channels declare publishes over. One channel is one process in the
- * broker, so one channel's publishes run on one core; the fan-out bench
- * measures one against this many.
+ * W2's one step, called after every change that can alter compositions (an
+ * operator command, an enrolment, a rekey): every node whose composition
+ * differs from what it was last declared is declared again, and no other.
  */
-export const PUBLISH_CHANNELS = 4;
+export function declareChanged(opts: { sql?: Sql; signer?: Signer } = {}): Promise<Declared[]> {
+  return declare({ ...opts, changedOnly: true });
+}
 
-async function send(out: { node: string; serial: number; digest: Buffer; env: Buffer }[], broker: ReturnType<typeof readBroker>): Promise<Declared[]> {
-  const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh declare' });
-  try {
-    const channels = await Promise.all(Array.from({ length: Math.min(PUBLISH_CHANNELS, out.length) }, () => conn.createConfirmChannel()));
-    return await Promise.all(out.map(async (d, i): Promise<Declared> => {
-      const r = { node: d.node, serial: d.serial, digest: d.digest.toString('hex') };
-      try {
-        // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-        await publish(channels[i % channels.length]!, '', queueOf(d.node), d.env,
-          { mandatory: true, messageId: `${d.node}:${d.serial}`, type: 'declaration', contentType: 'application/json' });
-        return { ...r, sent: true };
-      } catch (err) {
-        return { ...r, sent: false, error: err instanceof Unroutable ? `the node's queue ${queueOf(d.node)} does not exist` : 'the broker did not confirm it' };
-      }
-    }));
-  } finally {
-    await conn.close().catch(() => {});
-  }
+/** Resolves once the broker confirmed every one of these (serve drained them), for `declare --wait`. */
+export async function waitDelivered(declared: Declared[], timeoutMs = 60_000): Promise<void> {
+  if (declared.length === 0) return;
+  await withStore('assignment', async (sql) => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const [r] = await sql`select count(*)::int as owed from assignment.pending_delivery
+                             where (node, serial) in (select * from unnest(${declared.map((d) => d.node)}::text[], ${declared.map((d) => d.serial)}::bigint[]))`;
+      if (r!.owed === 0) return;
+      if (Date.now() > end) throw Object.assign(new Error(`${r!.owed} declarations are still owed after ${timeoutMs / 1000}s: is mesh serve running and the broker up? See mesh outbox.`), { exitCode: 3 });
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  });
 }

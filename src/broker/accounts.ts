@@ -3,6 +3,10 @@
 import { accountOf, queueOf, nodeName } from '../wire/names.js';
 import { EXCHANGE } from './topology.js';
 import { ManagementApi } from './management.js';
+import { LIMITS } from '../wire/envelope.js';
+
+/** Messages a node's queue keeps while nobody reads it; the oldest go first (W3). */
+export const NODE_QUEUE_KEEPS = 16;
 
 export interface Management { url: string; user: string; password: string; vhost: string; accountPrefix?: string }
 
@@ -22,6 +26,21 @@ export class Accounts {
     await this.api.putUser(user, password);
     await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(queueOf(node)) });
     await this.api.putQueue(this.m.vhost, queueOf(node));
+  }
+
+  /**
+   * W3: a node's queue carries, SQL keeps. Declarations supersede each other
+   * and a host asks for its newest on every connect (recover), so a queue of a
+   * node away for a week keeps only its newest few: the oldest are dropped at
+   * NODE_QUEUE_KEEPS messages or twice the largest declaration in bytes. A
+   * policy, not queue arguments: it applies to queues made before it, and
+   * changes without remaking them.
+   */
+  async carryPolicy(): Promise<void> {
+    await this.api.putPolicy(this.m.vhost, 'mesh-node-queues', {
+      pattern: `^${queueOf('').replace(/\./g, '\\.')}`, 'apply-to': 'queues', priority: 0,
+      definition: { 'max-length': NODE_QUEUE_KEEPS, 'max-length-bytes': 2 * LIMITS.declaration, overflow: 'drop-head' },
+    });
   }
 
   async setPassword(node: string, password: string): Promise<void> {

@@ -56,6 +56,9 @@ export class ManagementApi {
   putQueue(vhost: string, queue: string): Promise<unknown> {
     return this.call('PUT', `/queues/${path(vhost, queue)}`, { durable: true, auto_delete: false, arguments: {} });
   }
+  putPolicy(vhost: string, name: string, policy: { pattern: string; definition: Record<string, unknown>; 'apply-to': 'queues'; priority: number }): Promise<unknown> {
+    return this.call('PUT', `/policies/${path(vhost, name)}`, policy);
+  }
   /** The queue, or undefined when there is none. */
   queue(vhost: string, queue: string): Promise<QueueInfo | undefined> { return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true); }
   deleteQueue(vhost: string, queue: string): Promise<unknown> { return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true); }

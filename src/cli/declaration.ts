@@ -1,26 +1,39 @@
 // `mesh assign|unassign|plan|declare`: what runs where, and the signed
 // declaration each node is sent (one composing path: plan shows what declare sends).
+import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { mustBeSent } from './sent.js';
 import { assign } from '../assignment/assign.js';
-import { plan, declare } from '../assignment/declare.js';
+import { outbox, pending } from '../assignment/outbox.js';
+import { plan, declare, waitDelivered } from '../assignment/declare.js';
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
-    .describe('Run MODULE on NODE from the next declaration on (mesh declare NODE sends it).')
+    .describe('Run MODULE on NODE: every node whose composition changed is owed a new declaration, and mesh serve sends it.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await assign(String(m), String(n), true), o, (d) => d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), true)), o, (d) => `${d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`}\n${redeclareLine(d.redeclared)}`)));
 
   p.prog.command('unassign <module> <node>')
     .describe('Stop running MODULE on NODE: the next declaration leaves its resources out, and the node removes them.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await assign(String(m), String(n), false), o, (d) => d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), false)), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared)}`)));
 
-  p.prog.command('plan <node>')
-    .describe('Show the declaration NODE would be sent next, without sending it. --json prints the exact body bytes `mesh declare` would sign.')
-    .option('--json', 'Print the declaration body, byte for byte')
-    .action(p.wrap(async (n: string, o: { json?: boolean }) => {
+  p.prog.command('plan [node]')
+    .describe([
+      'Show the declaration NODE would be sent next, without sending it; --json prints the exact body bytes `mesh declare` would sign.',
+      'With no NODE: what is pending across the fleet -- nodes whose composition changed and that no declaration carries yet,',
+      'and declarations owed and not yet delivered (mesh outbox).',
+    ])
+    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON)')
+    .example('plan')
+    .example('plan web1 --json')
+    .action(p.wrap(async (n: string | undefined, o: { json?: boolean }) => {
+      if (n === undefined) {
+        return emit(await pending(), o, (d) => [
+          d.changed.length ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}` : 'every node\'s composition is declared',
+          d.owed.length ? `owed, not yet delivered:\n${table(d.owed.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? '' })), ['node', 'kind', 'serial', 'owed_since', 'attempts', 'last_error'])}` : 'nothing owed: every declaration was delivered',
+        ].join('\n'));
+      }
       const d = await plan(String(n));
       if (o.json) process.stdout.write(d.text + '\n');
       else console.log(`declaration ${d.serial} for ${n}:\n` + table(d.resources.map((r) => ({ id: r.id, kind: r.kind })), ['id', 'kind']));
@@ -28,19 +41,29 @@ export function registerDeclaration(p: Program): void {
 
   p.prog.command('declare [node]')
     .describe([
-      'Compose, sign and send NODE its declaration (or every enrolled node with --all). Serial and digest are recorded in SQL',
-      'before anything is published; each node gets it on its own queue, waiting there if it is away.',
+      'Compose, sign and owe NODE its declaration (or every enrolled node with --all): serial, digest and the signed bytes are',
+      'recorded in the outbox in one transaction, and this returns once it committed. mesh serve publishes what is owed, with',
+      'confirms, to each node\'s queue (see mesh outbox); --wait returns only once the broker confirmed every one.',
     ])
     .option('--all', 'Every enrolled node')
     .option('--changed', 'Only nodes whose composed resources differ from their last declaration')
+    .option('--wait', 'Return only once mesh serve delivered them (the broker confirmed)')
     .option('--json', 'Print as JSON')
     .example('declare web1')
     .example('declare --all --changed')
-    .action(p.wrap(async (n: string | undefined, o: { all?: boolean; changed?: boolean; json?: boolean }) => {
+    .action(p.wrap(async (n: string | undefined, o: { all?: boolean; changed?: boolean; wait?: boolean; json?: boolean }) => {
       if (!n && !o.all) throw new Error('name a node, or --all for every enrolled node.');
       if (n && o.all) throw new Error('name a node or give --all, not both.');
       const r = await declare({ nodes: o.all ? undefined : [String(n)], changedOnly: o.changed });
-      emit(r, o, (rows) => rows.length ? table(rows, ['node', 'serial', 'sent', 'error']) : 'nothing to declare: every node already holds its composition');
-      mustBeSent(r);
+      if (o.wait) await waitDelivered(r);
+      emit(r, o, (rows) => rows.length ? `${o.wait ? 'delivered' : 'queued'}:\n` + table(rows, ['node', 'serial']) : 'nothing to declare: every node already holds its composition');
+    }));
+
+  p.prog.command('outbox')
+    .describe('What is owed to whom and not yet confirmed by the broker: since when, how many attempts, the last error. The same answer as select * from assignment.pending_delivery.')
+    .option('--json', 'Print as JSON')
+    .action(p.wrap(async (o: { json?: boolean }) => {
+      const rows = await outbox();
+      emit(rows, o, (r) => r.length ? table(r.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? "" })), ['node', 'kind', 'serial', 'owed_since', 'attempts', 'last_error']) : 'nothing owed: every declaration was delivered');
     }));
 }

@@ -1,4 +1,5 @@
 // `mesh node list`, `mesh node retire`: the machines the mesh knows.
+import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { nodeList, nodeRetire } from '../inventory/node.js';
@@ -8,11 +9,11 @@ export function registerNode(p: Program): void {
     .describe('Every node: here, out of touch Nm, or never spoken, and the age of its last report. The same answer as select * from inventory.node_status.')
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (o: { json?: boolean }) => {
-      emit(await nodeList(), o, (rows) => table(rows, ['name', 'site', 'state', 'holds', 'failing', 'reported_serial', 'report_age']));
+      emit(await nodeList(), o, (rows) => table(rows, ['name', 'site', 'state', 'holds', 'failing', 'reported_serial', 'report_age', 'owed_serial']));
     }));
 
   p.prog.command('node retire <name>')
     .describe('Forget a node: remove its broker account (closing its connection), its queue, its keys and its last report.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (name: string, o: { json?: boolean }) => emit(await nodeRetire(String(name)), o, (d) => `retired ${d.retired}`)));
+    .action(p.wrap(async (name: string, o: { json?: boolean }) => emit(await redeclare(await nodeRetire(String(name))), o, (d) => `retired ${d.retired}\n${redeclareLine(d.redeclared)}`)));
 }

@@ -1,5 +1,6 @@
 // `mesh overlay show|hub|address`: the WireGuard graph the mesh computes (O1)
 // and the two facts of it an operator decides.
+import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { overlayShow, overlayRows, overlayDot } from '../overlay/show.js';
@@ -27,26 +28,26 @@ export function registerOverlay(p: Program): void {
   p.prog.command('overlay hub <node>')
     .describe([
       'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards,',
-      'with its own FORWARD accept rule). A hub must be dialable. --off makes it a spoke again. Takes effect at mesh declare --all --changed.',
+      'with its own FORWARD accept rule). A hub must be dialable. --off makes it a spoke again. Every node whose composition changes is re-declared.',
     ])
     .option('--off', 'Stop NODE being a hub')
     .option('--json', 'Print as JSON')
     .example('overlay hub gw1')
     .example('overlay hub gw1 --off')
     .action(p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
-      const r = await overlayHub(String(node), !o.off);
-      emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}; send it with mesh declare --all --changed`);
+      const r = await redeclare(await overlayHub(String(node), !o.off));
+      emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}\n${redeclareLine(d.redeclared)}`);
     }));
 
   p.prog.command('overlay address <node> <address>')
     .describe([
       'Pin NODE\'s overlay address, e.g. to the address of a tunnel it had before the mesh (mesh-host overlay take).',
-      'It must lie in the overlay range and be held by no other node. Takes effect at mesh declare --all --changed.',
+      'It must lie in the overlay range and be held by no other node. Every node whose composition changes is re-declared.',
     ])
     .option('--json', 'Print as JSON')
     .example('overlay address web1 10.99.0.7')
     .action(p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
-      const r = await overlayAddress(String(node), String(address));
-      emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}`);
+      const r = await redeclare(await overlayAddress(String(node), String(address)));
+      emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}\n${redeclareLine(d.redeclared)}`);
     }));
 }

@@ -2,7 +2,8 @@
 // module provides, to which consumers, one credential a pair.
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { sentLine, mustBeSent } from './sent.js';
+import { redeclare, redeclareLine } from './redeclare.js';
+import { sentLine } from './sent.js';
 import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
 
 export function registerProvision(p: Program): void {
@@ -51,9 +52,8 @@ function grantCommand(p: Program): void {
     .example('provision grant appdb billing --database billing')
     .example('provision grant web shop --name shop.example.org --port 8080')
     .action(p.wrap(async (p: string, c: string, o: { database?: string; user?: string; name?: string; port?: number; json?: boolean }) => {
-      const r = await grant(String(p), String(c), o);
-      emit(r, o, (d) => `granted ${d.provision} to ${d.consumer}${d.credential ? `; credential generation ${d.credential.generation}, sent ${sentLine(d.sent)}` : ''}${d.note ? `\n${d.note}` : ''}`);
-      mustBeSent(r.sent);
+      const r = await redeclare(await grant(String(p), String(c), o));
+      emit(r, o, (d) => `granted ${d.provision} to ${d.consumer}${d.credential ? `; credential generation ${d.credential.generation}, ${sentLine(d.sent)}` : ''}${d.note ? `\n${d.note}` : ''}\n${redeclareLine(d.redeclared)}`);
     }));
 }
 
@@ -61,7 +61,7 @@ function revokeCommand(p: Program): void {
   p.prog.command('provision revoke <provision> <consumer>')
     .describe('Remove one pair and forget its credential. The next declaration of either end removes its files (mesh declare).')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (p: string, c: string, o: { json?: boolean }) => emit(await revoke(String(p), String(c)), o, (d) => d.revoked ? `revoked ${d.provision} from ${d.consumer}` : `${d.consumer} was not granted ${d.provision}`)));
+    .action(p.wrap(async (p: string, c: string, o: { json?: boolean }) => emit(await redeclare(await revoke(String(p), String(c))), o, (d) => `${d.revoked ? `revoked ${d.provision} from ${d.consumer}` : `${d.consumer} was not granted ${d.provision}`}\n${redeclareLine(d.redeclared)}`)));
 }
 
 function listingCommand(p: Program): void {

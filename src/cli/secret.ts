@@ -3,7 +3,7 @@
 // one never leaves the process that seals it.
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { list, sentLine, mustBeSent } from './sent.js';
+import { list, sentLine } from './sent.js';
 import { rotate } from '../secret/rotate.js';
 import { remake } from '../secret/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
@@ -35,8 +35,7 @@ function acceptCommand(p: Program): void {
     .action(p.wrap(async (name: string, o: { node?: unknown; path?: string; mode?: string; from?: string; json?: boolean }) => {
       if (!o.path) throw new Error('say where it goes: --path /ABSOLUTE/PATH.');
       const r = await placeSecret(String(name), 'accepted', { nodes: list(o.node), path: o.path, mode: o.mode, from: o.from });
-      emit(r, o, (d) => `accepted ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; sent ${sentLine(d.sent)}`);
-      mustBeSent(r.sent);
+      emit(r, o, (d) => `accepted ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; ${sentLine(d.sent)}`);
     }));
 }
 
@@ -49,8 +48,7 @@ function makeCommand(p: Program): void {
     .action(p.wrap(async (name: string, o: { node?: unknown; path?: string; json?: boolean }) => {
       if (!o.path) throw new Error('say where it goes: --path /ABSOLUTE/PATH.');
       const r = await placeSecret(String(name), 'made', { nodes: list(o.node), path: o.path });
-      emit(r, o, (d) => `made ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; sent ${sentLine(d.sent)}`);
-      mustBeSent(r.sent);
+      emit(r, o, (d) => `made ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; ${sentLine(d.sent)}`);
     }));
 }
 
@@ -65,8 +63,7 @@ function rotateCommand(p: Program): void {
     .example('secret rotate appdb billing')
     .action(p.wrap(async (p: string, c: string, o: { json?: boolean }) => {
       const r = await rotate(String(p), String(c));
-      emit(r, o, (d) => `rotated ${d.secret} to generation ${d.generation}; sent ${sentLine(d.sent)}\n${d.window}`);
-      mustBeSent(r.sent);
+      emit(r, o, (d) => `rotated ${d.secret} to generation ${d.generation}; ${sentLine(d.sent)}\n${d.window}`);
     }));
 }
 
@@ -83,9 +80,8 @@ function remakeCommand(p: Program): void {
       emit(r, o, (d) => [
         ...d.made.map((m: { secret: string; generation: number; holders: string[]; window?: string }) => `made ${m.secret} generation ${m.generation} for ${m.holders.join(', ')}${m.window ? `\n  ${m.window}` : ''}`),
         ...d.refused.map((x: { secret: string; reason: string }) => `refused ${x.secret}: ${x.reason}`),
-        d.sent.length ? `sent ${sentLine(d.sent)}` : (d.made.length || d.refused.length ? 'nothing sent' : 'every holder has a current copy: nothing to make'),
+        d.sent.length ? sentLine(d.sent) : (d.made.length || d.refused.length ? 'nothing queued' : 'every holder has a current copy: nothing to make'),
       ].join('\n'));
-      mustBeSent(r.sent);
       if (r.refused.length) throw Object.assign(new Error(`${r.refused.length} secret(s) refused; see above for each remedy.`), { exitCode: 4 });
     }));
 }

@@ -33,7 +33,9 @@ export function prepare(provision: string, consumer: string): Promise<Prepared> 
 }
 
 /** Pairs some holder has no current copy of (a rejoined machine, a new holder): what `secret remake` makes again. */
-export function staleCredentials(): Promise<{ provision: string; consumer: string; secret: string }[]> {
-  return withStore('provision', async (psql) => (await psql`select provision, consumer, secret from provision.stale_credentials order by secret`)
+/** Pairs some holder has no current copy of; with HOLDER, only those it is one of. */
+export function staleCredentials(holder?: string): Promise<{ provision: string; consumer: string; secret: string }[]> {
+  return withStore('provision', async (psql) => (await psql`select provision, consumer, secret from provision.stale_credentials
+                                                             where ${holder ?? null}::text is null or ${holder ?? null}::text = any(holders_without_copy) order by secret`)
     .map((r) => ({ provision: r.provision as string, consumer: r.consumer as string, secret: r.secret as string })));
 }

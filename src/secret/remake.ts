@@ -13,6 +13,7 @@ import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
 import { storeError } from '../store/errors.js';
 import { windowOf } from './window.js';
+import type { Signer } from '../home/home.js';
 
 export interface Remade {
   made: { secret: string; generation: number; holders: string[]; window?: string }[];
@@ -20,10 +21,14 @@ export interface Remade {
   sent: Declared[];
 }
 
-export async function remake(): Promise<Remade> {
+/**
+ * Every stale secret, or with HOLDER only those that node has no current copy
+ * of (serve, when a node rejoins with new keys: S3 with no command typed).
+ */
+export async function remake(opts: { holder?: string; signer?: Signer } = {}): Promise<Remade> {
   const pairs: Made[] = [];
   const out: Remade = { made: [], refused: [], sent: [] };
-  for (const p of await staleCredentials()) {
+  for (const p of await staleCredentials(opts.holder)) {
     try {
       pairs.push(await storePair(await prepare(p.provision, p.consumer)));
     } catch (err) {
@@ -34,7 +39,7 @@ export async function remake(): Promise<Remade> {
     // Secrets placed by this context: the same holders, those still enrolled.
     const own = await ssql`select secret, array_agg(holder order by holder) as holders from secret.held
                             where path is not null group by secret
-                           having bool_or(not current) order by secret`;
+                           having bool_or(not current and (${opts.holder ?? null}::text is null or holder = ${opts.holder ?? null}::text)) order by secret`;
     for (const s of own) {
       try {
         const holders = await sealingKeys(ssql, s.holders as string[]);
@@ -51,7 +56,7 @@ export async function remake(): Promise<Remade> {
     }
   });
   const nodes = [...new Set([...pairs.flatMap((p) => p.holders.map((h) => h.node)), ...out.made.flatMap((m) => m.holders)])].sort();
-  if (nodes.length) out.sent = await declare({ nodes });
+  if (nodes.length) out.sent = await declare({ nodes, signer: opts.signer });
   for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });
   return out;
 }

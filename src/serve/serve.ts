@@ -16,6 +16,8 @@ import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
 import type { ServeContext, Stores } from './context.js';
 import { log } from '../sys/log.js';
+import { Drainer } from './drain.js';
+import { declareChanged } from '../assignment/declare.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -83,6 +85,8 @@ async function consume(s: Running, conn: Connection): Promise<void> {
   const ch = await conn.createConfirmChannel();
   s.channel = ch;
   await declareTopology(ch);
+  // Each connect, in case the broker was made again: what a node's queue keeps (W3).
+  await s.base.accounts.carryPolicy().catch((err) => s.base.log(`serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`));
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, channel: ch };
   const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });
@@ -105,6 +109,14 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, log },
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
+  const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
+  const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? 500);
+  const drainer = new Drainer(stores.assignment, broker, { sweepMs: sweep * 1000, batch, log });
+  await drainer.start();
+  // A command killed between its change and its declare left nodes behind their composition (W2): owed now.
+  await declareChanged({ sql: stores.assignment, signer })
+    .then((d) => { if (d.length) log(`serve: re-declaring ${d.map((x) => x.node).join(', ')} (their composition changed)`); })
+    .catch((err) => log(`serve: could not look for changed compositions (${(err as Error).message})`));
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -125,5 +137,6 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   }
   await s.chains.settled();
   await s.heard.flush();
+  await drainer.stop();
   await closeStores(stores);
 }

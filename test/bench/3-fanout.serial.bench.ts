@@ -1,5 +1,6 @@
 // 3. Fan-out: `mesh declare --all` for 10,000 enrolled nodes (compose in SQL,
-// sign, record, publish with confirms), the real CLI, profiled. Beside it, in
+// sign, record and owe in the outbox), the real CLI, profiled, and serve's drain
+// publishing what it owes with confirms until every queue holds its newest. Beside it, in
 // the same run: the raw Ed25519 sign rate over bodies of the same size with the
 // same key, and the raw publish-with-confirms rate of envelopes of the same size
 // to the same 10,000 queues. Then (5a) the RSS of `mesh serve` at 10,000 nodes,
@@ -9,7 +10,8 @@ import { freshMesh, MESH, type Proc } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { sign } from '../../src/crypto/sign.js';
-import { envelope, PUBLISH_CHANNELS } from '../../src/assignment/declare.js';
+import { envelope } from '../../src/assignment/declare.js';
+import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import { bodyText } from '../../src/wire/declaration.js';
 import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
@@ -75,7 +77,8 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const persistent = await rawPublish(true);
     const oneChannel = await rawPublish(true, 1);
     const transient = await rawPublish(false);
-    const publishRate = persistent.rate;
+    // The drain's delivery mode (W3): not persistent.
+    const publishRate = transient.rate;
     stage('raw sign and publish');
     const rawBoth = 1 / (1 / signRate + 1 / publishRate);
 
@@ -90,30 +93,53 @@ await bench('3 fan-out and serve memory', async (figs) => {
       execFile(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profile, MESH, 'declare', '--all', '--json'], { env: mesh.env, maxBuffer: 256 << 20 },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
     });
+    // The command returns once SQL committed (W1); serve's drain, woken by the commit, publishes.
     const seconds = (now() - d0) / 1000;
-    const cpu = meter.stop();
     if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);
-    const sent = (JSON.parse(r.stdout) as { sent: boolean }[]).filter((d) => d.sent).length;
-    if (sent !== N) throw new Error(`declare sent ${sent} of ${N}`);
-    const rate = N / seconds;
-    stage(`declare --all: ${seconds.toFixed(2)}s`);
+    const owed = (JSON.parse(r.stdout) as { queued: boolean }[]).filter((d) => d.queued).length;
+    if (owed !== N) throw new Error(`declare owed ${owed} of ${N}`);
+    for (;;) {
+      const [row] = await mesh.store.admin`select count(*)::int as n from assignment.outbox where delivered_at is null`;
+      if (row!.n === 0) break;
+      await sleep(20);
+    }
+    // Every node's queue holds its newest declaration: the broker confirmed each.
+    const deliveredSeconds = (now() - d0) / 1000;
+    const cpu = meter.stop();
+    const [span] = await mesh.store.admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
+    const drainSeconds = Math.max(deliveredSeconds - seconds, 1e-3);
+    const rate = N / deliveredSeconds;
+    stage(`declare --all: committed in ${seconds.toFixed(2)}s, every queue holds its newest at ${deliveredSeconds.toFixed(2)}s`);
     const prof = summarizeProfile(profile);
 
     figs.push(figure({
-      id: 'fanout.seconds', what: `mesh declare --all, ${N} nodes`, value: seconds, unit: 's',
-      limit: { what: 'raw sign+publish for the same', value: N / rawBoth, unit: 's' },
-      target: { text: '< 10 s', met: seconds < 10 },
+      id: 'fanout.seconds', what: `mesh declare --all returns (SQL committed), ${N} nodes`, value: seconds, unit: 's',
+      limit: { what: 'raw sign for the same', value: N / signRate, unit: 's' },
+      target: { text: '< 3 s', met: seconds < 3 },
+      bound: `compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${describeProfile('mesh declare', prof)}`,
+    }));
+    figs.push(figure({
+      id: 'fanout.delivered', what: `every node's queue holds its newest, from the command's start`, value: deliveredSeconds, unit: 's',
+      limit: { what: 'command + raw publish of the same, not persistent', value: seconds + N / transient.rate, unit: 's' },
+      target: { text: '< 5 s', met: deliveredSeconds < 5 },
+      detail: { outboxSpan: span!.s },
+    }));
+    figs.push(figure({
+      id: 'fanout.drain', what: `serve's drain: declarations/s published from the outbox`, value: N / drainSeconds, unit: '/s',
+      limit: { what: 'raw publish+confirm, same envelopes and queues, not persistent', value: transient.rate, unit: '/s' },
+      target: { text: '>= 0.7 of raw, same delivery mode', met: N / drainSeconds >= 0.7 * transient.rate },
+      bound: `${describeCpu(cpu)}; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`,
     }));
     figs.push(figure({
       id: 'fanout.rate', what: `declarations/s (compose, sign, record, publish)`, value: rate, unit: '/s',
       limit: { what: 'raw sign+publish, serial composition', value: rawBoth, unit: '/s' },
       target: { text: '>= 0.5 of raw sign+publish', met: rate >= 0.5 * rawBoth },
       bound: `${describeCpu(cpu)}; compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${describeProfile('mesh declare', prof)}` +
-        (N / publishRate >= 10 ? `. The raw persistent publish of the same ${N} alone takes ${(N / publishRate).toFixed(1)}s: over the target before composing or signing` : ''),
+        (N / publishRate >= 5 ? `. The raw publish of the same ${N} alone takes ${(N / publishRate).toFixed(1)}s: over the target before composing or signing` : ''),
       detail: { cpu, profile: prof, composeSeconds, bodyBytes: { total: bodies.reduce((a, b) => a + b.length, 0), largest: Math.max(...bodies.map((b) => b.length)) } },
     }));
     figs.push(figure({ id: 'fanout.sign', what: 'declarations/s vs raw Ed25519 sign', value: rate, unit: '/s', limit: { what: 'raw sign, same key and bodies', value: signRate, unit: '/s' } }));
-    figs.push(figure({ id: 'fanout.publish', what: 'declarations/s vs raw publish+confirm', value: rate, unit: '/s', limit: { what: 'raw publish+confirm, same queues', value: publishRate, unit: '/s' },
+    figs.push(figure({ id: 'fanout.publish', what: 'declarations/s vs raw publish+confirm', value: rate, unit: '/s', limit: { what: 'raw publish+confirm, same queues, not persistent', value: publishRate, unit: '/s' },
       bound: `raw persistent publish: ${describeCpu(persistent.cpu)}; to queues that never held a message: ${cold.rate.toFixed(0)}/s; over one channel instead of ${PUBLISH_CHANNELS}: ${oneChannel.rate.toFixed(0)}/s, ${describeCpu(oneChannel.cpu)}; the same not persistent: ${transient.rate.toFixed(0)}/s, ${describeCpu(transient.cpu)}`,
       detail: { cold, persistent, oneChannel, transient } }));
 

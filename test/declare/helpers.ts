@@ -56,6 +56,9 @@ export async function liveNode(): Promise<LiveNode> {
   const serve = await mesh.serve();
   const dir = root();
   const j = await mesh.joined('web1', { MESH_HOST_ROOTS: dir, MESH_HOST_RECONCILE_SECONDS: '3600' });
+  // Enrolment owes the node its first declaration (its firewall, X1) with no
+  // command typed (W2): the tests start from that serial 1 applied.
+  await j.proc.waitFor(/applied declaration 1\b/, 30_000);
   return { mesh, serve, host: j.host, proc: j.proc, root: dir };
 }
 

@@ -32,29 +32,28 @@ async function applied(ctx: Ctx, serial: number): Promise<void> {
 
 Loop('a file and a service are declared, applied and reported; the report shows in SQL and node list (R2)', async (ctx) => {
   await addModule(ctx.mesh, 'web', webModule(ctx, 'v1'));
-  await cli(ctx.mesh, 'assign', 'web', 'web1');
-  const out = JSON.parse(await cli(ctx.mesh, 'declare', 'web1', '--json'));
-  assert.is(out[0].serial, 1);
-  assert.ok(out[0].sent);
-  await applied(ctx, 1);
+  // The assignment itself owes web1 its declaration (W2): no declare typed.
+  const out = JSON.parse(await cli(ctx.mesh, 'assign', 'web', 'web1', '--json'));
+  assert.equal(out.redeclared.map((d: { node: string; serial: number }) => [d.node, d.serial]), [['web1', 2]]);
+  assert.ok(out.redeclared[0].queued);
+  await applied(ctx, 2);
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v1');
   await until('service started', async () => starts(ctx) === 1);
   const [rep] = await ctx.mesh.store.admin`select held from inventory.report where node = 'web1'`;
   assert.equal((rep!.held as { id: string }[]).map((h) => h.id).sort(), [`file:${join(ctx.root, 'web.conf')}`, 'firewall:mesh', 'service:web']);
   const list = JSON.parse(await cli(ctx.mesh, 'node', 'list', '--json'));
   assert.is(list[0].holds, 3); // the file, the service and the node's firewall (X1)
-  assert.is(list[0].reported_serial, 1);
-  const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 1`;
+  assert.is(list[0].reported_serial, 2);
+  const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 2`;
   assert.is(st!.state, 'applied');
 });
 
 Loop('a changed file restarts its service in that apply, and not in the next (D4)', async (ctx) => {
   await addModule(ctx.mesh, 'web', webModule(ctx, 'v2'));
-  await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 2);
+  await applied(ctx, 3);
   await until('restart', async () => starts(ctx) === 2);
   await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 3);
+  await applied(ctx, 4);
   await new Promise((r) => setTimeout(r, 500));
   assert.is(starts(ctx), 2, 'no restart when nothing changed');
 });
@@ -62,12 +61,12 @@ Loop('a changed file restarts its service in that apply, and not in the next (D4
 Loop('plan, plan --json and declare give the same bytes', async (ctx) => {
   const planned = (await cli(ctx.mesh, 'plan', 'web1', '--json')).trim();
   const human = await cli(ctx.mesh, 'plan', 'web1');
-  assert.match(human, /declaration 4 for web1/);
+  assert.match(human, /declaration 5 for web1/);
   assert.match(human, /service:web\s+service/);
   await cli(ctx.mesh, 'declare', 'web1');
-  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 4`;
+  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 5`;
   assert.is(JSON.parse((d!.envelope as Buffer).toString()).body, planned);
-  await applied(ctx, 4);
+  await applied(ctx, 5);
 });
 
 async function refused(ctx: Ctx, bytes: Buffer, fault: RegExp): Promise<void> {
@@ -107,8 +106,8 @@ Loop('malformed: not parseable, or the wrong shape, is said differently from for
 });
 
 Loop('a replayed older serial is refused (D2)', async (ctx) => {
-  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 2`;
-  await refused(ctx, d!.envelope as Buffer, /refused a declaration: forged: replayed: serial 2 is not newer than 4/);
+  const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 3`;
+  await refused(ctx, d!.envelope as Buffer, /refused a declaration: forged: replayed: serial 3 is not newer than 5/);
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v2');
 });
 
@@ -119,20 +118,20 @@ Loop('a report the broker cannot route is said out loud, and sent again once it 
   await cli(ctx.mesh, 'declare', 'web1');
   await ctx.proc.waitFor(/could not route report .*nothing receives reports/, 10_000, mark);
   const [before] = await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1'`;
-  assert.is(Number(before!.serial), 4);
+  assert.is(Number(before!.serial), 5);
   assert.is((await ctx.mesh.mgmt('POST', ctrl, { routing_key: 'report' })).status, 201);
   const back = ctx.proc.output().length;
   await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 6);
+  await applied(ctx, 7);
   // The returned report was kept, and went out again once something could receive it.
-  await ctx.proc.waitFor(/report of declaration 5 confirmed by the broker/, 10_000, back);
+  await ctx.proc.waitFor(/report of declaration 6 confirmed by the broker/, 10_000, back);
 });
 
 Loop('a tampered kept declaration is refused when read back (D1)', async (ctx) => {
   await ctx.proc.stop();
   const kept = join(ctx.host.dir, 'declaration.signed');
   const env = JSON.parse(readFileSync(kept, 'utf8'));
-  env.body = env.body.replace('"serial":6', '"serial":7');
+  env.body = env.body.replace('"serial":7', '"serial":8');
   writeFileSync(kept, JSON.stringify(env));
   ctx.proc = ctx.host.run();
   await ctx.proc.waitFor(/refusing the kept declaration: forged/);
@@ -142,11 +141,12 @@ Loop('a tampered kept declaration is refused when read back (D1)', async (ctx) =
 Loop('a backlog is drained to the newest; the rest are reported superseded (D2)', async (ctx) => {
   await ctx.proc.stop();
   await addModule(ctx.mesh, 'web', webModule(ctx, 'v3'));
-  for (let i = 0; i < 3; i++) await cli(ctx.mesh, 'declare', 'web1');
+  // The module change owes 8; two explicit pushes queue 9 and 10 behind it.
+  for (let i = 0; i < 2; i++) await cli(ctx.mesh, 'declare', 'web1');
   ctx.proc = ctx.host.run();
-  await ctx.proc.waitFor(/applied declaration 9: .*superseded 7, 8/);
+  await ctx.proc.waitFor(/applied declaration 10: .*superseded 8, 9/);
   await until('superseded recorded', async () => {
-    const rows = await ctx.mesh.store.admin`select serial, state from assignment.declaration_status where node = 'web1' and serial >= 7 order by serial`;
+    const rows = await ctx.mesh.store.admin`select serial, state from assignment.declaration_status where node = 'web1' and serial >= 8 order by serial`;
     return rows.map((r) => r.state).join(',') === 'superseded,superseded,applied';
   });
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v3');
@@ -155,23 +155,19 @@ Loop('a backlog is drained to the newest; the rest are reported superseded (D2)'
 Loop('a resource left out of the next declaration is removed', async (ctx) => {
   await addModule(ctx.mesh, 'extra', [{ kind: 'file', path: join(ctx.root, 'extra.txt'), content: b64('x'), mode: '0600' }]);
   await cli(ctx.mesh, 'assign', 'extra', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 10);
+  await applied(ctx, 11);
   assert.ok(existsSync(join(ctx.root, 'extra.txt')));
   await cli(ctx.mesh, 'unassign', 'extra', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 11);
+  await applied(ctx, 12);
   assert.not.ok(existsSync(join(ctx.root, 'extra.txt')));
 });
 
 Loop('a rebuilt host is handed its declaration and last report, and removes the orphans (R2)', async (ctx) => {
   await addModule(ctx.mesh, 'extra', [{ kind: 'file', path: join(ctx.root, 'orphan.txt'), content: b64('x'), mode: '0600' }]);
   await cli(ctx.mesh, 'assign', 'extra', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
-  await applied(ctx, 12);
+  await applied(ctx, 13);
   await ctx.proc.stop();
   await cli(ctx.mesh, 'unassign', 'extra', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
   // The machine loses its record of what it applied, and what it was told.
   rmSync(join(ctx.host.dir, 'applied.json'));
   rmSync(join(ctx.host.dir, 'declaration.signed'));
@@ -180,8 +176,8 @@ Loop('a rebuilt host is handed its declaration and last report, and removes the 
   await ctx.proc.waitFor(/removed 1 orphan\(s\) from before the rebuild: file:.*orphan\.txt/);
   assert.not.ok(existsSync(join(ctx.root, 'orphan.txt')));
   assert.ok(existsSync(join(ctx.root, 'web.conf')), 'what is still declared stays');
-  // Its report of 13 is still on the way: the next test must not start with it in flight.
-  await applied(ctx, 13);
+  // Its report of 14 is still on the way: the next test must not start with it in flight.
+  await applied(ctx, 14);
 });
 
 Loop('heard moves last_seen and nothing else (R3)', async (ctx) => {

@@ -17,16 +17,16 @@ P('a declaration with a failing resource: last_seen moves, no report is recorded
     { kind: 'file', path: join(ctx.root, 'ok.conf'), content: b64('ok'), mode: '0644' },
     { kind: 'file', path: outside, content: b64('no'), mode: '0644' },
   ]);
-  await cli(ctx.mesh, 'assign', 'half', 'web1');
   await ctx.mesh.store.admin`update inventory.node set last_seen = now() - interval '10 minutes' where name = 'web1'`;
   const mark = ctx.serve.output().length;
-  await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/applied declaration 1: .*1 failed/, 20_000);
+  // The assignment owes web1 serial 2 (1 was its firewall, applied whole).
+  await cli(ctx.mesh, 'assign', 'half', 'web1');
+  await ctx.proc.waitFor(/applied declaration 2: .*1 failed/, 20_000);
   await ctx.serve.waitFor(new RegExp(`report: web1 could not apply file:${outside}`), 20_000, mark);
   await until('last_seen moved', async () => (await ctx.mesh.store.admin`select state from inventory.node_status where name = 'web1'`)[0]!.state === 'here');
   const reports = await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1'`;
-  assert.is(reports.length, 0, 'never reported stays never reported');
-  const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 1`;
+  assert.equal(reports.map((r) => Number(r.serial)), [1], 'the report stays that of serial 1, the last applied whole');
+  const [st] = await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 2`;
   assert.is(st!.state, 'sent', 'a partly applied declaration is not acknowledged');
 });
 

@@ -15,17 +15,17 @@ R.after(async (ctx) => { await stopLiveNode(ctx); });
 R('with an empty queue, a host that lost everything applies its newest declaration again', async (ctx) => {
   const conf = join(ctx.root, 'app.conf');
   await addModule(ctx.mesh, 'app', [{ kind: 'file', path: conf, content: b64('told'), mode: '0644' }]);
+  // The assignment owes web1 serial 2 (1 was its firewall, at enrolment).
   await cli(ctx.mesh, 'assign', 'app', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/applied declaration 1\b/, 20_000);
-  await until('report of 1', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1' and serial = 1`).length > 0);
+  await ctx.proc.waitFor(/applied declaration 2\b/, 20_000);
+  await until('report of 2', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0);
   await ctx.proc.stop();
   for (const f of ['applied.json', 'declaration.signed']) rmSync(join(ctx.host.dir, f));
   rmSync(conf);
-  // Declaration 1 was acked when applied: nothing of it waits on the queue now.
+  // Declaration 2 was acked when applied: nothing of it waits on the queue now.
   ctx.proc = ctx.host.run();
   await ctx.proc.waitFor(/asking the mesh for its declaration, last report and floor/, 20_000);
-  await ctx.proc.waitFor(/applied declaration 1\b/, 20_000);
+  await ctx.proc.waitFor(/applied declaration 2\b/, 20_000);
   assert.ok(existsSync(conf));
   assert.is(readFileSync(conf, 'utf8'), 'told');
 });

@@ -23,9 +23,9 @@ const Live = suite<Ctx>('hostile input against running programs');
 Live.before(async (ctx) => {
   Object.assign(ctx, await liveNode());
   await addModule(ctx.mesh, 'site', [{ kind: 'file', path: join(ctx.root, 'index.html'), content: b64('hello'), mode: '0644' }]);
+  // Serial 1 was the node's firewall, at enrolment; the assignment owes 2.
   await cli(ctx.mesh, 'assign', 'site', 'web1');
-  await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/applied declaration 1\b/);
+  await ctx.proc.waitFor(/applied declaration 2\b/);
   await until('report', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1'`).length > 0);
 });
 Live.after(async (ctx) => { await stopLiveNode(ctx); });
@@ -116,9 +116,9 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   for (const u of fc.sample(fc.uint8Array({ maxLength: 300 }), n)) cases.push(['random bytes', Buffer.from(u)]);
   const mark = ctx.proc.output().length;
   const smark = ctx.serve.output().length;
-  // Serial 1 is applied; the old one is a replay only once something newer is held.
+  // Serial 1 is older than the one applied: a replay.
   await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/applied declaration 2\b/, 20_000, mark);
+  await ctx.proc.waitFor(/applied declaration 3\b/, 20_000, mark);
   cases.push(['an old one replayed', old!.envelope as Buffer]);
   for (const [, bytes] of cases) await inject(ctx.mesh, 'web1', bytes);
   tally.tried += cases.length;
@@ -133,7 +133,7 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   assert.equal(files(), before, 'nothing was applied');
   // The host keeps going: a genuine declaration still applies.
   await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/applied declaration 3\b/, 20_000, mark);
+  await ctx.proc.waitFor(/applied declaration 4\b/, 20_000, mark);
   tally.survived++;
   say('node queue', `${cases.length} hostile declarations: ${forged} refused as forged, ${malformed} as malformed, none applied; the next genuine one applied`);
 });

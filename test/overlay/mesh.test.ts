@@ -2,13 +2,15 @@
 // inside network namespaces, behind NAT, reaching the test's broker through
 // the lab's uplink; the mesh computes the graph, declares it, the hosts bring
 // it up with real wireguard-go. Three machines on two sites, two of them
-// behind no reachable address; then a fourth joins.
+// behind no reachable address; then a fourth joins, and the nodes whose peers
+// it changes are re-declared with no command typed (W2, issue 17 (b)).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
 import { labFor, machines, pings, type Machine } from './machines.js';
+import { until } from '../declare/helpers.js';
 
 const PORT = 51820;
 const IF = 'mesh0';
@@ -71,10 +73,15 @@ async function applied(ctx: Ctx, name: string, serial: number): Promise<void> {
   assert.match(line, / 0 failed/, `${name}: ${line}`);
 }
 
-async function declareChanged(ctx: Ctx): Promise<string[]> {
-  const sent = JSON.parse(await cli(ctx, 'declare', '--all', '--changed', '--json')) as { node: string; sent: boolean }[];
-  assert.ok(sent.every((d) => d.sent), `every declaration reached its queue: ${JSON.stringify(sent)}`);
-  return sent.map((d) => d.node).sort();
+/** Each node's newest serial in SQL: what it is owed. */
+async function newest(ctx: Ctx): Promise<Record<string, number>> {
+  const rows = await ctx.mesh.store.admin`select node, max(serial)::int as serial from assignment.declaration group by node`;
+  return Object.fromEntries(rows.map((r) => [r.node as string, r.serial as number]));
+}
+
+/** Until NAME applied the newest declaration SQL holds for it, with nothing failing (earlier ones may be superseded). */
+async function appliedNewest(ctx: Ctx, name: string): Promise<void> {
+  await applied(ctx, name, (await newest(ctx))[name]!);
 }
 
 async function addresses(ctx: Ctx): Promise<void> {
@@ -90,9 +97,10 @@ E2E('three machines enrol from behind NAT; the hub is named; declarations are ap
     join(ctx, 'a1', 'a'),
     join(ctx, 'b1', 'b'),
   ]);
-  await cli(ctx, 'overlay', 'hub', 'hub');
-  assert.equal(await declareChanged(ctx), ['a1', 'b1', 'hub']);
-  await Promise.all(['hub', 'a1', 'b1'].map((n) => applied(ctx, n, 1)));
+  // The command itself owes every node whose peers changed a declaration (W2): nothing else typed.
+  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--json')) as { redeclared: { node: string }[] };
+  assert.equal(out.redeclared.map((d) => d.node).sort(), ['a1', 'b1', 'hub']);
+  await Promise.all(['hub', 'a1', 'b1'].map((n) => appliedNewest(ctx, n)));
   await addresses(ctx);
 });
 
@@ -115,10 +123,16 @@ E2E('O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub w
 E2E('a fourth node joins: exactly the lists it enters are declared again, and the running hub picks it up in place', async (ctx) => {
   const before = await ifindex(ctx, 'hub');
   const mark = ctx.runs.hub!.output().length;
+  const was = await newest(ctx);
   await join(ctx, 'b2', 'b');
+  // No command typed: serve's enrolment owes the nodes it changed their declarations (W2).
+  const [k] = await ctx.mesh.store.admin`select encode(overlay_key, 'base64') as key from inventory.node where name = 'b2'`;
+  await until('the hub is owed a declaration that peers with b2', async () =>
+    (await ctx.mesh.store.admin`select 1 from assignment.declaration where node = 'hub' and serial > ${was.hub!} and position(${k!.key as string} in convert_from(envelope, 'utf8')) > 0`).length > 0);
+  const now = await newest(ctx);
   // b2 cannot dial b1 nor b1 b2: they meet through the hub, so only the hub's list changes.
-  assert.equal(await declareChanged(ctx), ['b2', 'hub']);
-  await Promise.all([applied(ctx, 'hub', 2), applied(ctx, 'b2', 1)]);
+  assert.equal(Object.keys(now).filter((n) => now[n] !== was[n]).sort(), ['b2', 'hub']);
+  await Promise.all([applied(ctx, 'hub', now.hub!), applied(ctx, 'b2', now.b2!)]);
   await addresses(ctx);
   await ctx.runs.hub!.waitFor(/wireguard mesh0: updated in place/, 30_000, mark);
   assert.is(await ifindex(ctx, 'hub'), before, 'the hub\'s interface was not restarted');
@@ -130,10 +144,9 @@ E2E('a fourth node joins: exactly the lists it enters are declared again, and th
 });
 
 E2E('O2: a hub made a spoke again takes its FORWARD rules away, leaving the other tenant\'s policy', async (ctx) => {
-  await cli(ctx, 'overlay', 'hub', 'hub', '--off');
-  const sent = await declareChanged(ctx);
-  assert.ok(sent.includes('hub'), `the hub is told: ${sent}`);
-  await applied(ctx, 'hub', 3);
+  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--off', '--json')) as { redeclared: { node: string }[] };
+  assert.ok(out.redeclared.some((d) => d.node === 'hub'), `the hub is told: ${JSON.stringify(out.redeclared)}`);
+  await appliedNewest(ctx, 'hub');
   const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
   assert.is(fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`)).length, 0, 'no rule of ours is left');
   assert.match(fwd, /^-P FORWARD DROP$/m);

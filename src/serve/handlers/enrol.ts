@@ -10,6 +10,8 @@ import { seal } from '../../crypto/seal.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { publish } from '../../broker/publish.js';
+import { declareChanged } from '../../assignment/declare.js';
+import { remake } from '../../secret/remake.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -55,4 +57,23 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   };
   await answer(welcome);
   ctx.log(`enrol: ${req.name} ${outcome === 'again' ? 'asked again and was answered again' : 'enrolled'}`);
+  // A machine back with new keys holds no current copy of its made secrets:
+  // they are made again for every holder now, both ends in one push (S3); an
+  // accepted one cannot be, and the log names the remedy.
+  if (outcome === 'enrolled') {
+    try {
+      const r = await remake({ holder: req.name, signer: ctx.signer });
+      for (const m of r.made) ctx.log(`enrol: made ${m.secret} again (generation ${m.generation}) for ${m.holders.join(', ')}`);
+      for (const f of r.refused) ctx.log(`enrol: ${req.name} holds no current copy of ${f.secret}: ${f.reason}`);
+    } catch (err) {
+      ctx.log(`enrol: the secrets ${req.name} held were not made again (${(err as Error).message}); mesh secret remake makes them`);
+    }
+  }
+  // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
+  try {
+    const owed = await declareChanged({ sql: ctx.stores.assignment, signer: ctx.signer });
+    if (owed.length) ctx.log(`enrol: re-declaring ${owed.map((d) => d.node).join(', ')}`);
+  } catch (err) {
+    ctx.log(`enrol: the nodes ${req.name} changes were not declared again (${(err as Error).message}); the next serve start or change declares them`);
+  }
 }

@@ -1,0 +1,159 @@
+// serve drains the outbox (W1, W3): woken by NOTIFY mesh_outbox (sent at the
+// commit of whatever owed a node something) and by a periodic sweep that is one
+// cheap query when nothing is owed. Rows are taken `for update skip locked`, so
+// several serves drain at once without sending a row twice; each is published
+// with confirms and marked delivered only after its confirm, in the same
+// transaction that holds its lock. Killed mid-drain, the transaction rolls
+// back and the next serve sends them again (hosts drop what is not newer).
+import type { ConfirmChannel } from 'amqplib';
+import type { Sql } from '../store/connect.js';
+import type { BrokerConfig } from '../home/home.js';
+import { adminEndpoint } from '../broker/admin.js';
+import { connectBroker, type Connection } from '../broker/connect.js';
+import { publish, Unroutable } from '../broker/publish.js';
+import { queueOf } from '../wire/names.js';
+
+/**
+ * Confirm channels the drain publishes over. One channel is one process in the
+ * broker, so one channel's publishes run on one core; the fan-out bench
+ * measures one against this many.
+ */
+export const PUBLISH_CHANNELS = 4;
+/** Rows one transaction takes: a kill loses at most this many confirms, all sent again. */
+export const DRAIN_BATCH = 500;
+
+interface Owed { id: string; node: string; kind: string; serial: string; payload: Buffer }
+
+/** Why a publish was not confirmed, as the outbox's last_error says it. */
+function reason(node: string, err: unknown): string {
+  return err instanceof Unroutable ? `the node's queue ${queueOf(node)} does not exist` : `the broker did not confirm it (${(err as Error).message})`;
+}
+
+/**
+ * One batch: take what is owed and due, publish it with confirms, mark each
+ * row delivered or failed. CHANNELS undefined means the broker cannot be
+ * reached (BROKER_ERROR says why): the rows stay owed and say so.
+ */
+export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined, opts: { batch?: number; everything?: boolean; brokerError?: string } = {}): Promise<{ taken: number; delivered: number }> {
+  return sql.begin(async (tx) => {
+    const rows = await tx<Owed[]>`select * from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
+    if (rows.length === 0) return { taken: 0, delivered: 0 };
+    const ok: string[] = [], failed: string[] = [], errors: string[] = [];
+    if (!channels?.length) {
+      for (const r of rows) { failed.push(r.id); errors.push(`the broker cannot be reached (${opts.brokerError ?? 'no connection'})`); }
+    } else {
+      await Promise.all(rows.map(async (r, i) => {
+        try {
+          // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
+          await publish(channels[i % channels.length]!, '', queueOf(r.node), r.payload,
+            // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
+            // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
+            { mandatory: true, persistent: false, messageId: `${r.node}:${r.serial}`, type: r.kind, contentType: 'application/json' });
+          ok.push(r.id);
+        } catch (err) {
+          failed.push(r.id);
+          errors.push(reason(r.node, err));
+        }
+      }));
+    }
+    if (ok.length) await tx`select assignment.mark_delivered(${ok.map(String)}::text[]::bigint[])`;
+    if (failed.length) await tx`select assignment.mark_failed(${failed.map(String)}::text[]::bigint[], ${errors}::text[])`;
+    return { taken: rows.length, delivered: ok.length };
+  });
+}
+
+export interface DrainerOptions { sweepMs?: number; batch?: number; log(line: string): void }
+
+/** The drain loop of one serve: its own broker connection, LISTEN, and the sweep. */
+export class Drainer {
+  private conn?: Connection;
+  private channels?: ConfirmChannel[];
+  private brokerError?: string;
+  private woken = false;
+  private wake?: () => void;
+  private stopped = false;
+  private running?: Promise<void>;
+  private unlisten?: () => Promise<void>;
+  private readonly sweepMs: number;
+
+  constructor(private readonly sql: Sql, private readonly broker: BrokerConfig, private readonly opts: DrainerOptions) {
+    this.sweepMs = opts.sweepMs ?? 5_000;
+  }
+
+  async start(): Promise<void> {
+    const l = await this.sql.listen('mesh_outbox', () => this.rouse());
+    this.unlisten = l.unlisten;
+    // Whatever was owed before this serve started (another serve killed mid-drain) is looked at once now.
+    this.woken = true;
+    this.running = this.loop();
+  }
+
+  private rouse(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+    await this.unlisten?.().catch(() => {});
+    await this.conn?.close().catch(() => {});
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const woken = this.woken;
+        this.woken = false;
+        // Idle: one cheap query a sweep, and only while the broker is reachable (else every sweep retries).
+        if (woken || !this.channels || (await this.sql`select assignment.owed_now() as owed`)[0]!.owed) await this.drainAll();
+      } catch (err) {
+        this.opts.log(`serve: the outbox was not drained (${(err as Error).message}); trying again at the next sweep`);
+      }
+      if (this.stopped || this.woken) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.sweepMs);
+        this.wake = () => { clearTimeout(t); resolve(); };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async drainAll(): Promise<void> {
+    const back = !this.channels;
+    const channels = await this.connect();
+    // Back from a broker outage: everything owed is due, whatever its row backoff says.
+    const everything = back && channels !== undefined;
+    const batch = this.opts.batch ?? DRAIN_BATCH;
+    let total = 0;
+    for (;;) {
+      const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError });
+      total += r.delivered;
+      if (r.taken < batch || !channels || this.stopped) break;
+    }
+    if (total) this.opts.log(`serve: delivered ${total} owed message${total === 1 ? '' : 's'}`);
+  }
+
+  private async connect(): Promise<ConfirmChannel[] | undefined> {
+    if (this.channels) return this.channels;
+    try {
+      const conn = await connectBroker(adminEndpoint(this.broker), { name: 'mesh serve outbox' });
+      const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
+      conn.on('error', () => {});
+      conn.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; } });
+      // A channel that closed cannot confirm again: start over with a fresh connection.
+      for (const ch of channels) { ch.on('error', () => {}); ch.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; void conn.close().catch(() => {}); } }); }
+      this.conn = conn;
+      this.channels = channels;
+      if (this.brokerError) this.opts.log('serve: the outbox reaches the broker again');
+      this.brokerError = undefined;
+      return channels;
+    } catch (err) {
+      const said = (err as Error).message;
+      if (said !== this.brokerError) this.opts.log(`serve: the outbox cannot reach the broker (${said}); what is owed stays owed`);
+      this.brokerError = said;
+      return undefined;
+    }
+  }
+}
