@@ -5,6 +5,7 @@
 import type { ConsumeMessage } from 'amqplib';
 import { readReport } from '../../wire/report.js';
 import { sender, type ServeContext } from '../context.js';
+import { settle } from '../../provision/settle.js';
 
 export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -34,4 +35,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   // Idempotent: a redelivery after a crash between the two records again.
   await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
   if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);
+  // The acknowledgement that completes a rotation retires the old credential (S5).
+  for (const s of await settle(ctx.stores, ctx.signer, from.name)) {
+    ctx.log(`report: ${s.secret} settled at generation ${s.generation} with ${from.name}'s acknowledgement; re-declaring ${s.redeclared.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing (already current)'}`);
+  }
 }
