@@ -3408,9 +3408,12 @@ CREATE VIEW provision.grant_status AS
            FROM provision.affected_holders(g.provision, g.consumer) h(node, sides, sealing_key)), '{}'::text[]) AS holders,
     ( SELECT max(s.generation) AS max
            FROM secret.held s
-          WHERE (s.secret = provision.secret_of(g.provision, g.consumer))) AS generation
-   FROM (provision."grant" g
-     JOIN provision.provision p ON ((p.name = g.provision)));
+          WHERE (s.secret = provision.secret_of(g.provision, g.consumer))) AS generation,
+    r.settled,
+    COALESCE(r.waiting_for, '{}'::text[]) AS waiting_for
+   FROM ((provision."grant" g
+     JOIN provision.provision p ON ((p.name = g.provision)))
+     LEFT JOIN provision.settlement(NULL::text[]) r(provision, consumer, secret, generation, holders, settled, waiting_for) ON (((r.provision = g.provision) AND (r.consumer = g.consumer))));
 
 ALTER TABLE provision.grant_status OWNER TO mesh_provision;
 
@@ -3418,7 +3421,7 @@ ALTER TABLE provision.grant_status OWNER TO mesh_provision;
 -- Name: VIEW grant_status; Type: COMMENT; Schema: provision; Owner: mesh_provision
 --
 
-COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, and its generation (never a value).';
+COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, its generation (never a value), the generation every holder acknowledged (settled) and who has not acknowledged the newest (waiting_for).';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: provision; Owner: mesh_provision

@@ -166,3 +166,15 @@ union all
 select c.node, jsonb_build_object('id', 'secret:' || c.path, 'kind', 'secret', 'path', c.path, 'mode', '0600', 'sealed', c.blob)
   from copies c;
 comment on view provision.node_resources is 'Binds and sealed secret files of every pair, on every node running either end (S2); a provider also holds each generation a holder may still use until the rotation settled (S5).';
+
+/* `mesh provision list`, as in 0002, and whether each pair's rotation settled:
+   the generation every holder acknowledged, and who the provider still keeps
+   accepting an older credential for. */
+create or replace view provision.grant_status as
+select g.provision, p.kind, p.provider, g.consumer, g.facts, g.granted_at,
+       coalesce((select array_agg(h.node order by h.node) from provision.affected_holders(g.provision, g.consumer) h), '{}') as holders,
+       (select max(s.generation) from secret.held s where s.secret = provision.secret_of(g.provision, g.consumer)) as generation,
+       r.settled, coalesce(r.waiting_for, '{}') as waiting_for
+  from provision.grant g join provision.provision p on p.name = g.provision
+  left join provision.settlement(null) r on r.provision = g.provision and r.consumer = g.consumer;
+comment on view provision.grant_status is 'Each pair: what, who provides, who consumes, the nodes that hold its credential, its generation (never a value), the generation every holder acknowledged (settled) and who has not acknowledged the newest (waiting_for).';

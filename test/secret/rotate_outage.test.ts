@@ -116,6 +116,8 @@ R('broker down during a rotation: it commits, and when the broker is back both e
     assert.is(read(provides(ctx, 'app.1.secret')), old.password);
     assert.match(await provisioner(ctx), /updated role app_user for app; database app; accepts app_user-2, app_user-1$/);
     assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['web1'] });
+    const listed = JSON.parse((await ctx.pm.cli(['provision', 'list', '--json'])).stdout) as { consumer: string; generation: number; waiting_for: string[] }[];
+    assert.equal(listed.map((l) => [l.consumer, l.generation, l.waiting_for]), [['app', 2, ['web1']]], 'the operator sees whom the rotation waits for');
     assert.is(await connectAs(old), 'app_user@app', 'the provider applied the new credential and the consumer\'s old one still works');
     const fresh = { ...old, user: 'app_user-2', password: read(provides(ctx, 'app.secret'))! };
     assert.is(await connectAs(fresh), 'app_user@app', 'and the new one works already');

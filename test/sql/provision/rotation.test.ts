@@ -88,6 +88,8 @@ R('S5: a rotation keeps the old credential on the provider until every holder ac
   await acknowledge(ctx, 'db1', d);
   assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['web1'] });
   assert.equal((await held(ctx, 'db1')).logins, ['app_user-2', 'app_user-1'], 'the provider alone acknowledging settles nothing');
+  const [listed] = await ctx.as.provision`select generation, settled, waiting_for from provision.grant_status where consumer = 'app'`;
+  assert.equal({ ...listed }, { generation: 2, settled: 1, waiting_for: ['web1'] }, 'provision list says whom the rotation waits for');
   assert.equal(await settledBy(ctx, 'db1'), []);
   assert.equal(await affected(ctx), []);
   await acknowledge(ctx, 'web1', w);
