@@ -922,6 +922,28 @@ $$;
 ALTER FUNCTION "overlay".ssh_port() OWNER TO mesh_overlay;
 
 --
+-- Name: acknowledged_generation(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.acknowledged_generation(secret_name text, node_name text) RETURNS integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare g integer;
+begin
+  select max(b.generation) into g
+    from assignment.acknowledged_sealed a
+    join (select h.generation, h.blob from secret.held h where h.secret = secret_name and h.holder = node_name
+          union all
+          select e.generation, e.blob from secret.held_earlier e where e.secret = secret_name and e.holder = node_name) b
+      on b.blob = a.sealed
+   where a.node = node_name;
+  return g;
+end $$;
+
+ALTER FUNCTION provision.acknowledged_generation(secret_name text, node_name text) OWNER TO mesh_provision;
+
+--
 -- Name: affected_holders(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
 --
 
@@ -956,8 +978,8 @@ begin
     raise exception 'no provision named %', provision_name using errcode = 'MSH56', hint = 'offer it first: mesh provision offer';
   end if;
   if k = 'postgres' and not (coalesce(grant_facts->>'database', '') ~ '^[a-z_][a-z0-9_]{0,62}$'
-                             and coalesce(grant_facts->>'user', '') ~ '^[a-z_][a-z0-9_]{0,62}$') then
-    raise exception 'a postgres grant needs a database and a user of lower-case letters, digits and underscores' using errcode = 'MSH55',
+                             and coalesce(grant_facts->>'user', '') ~ '^[a-z_][a-z0-9_]{0,51}$') then
+    raise exception 'a postgres grant needs a database and a user (at most 52 characters) of lower-case letters, digits and underscores' using errcode = 'MSH55',
       hint = 'give --database NAME --user NAME';
   end if;
   if k = 'postgres' and exists (select 1 from provision.grant g where g.provision = provision_name and g.consumer <> consumer_module
@@ -1083,6 +1105,49 @@ $$;
 ALTER FUNCTION provision.set_files_root(root text) OWNER TO mesh_provision;
 
 --
+-- Name: settled_by(text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.settled_by(node_name text) RETURNS TABLE(secret text, settled integer)
+    LANGUAGE sql STABLE
+    AS $$
+  select s.secret, s.settled
+    from provision.settlement(array(select distinct e.secret from secret.held_earlier e
+                                      join secret.held h on h.secret = e.secret and h.holder = node_name)) s
+   where s.settled is not null
+     and exists (select 1 from secret.held_earlier e where e.secret = s.secret and e.generation < s.settled)
+$$;
+
+ALTER FUNCTION provision.settled_by(node_name text) OWNER TO mesh_provision;
+
+--
+-- Name: settlement(text[]); Type: FUNCTION; Schema: provision; Owner: mesh_provision
+--
+
+CREATE FUNCTION provision.settlement(secret_names text[]) RETURNS TABLE(provision text, consumer text, secret text, generation integer, holders text[], settled integer, waiting_for text[])
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 10
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  with pairs as (
+    select g.provision, g.consumer, provision.secret_of(g.provision, g.consumer) as secret
+      from provision.grant g join provision.provision p on p.name = g.provision and p.kind = 'postgres'
+     where secret_names is null or provision.secret_of(g.provision, g.consumer) = any(secret_names)),
+  gens as (
+    select pr.*, (select max(s.generation) from secret.held s where s.secret = pr.secret) as generation from pairs pr),
+  acked as (
+    select ge.provision, ge.consumer, ge.secret, ge.generation, h.node, provision.acknowledged_generation(ge.secret, h.node) as acknowledged
+      from gens ge cross join lateral provision.affected_holders(ge.provision, ge.consumer) h
+     where ge.generation is not null)
+  select a.provision, a.consumer, a.secret, a.generation, array_agg(a.node order by a.node),
+         case when bool_and(a.acknowledged is not null) then min(a.acknowledged) end,
+         coalesce(array_agg(a.node order by a.node) filter (where a.acknowledged is distinct from a.generation), '{}')
+    from acked a
+   group by a.provision, a.consumer, a.secret, a.generation
+$$;
+
+ALTER FUNCTION provision.settlement(secret_names text[]) OWNER TO mesh_provision;
+
+--
 -- Name: where_is(text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
 --
 
@@ -1158,6 +1223,19 @@ $$;
 ALTER FUNCTION secret.forget(secret_name text) OWNER TO mesh_secret;
 
 --
+-- Name: forget_earlier(text, integer); Type: FUNCTION; Schema: secret; Owner: mesh_secret
+--
+
+CREATE FUNCTION secret.forget_earlier(secret_name text, below integer) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  with gone as (delete from secret.earlier where secret = secret_name and generation < below returning 1)
+  select count(*)::int from gone
+$$;
+
+ALTER FUNCTION secret.forget_earlier(secret_name text, below integer) OWNER TO mesh_secret;
+
+--
 -- Name: put_accepted(text, text[], text[], text[], text, text); Type: FUNCTION; Schema: secret; Owner: mesh_secret
 --
 
@@ -1201,6 +1279,11 @@ begin
   insert into secret.secret as t (name, origin, path) values (secret_name, 'made', secret_path)
   on conflict (name) do update set generation = t.generation + 1, sealed_at = now(), path = coalesce(excluded.path, t.path)
   returning t.generation into gen;
+  insert into secret.earlier (secret, holder, generation, sealed_to, blob)
+  select b.secret, b.holder, b.generation, b.sealed_to, b.blob
+    from secret.sealed b join secret.secret t on t.name = b.secret
+   where b.secret = secret_name and t.path is null
+  on conflict do nothing;
   delete from secret.sealed where secret = secret_name;
   insert into secret.sealed (secret, holder, sealed_to, blob, generation)
   select secret_name, h, decode(k, 'hex'), b, gen from unnest(holders, sealed_to, blobs) as u(h, k, b);
@@ -1212,42 +1295,6 @@ ALTER FUNCTION secret.put_made(secret_name text, holders text[], sealed_to text[
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
-
---
--- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.assignment (
-    module text NOT NULL,
-    node text NOT NULL,
-    assigned_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
-
---
--- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
-
---
--- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
-
---
--- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
-
---
--- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
 
 --
 -- Name: declaration; Type: TABLE; Schema: assignment; Owner: mesh_assignment
@@ -1321,6 +1368,67 @@ COMMENT ON COLUMN assignment.declaration.acknowledged_at IS 'When the node repor
 --
 
 COMMENT ON COLUMN assignment.declaration.superseded_at IS 'When the node reported it drained past it unapplied.';
+
+--
+-- Name: acknowledged_sealed; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.acknowledged_sealed AS
+ SELECT d.node,
+    d.serial,
+    (r.value ->> 'sealed'::text) AS sealed
+   FROM (( SELECT DISTINCT ON (x.node) x.node,
+            x.serial,
+            x.envelope
+           FROM assignment.declaration x
+          WHERE (x.acknowledged_at IS NOT NULL)
+          ORDER BY x.node, x.serial DESC) d
+     CROSS JOIN LATERAL jsonb_array_elements(((((convert_from(d.envelope, 'utf8'::name))::jsonb ->> 'body'::text))::jsonb -> 'resources'::text)) r(value))
+  WHERE ((r.value ->> 'kind'::text) = 'secret'::text);
+
+ALTER TABLE assignment.acknowledged_sealed OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW acknowledged_sealed; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.acknowledged_sealed IS 'The sealed blobs in each node''s newest acknowledged declaration: what it holds, as the mesh signed it.';
+
+--
+-- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.assignment (
+    module text NOT NULL,
+    node text NOT NULL,
+    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
+
+--
+-- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
+
+--
+-- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
+
+--
+-- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
 
 --
 -- Name: declaration_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
@@ -1658,6 +1766,59 @@ COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.'
 COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
 
 --
+-- Name: earlier; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.earlier (
+    secret text NOT NULL,
+    holder text NOT NULL,
+    generation integer NOT NULL,
+    sealed_to bytea NOT NULL,
+    blob text NOT NULL,
+    CONSTRAINT earlier_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
+    CONSTRAINT earlier_generation_check CHECK ((generation > 0)),
+    CONSTRAINT earlier_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
+);
+
+ALTER TABLE secret.earlier OWNER TO mesh_secret;
+
+--
+-- Name: TABLE earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.earlier IS 'Sealed copies of generations a rotation replaced, kept until the rotation settled (every holder acknowledged a newer one): the provider accepts them meanwhile.';
+
+--
+-- Name: COLUMN earlier.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.secret IS 'Which secret.';
+
+--
+-- Name: COLUMN earlier.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.holder IS 'The node the copy was sealed to.';
+
+--
+-- Name: COLUMN earlier.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.generation IS 'The generation it carries, older than secret.secret.generation.';
+
+--
+-- Name: COLUMN earlier.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.sealed_to IS 'The sealing key it was sealed to; a holder with another key now cannot open it, and it is never declared.';
+
+--
+-- Name: COLUMN earlier.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.blob IS 'As secret.sealed.blob.';
+
+--
 -- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
 --
 
@@ -1805,6 +1966,27 @@ ALTER TABLE secret.held OWNER TO mesh_secret;
 COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
 
 --
+-- Name: held_earlier; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.held_earlier AS
+ SELECT e.secret,
+    e.generation,
+    e.holder,
+    e.blob,
+    ((n.sealing_key IS NOT NULL) AND (n.sealing_key = e.sealed_to)) AS current
+   FROM (secret.earlier e
+     LEFT JOIN inventory.enrolled_node n ON ((n.name = e.holder)));
+
+ALTER TABLE secret.held_earlier OWNER TO mesh_secret;
+
+--
+-- Name: VIEW held_earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.held_earlier IS 'Each kept copy of an earlier generation; current is false when its holder is gone or has another sealing key (such a copy is never declared).';
+
+--
 -- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
 --
 
@@ -1814,6 +1996,8 @@ CREATE VIEW provision.node_resources AS
             g.consumer,
             p.kind,
             p.provider,
+            provision.secret_of(g.provision, g.consumer) AS secret,
+            (g.facts ->> 'user'::text) AS usr,
             ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
            FROM (provision."grant" g
              JOIN provision.provision p ON ((p.name = g.provision)))
@@ -1822,6 +2006,8 @@ CREATE VIEW provision.node_resources AS
             pr.consumer,
             pr.kind,
             pr.provider,
+            pr.secret,
+            pr.usr,
             pr.facts,
             pl.node,
             'provider'::text AS side,
@@ -1834,6 +2020,8 @@ CREATE VIEW provision.node_resources AS
             pr.consumer,
             pr.kind,
             pr.provider,
+            pr.secret,
+            pr.usr,
             pr.facts,
             pl.node,
             'consumer'::text,
@@ -1841,6 +2029,32 @@ CREATE VIEW provision.node_resources AS
                    FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
            FROM (pairs pr
              JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
+        ), settling AS (
+         SELECT s.secret,
+            s.settled
+           FROM provision.settlement(ARRAY( SELECT DISTINCT e.secret
+                   FROM secret.held_earlier e)) s(provision, consumer, secret, generation, holders, settled, waiting_for)
+        ), copies AS (
+         SELECT pd.node,
+            pd.base,
+            h.generation,
+            h.blob,
+            (pd.base || '.secret'::text) AS path,
+            ((pd.usr || '-'::text) || h.generation) AS role
+           FROM (placed pd
+             JOIN secret.held h ON (((h.secret = pd.secret) AND (h.holder = pd.node) AND h.current)))
+          WHERE (pd.kind = 'postgres'::text)
+        UNION ALL
+         SELECT pd.node,
+            pd.base,
+            e.generation,
+            e.blob,
+            (((pd.base || '.'::text) || e.generation) || '.secret'::text),
+            ((pd.usr || '-'::text) || e.generation)
+           FROM ((placed pd
+             JOIN secret.held_earlier e ON (((e.secret = pd.secret) AND (e.holder = pd.node) AND e.current)))
+             LEFT JOIN settling st ON ((st.secret = pd.secret)))
+          WHERE ((pd.kind = 'postgres'::text) AND (pd.side = 'provider'::text) AND (e.generation >= COALESCE(st.settled, 0)))
         ), binds AS (
          SELECT pd.node,
             pd.base,
@@ -1848,11 +2062,14 @@ CREATE VIEW provision.node_resources AS
                     WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
                        FROM provision.placements() cn(module, node)
                       WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
+                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'postgres'::text)) THEN (pd.facts || jsonb_build_object('logins', COALESCE(( SELECT jsonb_agg(jsonb_build_object('role', c.role, 'generation', c.generation, 'secret', c.path) ORDER BY c.generation DESC) AS jsonb_agg
+                       FROM copies c
+                      WHERE ((c.node = pd.node) AND (c.base = pd.base))), '[]'::jsonb)))
+                    WHEN (pd.kind = 'postgres'::text) THEN (pd.facts || COALESCE(( SELECT jsonb_build_object('login', c.role) AS jsonb_build_object
+                       FROM copies c
+                      WHERE ((c.node = pd.node) AND (c.base = pd.base) AND (c.path = (pd.base || '.secret'::text)))), '{}'::jsonb))
                     ELSE pd.facts
-                END AS facts,
-            pd.kind,
-            pd.provision,
-            pd.consumer
+                END AS facts
            FROM placed pd
         )
  SELECT b.node,
@@ -1862,11 +2079,9 @@ CREATE VIEW provision.node_resources AS
    FROM binds b
   WHERE (b.facts IS NOT NULL)
 UNION ALL
- SELECT b.node,
-    jsonb_build_object('id', (('secret:'::text || b.base) || '.secret'::text), 'kind', 'secret', 'path', (b.base || '.secret'::text), 'mode', '0600', 'sealed', s.blob) AS resource
-   FROM (binds b
-     JOIN secret.held s ON (((s.secret = provision.secret_of(b.provision, b.consumer)) AND (s.holder = b.node) AND s.current)))
-  WHERE (b.kind = 'postgres'::text);
+ SELECT c.node,
+    jsonb_build_object('id', ('secret:'::text || c.path), 'kind', 'secret', 'path', c.path, 'mode', '0600', 'sealed', c.blob) AS resource
+   FROM copies c;
 
 ALTER TABLE provision.node_resources OWNER TO mesh_provision;
 
@@ -1874,7 +2089,7 @@ ALTER TABLE provision.node_resources OWNER TO mesh_provision;
 -- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
 --
 
-COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2).';
+COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2); a provider also holds each generation a holder may still use until the rotation settled (S5).';
 
 --
 -- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
@@ -3193,9 +3408,12 @@ CREATE VIEW provision.grant_status AS
            FROM provision.affected_holders(g.provision, g.consumer) h(node, sides, sealing_key)), '{}'::text[]) AS holders,
     ( SELECT max(s.generation) AS max
            FROM secret.held s
-          WHERE (s.secret = provision.secret_of(g.provision, g.consumer))) AS generation
-   FROM (provision."grant" g
-     JOIN provision.provision p ON ((p.name = g.provision)));
+          WHERE (s.secret = provision.secret_of(g.provision, g.consumer))) AS generation,
+    r.settled,
+    COALESCE(r.waiting_for, '{}'::text[]) AS waiting_for
+   FROM ((provision."grant" g
+     JOIN provision.provision p ON ((p.name = g.provision)))
+     LEFT JOIN provision.settlement(NULL::text[]) r(provision, consumer, secret, generation, holders, settled, waiting_for) ON (((r.provision = g.provision) AND (r.consumer = g.consumer))));
 
 ALTER TABLE provision.grant_status OWNER TO mesh_provision;
 
@@ -3203,7 +3421,7 @@ ALTER TABLE provision.grant_status OWNER TO mesh_provision;
 -- Name: VIEW grant_status; Type: COMMENT; Schema: provision; Owner: mesh_provision
 --
 
-COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, and its generation (never a value).';
+COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, its generation (never a value), the generation every holder acknowledged (settled) and who has not acknowledged the newest (waiting_for).';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: provision; Owner: mesh_provision
@@ -3254,6 +3472,28 @@ ALTER TABLE provision.pgmigrations_id_seq OWNER TO mesh_provision;
 --
 
 ALTER SEQUENCE provision.pgmigrations_id_seq OWNED BY provision.pgmigrations.id;
+
+--
+-- Name: rotation; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.rotation AS
+ SELECT settlement.provision,
+    settlement.consumer,
+    settlement.secret,
+    settlement.generation,
+    settlement.holders,
+    settlement.settled,
+    settlement.waiting_for
+   FROM provision.settlement(NULL::text[]) settlement(provision, consumer, secret, generation, holders, settled, waiting_for);
+
+ALTER TABLE provision.rotation OWNER TO mesh_provision;
+
+--
+-- Name: VIEW rotation; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.rotation IS 'Each pair''s rotation: newest generation, holders, the generation every holder acknowledged (settled), and who has not acknowledged the newest (waiting_for). Complete when settled = generation.';
 
 --
 -- Name: stale_credentials; Type: VIEW; Schema: provision; Owner: mesh_provision
@@ -3639,6 +3879,13 @@ ALTER TABLE ONLY provision.setting
     ADD CONSTRAINT setting_pkey PRIMARY KEY (only_row);
 
 --
+-- Name: earlier earlier_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.earlier
+    ADD CONSTRAINT earlier_pkey PRIMARY KEY (secret, holder, generation);
+
+--
 -- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: secret; Owner: mesh_secret
 --
 
@@ -3744,6 +3991,13 @@ ALTER TABLE ONLY provision."grant"
     ADD CONSTRAINT grant_provision_fkey FOREIGN KEY (provision) REFERENCES provision.provision(name) ON DELETE CASCADE;
 
 --
+-- Name: earlier earlier_secret_fkey; Type: FK CONSTRAINT; Schema: secret; Owner: mesh_secret
+--
+
+ALTER TABLE ONLY secret.earlier
+    ADD CONSTRAINT earlier_secret_fkey FOREIGN KEY (secret) REFERENCES secret.secret(name) ON DELETE CASCADE;
+
+--
 -- Name: sealed sealed_secret_fkey; Type: FK CONSTRAINT; Schema: secret; Owner: mesh_secret
 --
 
@@ -3829,6 +4083,12 @@ REVOKE ALL ON FUNCTION "overlay".ssh_port() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".ssh_port() TO mesh_assignment;
 
 --
+-- Name: TABLE acknowledged_sealed; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_provision;
+
+--
 -- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -3849,6 +4109,12 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
 --
 
 GRANT SELECT ON TABLE secret.held TO mesh_provision;
+
+--
+-- Name: TABLE held_earlier; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT SELECT ON TABLE secret.held_earlier TO mesh_provision;
 
 --
 -- Name: TABLE node_resources; Type: ACL; Schema: provision; Owner: mesh_provision

@@ -66,9 +66,9 @@ function revokeCommand(p: Program): void {
 
 function listingCommand(p: Program): void {
   p.prog.command('provision list')
-    .describe('Every pair: what is provided, by which module, to which consumer, which nodes hold its credential, and its generation. The same answer as select * from provision.grant_status.')
+    .describe('Every pair: what is provided, by which module, to which consumer, which nodes hold its credential, its generation, and the holders a rotation still waits for (the provider accepts the old credential until none is left). The same answer as select * from provision.grant_status.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (o: { json?: boolean }) => emit(await provisionList(), o, (rows) => table(rows.map((r: Record<string, unknown>) => ({ ...r, holders: (r.holders as string[]).join(',') })), ['provision', 'kind', 'provider', 'consumer', 'holders', 'generation']))));
+    .action(p.wrap(async (o: { json?: boolean }) => emit(await provisionList(), o, (rows) => table(rows.map((r: Record<string, unknown>) => ({ ...r, holders: (r.holders as string[]).join(','), waiting_for: (r.waiting_for as string[]).join(',') })), ['provision', 'kind', 'provider', 'consumer', 'holders', 'generation', 'waiting_for']))));
 }
 
 function holdersCommand(p: Program): void {

@@ -57,7 +57,8 @@ function rotateCommand(p: Program): void {
     .describe([
       'Give one consumer-provider pair a new credential: one role changes, no other pair is touched. Every node running either',
       'module is resolved first (enrolled, with a queue); if any cannot be, nothing is stored or sent and the old credential keeps',
-      'working. Otherwise both ends are sent their new files by this command, and the window between them is stated.',
+      'working. Otherwise both ends are owed their new files by this command (the broker need not be up), and there is no window: the',
+      'provider accepts the old and the new credential until every holder acknowledged the new one, then stops accepting the old.',
     ])
     .option('--json', 'Print as JSON')
     .example('secret rotate appdb billing')

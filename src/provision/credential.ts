@@ -1,8 +1,9 @@
 // One pair's credential (S5), made and stored in two steps so that everything
 // which can refuse does so before the new value is committed: resolve every
 // holder in SQL (provision.resolve_holders refuses an unenrolled one), find
-// every holder's queue on the broker, and only then seal; the secret context
-// stores it (src/secret/store_pair.ts), checking the keys once more.
+// every holder's queue on the broker (when it answers: see src/secret/queues.ts),
+// and only then seal; the secret context stores it (src/secret/store_pair.ts),
+// checking the keys once more.
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { makeSealed, type Sealed } from '../secret/value.js';
@@ -10,8 +11,9 @@ import { missingQueues } from '../secret/queues.js';
 import { storeError } from '../store/errors.js';
 
 export interface PairHolder { node: string; sides: string[] }
-export interface Prepared { provision: string; consumer: string; secret: string; holders: PairHolder[]; sealed: Sealed }
-export interface Made { provision: string; consumer: string; secret: string; generation: number; holders: PairHolder[] }
+/** queuesChecked false: the broker did not answer, so no holder's queue could be looked for; the outbox holds what is owed. */
+export interface Prepared { provision: string; consumer: string; secret: string; holders: PairHolder[]; sealed: Sealed; queuesChecked: boolean }
+export interface Made { provision: string; consumer: string; secret: string; generation: number; holders: PairHolder[]; queuesChecked: boolean }
 
 export async function preparePair(psql: Sql, provision: string, consumer: string): Promise<Prepared> {
   let rows;
@@ -20,11 +22,11 @@ export async function preparePair(psql: Sql, provision: string, consumer: string
   } catch (err) { throw storeError(err); }
   const holders = rows.map((r) => ({ node: r.node as string, sides: r.sides as string[] }));
   const gone = await missingQueues(holders.map((h) => h.node));
-  if (gone.length) {
+  if (gone?.length) {
     throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker, so it cannot be told. Nothing was sent and the old credential keeps working; retire and enrol it again, or unassign its module.`);
   }
   const sealed = makeSealed(rows.map((r) => ({ node: r.node as string, sealingKey: r.sealing_key as string })));
-  return { provision, consumer, secret: rows[0]!.secret as string, holders, sealed };
+  return { provision, consumer, secret: rows[0]!.secret as string, holders, sealed, queuesChecked: gone !== undefined };
 }
 
 /** preparePair on its own connection to the provision store. */

@@ -79,7 +79,7 @@ export async function revoke(provision: string, consumer: string) {
 }
 
 export async function provisionList() {
-  return withProvision((sql) => sql`select provision, kind, provider, consumer, facts, holders, generation, granted_at
+  return withProvision((sql) => sql`select provision, kind, provider, consumer, facts, holders, generation, settled, waiting_for, granted_at
                                         from provision.grant_status order by provision, consumer`);
 }
 

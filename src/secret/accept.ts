@@ -30,7 +30,7 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
     const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
     if (unknown.length) throw new Error(`no enrolled node named ${unknown.join(', ')}: nothing was stored; see mesh node list.`);
     const gone = await missingQueues(o.nodes);
-    if (gone.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
+    if (gone?.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
     if (origin === 'accepted') {
       const value = readValue(o.from ?? '-');
       try { sealed = sealTo(value, holders); } finally { value.fill(0); }

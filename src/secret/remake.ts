@@ -44,7 +44,7 @@ export async function remake(opts: { holder?: string; signer?: Signer } = {}): P
       try {
         const holders = await sealingKeys(ssql, s.holders as string[]);
         const gone = await missingQueues(holders.map((h) => h.node));
-        if (gone.length) throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker. Nothing was changed.`);
+        if (gone?.length) throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker. Nothing was changed.`);
         const sealed = makeSealed(holders);
         const [row] = await ssql`select secret.put_made(secret_name => ${s.secret as string}::text, holders => ${sealed.holders}::text[],
                                    sealed_to => ${sealed.keys}::text[], blobs => ${sealed.blobs}::text[]) as generation`

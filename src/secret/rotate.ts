@@ -1,7 +1,9 @@
-// `mesh secret rotate PROVISION CONSUMER` (S5): one pair, one role. Both ends
-// are pushed by this command, not a later one, and it is all-or-nothing: any
-// holder that cannot be resolved stops it before the new value is committed,
-// so nothing is sent and the old credential keeps working.
+// `mesh secret rotate PROVISION CONSUMER` (S5): one pair, one generation. Both
+// ends are owed by this command, not a later one, and it is all-or-nothing:
+// any holder that cannot be resolved stops it before the new value is
+// committed, so nothing is sent and the old credential keeps working. It
+// commits without the broker: what is owed waits in the outbox (W1), and the
+// old credential is accepted until every holder acknowledged the new one.
 import { declare, type Declared } from '../assignment/declare.js';
 import { prepare, type Made } from '../provision/credential.js';
 import { storePair } from './store_pair.js';

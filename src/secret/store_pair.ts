@@ -13,6 +13,6 @@ export function storePair(p: Prepared): Promise<Made> {
   return withStore('secret', async (ssql) => {
     const [row] = await ssql`select secret.put_made(secret_name => ${p.secret}::text, holders => ${p.sealed.holders}::text[],
                                sealed_to => ${p.sealed.keys}::text[], blobs => ${p.sealed.blobs}::text[]) as generation`;
-    return { provision: p.provision, consumer: p.consumer, secret: p.secret, generation: Number(row!.generation), holders: p.holders };
+    return { provision: p.provision, consumer: p.consumer, secret: p.secret, generation: Number(row!.generation), holders: p.holders, queuesChecked: p.queuesChecked };
   });
 }
