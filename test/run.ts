@@ -4,7 +4,7 @@
 // the totals as "N passed, N failed". A passing suite leaves nothing behind;
 // a failed one keeps its temp dir, database and vhost and names them, and a
 // failed run keeps the servers' data dir and says how to start it again.
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
@@ -16,6 +16,8 @@ import { deleteVhost } from './harness/mesh.js';
 import { pgBin } from './harness/postgres.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+// dist/test/ runs; test/ is where each suite's source must still be.
+const SOURCE = fileURLToPath(new URL('../../test/', import.meta.url));
 const args = process.argv.slice(2);
 const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'faults' : args.includes('--machine') ? 'machine' : 'test';
 const only = args.filter((a) => !a.startsWith('--'));
@@ -29,7 +31,8 @@ function find(dir: string, suffix: string): string[] {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...find(p, suffix));
-    else if (name.endsWith(suffix)) out.push(p);
+    // Only a suite whose source is still there: tsc never removes the output of a file renamed or deleted.
+    else if (name.endsWith(suffix) && existsSync(join(SOURCE, relative(here, p)).replace(/\.js$/, '.ts'))) out.push(p);
   }
   return out.sort();
 }
