@@ -45,25 +45,32 @@ async function version(ctx: Ctx, v: string): Promise<void> {
 
 Crash('PostgreSQL restarted under serve: nothing acked before it committed; serve carries on', async (ctx) => {
   await version(ctx, 'v1');
-  await cli(ctx.mesh, 'assign', 'site', 'web1');
+  // Serial 1 was web1's firewall, at enrolment; the assignment owes the next.
+  const [first] = (JSON.parse(await cli(ctx.mesh, 'assign', 'site', 'web1', '--json')) as { redeclared: { serial: number }[] }).redeclared;
   // Applied once first: a host holding no declaration at all waits for the
   // mesh's floor (D2), and the mesh cannot answer without its database.
-  await ctx.proc.waitFor(/report of declaration 1 confirmed/, 30_000);
-  await until('the first report recorded', async () => (await recorded(ctx)) === 1, 30_000);
+  await ctx.proc.waitFor(new RegExp(`report of declaration ${first!.serial} confirmed`), 30_000);
+  await until('the first report recorded', async () => (await recorded(ctx)) === first!.serial, 30_000);
   await ctx.proc.stop();
   // The module's change owes web1 its next declaration (W2), while its host is stopped.
   await version(ctx, 'v1b');
+  const next = Number((await ctx.mesh.store.admin`select max(serial) as s from assignment.declaration where node = 'web1'`)[0]!.s);
+  assert.ok(next > first!.serial, 'the change owed web1 a new declaration');
   const mark = ctx.serve.output().length;
   // The database goes away; the host comes back, applies and reports while it is gone.
   await ctx.srv.pg.stop();
-  ctx.proc = ctx.host.run();
-  await ctx.proc.waitFor(/report of declaration 2 confirmed/, 30_000);
-  await ctx.serve.waitFor(/report from \S+ not recorded, will retry/, 30_000, mark);
-  await ctx.srv.pg.restart();
-  await until('the report recorded after the restart', async () => (await recorded(ctx).catch(() => 0)) === 2, 60_000);
+  try {
+    ctx.proc = ctx.host.run();
+    await ctx.proc.waitFor(new RegExp(`report of declaration ${next} confirmed`), 30_000);
+    await ctx.serve.waitFor(/report from \S+ not recorded, will retry/, 30_000, mark);
+  } finally {
+    // Back whatever happened above: the suites after this one need it.
+    await ctx.srv.pg.restart();
+  }
+  await until('the report recorded after the restart', async () => (await recorded(ctx).catch(() => 0)) === next, 60_000);
   // The acknowledgement is a second context's record: retried until it too commits.
   await until('the declaration acknowledged', async () =>
-    (await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = 2`.catch(() => []))[0]?.state === 'applied', 60_000);
+    (await ctx.mesh.store.admin`select state from assignment.declaration_status where node = 'web1' and serial = ${next}`.catch(() => []))[0]?.state === 'applied', 60_000);
   assert.is(ctx.serve.child.exitCode, null, 'serve is still running');
   tally.tried++; tally.survived++;
   say('PostgreSQL restart', 'a report arriving while the database was down was retried, not acked, and recorded once it was back');
@@ -162,8 +169,9 @@ Crash('serve killed between recording heards and acking them: the batch is redel
     await until('the heard batch waiting on the row', async () =>
       (await admin`select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%mark_heard_many%'`).length > 0, 30_000);
     await ctx.serve.stop('SIGKILL');
-    // The killed serve's statement must not commit later on its own.
-    await admin`select pg_terminate_backend(pid) from pg_stat_activity where query like '%mark_heard_many%' and pid <> pg_backend_pid()`;
+    // The killed serve's statements must not commit later on their own: the
+    // heard batch, and the host's recover, which waits on the same row.
+    await admin`select pg_terminate_backend(pid) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and pid <> pg_backend_pid()`;
     const q = await until('the broker sees serve gone', async () => { const c = await controlQueue(ctx); return c.consumerCount === 0 ? c : undefined; }, 30_000);
     // The host's recover may be held too (it can wait on the same row), so
     // what counts is that the one heard is among what came back.
