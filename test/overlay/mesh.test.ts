@@ -79,9 +79,14 @@ async function newest(ctx: Ctx): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.node as string, r.serial as number]));
 }
 
-/** Until NAME applied the newest declaration SQL holds for it, with nothing failing (earlier ones may be superseded). */
+/** Until NAME applied the newest declaration SQL holds for it, read again each time (an enrolment may still be owing one), with nothing failing. */
 async function appliedNewest(ctx: Ctx, name: string): Promise<void> {
-  await applied(ctx, name, (await newest(ctx))[name]!);
+  let serial = 0;
+  await until(`${name} applied its newest declaration`, async () => {
+    serial = (await newest(ctx))[name]!;
+    return [...ctx.runs[name]!.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
+  }, 120_000);
+  await applied(ctx, name, serial);
 }
 
 async function addresses(ctx: Ctx): Promise<void> {
