@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { MESH_HOST, spawnProc, type Mesh, type Proc, type CliResult } from '../harness/mesh.js';
 import { writeBroker } from '../../src/home/home.js';
 import { up, type Lab, type Topology } from '../../lab/netns/topology.js';
+import { until } from '../declare/helpers.js';
 
 export interface Machine {
   name: string;
@@ -43,6 +44,20 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
       run: () => { const p = spawnProc('nsenter', argv(['run']), env); procs.push(p); return p; },
     };
   };
+}
+
+/**
+ * Until PROC (node NAME's host) applied the newest declaration SQL holds for
+ * it, read again each time (an enrolment may still be owing one); its serial.
+ */
+export async function appliedNewest(mesh: Mesh, proc: Proc, name: string): Promise<number> {
+  let serial = 0;
+  await until(`${name} applied its newest declaration`, async () => {
+    const [d] = await mesh.store.admin`select max(serial)::int as s from assignment.declaration where node = ${name}`;
+    serial = d!.s as number;
+    return [...proc.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
+  }, 120_000);
+  return serial;
 }
 
 export async function pings(lab: Lab, from: string, to: string, tries = 5): Promise<boolean> {

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, type Machine } from './machines.js';
+import { labFor, machines, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
 import { until } from '../declare/helpers.js';
 
 const PORT = 51820;
@@ -79,14 +79,9 @@ async function newest(ctx: Ctx): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.node as string, r.serial as number]));
 }
 
-/** Until NAME applied the newest declaration SQL holds for it, read again each time (an enrolment may still be owing one), with nothing failing. */
+/** Until NAME applied its newest declaration, with nothing failing. */
 async function appliedNewest(ctx: Ctx, name: string): Promise<void> {
-  let serial = 0;
-  await until(`${name} applied its newest declaration`, async () => {
-    serial = (await newest(ctx))[name]!;
-    return [...ctx.runs[name]!.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
-  }, 120_000);
-  await applied(ctx, name, serial);
+  await applied(ctx, name, await newestApplied(ctx.mesh, ctx.runs[name]!, name));
 }
 
 async function addresses(ctx: Ctx): Promise<void> {

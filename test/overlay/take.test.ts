@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, type Machine } from './machines.js';
+import { labFor, machines, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
 import { until } from '../declare/helpers.js';
 
 const PORT = 51820;
@@ -70,13 +70,7 @@ Take.before(async (ctx) => {
 });
 Take.after(teardown);
 
-/** Until NAME applied the newest declaration SQL holds for it, read again each time (an enrolment may still be owing one). */
-async function appliedNewest(ctx: Ctx, name: string): Promise<void> {
-  await until(`${name} applied its newest declaration`, async () => {
-    const [d] = await ctx.mesh.store.admin`select max(serial)::int as s from assignment.declaration where node = ${name}`;
-    return [...ctx.runs[name]!.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === d!.s);
-  }, 120_000);
-}
+const appliedNewest = (ctx: Ctx, name: string) => newestApplied(ctx.mesh, ctx.runs[name]!, name);
 
 async function take(ctx: Ctx): Promise<{ code: number; account: Record<string, unknown> }> {
   const r = await ctx.m.t1!.host(['overlay', 'take', '--tunnel', 'wg0', '--json']);
