@@ -2,8 +2,8 @@
 // rule from a copy of the tree; the row's tests must then fail. A mutant the
 // tests survive is a rule nothing defends (a defect), and one that does not
 // build, or whose find string is not unique, is an error: never counted as a
-// kill. One mutant at a time (the tests start their own servers), each in its
-// own temporary copy, removed afterwards. See TESTING.md.
+// kill. Each mutant runs in its own temporary copy with its own servers on
+// free ports, removed afterwards; `--jobs N` runs N at once. See TESTING.md.
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync, symlinkSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -63,11 +63,12 @@ function copyTree(from: string, to: string, files: string[]): void {
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    current = child.pid;
+    const pid = child.pid;
+    if (pid) running.add(pid);
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => { current = undefined; resolve({ code, out }); });
+    child.on('exit', (code) => { if (pid) running.delete(pid); resolve({ code, out }); });
   });
 }
 
@@ -113,6 +114,13 @@ async function build(dir: string, file: string): Promise<string | undefined> {
   return undefined;
 }
 
+function report(r: Result): Result {
+  const { row } = r;
+  console.log(`${r.verdict.padEnd(8)} ${row.id.padEnd(6)} ${row.file}: ${row.note} (${r.seconds.toFixed(0)}s)${r.verdict === 'killed' ? ` [${r.why}]` : ''}`);
+  if (r.verdict !== 'killed') console.log(r.why.split('\n').map((l) => '    ' + l).join('\n'));
+  return r;
+}
+
 const tail = (s: string, n = 25) => s.trimEnd().split('\n').slice(-n).map((l) => '    ' + l).join('\n');
 
 async function mutant(base: string, row: Row): Promise<Result> {
@@ -145,10 +153,10 @@ async function mutant(base: string, row: Row): Promise<Result> {
   }
 }
 
-let current: number | undefined;
+const running = new Set<number>();
 const dirs = new Set<string>();
 function cleanUp(): void {
-  if (current) { try { process.kill(-current, 'SIGTERM'); } catch { /* gone */ } }
+  for (const pid of running) { try { process.kill(-pid, 'SIGTERM'); } catch { /* gone */ } }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => { cleanUp(); process.exit(130); });
@@ -157,7 +165,10 @@ async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const table = args.includes('--table');
   const check = args.includes('--check');
-  const only = args.filter((a) => !a.startsWith('--'));
+  const j = args.indexOf('--jobs');
+  const jobs = j < 0 ? 1 : Number(args[j + 1]);
+  if (!Number.isInteger(jobs) || jobs < 1) { console.error('--jobs takes a whole number of mutants to run at once, 1 or more: --jobs 2.'); return 2; }
+  const only = args.filter((a, i) => !a.startsWith('--') && !(j >= 0 && i === j + 1));
   const all = readRows(readFileSync(TABLE, 'utf8'));
   // In the order asked for: the rows most in doubt can go first.
   const rows = only.length ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))] : all;
@@ -186,13 +197,11 @@ async function main(): Promise<number> {
     const whole = [...new Set(rows.map((r) => r.file))].filter((f) => f.endsWith('.ts') && !oneFileOk.has(f));
     console.log(`[mutants] ${rows.length} of ${all.length} rows, base copy built in ${((Date.now() - t0) / 1000).toFixed(0)}s${whole.length ? `; built whole with tsc for ${whole.join(', ')}` : ''}`);
 
-    const results: Result[] = [];
-    for (const row of rows) {
-      const r = await mutant(base, row);
-      results.push(r);
-      console.log(`${r.verdict.padEnd(8)} ${row.id.padEnd(6)} ${row.file}: ${row.note} (${r.seconds.toFixed(0)}s)${r.verdict === 'killed' ? ` [${r.why}]` : ''}`);
-      if (r.verdict !== 'killed') console.log(r.why.split('\n').map((l) => '    ' + l).join('\n'));
-    }
+    // Results are kept in the table's order whatever order the mutants finish in.
+    const results: Result[] = new Array(rows.length);
+    let next = 0;
+    const worker = async () => { for (let i = next++; i < rows.length; i = next++) results[i] = await report(await mutant(base, rows[i])); };
+    await Promise.all(Array.from({ length: Math.min(jobs, rows.length) }, worker));
 
     const killed = results.filter((r) => r.verdict === 'killed').length;
     const survivors = results.filter((r) => r.verdict === 'survived');

@@ -167,7 +167,7 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     AS $$
   with want as materialized (
     select e.name as node from inventory.enrolled_node e
-     where node_names is null or e.name = any(node_names)),
+     where node_names is null or e.name in (select unnest(node_names))),
   r as (
     select a.node, e.value as resource
       from assignment.assignment a
@@ -219,18 +219,20 @@ CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text,
     LANGUAGE sql STABLE
     SET jit TO 'off'
     AS $$
-  select e.name,
-         jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh',
-           'rules', coalesce((
-             select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
-                      'proto', o.proto, 'port', o.port,
-                      'to', case when o.port_to is distinct from o.port then o.port_to end,
-                      'from', to_jsonb(o.sources), 'via', o.via, 'why', o.why))
-                    order by o.proto, o.port, o.why, o.sources::text)
-               from assignment.firewall_opening o
-              where o.node = e.name and (o.sources is null or cardinality(o.sources) > 0)), '[]'::jsonb))
-    from inventory.enrolled_node e
-   where node_names is null or e.name = any(node_names)
+  with want as materialized (
+    select e.name as node from inventory.enrolled_node e
+     where node_names is null or e.name in (select unnest(node_names))),
+  o as (
+    select o.node, jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+             'proto', o.proto, 'port', o.port,
+             'to', case when o.port_to is distinct from o.port then o.port_to end,
+             'from', to_jsonb(o.sources), 'via', o.via, 'why', o.why))
+           order by o.proto, o.port, o.why, o.sources::text) as rules
+      from assignment.firewall_opening o join want w on w.node = o.node
+     where o.sources is null or cardinality(o.sources) > 0
+     group by o.node)
+  select w.node, jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh', 'rules', coalesce(o.rules, '[]'::jsonb))
+    from want w left join o on o.node = w.node
 $$;
 
 ALTER FUNCTION assignment.firewalls(node_names text[]) OWNER TO mesh_assignment;
@@ -299,14 +301,15 @@ $$;
 ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
 
 --
--- Name: record_declarations(text[], bigint[], text[], text[], text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+-- Name: record_declarations(text[], bigint[], text[], text[], text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) RETURNS integer
+CREATE FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text) RETURNS integer
     LANGUAGE plpgsql
     AS $$
 declare
   n integer;
+  envelopes text[] := string_to_array(envelope_lines, E'\n');
 begin
   insert into assignment.declaration (node, serial, digest, resources_hash, envelope)
   select u.n, u.s, decode(u.d, 'hex'), decode(u.h, 'hex'), convert_to(u.e, 'utf8')
@@ -319,7 +322,13 @@ begin
   return n;
 end $$;
 
-ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelopes text[]) OWNER TO mesh_assignment;
+ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text) IS 'Record a batch of declarations (digests and hashes in hex, envelopes one JSON text a line) and owe each to its node in the outbox (W1).';
 
 --
 -- Name: take_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -754,12 +763,12 @@ CREATE FUNCTION "overlay".firewall_members() RETURNS TABLE(node text, site text,
     AS $$
   with s as (select listen_port, interface from overlay.settings),
        f as (select ssh_port from overlay.firewall_setting),
-       p as materialized (select node, peer from overlay.peers())
+       d as (select p.peer, array_agg(p.node order by p.node) as dialled_by from overlay.peers() p group by p.peer)
   select m.name, m.site, host(m.address) || '/32', s.interface,
          case when m.dialable is not null then s.listen_port end,
-         coalesce((select array_agg(p.node order by p.node) from p where p.peer = m.name), '{}'),
+         coalesce(d.dialled_by, '{}'),
          f.ssh_port
-    from overlay.member m cross join s cross join f
+    from overlay.member m cross join s cross join f left join d on d.peer = m.name
 $$;
 
 ALTER FUNCTION "overlay".firewall_members() OWNER TO mesh_overlay;

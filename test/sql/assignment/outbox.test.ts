@@ -13,7 +13,7 @@ W.before(async (ctx) => {
   await enrol(ctx.as, 'web1');
   const serials = Array.from({ length: ROWS }, (_, i) => i + 1);
   await ctx.as.assignment`select assignment.record_declarations(${serials.map(() => 'web1')}::text[], ${serials}::bigint[],
-    ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map((s) => `{"serial":${s}}`)}::text[])`;
+    ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map((s) => `{"serial":${s}}`).join('\n')}::text)`;
 });
 W.after(async (ctx) => { await closeRoles(ctx); });
 

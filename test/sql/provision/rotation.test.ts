@@ -46,7 +46,7 @@ async function declare(ctx: Ctx, node: string): Promise<number> {
   const serial = Number(s!.serial);
   const env = JSON.stringify({ v: 1, body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`, sig: 'unsigned' });
   await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
-            array[${c!.h as string}]::text[], array[${env}]::text[])`;
+            array[${c!.h as string}]::text[], ${env}::text)`;
   return serial;
 }
 const acknowledge = (ctx: Ctx, node: string, serial: number) => ctx.as.assignment`select assignment.acknowledge(${node}, ${serial}, '{}'::bigint[])`;
