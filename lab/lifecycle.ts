@@ -15,7 +15,7 @@ import { up as topologyUp } from './netns/topology.js';
 import { procStat } from '../host/apply/proc.js';
 import { LabHandle, labDir, LAB_HOST_ENV, sleep, type LabState } from './handle.js';
 import { runAny } from '../src/sys/proc.js';
-import { joinMachine, waitDelivered, waitMatrix, renderMatrix, allOpen } from './mesh_ops.js';
+import { joinMachine, waitSettled, waitMatrix, renderMatrix, allOpen } from './mesh_ops.js';
 
 export const HUB = 'hub';
 const SITES = [
@@ -88,7 +88,7 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
 
     for (const m of INITIAL) await joinMachine(h, m, say);
     // Each enrolment owed every node it changed a declaration (W2): nothing typed here.
-    const nodes = await waitDelivered(h);
+    const nodes = await waitSettled(h);
     say(`every node's newest declaration delivered: ${nodes.map((n) => `${n.name}#${n.reported_serial}`).join(', ')} reported`);
     say(`lab up in ${Math.round((Date.now() - started) / 1000)}s`);
   } catch (err) {

@@ -50,7 +50,7 @@ export async function waitApplied(h: LabHandle, sent: DeclaredRow[], seconds = 9
  * reported. What a change owed was put there by the change itself (W2), so this
  * waits on the mesh, not on a declare typed here.
  */
-export async function waitDelivered(h: LabHandle, seconds = 90): Promise<NodeRow[]> {
+export async function waitSettled(h: LabHandle, seconds = 90): Promise<NodeRow[]> {
   let last: NodeRow[] = [];
   let owed: { node: string; serial: number }[] = [];
   await until(async () => {

@@ -3,7 +3,7 @@
 // and the others' interfaces take the new peer -- the hub's live interface
 // routes to its address, and every path, the new one's included, pings.
 import type { Scenario } from './scenario.js';
-import { joinMachine, waitDelivered, overlayNodes, waitMatrix, renderMatrix, allOpen } from '../mesh_ops.js';
+import { joinMachine, waitSettled, overlayNodes, waitMatrix, renderMatrix, allOpen } from '../mesh_ops.js';
 import { until } from '../handle.js';
 import { runAny } from '../../src/sys/proc.js';
 
@@ -25,10 +25,10 @@ export const join: Scenario = {
       h.state.machines[NEW]!.enrolled = false;
       h.save();
       // The retirement itself re-declared the nodes it changed.
-      await waitDelivered(h);
+      await waitSettled(h);
     }
     await joinMachine(h, NEW, say);
-    const nodes = await waitDelivered(h);
+    const nodes = await waitSettled(h);
     say(`no declare typed: every node's newest declaration delivered (${nodes.map((n) => `${n.name}#${n.reported_serial}`).join(', ')} reported)`);
     const g = await overlayNodes(h);
     if (!g) throw new Error('`mesh overlay show` is not available: the overlay cannot be checked');

@@ -2,10 +2,11 @@
 // current copy of -- its sealing key changed (a rejoined machine), or it newly
 // runs a module that holds one. The mesh cannot read what it holds, so it
 // cannot seal the old value to the new key: it makes a new value for every
-// holder, and both ends learn it in the same push (one declare for all).
+// holder, and both ends learn it in the same push (every node whose
+// composition changed, declared at once).
 // An accepted secret is refused by secret.put_made with the remedy: issue it again.
 import { withStore } from '../store/with_store.js';
-import { declare, type Declared } from '../assignment/declare.js';
+import { declareChanged, type Declared } from '../assignment/declare.js';
 import { prepare, staleCredentials, type Made } from '../provision/credential.js';
 import { storePair } from './store_pair.js';
 import { makeSealed } from './value.js';
@@ -55,8 +56,8 @@ export async function remake(opts: { holder?: string; signer?: Signer } = {}): P
       }
     }
   });
-  const nodes = [...new Set([...pairs.flatMap((p) => p.holders.map((h) => h.node)), ...out.made.flatMap((m) => m.holders)])].sort();
-  if (nodes.length) out.sent = await declare({ nodes, signer: opts.signer });
+  // Every holder of what was made is now behind its composition, both ends alike: one push for all (W2).
+  if (pairs.length || out.made.length) out.sent = await declareChanged({ signer: opts.signer });
   for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });
   return out;
 }

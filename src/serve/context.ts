@@ -4,6 +4,7 @@ import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Sql } from '../store/connect.js';
 import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
+import type { Redeclarer } from './redeclare.js';
 
 export interface Stores { inventory: Sql; assignment: Sql; catalogue: Sql; secret: Sql; provision: Sql; overlay: Sql }
 
@@ -14,6 +15,8 @@ export interface ServeContext {
   signer: Signer;
   /** The broker's account prefix for this mesh (broker.json accountPrefix). */
   prefix: string;
+  /** W2: declare every node whose composition changed, and keep trying until that succeeds. */
+  redeclare: Redeclarer;
   log(line: string): void;
 }
 

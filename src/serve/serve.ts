@@ -17,7 +17,7 @@ import { HeardBatcher } from './handlers/heard.js';
 import type { ServeContext, Stores } from './context.js';
 import { log } from '../sys/log.js';
 import { Drainer } from './drain.js';
-import { declareChanged } from '../assignment/declare.js';
+import { Redeclarer } from './redeclare.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -104,9 +104,10 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const signer = readSigner(opts.env);
   const stores = await openStores(opts.env);
   const prefix = broker.accountPrefix ?? '';
+  const redeclare = new Redeclarer(stores.assignment, signer, log);
   const s: Running = {
     broker, chains: new Chains(), prefetch: opts.prefetch ?? 1000,
-    base: { stores, accounts: new Accounts(management(broker)), signer, prefix, log },
+    base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
   const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
@@ -114,9 +115,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const drainer = new Drainer(stores.assignment, broker, { sweepMs: sweep * 1000, batch, log });
   await drainer.start();
   // A command killed between its change and its declare left nodes behind their composition (W2): owed now.
-  await declareChanged({ sql: stores.assignment, signer })
-    .then((d) => { if (d.length) log(`serve: re-declaring ${d.map((x) => x.node).join(', ')} (their composition changed)`); })
-    .catch((err) => log(`serve: could not look for changed compositions (${(err as Error).message})`));
+  await redeclare.now('since their last declaration');
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -135,6 +134,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       delay = Math.min(delay * 2, 30_000);
     }
   }
+  redeclare.stop();
   await s.chains.settled();
   await s.heard.flush();
   await drainer.stop();

@@ -121,6 +121,30 @@ O('broker stopped while declarations are owed: they stay owed with the reason, a
   assert.ok(after.every((l) => l.owed_serial === null));
 });
 
+O('an enrolment whose re-declare fails is declared by serve once it can be, no command typed (W2)', async (ctx) => {
+  const smark = ctx.serve.output().length;
+  // A database fault of the assignment context only: the enrolment commits, declaring what it changed is refused.
+  const fn = 'assignment.record_declarations(text[], bigint[], text[], text[], text)';
+  await ctx.pm.store.admin.unsafe(`revoke execute on function ${fn} from public, mesh_assignment`);
+  let n5: { host: Host; proc: Proc } | undefined;
+  try {
+    n5 = await ctx.pm.joined('n5', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
+    await ctx.serve.waitFor(/serve: the nodes n5's enrolment changed were not declared again \(.*\); trying again in 1s/, 30_000, smark);
+    const [none] = await ctx.pm.store.admin`select count(*)::int as n from assignment.declaration where node = 'n5'`;
+    assert.is(none!.n, 0, 'nothing could be declared while the fault lasted');
+  } finally {
+    await ctx.pm.store.admin.unsafe(`grant execute on function ${fn} to public, mesh_assignment`);
+  }
+  // The retry, not a command: n5 gets its first declaration (its firewall, its peers) and applies it.
+  await ctx.serve.waitFor(/serve: re-declaring .*n5 \d+.* \(n5's enrolment\)/, 60_000, smark);
+  await until('n5 reports its newest declaration', async () => {
+    const [r] = await ctx.pm.store.admin`select (select serial::int from inventory.report where node = 'n5') as got, (select max(serial)::int from assignment.declaration where node = 'n5') as want`;
+    return r!.want !== null && r!.got === r!.want;
+  }, 60_000);
+  await n5!.proc.stop();
+  await mesh(ctx, 'node', 'retire', 'n5');
+});
+
 O('mesh plan with no node shows a change no declaration carries yet; declare --all --changed owes exactly it (W2)', async (ctx) => {
   assert.match(await mesh(ctx, 'plan'), /every node's composition is declared\nnothing owed/);
   // Behind the commands' back: a row written by hand owes nothing by itself.

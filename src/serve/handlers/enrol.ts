@@ -10,7 +10,6 @@ import { seal } from '../../crypto/seal.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { publish } from '../../broker/publish.js';
-import { declareChanged } from '../../assignment/declare.js';
 import { remake } from '../../secret/remake.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
@@ -70,10 +69,5 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     }
   }
   // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
-  try {
-    const owed = await declareChanged({ sql: ctx.stores.assignment, signer: ctx.signer });
-    if (owed.length) ctx.log(`enrol: re-declaring ${owed.map((d) => d.node).join(', ')}`);
-  } catch (err) {
-    ctx.log(`enrol: the nodes ${req.name} changes were not declared again (${(err as Error).message}); the next serve start or change declares them`);
-  }
+  await ctx.redeclare.now(`${req.name}'s enrolment`);
 }

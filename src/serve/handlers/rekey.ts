@@ -7,7 +7,6 @@
 import type { ConsumeMessage } from 'amqplib';
 import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
-import { declareChanged } from '../../assignment/declare.js';
 import { sender, type ServeContext } from '../context.js';
 import { codeEntry } from '../../store/errors.js';
 import { publish } from '../../broker/publish.js';
@@ -55,12 +54,5 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   ctx.log(`rekey: ${r.node} took over tunnel ${r.tunnel}; its overlay key is now ${Buffer.from(r.taken).toString('base64')}${outcome === 'again' ? ' (told again)' : ''}`);
   await answer({ ok: true, outcome });
   // The peers learn the new key: every node whose composition changed (W2).
-  // A failure here is said, not retried: the key is recorded, and the next
-  // serve start (or any change) declares the same thing.
-  try {
-    const sent = await declareChanged({ sql: ctx.stores.assignment, signer: ctx.signer });
-    ctx.log(`rekey: re-declaring ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing (already current)'} for ${r.node}'s new key`);
-  } catch (err) {
-    ctx.log(`rekey: ${r.node}'s peers were not declared again (${(err as Error).message}): run mesh declare --all --changed`);
-  }
+  await ctx.redeclare.now(`${r.node}'s new overlay key`);
 }

@@ -36,13 +36,14 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
   if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);
   // The acknowledgement that completes a rotation retires the old credential (S5).
-  // Said, not retried here: the report is recorded, and the provider's composition already
-  // changed, so the next declareChanged anywhere (a command, serve's start) sends it (W2).
+  // The report is recorded and the provider's composition already changed: a
+  // failure here is tried again by serve until the provider is declared (W2).
   try {
     for (const s of await settle(ctx.stores, ctx.signer, from.name)) {
       ctx.log(`report: ${s.secret} settled at generation ${s.generation} with ${from.name}'s acknowledgement; re-declaring ${s.redeclared.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing (already current)'}`);
     }
   } catch (err) {
-    ctx.log(`report: a rotation ${from.name} holds may have settled, but its provider was not declared again (${(err as Error).message}): run mesh declare --all --changed`);
+    ctx.log(`report: a rotation ${from.name} holds may have settled, but its provider was not declared again (${(err as Error).message})`);
+    await ctx.redeclare.now(`a rotation ${from.name} settled`);
   }
 }
