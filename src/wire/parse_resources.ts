@@ -109,6 +109,11 @@ function shape(fields: Record<string, [Check, boolean]>): Check {
   };
 }
 
+// A hub peers with every node of the fleet, and a port may admit every node of
+// it: such lists are as long as the fleet (bench 3 has 9,999 peers on a hub),
+// bounded in bytes by the declaration's own limit.
+const FLEET = 65_536;
+
 const common = { id: [str(300), true], kind: [str(20), true], restartOn: [arr(str(4096), 256), false] } as Record<string, [Check, boolean]>;
 
 const KINDS: Record<string, Check> = {
@@ -122,12 +127,12 @@ const KINDS: Record<string, Check> = {
   wireguard: shape({
     ...common, name: [(v, at) => { if (typeof v !== 'string' || !/^[a-z][a-z0-9]{0,14}$/.test(v)) throw bad(at, 'must be an interface name'); return v; }, true],
     address: [cidr, true], listenPort: [port, false], hub: [bool, false],
-    peers: [arr(shape({ publicKey: [key, true], endpoint: [endpoint, false], allowedIps: [arr(cidr, 64), true], keepalive: [seconds, false] }), 4096), true],
+    peers: [arr(shape({ publicKey: [key, true], endpoint: [endpoint, false], allowedIps: [arr(cidr, 64), true], keepalive: [seconds, false] }), FLEET), true],
   }),
   secret: shape({ ...common, path: [absPath, true], mode: [mode, true], sealed: [base64, true] }),
   firewall: shape({
     ...common, name: [(v, at) => { if (v !== 'mesh') throw bad(at, 'must be "mesh" (the one table mesh owns)'); return v; }, true],
-    rules: [arr(ranged(shape({ proto: [proto, true], port: [port, true], to: [port, false], from: [arr(sourceCidr, 4096), false], via: [ifname, false], why: [why, true] })), 4096), true],
+    rules: [arr(ranged(shape({ proto: [proto, true], port: [port, true], to: [port, false], from: [arr(sourceCidr, FLEET), false], via: [ifname, false], why: [why, true] })), 4096), true],
   }),
 };
 

@@ -1,0 +1,41 @@
+// The one check of what a resource may be (src/wire/parse_resources.ts), at a
+// fleet's size: a hub peers with every node, and a provider's port admits
+// every node of its consumers. A list longer than any fleet is refused.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parseResource } from '../../src/wire/parse_resources.js';
+import { WireError } from '../../src/wire/envelope.js';
+
+const R = suite('resources at fleet size');
+
+const key = (i: number) => Buffer.alloc(32, 0).fill(i % 256, 0, 1).fill(Math.floor(i / 256) % 256, 1, 2).toString('base64');
+const addr = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`;
+const hub = (n: number) => ({ id: 'wireguard:mesh0', kind: 'wireguard', name: 'mesh0', address: '10.0.0.1/16', listenPort: 51820, hub: true,
+  peers: Array.from({ length: n }, (_, i) => ({ publicKey: key(i), allowedIps: [addr(i + 2)], keepalive: 25 })) });
+const firewall = (n: number) => ({ id: 'firewall:mesh', kind: 'firewall', name: 'mesh',
+  rules: [{ proto: 'tcp', port: 5432, from: Array.from({ length: n }, (_, i) => addr(i + 2)), via: 'mesh0', why: 'provision appdb' }] });
+
+R('a hub of a 10,000-node fleet: 9,999 peers are one declaration', () => {
+  const r = parseResource(hub(9_999), 'resources[0]') as { peers: unknown[] };
+  assert.is(r.peers.length, 9_999);
+});
+
+R('a port admitting 10,000 nodes', () => {
+  const r = parseResource(firewall(10_000), 'resources[0]') as { rules: { from: unknown[] }[] };
+  assert.is(r.rules[0]!.from.length, 10_000);
+});
+
+R('longer than any fleet is refused, the field named', () => {
+  for (const [what, v] of [['peers', hub(65_537)], ['rules[0].from', firewall(65_537)]] as const) {
+    try {
+      parseResource(v, 'resources[0]');
+      assert.unreachable(`${what} of 65,537 was taken`);
+    } catch (err) {
+      assert.instance(err, WireError);
+      assert.is((err as WireError).fault, 'malformed');
+      assert.match((err as Error).message, new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 65536`));
+    }
+  }
+});
+
+R.run();
