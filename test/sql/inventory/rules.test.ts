@@ -76,12 +76,20 @@ I('R3: a heard from a node that never enrolled does not make it here: never spok
   assert.is(s.last_seen, null);
 });
 
-I('R3: a heard moves last_seen of an enrolled node', async (ctx) => {
+I('R3: a heard moves last_seen of an enrolled node, and nothing of its last report', async (ctx) => {
   await enrol(ctx.as, 'chatty');
+  await ctx.as.inventory`select inventory.record_report(node_name => 'chatty', report_serial => 3, held_now => '[{"id":"file:/etc/x"}]'::jsonb, failed_now => '[]'::jsonb)`;
+  const report = async () => (await ctx.as.inventory`select serial::int, held::text, failed::text, reported_at from inventory.report where node = 'chatty'`)[0];
+  const before = await report();
   await ctx.as.inventory`update inventory.node set last_seen = now() - interval '1 hour' where name = 'chatty'`;
   assert.match((await status(ctx, 'chatty')).state, /^out of touch/);
   await ctx.as.inventory`select inventory.mark_heard_many(node_names => ${['chatty']}::text[])`;
   assert.is((await status(ctx, 'chatty')).state, 'here');
+  assert.equal(await report(), before, 'serve\'s batched heard left the report as it was');
+  await ctx.as.inventory`update inventory.node set last_seen = now() - interval '1 hour' where name = 'chatty'`;
+  await ctx.as.inventory`select inventory.mark_heard(node_name => 'chatty')`;
+  assert.is((await status(ctx, 'chatty')).state, 'here');
+  assert.equal(await report(), before, 'a single heard left the report as it was');
 });
 
 I('R2: the last report never goes back to an older serial when reports arrive out of order', async (ctx) => {
