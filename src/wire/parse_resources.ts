@@ -109,6 +109,19 @@ function shape(fields: Record<string, [Check, boolean]>): Check {
   };
 }
 
+/**
+ * The first-node bundle's own units are mesh-<name>.service for these names
+ * (bundle/control.ts, postgres.ts, rabbitmq.ts, install.ts). A declared service
+ * runs as mesh-<name>.service too, so one of these names would overwrite the
+ * control plane's own unit.
+ */
+export const BUNDLE_UNITS = ['host', 'serve', 'postgres', 'rabbitmq', 'nftables'] as const;
+const serviceName: Check = (v, at) => {
+  name(v, at);
+  if ((BUNDLE_UNITS as readonly string[]).includes(v as string)) throw bad(at, `must not be ${JSON.stringify(v)}: mesh-${v as string}.service is the bundle's own unit; choose another name`);
+  return v;
+};
+
 // A hub peers with every node of the fleet, and a port may admit every node of
 // it: such lists are as long as the fleet (bench 3 has 9,999 peers on a hub),
 // bounded in bytes by the declaration's own limit.
@@ -119,7 +132,7 @@ const common = { id: [str(300), true], kind: [str(20), true], restartOn: [arr(st
 const KINDS: Record<string, Check> = {
   file: shape({ ...common, path: [absPath, true], content: [base64, true], mode: [mode, true], owner: [name, false], createOnce: [bool, false] }),
   directory: shape({ ...common, path: [absPath, true], mode: [mode, true] }),
-  service: shape({ ...common, name: [name, true], exec: [arr(str(4096), 256), true], workdir: [absPath, false] }),
+  service: shape({ ...common, name: [serviceName, true], exec: [arr(str(4096), 256), true], workdir: [absPath, false] }),
   container: shape({
     ...common, name: [name, true], image: [imageRef, true], command: [arr(str(4096), 256), false], envFiles: [arr(absPath, 64), false],
     mounts: [arr(shape({ source: [absPath, true], target: [absPath, true], readOnly: [bool, false] }), 64), false], network: [network, false],

@@ -3,7 +3,9 @@
 // every node of its consumers. A list longer than any fleet is refused.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseResource } from '../../src/wire/parse_resources.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseResource, BUNDLE_UNITS } from '../../src/wire/parse_resources.js';
 import { WireError } from '../../src/wire/envelope.js';
 
 const R = suite('resources at fleet size');
@@ -36,6 +38,27 @@ R('longer than any fleet is refused, the field named', () => {
       assert.match((err as Error).message, new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 65536`));
     }
   }
+});
+
+R('a declared service may not take the name of one of the bundle\'s own units', () => {
+  const svc = (name: string) => ({ id: `service:${name}`, kind: 'service', name, exec: ['/usr/bin/true'] });
+  for (const n of BUNDLE_UNITS) {
+    try {
+      parseResource(svc(n), 'resources[0]');
+      assert.unreachable(`a service named ${n} was taken`);
+    } catch (err) {
+      assert.instance(err, WireError);
+      assert.is((err as WireError).fault, 'malformed');
+      assert.match((err as Error).message, `resources[0].name must not be "${n}": mesh-${n}.service is the bundle's own unit`);
+    }
+  }
+  assert.is((parseResource(svc('web'), 'resources[0]') as { name: string }).name, 'web');
+  // The list is the bundle's: every unit it names is mesh-<one of them>.
+  const dir = new URL('../../../bundle/', import.meta.url).pathname;
+  const named = readdirSync(dir).filter((f) => f.endsWith('.ts'))
+    .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/name: 'mesh-([a-z0-9-]+)'/g)].map((m) => m[1]!));
+  assert.ok(named.length >= BUNDLE_UNITS.length, `found ${named.join(', ')}`);
+  assert.equal([...new Set(named)].sort(), [...BUNDLE_UNITS].sort());
 });
 
 R.run();
