@@ -50,16 +50,20 @@ Take.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   try {
     ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
-    ctx.serve = await ctx.mesh.serve();
-    // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
-    await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
-    // The tunnel that was there before the mesh: its own key, the mesh's port, an address the mesh did not choose.
+    // The tunnel that was there before the mesh: its own key, the mesh's port,
+    // an address the mesh did not choose. Raised before enrolment, as on a real
+    // machine: since W2 an enrolment declares t1 at once, and a mesh0 raised
+    // first would hold the port (wg-quick up wg0: "Address already in use").
     const sk = x25519.utils.randomSecretKey();
     ctx.found = { priv: Buffer.from(sk).toString('base64'), pub: Buffer.from(x25519.getPublicKey(sk)).toString('base64') };
     await ctx.lab.exec('t1', ['/usr/bin/tee', '/etc/wireguard/wg0.conf'], `[Interface]\nPrivateKey = ${ctx.found.priv}\nListenPort = ${PORT}\nAddress = ${FOUND}/16\n`);
     await ctx.lab.exec('t1', ['/usr/bin/chmod', '600', '/etc/wireguard/wg0.conf']);
     await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
+    ctx.serve = await ctx.mesh.serve();
+    // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
+    await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
     // Each enrolment owed the nodes it changed their declarations (W2): nothing typed.
+    // t1's mesh0 cannot start beside the found tunnel: its failure is reported, wg0 runs on.
     await appliedNewest(ctx, 't1');
     await appliedNewest(ctx, 'p1');
   } catch (err) {
