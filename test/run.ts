@@ -19,7 +19,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 // dist/test/ runs; test/ is where each suite's source must still be.
 const SOURCE = fileURLToPath(new URL('../../test/', import.meta.url));
 const args = process.argv.slice(2);
-const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'faults' : args.includes('--machine') ? 'machine' : 'test';
+const mode = args.includes('--bench') ? 'bench' : args.includes('--faults') ? 'faults' : 'test';
 const only = args.filter((a) => !a.startsWith('--'));
 const jobs = Number(process.env.MESH_TEST_JOBS ?? 2);
 const fileTimeout = Number(process.env.MESH_TEST_FILE_TIMEOUT ?? 600) * 1000;
@@ -37,8 +37,7 @@ function find(dir: string, suffix: string): string[] {
   return out.sort();
 }
 
-// Booted machines (test/machine, `npm run machine`) are not in npm test yet: the suite does not pass whole (see README).
-const suffix = mode === 'bench' ? '.bench.js' : mode === 'faults' ? '.faults.js' : mode === 'machine' ? '.machine.js' : '.test.js';
+const suffix = mode === 'bench' ? '.bench.js' : mode === 'faults' ? '.faults.js' : '.test.js';
 let files = find(here, suffix);
 if (mode === 'test') files = files.concat(find(here, '.faults.js'));
 if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
