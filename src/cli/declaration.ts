@@ -6,6 +6,7 @@ import { emit, table } from './print.js';
 import { assign } from '../assignment/assign.js';
 import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
+import { freshness } from '../assignment/freshness.js';
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
@@ -37,6 +38,23 @@ export function registerDeclaration(p: Program): void {
       const d = await plan(String(n));
       if (o.json) process.stdout.write(d.text + '\n');
       else console.log(`declaration ${d.serial} for ${n}:\n` + table(d.resources.map((r) => ({ id: r.id, kind: r.kind })), ['id', 'kind']));
+    }));
+
+  p.prog.command('freshness')
+    .describe([
+      'How long a declaration holds once signed (default 7d), and each node\'s newest declaration: signed, expires, expired.',
+      'mesh serve signs a declaration again (a new serial, the same resources: nothing restarts) at half its lifetime.',
+      'A host keeps applying one that expired but reports stale (mesh node list); one expired when it arrives is refused.',
+      'A new --lifetime holds for declarations signed from now on.',
+    ])
+    .option('--lifetime', 'Set it: a whole number and s, m, h or d (10s to 1 year), e.g. 7d or 12h')
+    .option('--json', 'Print as JSON')
+    .example('freshness')
+    .example('freshness --lifetime 3d')
+    .action(p.wrap(async (o: { lifetime?: string; json?: boolean }) => {
+      const f = await freshness(o.lifetime === undefined ? undefined : String(o.lifetime));
+      emit(f, o, (d) => `${d.changed ? 'set: ' : ''}a declaration holds ${d.lifetime} once signed\n` +
+        (d.nodes.length ? table(d.nodes as never, ['node', 'serial', 'signed_at', 'expires_at', 'expired']) : 'no node has been declared yet'));
     }));
 
   p.prog.command('declare [node]')
