@@ -7,6 +7,7 @@ import { assign } from '../assignment/assign.js';
 import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
 import { freshness } from '../assignment/freshness.js';
+import { planSummary, planNodes, describeGroups } from '../assignment/plan_all.js';
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
@@ -24,11 +25,21 @@ export function registerDeclaration(p: Program): void {
       'Show the declaration NODE would be sent next, without sending it; --json prints the exact body bytes `mesh declare` would sign.',
       'With no NODE: what is pending across the fleet -- nodes whose composition changed and that no declaration carries yet,',
       'and declarations owed and not yet delivered (mesh outbox).',
+      'With --all: what the next declarations change on every node, against the one it last applied: resources added,',
+      'changed and removed, and the services that restart because of them (restartOn), nodes with the same changes on one',
+      'line; --json prints every node\'s detail.',
     ])
-    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON)')
+    .option('--all', 'What changes on every node, grouped')
+    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON; with --all: each node\'s changes)')
     .example('plan')
+    .example('plan --all')
     .example('plan web1 --json')
-    .action(p.wrap(async (n: string | undefined, o: { json?: boolean }) => {
+    .action(p.wrap(async (n: string | undefined, o: { all?: boolean; json?: boolean }) => {
+      if (o.all) {
+        if (n !== undefined) throw new Error('name a node or give --all, not both.');
+        if (o.json) return emit(await planNodes(), o, () => '');
+        return console.log(describeGroups(await planSummary()));
+      }
       if (n === undefined) {
         return emit(await pending(), o, (d) => [
           d.changed.length ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}` : 'every node\'s composition is declared',
