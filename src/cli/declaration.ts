@@ -13,12 +13,12 @@ export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
     .describe('Run MODULE on NODE: every node whose composition changed is owed a new declaration, and mesh serve sends it.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), true)), o, (d) => `${d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`}\n${redeclareLine(d.redeclared)}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), true)), o, (d) => `${d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`)));
 
   p.prog.command('unassign <module> <node>')
     .describe('Stop running MODULE on NODE: the next declaration leaves its resources out, and the node removes them.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), false)), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared)}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), false)), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`)));
 
   p.prog.command('plan [node]')
     .describe([

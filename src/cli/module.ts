@@ -16,7 +16,7 @@ export function registerModule(p: Program): void {
     ])
     .option('--json', 'Print as JSON')
     .example('module add web.json')
-    .action(p.wrap(async (file: string, o: { json?: boolean }) => emit(await redeclare(await moduleAdd(String(file))), o, (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared)}`)));
+    .action(p.wrap(async (file: string, o: { json?: boolean }) => emit(await redeclare(await moduleAdd(String(file))), o, (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared, d)}`)));
 
   p.prog.command('module source <module>')
     .describe([

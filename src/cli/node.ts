@@ -15,5 +15,5 @@ export function registerNode(p: Program): void {
   p.prog.command('node retire <name>')
     .describe('Forget a node: remove its broker account (closing its connection), its queue, its keys and its last report.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (name: string, o: { json?: boolean }) => emit(await redeclare(await nodeRetire(String(name))), o, (d) => `retired ${d.retired}\n${redeclareLine(d.redeclared)}`)));
+    .action(p.wrap(async (name: string, o: { json?: boolean }) => emit(await redeclare(await nodeRetire(String(name))), o, (d) => `retired ${d.retired}\n${redeclareLine(d.redeclared, d)}`)));
 }

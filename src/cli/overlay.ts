@@ -36,7 +36,7 @@ export function registerOverlay(p: Program): void {
     .example('overlay hub gw1 --off')
     .action(p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
       const r = await redeclare(await overlayHub(String(node), !o.off));
-      emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}\n${redeclareLine(d.redeclared)}`);
+      emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}\n${redeclareLine(d.redeclared, d)}`);
     }));
 
   p.prog.command('overlay address <node> <address>')
@@ -48,6 +48,6 @@ export function registerOverlay(p: Program): void {
     .example('overlay address web1 10.99.0.7')
     .action(p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
       const r = await redeclare(await overlayAddress(String(node), String(address)));
-      emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}\n${redeclareLine(d.redeclared)}`);
+      emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}\n${redeclareLine(d.redeclared, d)}`);
     }));
 }

@@ -53,7 +53,7 @@ function grantCommand(p: Program): void {
     .example('provision grant web shop --name shop.example.org --port 8080')
     .action(p.wrap(async (p: string, c: string, o: { database?: string; user?: string; name?: string; port?: number; json?: boolean }) => {
       const r = await redeclare(await grant(String(p), String(c), o));
-      emit(r, o, (d) => `granted ${d.provision} to ${d.consumer}${d.credential ? `; credential generation ${d.credential.generation}, ${sentLine(d.sent)}` : ''}${d.note ? `\n${d.note}` : ''}\n${redeclareLine(d.redeclared)}`);
+      emit(r, o, (d) => `granted ${d.provision} to ${d.consumer}${d.credential ? `; credential generation ${d.credential.generation}, ${sentLine(d.sent)}` : ''}${d.note ? `\n${d.note}` : ''}\n${redeclareLine(d.redeclared, d)}`);
     }));
 }
 
@@ -61,7 +61,7 @@ function revokeCommand(p: Program): void {
   p.prog.command('provision revoke <provision> <consumer>')
     .describe('Remove one pair and forget its credential. The next declaration of either end removes its files (mesh declare).')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (p: string, c: string, o: { json?: boolean }) => emit(await redeclare(await revoke(String(p), String(c))), o, (d) => `${d.revoked ? `revoked ${d.provision} from ${d.consumer}` : `${d.consumer} was not granted ${d.provision}`}\n${redeclareLine(d.redeclared)}`)));
+    .action(p.wrap(async (p: string, c: string, o: { json?: boolean }) => emit(await redeclare(await revoke(String(p), String(c))), o, (d) => `${d.revoked ? `revoked ${d.provision} from ${d.consumer}` : `${d.consumer} was not granted ${d.provision}`}\n${redeclareLine(d.redeclared, d)}`)));
 }
 
 function listingCommand(p: Program): void {

@@ -1,12 +1,23 @@
 // W2 at the end of every command that changes state: the nodes whose
 // composition now differs from what they were last declared are owed a new
-// declaration (declareChanged), and the command says which.
+// declaration (declareChanged), and the command says which. First, a secret
+// some holder has no current copy of (a module newly placed on a node) is made
+// again for every holder (S3: the mesh cannot read the old value to seal it to
+// the newcomer), so both ends and the new holder learn it in the same push.
 import { declareChanged, type Declared } from '../assignment/declare.js';
+import { remake, type Remade } from '../secret/remake.js';
+
+export interface Redeclared { redeclared: Declared[]; remade?: Remade['made']; notRemade?: Remade['refused'] }
 
 /** RESULT with the declarations it made owed, for printing and --json. */
-export async function redeclare<T extends object>(result: T): Promise<T & { redeclared: Declared[] }> {
-  return { ...result, redeclared: await declareChanged() };
+export async function redeclare<T extends object>(result: T): Promise<T & Redeclared> {
+  const r = await remake();
+  const redeclared = r.made.length ? r.sent : await declareChanged();
+  return { ...result, redeclared, ...(r.made.length ? { remade: r.made } : {}), ...(r.refused.length ? { notRemade: r.refused } : {}) };
 }
 
-export const redeclareLine = (d: Declared[]) =>
-  d.length ? `re-declaring ${d.map((x) => x.node).join(', ')}` : 'no node\'s composition changed: nothing to re-declare';
+export const redeclareLine = (d: Declared[], r: Omit<Redeclared, 'redeclared'> = {}) => [
+  ...(r.remade ?? []).map((m) => `made ${m.secret} again (generation ${m.generation}) for ${m.holders.join(', ')}: a holder had no current copy`),
+  ...(r.notRemade ?? []).map((m) => `not made again: ${m.secret}: ${m.reason}`),
+  d.length ? `re-declaring ${d.map((x) => x.node).join(', ')}` : 'no node\'s composition changed: nothing to re-declare',
+].join('\n');
