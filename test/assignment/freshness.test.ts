@@ -15,7 +15,7 @@ import { b64 } from '../../src/crypto/keys.js';
 interface Ctx { pm: PrivateMesh; serve: Proc; root: string; host: Proc }
 const F = suite<Ctx>('freshness: expiry, signing again, stale (issue 20)');
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>) => untilShort(what, f, 120_000);
-const LIFETIME = 20;
+const LIFETIME = 30;
 
 type Row = { name: string; stale: boolean; reported_serial: number | null };
 const listed = async (ctx: Ctx) => (JSON.parse((await ctx.pm.cli(['node', 'list', '--json'])).stdout) as Row[]).find((n) => n.name === 'n1')!;
@@ -27,7 +27,7 @@ F.before(async (ctx) => {
   ctx.root = root();
   const set = await ctx.pm.cli(['freshness', '--lifetime', `${LIFETIME}s`, '--json']);
   assert.is(set.code, 0, set.stderr);
-  assert.is(JSON.parse(set.stdout).lifetime, '00:00:20');
+  assert.is(JSON.parse(set.stdout).lifetime, '00:00:30');
   ctx.serve = await ctx.pm.serve();
   const env = { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600',
     MESH_HOST_BACKOFF_MIN_SECONDS: '0.5', MESH_HOST_BACKOFF_MAX_SECONDS: '2', MESH_HOST_BACKOFF_RESET_SECONDS: '30' };
