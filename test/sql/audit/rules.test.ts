@@ -177,4 +177,33 @@ A('C3: concurrent appends never fork the chain: every enrolment of many at once 
   assert.is(await verify(ctx), undefined);
 });
 
+A('C3: an append waits its turn on the chain\'s head: one made while another transaction holds the head follows it, never beside it', async (ctx) => {
+  const issue = (sql: postgres.Sql | postgres.TransactionSql, name: string) => sql`select inventory.issue_token(node_name => ${name}::text,
+    token_hash => ${randomBytes(32)}::bytea, node_site => null, node_dialable => null, ttl => '1 hour'::interval)`;
+  const other = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {}, connection: { application_name: 'second' } });
+  try {
+    await other`select 1`;
+    let second: Promise<unknown> | undefined;
+    await ctx.as.inventory.begin(async (sql) => {
+      await issue(sql, 'first');
+      // The deferred append runs now instead of at commit: this transaction holds the head.
+      await sql`set constraints all immediate`;
+      second = issue(other, 'second').catch((e: unknown) => e);
+      assert.ok(await until(async () => (await ctx.store.admin`select 1 from pg_stat_activity where application_name = 'second' and wait_event_type = 'Lock'`).length > 0),
+        'the second append waits while the first holds the head');
+    });
+    const e = await second;
+    assert.not.instance(e, Error, `the second append failed: ${(e as Error)?.message}`);
+  } finally { await other.end(); }
+  const [a, b] = (await rows(ctx)).slice(-2);
+  assert.equal([a!.kind, a!.node, b!.kind, b!.node], ['token-issued', 'first', 'token-issued', 'second']);
+  assert.is(await verify(ctx), undefined);
+});
+
+/** Whether F came true within a few seconds (a wait, not a timed assertion: it is true at once unless something is wrong). */
+async function until(f: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 400; i++) { if (await f()) return true; await new Promise((r) => setTimeout(r, 25)); }
+  return false;
+}
+
 A.run();
