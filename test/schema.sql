@@ -397,17 +397,21 @@ ALTER FUNCTION audit.append(event_kind text, event_node text, event_detail jsonb
 CREATE FUNCTION audit.chain() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-declare h audit.head;
+declare last_seq bigint; last_hash bytea;
 begin
-  select * into h from audit.head for update;
-  new.seq := h.seq + 1;
+  perform pg_advisory_xact_lock(hashtext('mesh audit chain'));
+  select e.seq, e.hash into last_seq, last_hash from audit.event e order by e.seq desc limit 1;
+  if not found then
+    last_seq := 0;
+    last_hash := decode(repeat('00', 32), 'hex');
+  end if;
+  new.seq := last_seq + 1;
   new.at := now();
   new.actor := coalesce(nullif(current_setting('application_name', true), ''), session_user);
   new.role := session_user;
   new.detail := coalesce(new.detail, '{}'::jsonb);
-  new.prev_hash := h.hash;
-  new.hash := audit.link(h.hash, new);
-  update audit.head set seq = new.seq, hash = new.hash;
+  new.prev_hash := last_hash;
+  new.hash := audit.link(last_hash, new);
   return new;
 end $$;
 
@@ -427,7 +431,8 @@ begin
     raise exception 'the audit history does not match from row % (%, node %, at %): %', b.seq, coalesce(b.kind, '-'), coalesce(b.node, '-'), coalesce(b.at::text, '-'), b.problem
       using errcode = 'MSH71';
   end if;
-  return query select h.seq, encode(h.hash, 'hex') from audit.head h;
+  return query select (select count(*) from audit.event),
+    coalesce((select encode(e.hash, 'hex') from audit.event e order by e.seq desc limit 1), repeat('0', 64));
 end $$;
 
 ALTER FUNCTION audit.check_chain() OWNER TO mesh_audit;
@@ -647,7 +652,7 @@ ALTER FUNCTION audit.row_text(e audit.event) OWNER TO mesh_audit;
 CREATE FUNCTION audit.verify() RETURNS TABLE(seq bigint, kind text, node text, at timestamp with time zone, problem text)
     LANGUAGE plpgsql STABLE
     AS $$
-declare e audit.event; prev bytea := decode(repeat('00', 32), 'hex'); n bigint := 0; h audit.head;
+declare e audit.event; prev bytea := decode(repeat('00', 32), 'hex'); n bigint := 0;
 begin
   for e in select * from audit.event x order by x.seq loop
     n := n + 1;
@@ -665,11 +670,6 @@ begin
     end if;
     prev := e.hash;
   end loop;
-  select * into h from audit.head;
-  if h.seq <> n or h.hash <> prev then
-    return query select n + 1, null::text, null::text, null::timestamptz,
-      format('the history ends at row %s but its head says %s: rows were removed from its end', n, h.seq);
-  end if;
 end $$;
 
 ALTER FUNCTION audit.verify() OWNER TO mesh_audit;
@@ -2862,45 +2862,6 @@ ALTER TABLE assignment.placement OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.placement IS 'Module M is assigned to node N.';
 
 --
--- Name: head; Type: TABLE; Schema: audit; Owner: mesh_audit
---
-
-CREATE TABLE audit.head (
-    one boolean DEFAULT true NOT NULL,
-    seq bigint NOT NULL,
-    hash bytea NOT NULL,
-    CONSTRAINT head_hash_check CHECK ((octet_length(hash) = 32)),
-    CONSTRAINT head_one_check CHECK (one),
-    CONSTRAINT head_seq_check CHECK ((seq >= 0))
-);
-
-ALTER TABLE audit.head OWNER TO mesh_audit;
-
---
--- Name: TABLE head; Type: COMMENT; Schema: audit; Owner: mesh_audit
---
-
-COMMENT ON TABLE audit.head IS 'The newest row of the chain: its seq and hash. Appending locks this one row, so concurrent appends queue and the chain never forks.';
-
---
--- Name: COLUMN head.one; Type: COMMENT; Schema: audit; Owner: mesh_audit
---
-
-COMMENT ON COLUMN audit.head.one IS 'There is exactly one row.';
-
---
--- Name: COLUMN head.seq; Type: COMMENT; Schema: audit; Owner: mesh_audit
---
-
-COMMENT ON COLUMN audit.head.seq IS 'The seq of the newest row (0: none yet).';
-
---
--- Name: COLUMN head.hash; Type: COMMENT; Schema: audit; Owner: mesh_audit
---
-
-COMMENT ON COLUMN audit.head.hash IS 'The hash of the newest row (32 zero bytes before the first). Kept outside the database, it also anchors the chain against a rewrite of its whole tail.';
-
---
 -- Name: kind; Type: TABLE; Schema: audit; Owner: mesh_audit
 --
 
@@ -4368,13 +4329,6 @@ ALTER TABLE ONLY assignment.pgmigrations
 
 ALTER TABLE ONLY audit.event
     ADD CONSTRAINT event_pkey PRIMARY KEY (seq);
-
---
--- Name: head head_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
---
-
-ALTER TABLE ONLY audit.head
-    ADD CONSTRAINT head_pkey PRIMARY KEY (one);
 
 --
 -- Name: kind kind_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit

@@ -1,7 +1,7 @@
 // `mesh audit verify`: recompute the hash chain of the history (C3). Whole,
-// it answers its length and head hash (keep the hash elsewhere: it anchors
-// the chain against a rewrite of its whole tail); broken, the store refuses
-// with MSH71 naming the first row that does not match.
+// it answers its length and newest hash (keep the hash elsewhere: it anchors
+// the chain against rows cut from its end or a rewrite of its whole tail);
+// broken, the store refuses with MSH71 naming the first row that does not match.
 import { withStore } from '../store/with_store.js';
 
 export async function verifyHistory(): Promise<{ intact: true; rows: number; head: string }> {

@@ -29,8 +29,8 @@ export function registerAudit(p: Program): void {
     .describe([
       'Recompute the audit history\'s hash chain from its first row and say whether it is whole. Each row carries the hash',
       'of the one before; a row changed or removed behind the database\'s back (a superuser with its triggers off) is named:',
-      'the first that does not match, with a non-zero exit (MSH71). Whole, it prints the head hash: keep it somewhere else,',
-      'and a later verify that prints a chain not extending it shows a rewrite of the whole tail.',
+      'the first that does not match, with a non-zero exit (MSH71). Whole, it prints the newest row\'s hash: keep it somewhere',
+      'else, and a later verify whose chain does not pass through it shows rows cut from the end or a rewritten tail.',
     ])
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (o: { json?: boolean }) => {
