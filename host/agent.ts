@@ -27,6 +27,7 @@ export class Agent {
   private work: Promise<void> = Promise.resolve();
   private drainTimer: NodeJS.Timeout | undefined;
   private reconcileTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
   private supervisor: { stop(): void } | undefined;
   private outbox: Report[] = [];
   private kept: Declaration | null = null;
@@ -79,6 +80,7 @@ export class Agent {
     }
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
+    this.watchExpiry();
     const every = Number(this.env.MESH_HOST_RECONCILE_SECONDS ?? 300);
     if (!Number.isFinite(every) || every <= 0) throw new Error('MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds.');
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
@@ -120,6 +122,7 @@ export class Agent {
 
   stop(): void {
     clearInterval(this.reconcileTimer);
+    clearTimeout(this.expiryTimer);
     this.supervisor?.stop();
     clearTimeout(this.drainTimer);
   }
@@ -168,7 +171,7 @@ export class Agent {
       return;
     }
     // D2: judged against the mesh's floor and this host's own mark, never the kept file alone.
-    const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest) }));
+    const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest, c.decl.expires) }));
     const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
     const newest = fit.at(-1);
     // The same serial twice (from the queue and from recover) is one declaration, not one superseding the other.
@@ -180,6 +183,7 @@ export class Agent {
       await keep(this.dir, newest.bytes);
       this.kept = newest.decl;
       this.mark = await raiseMark(this.dir, { serial: newest.decl.serial, digest: newest.digest });
+      this.watchExpiry();
       const r = await apply(newest.decl.resources, 'declared', this.opts);
       this.log(`applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`);
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
@@ -200,7 +204,7 @@ export class Agent {
    * file is gone). 'refused': below the mesh's floor or this host's mark, or a
    * different declaration carrying a serial already used: said as a replay.
    */
-  private judge(serial: number, digest: string): 'newer' | 'same' | 'refused' {
+  private judge(serial: number, digest: string, expires: number): 'newer' | 'same' | 'refused' {
     const f = this.floor;
     if (f && (serial < f.serial || (serial === f.serial && digest !== f.digest))) {
       this.refuse(serial, serial < f.serial
@@ -209,7 +213,16 @@ export class Agent {
       return 'refused';
     }
     const m = this.mark;
-    if (serial > m.serial) return 'newer';
+    if (serial > m.serial) {
+      // Freshness: genuine and newer, but withheld past its expiry (a frozen feed replaying it): not applied.
+      if (expires * 1000 <= Date.now()) {
+        const reason = `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`;
+        this.log(`refused a declaration: stale: ${reason}`);
+        this.queueReport({ refused: { serial, fault: 'stale', reason } });
+        return 'refused';
+      }
+      return 'newer';
+    }
     if (serial === m.serial && digest === m.digest) return 'same';
     this.refuse(serial, `replayed: serial ${serial} is not newer than ${m.serial}, the one applied`);
     return 'refused';
@@ -234,11 +247,32 @@ export class Agent {
     }
   }
 
+  /**
+   * Freshness: when the declaration kept expires, say so once (the log and a
+   * report) and go on applying it; a newer one re-arms this. Timers hold at
+   * most 24.8 days, so a longer wait is taken in steps.
+   */
+  private watchExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    const kept = this.kept;
+    if (!kept) return;
+    const wait = kept.expires * 1000 - Date.now();
+    if (wait > 0) {
+      this.expiryTimer = setTimeout(() => this.watchExpiry(), Math.min(wait + 50, 2 ** 31 - 1));
+      return;
+    }
+    this.log(`declaration ${kept.serial} expired at ${new Date(kept.expires * 1000).toISOString()}: still applying it, but this node is stale: its feed may be frozen (is mesh serve running, and this node's link to the broker up?)`);
+    this.enqueue(async () => this.queueReport({ serial: kept.serial, held: await holdings(this.dir) as never, failed: [] }));
+  }
+
   private queueReport(part: Partial<Report>): void {
     const held = part.held;
+    const kept = this.kept;
     const r: Report = {
-      v: 1, serial: part.serial ?? this.kept?.serial ?? 0, held: held ?? [], failed: part.failed ?? [],
+      v: 1, serial: part.serial ?? kept?.serial ?? 0, held: held ?? [], failed: part.failed ?? [],
       corrected: part.corrected ?? [], superseded: part.superseded ?? [], ...(part.refused ? { refused: part.refused } : {}),
+      // Every account says until when what it holds is valid, so SQL knows the moment it is stale.
+      ...(kept && !part.refused ? { holdsUntil: kept.expires, stale: kept.expires * 1000 <= Date.now() } : {}),
     };
     if (!held && !part.refused) return;
     this.outbox.push(r);

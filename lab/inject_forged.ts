@@ -9,7 +9,7 @@ import { connectBroker } from '../src/broker/connect.js';
 import { publish } from '../src/broker/publish.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { envelope } from '../src/assignment/declare.js';
-import { bodyText } from '../src/wire/declaration.js';
+import { bodyText, fresh } from '../src/wire/declaration.js';
 import { signingPair, signingPublic } from '../src/crypto/keys.js';
 
 const node = nodeName(process.argv[2]);
@@ -19,7 +19,7 @@ const other = signingPair().secret;
 const forger = { secret: other, public: signingPublic(other), mesh: meshId(signingPublic(other)) };
 const resources = [{ kind: 'file', id: `file:${path}`, path, content: Buffer.from('forged\n').toString('base64'), mode: '0644' }];
 // The body claims the real mesh: only the signature gives it away.
-const bytes = envelope(bodyText(mesh, node, 1_000_000, JSON.stringify(resources)), forger);
+const bytes = envelope(bodyText(mesh, node, 1_000_000, JSON.stringify(resources), fresh()), forger);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab forger' });
 const ch = await conn.createConfirmChannel();
 await publish(ch, '', queueOf(node), bytes, { type: 'declaration', mandatory: true });

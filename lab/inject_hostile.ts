@@ -8,7 +8,7 @@ import { adminEndpoint } from '../src/broker/admin.js';
 import { connectBroker } from '../src/broker/connect.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { envelope } from '../src/assignment/declare.js';
-import { bodyText } from '../src/wire/declaration.js';
+import { bodyText, fresh } from '../src/wire/declaration.js';
 
 const node = nodeName(process.argv[2]);
 const signer = readSigner();
@@ -18,7 +18,7 @@ const resources = [{
 }];
 // A serial far ahead: refused as malformed, it is never recorded as applied,
 // so the mesh's next real serial is still newer than anything the host holds.
-const bytes = envelope(bodyText(signer.mesh, node, 2_000_000, JSON.stringify(resources)), signer);
+const bytes = envelope(bodyText(signer.mesh, node, 2_000_000, JSON.stringify(resources), fresh()), signer);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab hostile rule' });
 const ch = await conn.createConfirmChannel();
 await new Promise<void>((ok, fail) => ch.publish('', queueOf(node), bytes, { type: 'declaration', persistent: true }, (err) => (err ? fail(err) : ok())));

@@ -220,6 +220,33 @@ $$;
 ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: due_for_resigning(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.due_for_resigning() RETURNS TABLE(node text)
+    LANGUAGE sql STABLE
+    AS $$
+  select f.node from assignment.declaration_freshness f
+   where f.expires_at is null
+      or f.expires_at - (f.expires_at - f.signed_at) / 2 <= now()
+   order by f.node
+$$;
+
+ALTER FUNCTION assignment.due_for_resigning() OWNER TO mesh_assignment;
+
+--
+-- Name: expires_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.expires_now() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+  select date_trunc('second', now()) + date_trunc('second', (select lifetime from assignment.freshness_setting))
+$$;
+
+ALTER FUNCTION assignment.expires_now() OWNER TO mesh_assignment;
+
+--
 -- Name: firewalls(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -309,6 +336,75 @@ $$;
 ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: plan_changes(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.plan_changes(node_names text[] DEFAULT NULL::text[]) RETURNS TABLE(node text, id text, change text)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  with nxt as materialized (select c.node, c.resources from assignment.compose_each(node_names) c),
+  applied as materialized (
+    -- The newest declaration each node acknowledged: what it runs now.
+    select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources' as resources
+      from assignment.declaration d
+     where d.acknowledged_at is not null and d.node in (select n.node from nxt n)
+     order by d.node, d.serial desc),
+  nr as (select n.node, e.value as r from nxt n cross join lateral jsonb_array_elements(n.resources) e),
+  lr as (select a.node, e.value as r from applied a cross join lateral jsonb_array_elements(a.resources) e),
+  diff as materialized (
+    select coalesce(nr.node, lr.node) as node, coalesce(nr.r->>'id', lr.r->>'id') as id,
+           case when lr.r is null then 'added' when nr.r is null then 'removed' else 'changed' end as change,
+           coalesce(nr.r, lr.r)->>'path' as path
+      from nr full join lr on lr.node = nr.node and lr.r->>'id' = nr.r->>'id'
+     where nr.r is distinct from lr.r),
+  -- What a restartOn may name: a changed resource's id, or a changed file's path.
+  touched as (
+    select d.node, array_agg(d.id) || coalesce(array_agg(d.path) filter (where d.path is not null), '{}') as keys
+      from diff d group by d.node),
+  restarts as (
+    select nr.node, nr.r->>'id' as id, 'restarts' as change
+      from nr join touched t on t.node = nr.node
+     where jsonb_typeof(nr.r->'restartOn') = 'array' and (nr.r->'restartOn') ?| t.keys
+       -- Added or changed itself: it starts or restarts as that, not because of another.
+       and not exists (select 1 from diff d where d.node = nr.node and d.id = nr.r->>'id'))
+  select d.node, d.id, d.change from diff d
+  union all select r.node, r.id, r.change from restarts r
+  order by 1, 2, 3
+$$;
+
+ALTER FUNCTION assignment.plan_changes(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION plan_changes(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.plan_changes(node_names text[]) IS 'Every change the next declaration brings each node against the one it last acknowledged: added, changed, removed, and the services that restart because of them. Null for every enrolled node.';
+
+--
+-- Name: plan_summary(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.plan_summary(node_names text[] DEFAULT NULL::text[]) RETURNS TABLE(nodes bigint, changes text[], sample text[])
+    LANGUAGE sql STABLE
+    AS $$
+  with per as (
+    select p.node, array_agg(p.id || ' ' || p.change order by p.id, p.change) as changes
+      from assignment.plan_changes(node_names) p group by p.node)
+  select count(*), per.changes, (array_agg(per.node order by per.node))[1:5]
+    from per group by per.changes
+   order by count(*) desc, per.changes
+$$;
+
+ALTER FUNCTION assignment.plan_summary(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION plan_summary(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.plan_summary(node_names text[]) IS 'plan_changes grouped by the exact list of changes: how many nodes, which changes, up to five of the nodes.';
+
+--
 -- Name: record_declarations(text[], bigint[], text[], text[], text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -337,6 +433,36 @@ ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], di
 --
 
 COMMENT ON FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text) IS 'Record a batch of declarations (digests and hashes in hex, envelopes one JSON text a line) and owe each to its node in the outbox (W1).';
+
+--
+-- Name: set_declaration_lifetime(interval); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.set_declaration_lifetime(wanted interval) RETURNS interval
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if wanted is null or wanted < interval '10 seconds' or wanted > interval '1 year' then
+    raise exception 'a declaration lifetime of % is outside 10 seconds to 1 year', wanted using errcode = 'MSH22',
+      hint = 'give a lifetime such as 7d, 12h or 30m: mesh freshness --lifetime 7d';
+  end if;
+  update assignment.freshness_setting set lifetime = date_trunc('second', wanted);
+  return date_trunc('second', wanted);
+end $$;
+
+ALTER FUNCTION assignment.set_declaration_lifetime(wanted interval) OWNER TO mesh_assignment;
+
+--
+-- Name: signed_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.signed_now() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+  select date_trunc('second', now())
+$$;
+
+ALTER FUNCTION assignment.signed_now() OWNER TO mesh_assignment;
 
 --
 -- Name: take_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -954,10 +1080,10 @@ end $$;
 ALTER FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) OWNER TO mesh_inventory;
 
 --
--- Name: record_report(text, bigint, jsonb, jsonb); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+-- Name: record_report(text, bigint, jsonb, jsonb, timestamp with time zone); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb) RETURNS void
+CREATE FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb, holds_until_now timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
@@ -966,12 +1092,12 @@ begin
     raise exception 'no enrolled node %', node_name using errcode = 'MSH04';
   end if;
   -- A report resent after a lost link may arrive after a newer one: never go back.
-  insert into inventory.report (node, serial, held, failed) values (node_name, report_serial, held_now, failed_now)
-  on conflict (node) do update set serial = excluded.serial, held = excluded.held, failed = excluded.failed, reported_at = now()
+  insert into inventory.report (node, serial, held, failed, holds_until) values (node_name, report_serial, held_now, failed_now, holds_until_now)
+  on conflict (node) do update set serial = excluded.serial, held = excluded.held, failed = excluded.failed, holds_until = excluded.holds_until, reported_at = now()
     where excluded.serial >= inventory.report.serial;
 end $$;
 
-ALTER FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb) OWNER TO mesh_inventory;
+ALTER FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb, holds_until_now timestamp with time zone) OWNER TO mesh_inventory;
 
 --
 -- Name: retire_node(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -1671,7 +1797,10 @@ CREATE TABLE assignment.declaration (
     issued_at timestamp with time zone DEFAULT now() NOT NULL,
     acknowledged_at timestamp with time zone,
     superseded_at timestamp with time zone,
+    signed_at timestamp with time zone DEFAULT assignment.signed_now(),
+    expires_at timestamp with time zone DEFAULT assignment.expires_now(),
     CONSTRAINT declaration_digest_check CHECK ((octet_length(digest) = 32)),
+    CONSTRAINT declaration_expires_after_signing CHECK ((expires_at > signed_at)),
     CONSTRAINT declaration_resources_hash_check CHECK ((octet_length(resources_hash) = 32))
 );
 
@@ -1730,6 +1859,18 @@ COMMENT ON COLUMN assignment.declaration.acknowledged_at IS 'When the node repor
 --
 
 COMMENT ON COLUMN assignment.declaration.superseded_at IS 'When the node reported it drained past it unapplied.';
+
+--
+-- Name: COLUMN declaration.signed_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.signed_at IS 'When it was signed, as its body says (null: signed before declarations carried it).';
+
+--
+-- Name: COLUMN declaration.expires_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration.expires_at IS 'Until when it holds, as its body says: a host that still applies it later reports stale.';
 
 --
 -- Name: acknowledged_sealed; Type: VIEW; Schema: assignment; Owner: mesh_assignment
@@ -1793,102 +1934,34 @@ COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
 COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
 
 --
--- Name: declaration_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+-- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE VIEW assignment.declaration_status AS
- SELECT declaration.node,
-    declaration.serial,
-    encode(declaration.digest, 'hex'::text) AS digest,
-    declaration.issued_at,
-    declaration.acknowledged_at,
-    declaration.superseded_at,
-        CASE
-            WHEN (declaration.acknowledged_at IS NOT NULL) THEN 'applied'::text
-            WHEN (declaration.superseded_at IS NOT NULL) THEN 'superseded'::text
-            ELSE 'sent'::text
-        END AS state
-   FROM assignment.declaration;
-
-ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
-
---
--- Name: VIEW declaration_status; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
-
---
--- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE TABLE catalogue.module (
-    name text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    resources jsonb NOT NULL,
-    origin text NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
-    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
-    CONSTRAINT module_version_check CHECK ((version > 0))
+CREATE TABLE assignment.node_serial (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
 );
 
-ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
+ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
 
 --
--- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+-- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
+COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
 
 --
--- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+-- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
+COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
 
 --
--- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+-- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
-
---
--- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
-
---
--- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
-
---
--- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
-
---
--- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE VIEW catalogue.module_resources AS
- SELECT module.name,
-    module.version,
-    module.resources
-   FROM catalogue.module;
-
-ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
-
---
--- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
+COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
 
 --
 -- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -1996,6 +2069,126 @@ ALTER TABLE inventory.enrolled_node OWNER TO mesh_inventory;
 --
 
 COMMENT ON VIEW inventory.enrolled_node IS 'Nodes that hold an identity: what other contexts may know of a node (public keys, site, endpoint).';
+
+--
+-- Name: declaration_freshness; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.declaration_freshness AS
+ SELECT d.node,
+    d.serial,
+    d.signed_at,
+    d.expires_at,
+    ((d.expires_at IS NULL) OR (d.expires_at <= now())) AS expired
+   FROM ((assignment.node_serial s
+     JOIN assignment.declaration d ON (((d.node = s.node) AND (d.serial = s.serial))))
+     JOIN inventory.enrolled_node e ON ((e.name = s.node)));
+
+ALTER TABLE assignment.declaration_freshness OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW declaration_freshness; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.declaration_freshness IS 'Each enrolled node''s newest declaration: when signed, until when it holds, whether that has passed.';
+
+--
+-- Name: declaration_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.declaration_status AS
+ SELECT declaration.node,
+    declaration.serial,
+    encode(declaration.digest, 'hex'::text) AS digest,
+    declaration.issued_at,
+    declaration.acknowledged_at,
+    declaration.superseded_at,
+        CASE
+            WHEN (declaration.acknowledged_at IS NOT NULL) THEN 'applied'::text
+            WHEN (declaration.superseded_at IS NOT NULL) THEN 'superseded'::text
+            ELSE 'sent'::text
+        END AS state
+   FROM assignment.declaration;
+
+ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW declaration_status; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
+
+--
+-- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.module (
+    name text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    resources jsonb NOT NULL,
+    origin text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
+    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
+    CONSTRAINT module_version_check CHECK ((version > 0))
+);
+
+ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
+
+--
+-- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
+
+--
+-- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
+
+--
+-- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
+
+--
+-- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
+
+--
+-- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
+
+--
+-- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.module_resources AS
+ SELECT module.name,
+    module.version,
+    module.resources
+   FROM catalogue.module;
+
+ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
 
 --
 -- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
@@ -2649,6 +2842,24 @@ ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module) and the reason in full.';
 
 --
+-- Name: freshness_setting; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.freshness_setting (
+    one boolean DEFAULT true NOT NULL,
+    lifetime interval DEFAULT '7 days'::interval NOT NULL,
+    CONSTRAINT freshness_setting_one_check CHECK (one)
+);
+
+ALTER TABLE assignment.freshness_setting OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE freshness_setting; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.freshness_setting IS 'How long a declaration holds once signed, for this mesh (one row). serve signs one again at half of it.';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -2665,36 +2876,6 @@ ALTER TABLE assignment.migration_digest OWNER TO mesh_assignment;
 --
 
 COMMENT ON TABLE assignment.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
-
---
--- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.node_serial (
-    node text NOT NULL,
-    serial bigint NOT NULL,
-    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
-);
-
-ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
-
---
--- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
-
---
--- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
-
---
--- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
 
 --
 -- Name: outbox; Type: TABLE; Schema: assignment; Owner: mesh_assignment
@@ -3513,6 +3694,7 @@ CREATE TABLE inventory.report (
     held jsonb NOT NULL,
     failed jsonb DEFAULT '[]'::jsonb NOT NULL,
     reported_at timestamp with time zone DEFAULT now() NOT NULL,
+    holds_until timestamp with time zone,
     CONSTRAINT report_failed_check CHECK ((jsonb_typeof(failed) = 'array'::text)),
     CONSTRAINT report_held_check CHECK ((jsonb_typeof(held) = 'array'::text))
 );
@@ -3556,6 +3738,12 @@ COMMENT ON COLUMN inventory.report.failed IS 'Resources it could not apply, with
 COMMENT ON COLUMN inventory.report.reported_at IS 'When the account arrived: its age goes with every answer.';
 
 --
+-- Name: COLUMN report.holds_until; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.holds_until IS 'Until when the declaration the node reported holding is valid (its signed expiry); past it, the node is stale.';
+
+--
 -- Name: node_status; Type: VIEW; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3581,7 +3769,9 @@ CREATE VIEW inventory.node_status AS
             ELSE jsonb_array_length(r.failed)
         END AS failing,
     r.reported_at,
-    (now() - r.reported_at) AS report_age
+    (now() - r.reported_at) AS report_age,
+    COALESCE((r.holds_until <= now()), false) AS stale,
+    r.holds_until
    FROM (inventory.node n
      LEFT JOIN inventory.report r ON ((r.node = n.name)));
 
@@ -3591,7 +3781,7 @@ ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 -- Name: VIEW node_status; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, and the age of its last report (R2, R4).';
+COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, the age of its last report (R2, R4), and whether the declaration it holds has expired (stale).';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -4296,6 +4486,13 @@ ALTER TABLE ONLY assignment.declaration
     ADD CONSTRAINT declaration_pkey PRIMARY KEY (node, serial);
 
 --
+-- Name: freshness_setting freshness_setting_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.freshness_setting
+    ADD CONSTRAINT freshness_setting_pkey PRIMARY KEY (one);
+
+--
 -- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -4859,12 +5056,6 @@ GRANT TRIGGER ON TABLE assignment.declaration TO mesh_audit;
 GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_provision;
 
 --
--- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
---
-
-GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
-
---
 -- Name: TABLE node; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4879,6 +5070,12 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_overlay;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_secret;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
+
+--
+-- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
 
 --
 -- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret

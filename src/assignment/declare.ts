@@ -4,13 +4,14 @@
 // serial and digest, and owes each to its node in the outbox, all in one
 // transaction (W1); `mesh serve` publishes them with confirms (src/serve/drain.ts).
 import { createHash } from 'node:crypto';
+import type postgres from 'postgres';
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
-import { bodyText } from '../wire/declaration.js';
+import { bodyText, type Freshness } from '../wire/declaration.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
   return signText(text, signer.secret);
@@ -28,14 +29,27 @@ export async function plan(node: string) {
                                    exists (select 1 from assignment.declarable(array[${node}]::text[])) as known`;
     if (!row!.known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
     const serial = Number(row!.serial);
-    return { text: bodyText(signer.mesh, node, serial, row!.resources), serial, resources: JSON.parse(row!.resources) as { id: string; kind: string }[] };
+    return { text: bodyText(signer.mesh, node, serial, row!.resources, await freshness(sql)), serial, resources: JSON.parse(row!.resources) as { id: string; kind: string }[] };
   });
+}
+
+/** This transaction's signing time and expiry, as the row it records will default to (sql/assignment/0015). */
+async function freshness(sql: Sql | postgres.TransactionSql<Record<string, never>>): Promise<Freshness> {
+  const [f] = await sql`select extract(epoch from assignment.signed_now())::bigint as signed, extract(epoch from assignment.expires_now())::bigint as expires`;
+  return { signed: Number(f!.signed), expires: Number(f!.expires) };
 }
 
 /** A declaration recorded and owed to its node: in the outbox once SQL committed (W1). */
 export interface Declared { node: string; serial: number; digest: string; queued: true }
 
-export interface DeclareOptions { nodes?: string[]; changedOnly?: boolean; sql?: Sql; signer?: Signer }
+export interface DeclareOptions {
+  nodes?: string[];
+  changedOnly?: boolean;
+  /** Only the nodes whose newest declaration is past half its life: signed again, the same resources (freshness). */
+  dueOnly?: boolean;
+  sql?: Sql;
+  signer?: Signer;
+}
 
 /** Compose, sign, record and owe in one transaction; serve delivers what is owed. */
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
@@ -45,7 +59,10 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
     await tx`select overlay.allocate_addresses()`;
-    const targets = (await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    const targets = (opts.dueOnly
+      ? await tx`select node from assignment.due_for_resigning()`
+      : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    if (targets.length === 0) return [];
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
     // One composition of every target: the overlay graph is computed once, not once a node.
@@ -54,9 +71,10 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     if (composed.length === 0) return [];
     const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
     const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+    const fresh = await freshness(tx);
     const made = composed.map((c) => {
       const node = c.node as string, serial = serialOf.get(node)!;
-      const text = bodyText(signer.mesh, node, serial, c.resources);
+      const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
       return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
     });
     // Refused here, named, rather than by every host that would receive it.
@@ -79,6 +97,16 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  */
 export function declareChanged(opts: { sql?: Sql; signer?: Signer } = {}): Promise<Declared[]> {
   return declare({ ...opts, changedOnly: true });
+}
+
+/**
+ * Freshness: every node whose newest declaration is past half its lifetime
+ * is declared again (a new serial and expiry; its composition as it is now,
+ * which W2 has already declared if it changed), so a node that hears from
+ * the mesh never holds an expired one.
+ */
+export function declareDue(opts: { sql?: Sql; signer?: Signer } = {}): Promise<Declared[]> {
+  return declare({ ...opts, dueOnly: true });
 }
 
 /** Resolves once the broker confirmed every one of these (serve drained them), for `declare --wait`. */

@@ -6,6 +6,8 @@ import { emit, table } from './print.js';
 import { assign } from '../assignment/assign.js';
 import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
+import { freshness } from '../assignment/freshness.js';
+import { planSummary, planNodes, describeGroups } from '../assignment/plan_all.js';
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
@@ -23,11 +25,21 @@ export function registerDeclaration(p: Program): void {
       'Show the declaration NODE would be sent next, without sending it; --json prints the exact body bytes `mesh declare` would sign.',
       'With no NODE: what is pending across the fleet -- nodes whose composition changed and that no declaration carries yet,',
       'and declarations owed and not yet delivered (mesh outbox).',
+      'With --all: what the next declarations change on every node, against the one it last applied: resources added,',
+      'changed and removed, and the services that restart because of them (restartOn), nodes with the same changes on one',
+      'line; --json prints every node\'s detail.',
     ])
-    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON)')
+    .option('--all', 'What changes on every node, grouped')
+    .option('--json', 'Print the declaration body, byte for byte (with no NODE: what is pending, as JSON; with --all: each node\'s changes)')
     .example('plan')
+    .example('plan --all')
     .example('plan web1 --json')
-    .action(p.wrap(async (n: string | undefined, o: { json?: boolean }) => {
+    .action(p.wrap(async (n: string | undefined, o: { all?: boolean; json?: boolean }) => {
+      if (o.all) {
+        if (n !== undefined) throw new Error('name a node or give --all, not both.');
+        if (o.json) return emit(await planNodes(), o, () => '');
+        return console.log(describeGroups(await planSummary()));
+      }
       if (n === undefined) {
         return emit(await pending(), o, (d) => [
           d.changed.length ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}` : 'every node\'s composition is declared',
@@ -37,6 +49,23 @@ export function registerDeclaration(p: Program): void {
       const d = await plan(String(n));
       if (o.json) process.stdout.write(d.text + '\n');
       else console.log(`declaration ${d.serial} for ${n}:\n` + table(d.resources.map((r) => ({ id: r.id, kind: r.kind })), ['id', 'kind']));
+    }));
+
+  p.prog.command('freshness')
+    .describe([
+      'How long a declaration holds once signed (default 7d), and each node\'s newest declaration: signed, expires, expired.',
+      'mesh serve signs a declaration again (a new serial, the same resources: nothing restarts) at half its lifetime.',
+      'A host keeps applying one that expired but reports stale (mesh node list); one expired when it arrives is refused.',
+      'A new --lifetime holds for declarations signed from now on.',
+    ])
+    .option('--lifetime', 'Set it: a whole number and s, m, h or d (10s to 1 year), e.g. 7d or 12h')
+    .option('--json', 'Print as JSON')
+    .example('freshness')
+    .example('freshness --lifetime 3d')
+    .action(p.wrap(async (o: { lifetime?: string; json?: boolean }) => {
+      const f = await freshness(o.lifetime === undefined ? undefined : String(o.lifetime));
+      emit(f, o, (d) => `${d.changed ? 'set: ' : ''}a declaration holds ${d.lifetime} once signed\n` +
+        (d.nodes.length ? table(d.nodes as never, ['node', 'serial', 'signed_at', 'expires_at', 'expired']) : 'no node has been declared yet'));
     }));
 
   p.prog.command('declare [node]')

@@ -6,10 +6,10 @@ import { nodeList, nodeRetire } from '../inventory/node.js';
 
 export function registerNode(p: Program): void {
   p.prog.command('node list')
-    .describe('Every node: here, out of touch Nm, or never spoken, and the age of its last report. The same answer as select * from inventory.node_status.')
+    .describe('Every node: here, out of touch Nm, or never spoken; stale when the declaration it holds has expired (see mesh freshness); and the age of its last report. The same answer as select * from inventory.node_status.')
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (o: { json?: boolean }) => {
-      emit(await nodeList(), o, (rows) => table(rows, ['name', 'site', 'state', 'holds', 'failing', 'reported_serial', 'report_age', 'owed_serial']));
+      emit(await nodeList(), o, (rows) => table(rows, ['name', 'site', 'state', 'stale', 'holds', 'failing', 'reported_serial', 'report_age', 'owed_serial']));
     }));
 
   p.prog.command('node retire <name>')

@@ -6,7 +6,7 @@ import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
 
 export async function nodeList() {
-  return withStore('inventory', (sql) => sql`select name, site, state, last_seen, enrolled_at, reported_serial, holds, failing, reported_at,
+  return withStore('inventory', (sql) => sql`select name, site, state, stale, holds_until, last_seen, enrolled_at, reported_serial, holds, failing, reported_at,
                             case when reported_at is null then 'never reported' else inventory.describe_age(report_age) end as report_age,
                             -- The newest declaration not yet delivered, read through the view assignment grants inventory (W1).
                             (select max(p.serial) from assignment.pending_delivery p where p.node = s.name and p.kind = 'declaration') as owed_serial

@@ -18,6 +18,7 @@ import type { ServeContext, Stores } from './context.js';
 import { log } from '../sys/log.js';
 import { Drainer } from './drain.js';
 import { Redeclarer } from './redeclare.js';
+import { Resigner } from './resign.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -116,6 +117,8 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   await drainer.start();
   // A command killed between its change and its declare left nodes behind their composition (W2): owed now.
   await redeclare.now('since their last declaration');
+  const resigner = new Resigner(stores.assignment, signer, log);
+  resigner.start();
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -135,6 +138,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     }
   }
   redeclare.stop();
+  resigner.stop();
   await s.chains.settled();
   await s.heard.flush();
   await drainer.stop();

@@ -26,6 +26,7 @@ export const REGISTER: readonly Code[] = [
 
   { code: 'MSH20', context: 'assignment', meaning: 'an assignment names a module the catalogue does not have', remedy: 'add it first: mesh module add FILE' },
   { code: 'MSH21', context: 'assignment', meaning: 'an assignment names a node that is not enrolled', remedy: 'see mesh node list' },
+  { code: 'MSH22', context: 'assignment', meaning: 'a declaration lifetime outside 10 seconds to 1 year', remedy: 'give a lifetime such as 7d, 12h or 30m: mesh freshness --lifetime 7d' },
 
   { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
 

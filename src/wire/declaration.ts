@@ -6,24 +6,38 @@ import { openEnvelope, isObject, WireError, LIMITS } from './envelope.js';
 import { parseResources } from './parse_resources.js';
 import { nodeName } from './names.js';
 
+/** When a declaration was signed and until when it holds, in whole seconds since 1970 (issue 20: freshness). */
+export interface Freshness { signed: number; expires: number }
+
+/** A freshness signed at SIGNED_MS holding LIFETIME seconds (the lab's and tests' own declarations; serve takes both from SQL). */
+export function fresh(lifetime = 7 * 86_400, signedMs = Date.now()): Freshness {
+  const signed = Math.floor(signedMs / 1000);
+  return { signed, expires: signed + lifetime };
+}
+
 /**
  * The writer: the body text a node will verify, byte for byte. RESOURCES is compose's JSON
  * text as PostgreSQL prints it, spliced in rather than parsed and printed again:
  * for 10,000 nodes the round trip through objects cost seconds.
  */
-export function bodyText(mesh: string, node: string, serial: number, resources: string): string {
-  return `{"mesh":${JSON.stringify(mesh)},"node":${JSON.stringify(node)},"serial":${serial},"resources":${resources}}`;
+export function bodyText(mesh: string, node: string, serial: number, resources: string, fresh: Freshness): string {
+  return `{"mesh":${JSON.stringify(mesh)},"node":${JSON.stringify(node)},"serial":${serial},"signed":${fresh.signed},"expires":${fresh.expires},"resources":${resources}}`;
 }
+
+const FIELDS = ['mesh', 'node', 'serial', 'signed', 'expires', 'resources'];
 
 /** The reader of the body bodyText writes. */
 export function parseDeclaration(v: unknown): Declaration {
   if (!isObject(v)) throw new WireError('malformed', 'declaration body is not an object.');
-  for (const k of Object.keys(v)) if (!['mesh', 'node', 'serial', 'resources'].includes(k)) throw new WireError('malformed', `declaration.${k} is not a field of a declaration.`);
+  for (const k of Object.keys(v)) if (!FIELDS.includes(k)) throw new WireError('malformed', `declaration.${k} is not a field of a declaration.`);
   if (typeof v.mesh !== 'string' || !/^[0-9a-f]{16}$/.test(v.mesh)) throw new WireError('malformed', 'declaration.mesh must be a mesh id.');
   if (!Number.isSafeInteger(v.serial) || (v.serial as number) < 1) throw new WireError('malformed', 'declaration.serial must be a positive whole number.');
+  // A declaration without an expiry could be withheld and replayed forever: both are required.
+  if (!Number.isSafeInteger(v.signed) || (v.signed as number) < 1) throw new WireError('malformed', 'declaration.signed must be whole seconds since 1970.');
+  if (!Number.isSafeInteger(v.expires) || (v.expires as number) <= (v.signed as number)) throw new WireError('malformed', 'declaration.expires must be whole seconds since 1970, after declaration.signed.');
   let node: string;
   try { node = nodeName(v.node); } catch (err) { throw new WireError('malformed', `declaration.node: ${(err as Error).message}`); }
-  return { mesh: v.mesh, node, serial: v.serial as number, resources: parseResources(v.resources, 'declaration.resources') };
+  return { mesh: v.mesh, node, serial: v.serial as number, signed: v.signed as number, expires: v.expires as number, resources: parseResources(v.resources, 'declaration.resources') };
 }
 
 /** Verify, then read. Another mesh's key, altered bytes, or a declaration meant for another node: forged. */

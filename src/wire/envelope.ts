@@ -7,7 +7,8 @@
 import { sign, verify } from '../crypto/sign.js';
 import { b64 } from '../crypto/keys.js';
 
-export type WireFault = 'malformed' | 'forged' | 'too-large';
+// stale: genuine, but its signed expiry had passed when it arrived (a withheld or frozen feed).
+export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale';
 
 export class WireError extends Error {
   constructor(readonly fault: WireFault, message: string) {

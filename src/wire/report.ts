@@ -14,8 +14,12 @@ export interface Report {
   corrected: string[];
   /** Older declarations of a drained backlog, never applied (D2). */
   superseded: number[];
-  /** A declaration refused: forged, malformed or replayed. Moves last_seen only. */
+  /** A declaration refused: forged, malformed, replayed or stale. Moves last_seen only. */
   refused?: { serial?: number; fault: string; reason: string };
+  /** Until when the declaration held is valid, seconds since 1970 (its signed expiry). */
+  holdsUntil?: number;
+  /** That time has passed: the host still applies it, and says its feed may be frozen. */
+  stale?: boolean;
 }
 
 export function writeReport(r: Report): Buffer {
@@ -35,5 +39,7 @@ export function readReport(bytes: Uint8Array): Report {
   if (!Array.isArray(v.corrected) || !v.corrected.every((c) => str(c, 300))) throw fail('corrected must list ids');
   if (!Array.isArray(v.superseded) || !v.superseded.every((s) => Number.isSafeInteger(s))) throw fail('superseded must list serials');
   if (v.refused !== undefined && !(isObject(v.refused) && str(v.refused.fault, 40) && str(v.refused.reason))) throw fail('refused must be {fault, reason}');
+  if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0)) throw fail('holdsUntil must be whole seconds since 1970');
+  if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
   return v as unknown as Report;
 }

@@ -128,5 +128,7 @@ export interface Declaration {
   mesh: string;          // the mesh id (hex of the signing key's digest)
   node: string;
   serial: number;        // only goes forward (D2)
+  signed: number;        // when it was signed, seconds since 1970
+  expires: number;       // until when it holds: past it a host still applies it but says it is stale
   resources: Resource[];
 }

@@ -12,7 +12,7 @@ import { EXCHANGE } from '../../src/broker/topology.js';
 import { sign } from '../../src/crypto/sign.js';
 import { envelope } from '../../src/assignment/declare.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
-import { bodyText } from '../../src/wire/declaration.js';
+import { bodyText, fresh } from '../../src/wire/declaration.js';
 import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
   summarizeProfile, describeProfile, insertNodes, purgeQueues, settle, perNodeFiles, createQueues, admin, impersonator, rssOf, bareNodeRss,
@@ -48,7 +48,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const composeSeconds = (now() - c0) / 1000;
     await asg.end();
     stage(`composed ${N} in ${composeSeconds.toFixed(2)}s`);
-    const texts = composed.map((r) => bodyText(mesh.signer.mesh, r.node as string, 1, r.resources));
+    const texts = composed.map((r) => bodyText(mesh.signer.mesh, r.node as string, 1, r.resources, fresh()));
     const bodies = texts.map((t) => Buffer.from(t, 'utf8'));
 
     // Raw sign: the same key over the same bodies.

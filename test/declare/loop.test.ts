@@ -1,6 +1,7 @@
 // The loop end to end: declare, verify, apply, keep, report, on real servers
 // and a real mesh-host process (D1-D4, R1, R2).
 import { suite } from 'uvu';
+import { fresh } from '../../src/wire/declaration.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,7 +66,12 @@ Loop('plan, plan --json and declare give the same bytes', async (ctx) => {
   assert.match(human, /service:web\s+service/);
   await cli(ctx.mesh, 'declare', 'web1');
   const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 5`;
-  assert.is(JSON.parse((d!.envelope as Buffer).toString()).body, planned);
+  // The same bytes but for when it was signed: plan says when it would be, had it been declared then.
+  const when = /"signed":(\d+),"expires":(\d+),/;
+  const declared = JSON.parse((d!.envelope as Buffer).toString()).body as string;
+  assert.is(declared.replace(when, ''), planned.replace(when, ''));
+  const [p, q] = [when.exec(planned)!, when.exec(declared)!];
+  assert.ok(Number(q[1]) - Number(p[1]) <= 5 && Number(q[2]) - Number(q[1]) === Number(p[2]) - Number(p[1]), `${p[0]} then ${q[0]}`);
   await applied(ctx, 5);
 });
 
@@ -78,7 +84,7 @@ async function refused(ctx: Ctx, bytes: Buffer, fault: RegExp): Promise<void> {
 }
 
 function bodyWith(ctx: Ctx, edit: (b: Record<string, unknown>) => void): string {
-  const b: Record<string, unknown> = { mesh: ctx.mesh.signer.mesh, node: 'web1', serial: 99, resources: [{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }] };
+  const b: Record<string, unknown> = { mesh: ctx.mesh.signer.mesh, node: 'web1', serial: 99, ...fresh(), resources: [{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }] };
   edit(b);
   return JSON.stringify(b);
 }

@@ -4,6 +4,7 @@
 // last report (assignment.acknowledged_floor), so not even a rebuilt host
 // applies the mesh's own, genuinely signed older declarations replayed to its queue.
 import { suite } from 'uvu';
+import { fresh } from '../../src/wire/declaration.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,7 +68,7 @@ Floor('a different declaration carrying the serial already applied is refused as
   const mark = ctx.proc.output().length;
   const smark = ctx.serve.output().length;
   const evil = join(ctx.root, 'evil');
-  const body = JSON.stringify({ mesh: ctx.mesh.signer.mesh, node: 'web1', serial: 3, resources: [{ kind: 'file', id: `file:${evil}`, path: evil, content: b64('x'), mode: '0644' }] });
+  const body = JSON.stringify({ mesh: ctx.mesh.signer.mesh, node: 'web1', serial: 3, ...fresh(), resources: [{ kind: 'file', id: `file:${evil}`, path: evil, content: b64('x'), mode: '0644' }] });
   await inject(ctx.mesh, 'web1', envelope(body, ctx.mesh.signer));
   await ctx.proc.waitFor(/refused a declaration: forged: replayed: serial 3 is not newer than 3, the one applied/, 10_000, mark);
   await ctx.serve.waitFor(/report: web1 refused a declaration \(serial 3\): forged: replayed/, 10_000, smark);

@@ -12,7 +12,7 @@ import amqp from 'amqplib';
 import { servers } from '../harness/servers.js';
 import { addModule, cli, b64, inject, until, liveNode, stopLiveNode, type LiveNode } from '../declare/helpers.js';
 import { envelope } from '../../src/assignment/declare.js';
-import { bodyText } from '../../src/wire/declaration.js';
+import { bodyText, fresh } from '../../src/wire/declaration.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { RUNS, tally, say, summary } from './tally.js';
 import { publish } from '../../src/broker/publish.js';
@@ -97,7 +97,7 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   const files = () => readdirSync(ctx.root).sort();
   const before = files();
   const mesh = ctx.mesh.signer.mesh;
-  const evil = (node = 'web1', serial = 50) => bodyText(mesh, node, serial, JSON.stringify([{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]));
+  const evil = (node = 'web1', serial = 50) => bodyText(mesh, node, serial, JSON.stringify([{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]), fresh());
   const [old] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 1`;
   const genuine = envelope(evil(), ctx.mesh.signer);
   const env = JSON.parse(genuine.toString());
@@ -111,6 +111,8 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
     ['another mesh\'s', envelope(evil().replace(mesh, 'fedcba9876543210'), ctx.mesh.signer)],
     ['a deep body', envelope('{"mesh":"' + mesh + '","node":"web1","serial":60,"resources":' + '['.repeat(50_000) + ']'.repeat(50_000) + '}', ctx.mesh.signer)],
     ['9 MiB', Buffer.alloc(9 << 20, 0x20)],
+    // Genuine, newer, but its signed expiry passed an hour ago: a withheld or frozen feed.
+    ['expired before it arrived', envelope(bodyText(mesh, 'web1', 70, JSON.stringify([{ kind: 'file', id: `file:${join(ctx.root, 'evil')}`, path: join(ctx.root, 'evil'), content: b64('x'), mode: '0644' }]), fresh(60, Date.now() - 3_600_000)), ctx.mesh.signer)],
   ];
   const n = Math.max(5, Math.floor(RUNS / 20));
   for (const u of fc.sample(fc.uint8Array({ maxLength: 300 }), n)) cases.push(['random bytes', Buffer.from(u)]);
@@ -127,15 +129,18 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   const hostSaid = ctx.proc.output().slice(mark);
   const forged = count(hostSaid, /refused a declaration: forged/);
   const malformed = count(hostSaid, /refused a declaration: malformed/);
+  const stale = count(hostSaid, /refused a declaration: stale: serial 70 expired at/);
   assert.is(forged, 5, hostSaid);             // another key, other bytes, another node, another mesh, replay
-  assert.is(malformed, cases.length - 5, hostSaid);
-  tally.refused += forged + malformed;
+  assert.is(stale, 1, hostSaid);              // expired before it arrived
+  assert.is(malformed, cases.length - 6, hostSaid);
+  assert.match(ctx.serve.output().slice(smark), /web1 refused a declaration \(serial 70\): stale: /);
+  tally.refused += forged + malformed + stale;
   assert.equal(files(), before, 'nothing was applied');
   // The host keeps going: a genuine declaration still applies.
   await cli(ctx.mesh, 'declare', 'web1');
   await ctx.proc.waitFor(/applied declaration 4\b/, 20_000, mark);
   tally.survived++;
-  say('node queue', `${cases.length} hostile declarations: ${forged} refused as forged, ${malformed} as malformed, none applied; the next genuine one applied`);
+  say('node queue', `${cases.length} hostile declarations: ${forged} refused as forged, ${stale} as stale, ${malformed} as malformed, none applied; the next genuine one applied`);
 });
 
 Live.after(() => summary('live'));

@@ -17,7 +17,7 @@ import { WireError, LIMITS, signEnvelope } from '../../src/wire/envelope.js';
 import { KeyFormatError, nodeKeys, signingPair, b64 } from '../../src/crypto/keys.js';
 import { open, SealError } from '../../src/crypto/seal.js';
 import { envelope } from '../../src/assignment/declare.js';
-import { bodyText } from '../../src/wire/declaration.js';
+import { bodyText, fresh } from '../../src/wire/declaration.js';
 import { loadIdentity, IdentityFault } from '../../host/identity.js';
 import { readState } from '../../host/apply/state.js';
 import { readKept } from '../../host/keep.js';
@@ -87,7 +87,15 @@ P('declarations: random bytes, signed garbage, signed wrong shapes, unknown fiel
   fc.assert(fc.property(fc.jsonValue({ maxDepth: 5 }), (j) => {
     assert.is(refusesCleanly('signed junk', () => readDeclaration(envelope(JSON.stringify(j), signer), signer.public, me), [WireError]), 'refused');
   }), { numRuns: RUNS });
-  const extra = bodyText(signer.mesh, 'web1', 1, '[]').replace('{', '{"exec":"rm -rf /",');
+  // Freshness is required: without an expiry a withheld declaration could be replayed forever.
+  for (const drop of ['"signed":', '"expires":']) {
+    const body = bodyText(signer.mesh, 'web1', 1, '[]', fresh()).replace(new RegExp(`${drop}\\d+,`), '');
+    assert.ok(!body.includes(drop), body);
+    assert.throws(() => readDeclaration(envelope(body, signer), signer.public, me), (e: unknown) => e instanceof WireError && e.fault === 'malformed' && /declaration\.(signed|expires) must be/.test((e as Error).message));
+  }
+  const backwards = bodyText(signer.mesh, 'web1', 1, '[]', { signed: 2_000_000_000, expires: 1_999_999_999 });
+  assert.throws(() => readDeclaration(envelope(backwards, signer), signer.public, me), (e: unknown) => e instanceof WireError && /after declaration\.signed/.test((e as Error).message));
+  const extra = bodyText(signer.mesh, 'web1', 1, '[]', fresh()).replace('{', '{"exec":"rm -rf /",');
   assert.throws(() => readDeclaration(envelope(extra, signer), signer.public, me), (e: unknown) => e instanceof WireError && /not a field/.test((e as Error).message));
   say('declarations', `${RUNS * 2 + 1} inputs, all refused before a byte was read as instruction`);
 });

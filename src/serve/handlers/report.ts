@@ -36,7 +36,9 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
     if (r.superseded.length) await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
     return;
   }
-  await ctx.stores.inventory`select inventory.record_report(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.held as never)}, '[]'::jsonb)`;
+  const holdsUntil = r.holdsUntil === undefined ? null : new Date(r.holdsUntil * 1000);
+  await ctx.stores.inventory`select inventory.record_report(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.held as never)}, '[]'::jsonb, ${holdsUntil})`;
+  if (r.stale) ctx.log(`report: ${from.name} is stale: declaration ${r.serial} it holds expired at ${holdsUntil?.toISOString() ?? '?'}; it keeps applying it, but its feed may be frozen (see mesh node list)`);
   // Idempotent: a redelivery after a crash between the two records again.
   await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
   if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);

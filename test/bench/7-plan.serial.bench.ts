@@ -1,0 +1,58 @@
+// 7. `mesh plan --all` (issue 20.1) for 10,000 nodes shaped like a fleet
+// (bench 3's overlay: 100 sites, 2 hubs), every node having applied its
+// declaration, then one module file changed on all of them: the real CLI,
+// until it printed its grouped lines. Beside it, in the same run, the raw
+// select of the same compositions (assignment.compose_each) that plan
+// compares with what each node acknowledged.
+import { freshMesh, MESH, runCli } from '../harness/mesh.js';
+import { connect } from '../../src/store/connect.js';
+import { b64 } from '../../src/crypto/keys.js';
+import { bench, figure, now, envInt, insertNodes, tempDir, removeDir } from './lib.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const N = envInt('MESH_BENCH_PLAN_NODES', 10_000);
+
+await bench('7 plan --all', async (figs) => {
+  const mesh = await freshMesh();
+  const dir = tempDir('plan');
+  try {
+    await insertNodes(mesh, N, { sites: 100, hubs: 2 });
+    const mod = (v: string) => {
+      const f = join(dir, 'app.json');
+      writeFileSync(f, JSON.stringify({ name: 'app', resources: [
+        { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
+        { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] }] }));
+      return f;
+    };
+    const ok = async (args: string[]) => { const r = await runCli(MESH, args, mesh.env); if (r.code !== 0) throw new Error(`mesh ${args.join(' ')}: ${r.stderr}`); return r; };
+    await ok(['module', 'add', mod('v1')]);
+    await mesh.store.admin`insert into assignment.assignment (module, node) select 'app', name from inventory.node`;
+    await ok(['declare', '--all']);
+    await mesh.store.admin`update assignment.declaration set acknowledged_at = now()`;
+    await ok(['module', 'add', mod('v2')]); // W2 declares every node again: none has acknowledged it
+
+    const asg = await connect('assignment', { env: mesh.env, max: 1 });
+    const r0 = now();
+    const rows = await asg`select node, resources from assignment.compose_each(null)`;
+    const rawSeconds = (now() - r0) / 1000;
+    await asg.end();
+    if (rows.length !== N) throw new Error(`composed ${rows.length} nodes, not ${N}`);
+
+    const p0 = now();
+    const r = await ok(['plan', '--all']);
+    const planSeconds = (now() - p0) / 1000;
+    const lines = r.stdout.trim().split('\n');
+    console.log(`[plan] mesh plan --all printed ${lines.length} line(s):\n${lines.slice(0, 5).join('\n')}`);
+    // Every node changed the same file, so one line; the hubs and dialable nodes carry the same change.
+    if (!lines.some((l) => l.startsWith(`${N.toLocaleString('en')} nodes: file:/etc/app.conf changed, service:app restarts`))) throw new Error(`plan --all did not say the change: ${r.stdout.slice(0, 500)}`);
+    figs.push(figure({
+      id: 'plan.all', what: `mesh plan --all, ${N} nodes, one file changed on all`, value: planSeconds, unit: 's',
+      limit: { what: 'raw select of the same compositions (compose_each)', value: rawSeconds, unit: 's' },
+      bound: 'composing every node (the raw select), then reading each node\'s acknowledged declaration back from its signed envelope and diffing resource by resource in SQL; the CLI\'s start and connect',
+    }));
+  } finally {
+    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
+    removeDir(dir);
+  }
+});
