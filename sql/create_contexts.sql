@@ -6,7 +6,7 @@
 do $$
 declare ctx text;
 begin
-  foreach ctx in array array['inventory','catalogue','assignment','secret','provision','overlay'] loop
+  foreach ctx in array array['inventory','catalogue','assignment','secret','provision','overlay','audit'] loop
     if not exists (select 1 from pg_roles where rolname = 'mesh_' || ctx) then
       execute format('create role %I login', 'mesh_' || ctx);
     end if;

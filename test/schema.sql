@@ -22,6 +22,14 @@ CREATE SCHEMA assignment;
 ALTER SCHEMA assignment OWNER TO mesh_assignment;
 
 --
+-- Name: audit; Type: SCHEMA; Schema: -; Owner: mesh_audit
+--
+
+CREATE SCHEMA audit;
+
+ALTER SCHEMA audit OWNER TO mesh_audit;
+
+--
 -- Name: catalogue; Type: SCHEMA; Schema: -; Owner: mesh_catalogue
 --
 
@@ -496,6 +504,309 @@ $$;
 ALTER FUNCTION assignment.unassign(module_name text, node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: append(text, text, jsonb); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.append(event_kind text, event_node text, event_detail jsonb) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+  insert into audit.event (kind, node, detail) values (event_kind, event_node, event_detail)
+$$;
+
+ALTER FUNCTION audit.append(event_kind text, event_node text, event_detail jsonb) OWNER TO mesh_audit;
+
+--
+-- Name: chain(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.chain() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare last_seq bigint; last_hash bytea;
+begin
+  perform pg_advisory_xact_lock(hashtext('mesh audit chain'));
+  select e.seq, e.hash into last_seq, last_hash from audit.event e order by e.seq desc limit 1;
+  if not found then
+    last_seq := 0;
+    last_hash := decode(repeat('00', 32), 'hex');
+  end if;
+  new.seq := last_seq + 1;
+  new.at := now();
+  new.actor := coalesce(nullif(current_setting('application_name', true), ''), session_user);
+  new.role := session_user;
+  new.detail := coalesce(new.detail, '{}'::jsonb);
+  new.prev_hash := last_hash;
+  new.hash := audit.link(last_hash, new);
+  return new;
+end $$;
+
+ALTER FUNCTION audit.chain() OWNER TO mesh_audit;
+
+--
+-- Name: check_chain(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.check_chain() RETURNS TABLE(rows bigint, head text)
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare b record;
+begin
+  select * into b from audit.verify() limit 1;
+  if found then
+    raise exception 'the audit history does not match from row % (%, node %, at %): %', b.seq, coalesce(b.kind, '-'), coalesce(b.node, '-'), coalesce(b.at::text, '-'), b.problem
+      using errcode = 'MSH71';
+  end if;
+  return query select (select count(*) from audit.event),
+    coalesce((select encode(e.hash, 'hex') from audit.event e order by e.seq desc limit 1), repeat('0', 64));
+end $$;
+
+ALTER FUNCTION audit.check_chain() OWNER TO mesh_audit;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: event; Type: TABLE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TABLE audit.event (
+    seq bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    kind text NOT NULL,
+    node text,
+    detail jsonb NOT NULL,
+    actor text NOT NULL,
+    role text NOT NULL,
+    prev_hash bytea NOT NULL,
+    hash bytea NOT NULL,
+    CONSTRAINT event_detail_check CHECK ((jsonb_typeof(detail) = 'object'::text)),
+    CONSTRAINT event_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT event_prev_hash_check CHECK ((octet_length(prev_hash) = 32))
+);
+
+ALTER TABLE audit.event OWNER TO mesh_audit;
+
+--
+-- Name: TABLE event; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON TABLE audit.event IS 'The history, append-only and hash-chained (C3): nothing here is ever changed or removed.';
+
+--
+-- Name: COLUMN event.seq; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.seq IS '1, 2, 3 ... with no gap: the chain''s order, set by the append.';
+
+--
+-- Name: COLUMN event.at; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.at IS 'When: the time of the transaction that made the change.';
+
+--
+-- Name: COLUMN event.kind; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.kind IS 'What happened (audit.kind).';
+
+--
+-- Name: COLUMN event.node; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.node IS 'The node it concerns, when one does.';
+
+--
+-- Name: COLUMN event.detail; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.detail IS 'The facts of the change (serial, digest, fault and reason, ...): never a secret.';
+
+--
+-- Name: COLUMN event.actor; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.actor IS 'Who: the program and user the session named (application_name: mesh token issue (alice), mesh serve (mesh)), else the role.';
+
+--
+-- Name: COLUMN event.role; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.role IS 'The database role of the session that made the change.';
+
+--
+-- Name: COLUMN event.prev_hash; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.prev_hash IS 'The hash of row seq - 1 (32 zero bytes for row 1).';
+
+--
+-- Name: COLUMN event.hash; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.event.hash IS 'sha256(prev_hash || audit.row_text(row)).';
+
+--
+-- Name: link(bytea, audit.event); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.link(prev bytea, e audit.event) RETURNS bytea
+    LANGUAGE sql STABLE
+    AS $$
+  select sha256(prev || convert_to(audit.row_text(e), 'UTF8'))
+$$;
+
+ALTER FUNCTION audit.link(prev bytea, e audit.event) OWNER TO mesh_audit;
+
+--
+-- Name: on_declaration(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_declaration() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  perform audit.append('declared', new.node, jsonb_build_object('serial', new.serial, 'digest', encode(new.digest, 'hex')));
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_declaration() OWNER TO mesh_audit;
+
+--
+-- Name: on_node(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_node() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  if tg_op = 'DELETE' then
+    perform audit.append('retired', old.name, jsonb_build_object('site', old.site, 'enrolled_at', old.enrolled_at));
+  else
+    perform audit.append('enrolled', new.name, jsonb_build_object('site', new.site, 'dialable', new.dialable,
+      'identity_key', encode(new.identity_key, 'hex'), 'overlay_key', encode(new.overlay_key, 'hex'), 'sealing_key', encode(new.sealing_key, 'hex')));
+  end if;
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_node() OWNER TO mesh_audit;
+
+--
+-- Name: on_refusal(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_refusal() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  perform audit.append('refused', new.node, jsonb_build_object('serial', new.serial, 'fault', new.fault, 'reason', new.reason));
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_refusal() OWNER TO mesh_audit;
+
+--
+-- Name: on_secret(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_secret() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  perform audit.append(case when tg_op = 'INSERT' then 'secret-created' else 'rotated' end, null,
+    jsonb_build_object('secret', new.name, 'origin', new.origin, 'generation', new.generation));
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_secret() OWNER TO mesh_audit;
+
+--
+-- Name: on_token(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_token() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  if tg_op = 'INSERT' then
+    perform audit.append('token-issued', new.node, jsonb_build_object('token', encode(new.token_hash, 'hex'), 'expires_at', new.expires_at));
+  else
+    perform audit.append('token-spent', new.node, jsonb_build_object('token', encode(new.token_hash, 'hex'), 'identity_key', encode(new.spent_by, 'hex')));
+  end if;
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_token() OWNER TO mesh_audit;
+
+--
+-- Name: refuse_change(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.refuse_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  raise exception 'the audit history is append-only: % on audit.event refused', tg_op using errcode = 'MSH70';
+end $$;
+
+ALTER FUNCTION audit.refuse_change() OWNER TO mesh_audit;
+
+--
+-- Name: row_text(audit.event); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.row_text(e audit.event) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select jsonb_build_array(e.seq, to_char(e.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                           e.kind, e.node, e.detail, e.actor, e.role)::text
+$$;
+
+ALTER FUNCTION audit.row_text(e audit.event) OWNER TO mesh_audit;
+
+--
+-- Name: verify(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.verify() RETURNS TABLE(seq bigint, kind text, node text, at timestamp with time zone, problem text)
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare e audit.event; prev bytea := decode(repeat('00', 32), 'hex'); n bigint := 0;
+begin
+  for e in select * from audit.event x order by x.seq loop
+    n := n + 1;
+    if e.seq <> n then
+      return query select e.seq, e.kind, e.node, e.at, format('rows %s to %s are missing', n, e.seq - 1);
+      return;
+    end if;
+    if e.prev_hash <> prev then
+      return query select e.seq, e.kind, e.node, e.at, format('it does not follow row %s (its prev_hash is not that row''s hash)', n - 1);
+      return;
+    end if;
+    if e.hash <> audit.link(prev, e) then
+      return query select e.seq, e.kind, e.node, e.at, 'its hash does not match its contents: the row was changed after it was written'::text;
+      return;
+    end if;
+    prev := e.hash;
+  end loop;
+end $$;
+
+ALTER FUNCTION audit.verify() OWNER TO mesh_audit;
+
+--
+-- Name: FUNCTION verify(); Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON FUNCTION audit.verify() IS 'C3: recompute the chain; the first row that does not match, or no row when the history is whole.';
+
+--
 -- Name: placements(); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -735,6 +1046,40 @@ $$;
 ALTER FUNCTION inventory.mark_heard_many(node_names text[]) OWNER TO mesh_inventory;
 
 --
+-- Name: record_corrections(text, text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_corrections(node_name text, resources text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  with added as (
+    insert into inventory.correction (node, resource)
+    select node_name, r from unnest(resources) r
+     where exists (select 1 from inventory.node n where n.name = node_name and n.enrolled_at is not null)
+    returning 1)
+  select count(*)::int from added
+$$;
+
+ALTER FUNCTION inventory.record_corrections(node_name text, resources text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: record_refusal(text, bigint, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null;
+  if not found then return false; end if;
+  insert into inventory.refusal (node, serial, fault, reason) values (node_name, refused_serial, refusal_fault, refusal_reason)
+  on conflict (node) do update set serial = excluded.serial, fault = excluded.fault, reason = excluded.reason, refused_at = now();
+  return true;
+end $$;
+
+ALTER FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) OWNER TO mesh_inventory;
+
+--
 -- Name: record_report(text, bigint, jsonb, jsonb, timestamp with time zone); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -765,6 +1110,18 @@ CREATE FUNCTION inventory.retire_node(node_name text) RETURNS boolean
 $$;
 
 ALTER FUNCTION inventory.retire_node(node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: set_fighting_after(integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_fighting_after(times integer) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  update inventory.drift_setting set fighting_after = times returning fighting_after
+$$;
+
+ALTER FUNCTION inventory.set_fighting_after(times integer) OWNER TO mesh_inventory;
 
 --
 -- Name: set_overlay_key(text, bytea, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -1426,10 +1783,6 @@ begin
 end $$;
 
 ALTER FUNCTION secret.put_made(secret_name text, holders text[], sealed_to text[], blobs text[], secret_path text) OWNER TO mesh_secret;
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: declaration; Type: TABLE; Schema: assignment; Owner: mesh_assignment
@@ -2690,6 +3043,110 @@ ALTER TABLE assignment.placement OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.placement IS 'Module M is assigned to node N.';
 
 --
+-- Name: kind; Type: TABLE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TABLE audit.kind (
+    name text NOT NULL,
+    meaning text NOT NULL,
+    CONSTRAINT kind_name_check CHECK ((name ~ '^[a-z][a-z-]{0,30}$'::text))
+);
+
+ALTER TABLE audit.kind OWNER TO mesh_audit;
+
+--
+-- Name: TABLE kind; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON TABLE audit.kind IS 'What a row of the history may record. A new kind is a row here (and a trigger where its fact lands); `mesh log --kind` reads this list.';
+
+--
+-- Name: COLUMN kind.name; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.kind.name IS 'The kind, as mesh log prints it and --kind takes it (a prefix before a dash selects a family: --kind token).';
+
+--
+-- Name: COLUMN kind.meaning; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.kind.meaning IS 'What a row of this kind says happened.';
+
+--
+-- Name: log; Type: VIEW; Schema: audit; Owner: mesh_audit
+--
+
+CREATE VIEW audit.log AS
+ SELECT e.seq,
+    e.at,
+    e.kind,
+    e.node,
+    e.actor,
+    e.role,
+    e.detail,
+    COALESCE(( SELECT string_agg(((d.key || '='::text) || d.value), ' '::text ORDER BY d.key) AS string_agg
+           FROM jsonb_each_text(e.detail) d(key, value)), ''::text) AS what
+   FROM audit.event e;
+
+ALTER TABLE audit.log OWNER TO mesh_audit;
+
+--
+-- Name: VIEW log; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON VIEW audit.log IS 'The history for a person: seq, when, kind, node, who, and its facts as key=value.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TABLE audit.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE audit.migration_digest OWNER TO mesh_audit;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON TABLE audit.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: pgmigrations; Type: TABLE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TABLE audit.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+ALTER TABLE audit.pgmigrations OWNER TO mesh_audit;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE SEQUENCE audit.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER TABLE audit.pgmigrations_id_seq OWNER TO mesh_audit;
+
+--
+-- Name: pgmigrations_id_seq; Type: SEQUENCE OWNED BY; Schema: audit; Owner: mesh_audit
+--
+
+ALTER SEQUENCE audit.pgmigrations_id_seq OWNED BY audit.pgmigrations.id;
+
+--
 -- Name: build_progress; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -3119,6 +3576,97 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
 
 --
+-- Name: correction; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.correction (
+    node text NOT NULL,
+    resource text NOT NULL,
+    corrected_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE inventory.correction OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE correction; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.correction IS 'One row each time a host put a resource back (D6): the count that tells drift that repeats from drift that happened once.';
+
+--
+-- Name: COLUMN correction.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.correction.node IS 'The host that put it back.';
+
+--
+-- Name: COLUMN correction.resource; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.correction.resource IS 'The resource id it reported corrected (file:/etc/x, service:web, ...).';
+
+--
+-- Name: COLUMN correction.corrected_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.correction.corrected_at IS 'When the report saying so arrived.';
+
+--
+-- Name: drift_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.drift_setting (
+    one boolean DEFAULT true NOT NULL,
+    fighting_after integer DEFAULT 3 NOT NULL,
+    CONSTRAINT drift_setting_fighting_after_check CHECK ((fighting_after > 0)),
+    CONSTRAINT drift_setting_one_check CHECK (one)
+);
+
+ALTER TABLE inventory.drift_setting OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE drift_setting; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.drift_setting IS 'One row: when repeated drift is flagged.';
+
+--
+-- Name: COLUMN drift_setting.one; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift_setting.one IS 'There is exactly one row.';
+
+--
+-- Name: COLUMN drift_setting.fighting_after; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift_setting.fighting_after IS 'A resource put back more than this many times within an hour is fighting something on the machine.';
+
+--
+-- Name: drift; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.drift AS
+ SELECT c.node,
+    c.resource,
+    (count(*) FILTER (WHERE (c.corrected_at > (now() - '01:00:00'::interval))))::integer AS last_hour,
+    (count(*))::integer AS times,
+    max(c.corrected_at) AS last_at,
+    (count(*) FILTER (WHERE (c.corrected_at > (now() - '01:00:00'::interval))) > s.fighting_after) AS fighting,
+    s.fighting_after
+   FROM (inventory.correction c
+     CROSS JOIN inventory.drift_setting s)
+  GROUP BY c.node, c.resource, s.fighting_after;
+
+ALTER TABLE inventory.drift OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW drift; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.drift IS 'Each resource a host put back: times in the last hour, in all, last at, and fighting (more than drift_setting.fighting_after in the last hour: something on the machine keeps changing it).';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3266,6 +3814,56 @@ ALTER TABLE inventory.pgmigrations_id_seq OWNER TO mesh_inventory;
 --
 
 ALTER SEQUENCE inventory.pgmigrations_id_seq OWNED BY inventory.pgmigrations.id;
+
+--
+-- Name: refusal; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.refusal (
+    node text NOT NULL,
+    serial bigint,
+    fault text NOT NULL,
+    reason text NOT NULL,
+    refused_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it; every one is kept by the audit history.';
+
+--
+-- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.node IS 'The host that refused.';
+
+--
+-- Name: COLUMN refusal.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it could read one.';
+
+--
+-- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.fault IS 'forged, malformed, or another fault the host names (replayed is a forged reason).';
+
+--
+-- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
+
+--
+-- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the report of it arrived.';
 
 --
 -- Name: token; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -3838,6 +4436,12 @@ COMMENT ON VIEW secret.status IS 'One row a secret: made or accepted, its genera
 ALTER TABLE ONLY assignment.pgmigrations ALTER COLUMN id SET DEFAULT nextval('assignment.pgmigrations_id_seq'::regclass);
 
 --
+-- Name: pgmigrations id; Type: DEFAULT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.pgmigrations ALTER COLUMN id SET DEFAULT nextval('audit.pgmigrations_id_seq'::regclass);
+
+--
 -- Name: pgmigrations id; Type: DEFAULT; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -3917,6 +4521,34 @@ ALTER TABLE ONLY assignment.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
 
 --
+-- Name: event event_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.event
+    ADD CONSTRAINT event_pkey PRIMARY KEY (seq);
+
+--
+-- Name: kind kind_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.kind
+    ADD CONSTRAINT kind_pkey PRIMARY KEY (name);
+
+--
+-- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.migration_digest
+    ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
+
+--
+-- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
 -- Name: build_progress build_progress_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -3966,6 +4598,13 @@ ALTER TABLE ONLY catalogue.source
     ADD CONSTRAINT source_pkey PRIMARY KEY (module);
 
 --
+-- Name: drift_setting drift_setting_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.drift_setting
+    ADD CONSTRAINT drift_setting_pkey PRIMARY KEY (one);
+
+--
 -- Name: migration_digest migration_digest_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3985,6 +4624,13 @@ ALTER TABLE ONLY inventory.node
 
 ALTER TABLE ONLY inventory.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: refusal refusal_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.refusal
+    ADD CONSTRAINT refusal_pkey PRIMARY KEY (node);
 
 --
 -- Name: report report_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -4138,6 +4784,12 @@ CREATE INDEX outbox_owed ON assignment.outbox USING btree (next_attempt_at, id) 
 CREATE INDEX build_request_module ON catalogue.build_request USING btree (module, requested_at DESC);
 
 --
+-- Name: correction_by_resource; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX correction_by_resource ON inventory.correction USING btree (node, resource, corrected_at);
+
+--
 -- Name: status _RETURN; Type: RULE; Schema: secret; Owner: mesh_secret
 --
 
@@ -4153,6 +4805,79 @@ CREATE OR REPLACE VIEW secret.status AS
    FROM (secret.secret s
      LEFT JOIN secret.held h ON ((h.secret = s.name)))
   GROUP BY s.name;
+
+--
+-- Name: declaration audit_declaration; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER audit_declaration AFTER INSERT ON assignment.declaration DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_declaration();
+
+--
+-- Name: event event_append_only; Type: TRIGGER; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TRIGGER event_append_only BEFORE DELETE OR UPDATE ON audit.event FOR EACH ROW EXECUTE FUNCTION audit.refuse_change();
+
+--
+-- Name: event event_chain; Type: TRIGGER; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TRIGGER event_chain BEFORE INSERT ON audit.event FOR EACH ROW EXECUTE FUNCTION audit.chain();
+
+--
+-- Name: event event_no_truncate; Type: TRIGGER; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TRIGGER event_no_truncate BEFORE TRUNCATE ON audit.event FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_change();
+
+--
+-- Name: node audit_node_enrolled; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_node_enrolled AFTER UPDATE OF enrolled_at ON inventory.node DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((old.enrolled_at IS NULL) AND (new.enrolled_at IS NOT NULL))) EXECUTE FUNCTION audit.on_node();
+
+--
+-- Name: node audit_node_retired; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_node_retired AFTER DELETE ON inventory.node DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_node();
+
+--
+-- Name: refusal audit_refusal; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_refusal AFTER INSERT OR UPDATE ON inventory.refusal DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_refusal();
+
+--
+-- Name: token audit_token_issued; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_token_issued AFTER INSERT ON inventory.token DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_token();
+
+--
+-- Name: token audit_token_spent; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_token_spent AFTER UPDATE OF spent_at ON inventory.token DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((old.spent_at IS NULL) AND (new.spent_at IS NOT NULL))) EXECUTE FUNCTION audit.on_token();
+
+--
+-- Name: secret audit_secret_created; Type: TRIGGER; Schema: secret; Owner: mesh_secret
+--
+
+CREATE CONSTRAINT TRIGGER audit_secret_created AFTER INSERT ON secret.secret DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_secret();
+
+--
+-- Name: secret audit_secret_rotated; Type: TRIGGER; Schema: secret; Owner: mesh_secret
+--
+
+CREATE CONSTRAINT TRIGGER audit_secret_rotated AFTER UPDATE OF generation ON secret.secret DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.generation > old.generation)) EXECUTE FUNCTION audit.on_secret();
+
+--
+-- Name: event event_kind_fkey; Type: FK CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.event
+    ADD CONSTRAINT event_kind_fkey FOREIGN KEY (kind) REFERENCES audit.kind(name);
 
 --
 -- Name: build_progress build_progress_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
@@ -4174,6 +4899,20 @@ ALTER TABLE ONLY catalogue.build_request
 
 ALTER TABLE ONLY catalogue.build_result
     ADD CONSTRAINT build_result_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
+
+--
+-- Name: correction correction_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.correction
+    ADD CONSTRAINT correction_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: refusal refusal_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.refusal
+    ADD CONSTRAINT refusal_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: report report_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -4217,6 +4956,7 @@ ALTER TABLE ONLY secret.sealed
 GRANT USAGE ON SCHEMA assignment TO mesh_catalogue;
 GRANT USAGE ON SCHEMA assignment TO mesh_provision;
 GRANT USAGE ON SCHEMA assignment TO mesh_inventory;
+GRANT USAGE ON SCHEMA assignment TO mesh_audit;
 
 --
 -- Name: SCHEMA catalogue; Type: ACL; Schema: -; Owner: mesh_catalogue
@@ -4233,6 +4973,7 @@ GRANT USAGE ON SCHEMA inventory TO mesh_overlay;
 GRANT USAGE ON SCHEMA inventory TO mesh_secret;
 GRANT USAGE ON SCHEMA inventory TO mesh_provision;
 GRANT USAGE ON SCHEMA inventory TO mesh_catalogue;
+GRANT USAGE ON SCHEMA inventory TO mesh_audit;
 
 --
 -- Name: SCHEMA "overlay"; Type: ACL; Schema: -; Owner: mesh_overlay
@@ -4252,6 +4993,20 @@ GRANT USAGE ON SCHEMA provision TO mesh_assignment;
 
 GRANT USAGE ON SCHEMA secret TO mesh_assignment;
 GRANT USAGE ON SCHEMA secret TO mesh_provision;
+GRANT USAGE ON SCHEMA secret TO mesh_audit;
+
+--
+-- Name: FUNCTION append(event_kind text, event_node text, event_detail jsonb); Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+REVOKE ALL ON FUNCTION audit.append(event_kind text, event_node text, event_detail jsonb) FROM PUBLIC;
+
+--
+-- Name: TABLE event; Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+REVOKE ALL ON TABLE audit.event FROM mesh_audit;
+GRANT SELECT,INSERT,REFERENCES,TRIGGER ON TABLE audit.event TO mesh_audit;
 
 --
 -- Name: FUNCTION allocate_addresses(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -4289,10 +5044,22 @@ REVOKE ALL ON FUNCTION "overlay".ssh_port() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".ssh_port() TO mesh_assignment;
 
 --
+-- Name: TABLE declaration; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT TRIGGER ON TABLE assignment.declaration TO mesh_audit;
+
+--
 -- Name: TABLE acknowledged_sealed; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
 GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_provision;
+
+--
+-- Name: TABLE node; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.node TO mesh_audit;
 
 --
 -- Name: TABLE enrolled_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -4309,6 +5076,12 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
 --
 
 GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
+
+--
+-- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT TRIGGER ON TABLE secret.secret TO mesh_audit;
 
 --
 -- Name: TABLE held; Type: ACL; Schema: secret; Owner: mesh_secret
@@ -4340,6 +5113,18 @@ GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory;
 
 GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+
+--
+-- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
+
+--
+-- Name: TABLE token; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.token TO mesh_audit;
 
 --
 -- Name: TABLE node_resources; Type: ACL; Schema: overlay; Owner: mesh_overlay

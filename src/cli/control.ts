@@ -17,7 +17,7 @@ export function registerControl(p: Program): void {
 
   p.prog.command('migrate')
     .describe([
-      'Bring every context\'s schema up to date (inventory, catalogue, assignment, secret, provision, overlay).',
+      'Bring every context\'s schema up to date (inventory, catalogue, assignment, secret, provision, overlay, audit).',
       'Each context migrates as its own role from MESH_STORE_<CONTEXT>. Refuses, before anything runs, an edited',
       'migration that already ran, one numbered below one that ran, duplicate numbers, misnamed or empty files.',
       'Waits up to 3 minutes for a cold database (MESH_STORE_WAIT_SECONDS to change).',

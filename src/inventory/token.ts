@@ -8,9 +8,9 @@ import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
 
-export function parseDuration(s: string): string {
+export function parseDuration(s: string, option = '--ttl'): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);
-  if (!m) throw new Error(`--ttl ${JSON.stringify(s)} is not a duration: use a number and s, m, h or d (e.g. 30m, 24h).`);
+  if (!m) throw new Error(`${option} ${JSON.stringify(s)} is not a duration: use a number and s, m, h or d (e.g. 30m, 24h).`);
   return `${m[1]} ${{ s: 'seconds', m: 'minutes', h: 'hours', d: 'days' }[m[2] as 's']}`;
 }
 

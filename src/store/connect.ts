@@ -1,6 +1,8 @@
 // One connection pool per context, reached only through that context's own
 // variable. Everything the TypeScript asks of the store goes through here.
 import postgres from 'postgres';
+import { userInfo } from 'node:os';
+import { commandName } from '../sys/program.js';
 import { type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
@@ -18,7 +20,15 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
     transform: { undefined: null },
     // bigint columns (serials) arrive as BigInt, not strings; JSON output turns them into numbers.
     types: { bigint: postgres.BigInt },
+    // Who, for the audit history: the command and the user running it.
+    connection: { application_name: whoAmI() },
   }) as unknown as Sql;
   await waitForStore(url, () => sql`select 1`);
   return sql;
+}
+
+function whoAmI(): string {
+  let user = String(process.getuid?.() ?? '?');
+  try { user = userInfo().username; } catch { /* no passwd entry: the uid says it */ }
+  return `${commandName()} (${user})`.slice(0, 63);
 }

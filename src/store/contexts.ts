@@ -1,8 +1,9 @@
 // The bounded contexts. Each is a schema and a role that owns it (DESIGN.md
 // "Contexts"). The order is the order their migrations run: a context may read
 // only what an earlier one granted it, and assignment, which composes every
-// declaration from the others' views, comes last.
-export const CONTEXTS = ['inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment'] as const;
+// declaration from the others' views, comes after them; audit is last, so it
+// can hang its triggers on the tables where the others' facts land.
+export const CONTEXTS = ['inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment', 'audit'] as const;
 export type Context = (typeof CONTEXTS)[number];
 
 export function isContext(s: string): s is Context {

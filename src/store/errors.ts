@@ -3,7 +3,7 @@
 // test/store/errors.test.ts scans sql/ and holds the migrations and this
 // table to each other: every code raised is here once, every entry is raised.
 // Ranges by context: inventory 0x, assignment 2x, catalogue 3x, secret 4x,
-// provision 5x, overlay 6x. A new refusal takes a new code; an old code is
+// provision 5x, overlay 6x, audit 7x. A new refusal takes a new code; an old code is
 // never reused for another meaning.
 import type { Context } from './contexts.js';
 
@@ -54,6 +54,9 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
   { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
   { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535' },
+
+  { code: 'MSH70', context: 'audit', meaning: 'a row of the audit history was to be changed or removed: it is append-only (C3)', remedy: 'nothing was changed; history is never edited: a correction is a new row' },
+  { code: 'MSH71', context: 'audit', meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh (C3)', remedy: 'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights' },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));

@@ -35,6 +35,13 @@ export function fail(bin: string, err: unknown): void {
 
 class UnknownOption extends Error {}
 
+let running: string | undefined;
+
+/** The command this process runs (`mesh token issue`), once the shell parsed it; else the program's file. Who, in the audit history. */
+export function commandName(): string {
+  return running ?? (process.argv[1] ?? 'node').split('/').at(-1)!.replace(/\.js$/, '');
+}
+
 export function program(bin: string, version: string, describe: string): Program {
   const prog = sade(bin).version(version).describe(describe);
   const tree = (): Tree => (prog as unknown as { tree: Tree }).tree;
@@ -59,6 +66,12 @@ export function program(bin: string, version: string, describe: string): Program
       if (rest.length === 0 || (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h'))) {
         process.stdout.write(help(bin, describe, commands(), nounOf));
         return;
+      }
+      // The command's name, as sade finds it: the longest run of leading words that names one.
+      const words = rest.filter((w) => !w.startsWith('-'));
+      for (let n = Math.min(words.length, 3); n > 0 && !running; n--) {
+        const name = words.slice(0, n).join(' ');
+        if (typeof tree()[name] === 'object' && !name.startsWith('__')) running = `${bin} ${name}`;
       }
       try {
         prog.parse(argv, { unknown: (flag: string) => { throw new UnknownOption(flag); } });

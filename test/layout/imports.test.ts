@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const top = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
-const CONTEXTS = ['inventory', 'catalogue', 'assignment', 'secret', 'provision', 'overlay'];
+const CONTEXTS = ['inventory', 'catalogue', 'assignment', 'secret', 'provision', 'overlay', 'audit'];
 const KERNEL = ['sys', 'crypto', 'wire', 'store', 'home', 'broker'];
 
 /** The folder a file belongs to, as the rules name it: `src/wire`, `host`, `bundle`, ... */

@@ -1,11 +1,17 @@
 // A node's account of what it holds (R1, R2). Kept as a backup copy, never a
 // source. A refusal or a partial failure moves last_seen and nothing else:
 // neither is an account of what the machine holds, and recording one as if it
-// were would tell a rebuilding node to remove what it still has.
+// were would tell a rebuilding node to remove what it still has. A refusal is
+// kept as the node's last one, and each resource put back is counted (drift
+// that repeats is news): neither touches the last report.
 import type { ConsumeMessage } from 'amqplib';
 import { readReport } from '../../wire/report.js';
 import { sender, type ServeContext } from '../context.js';
 import { settle } from '../../provision/settle.js';
+
+// PostgreSQL text cannot hold NUL, and a host quotes what it refused (random
+// bytes among them): what it says is kept with NUL shown as U+FFFD.
+const storable = (s: string) => s.replace(/\u0000/g, '\uFFFD');
 
 export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -21,10 +27,13 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
     throw err;
   }
   if (r.refused) {
-    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    await ctx.stores.inventory`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${r.refused.serial ?? null}::bigint,
+      refusal_fault => ${storable(r.refused.fault)}::text, refusal_reason => ${storable(r.refused.reason)}::text)`;
     ctx.log(`report: ${from.name} refused a declaration${r.refused.serial ? ` (serial ${r.refused.serial})` : ''}: ${r.refused.fault}: ${r.refused.reason}`);
     return;
   }
+  // Nothing for a report without corrections: the report path is the busiest write.
+  if (r.corrected.length) await ctx.stores.inventory`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
   if (r.failed.length) {
     await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
     ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
