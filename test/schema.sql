@@ -315,9 +315,9 @@ begin
   select u.n, u.s, decode(u.d, 'hex'), decode(u.h, 'hex'), convert_to(u.e, 'utf8')
     from unnest(nodes, serials, digests, hashes, envelopes) as u(n, s, d, h, e);
   get diagnostics n = row_count;
-  insert into assignment.outbox (node, kind, serial, payload)
-  select u.n, 'declaration', u.s, convert_to(u.e, 'utf8')
-    from unnest(nodes, serials, envelopes) as u(n, s, e);
+  insert into assignment.outbox (node, kind, serial)
+  select u.n, 'declaration', u.s
+    from unnest(nodes, serials) as u(n, s);
   perform pg_notify('mesh_outbox', '');
   return n;
 end $$;
@@ -349,13 +349,20 @@ ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
 CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
     LANGUAGE sql
     AS $$
-  select o.id, o.node, o.kind, o.serial, o.payload from assignment.outbox o
+  select o.id, o.node, o.kind, o.serial, d.envelope from assignment.outbox o
+    join assignment.declaration d on d.node = o.node and d.serial = o.serial
    where o.delivered_at is null and o.next_attempt_at <= due_by
    order by o.id limit limit_rows
-   for update skip locked
+   for update of o skip locked
 $$;
 
 ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION take_owed(limit_rows integer, due_by timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY, locked until the caller''s transaction ends (skip locked: drains never share a row), each with the envelope of the declaration it owes.';
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -2352,7 +2359,6 @@ CREATE TABLE assignment.outbox (
     node text NOT NULL,
     kind text NOT NULL,
     serial bigint NOT NULL,
-    payload bytea NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     attempts integer DEFAULT 0 NOT NULL,
     last_error text,
@@ -2385,13 +2391,7 @@ COMMENT ON COLUMN assignment.outbox.kind IS 'The message type the host reads it 
 -- Name: COLUMN outbox.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN assignment.outbox.serial IS 'The declaration serial it carries (hosts drop what is not newer, so a re-send is harmless).';
-
---
--- Name: COLUMN outbox.payload; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.outbox.payload IS 'The exact bytes to publish (a signed envelope).';
+COMMENT ON COLUMN assignment.outbox.serial IS 'The declaration it owes, with node: its envelope is assignment.declaration''s, published as stored (hosts drop what is not newer, so a re-send is harmless).';
 
 --
 -- Name: COLUMN outbox.created_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
@@ -3956,6 +3956,13 @@ CREATE OR REPLACE VIEW secret.status AS
    FROM (secret.secret s
      LEFT JOIN secret.held h ON ((h.secret = s.name)))
   GROUP BY s.name;
+
+--
+-- Name: outbox outbox_declaration; Type: FK CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.outbox
+    ADD CONSTRAINT outbox_declaration FOREIGN KEY (node, serial) REFERENCES assignment.declaration(node, serial);
 
 --
 -- Name: build_progress build_progress_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
