@@ -152,7 +152,7 @@ ALTER FUNCTION assignment.assign(module_name text, node_name text) OWNER TO mesh
 CREATE FUNCTION assignment.compose(node_name text) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
-  select coalesce((select c.resources from assignment.compose_each(array[node_name]) c), '[]'::jsonb)
+  select coalesce((select c.resources::jsonb from assignment.compose_each(array[node_name]) c), '[]'::jsonb)
 $$;
 
 ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
@@ -161,7 +161,7 @@ ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
 -- Name: compose_each(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources jsonb, resources_hash bytea, changed boolean)
+CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources text, resources_hash bytea, changed boolean)
     LANGUAGE sql STABLE
     SET jit TO 'off'
     AS $$
@@ -180,14 +180,14 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
-    select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
+    select w.node, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
       from want w left join r on r.node = w.node
      group by w.node)
   select c.node, c.resources, h.hash,
          h.hash is distinct from coalesce(
            (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1),
            sha256(convert_to('[]'::jsonb::text, 'utf8')))
-    from c cross join lateral (select sha256(convert_to(c.resources::text, 'utf8')) as hash) h
+    from c cross join lateral (select sha256(convert_to(c.resources, 'utf8')) as hash) h
    order by c.node
 $$;
 
@@ -197,7 +197,7 @@ ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignme
 -- Name: FUNCTION compose_each(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources, their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
+COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources (as the JSON text the declaration splices in), their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
 
 --
 -- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
