@@ -160,7 +160,7 @@ ALTER FUNCTION assignment.assign(module_name text, node_name text) OWNER TO mesh
 CREATE FUNCTION assignment.compose(node_name text) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
-  select coalesce((select c.resources from assignment.compose_each(array[node_name]) c), '[]'::jsonb)
+  select coalesce((select c.resources::jsonb from assignment.compose_each(array[node_name]) c), '[]'::jsonb)
 $$;
 
 ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
@@ -169,7 +169,7 @@ ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
 -- Name: compose_each(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources jsonb, resources_hash bytea, changed boolean)
+CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources text, resources_hash bytea, changed boolean)
     LANGUAGE sql STABLE
     SET jit TO 'off'
     AS $$
@@ -188,14 +188,14 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
-    select w.node, coalesce(jsonb_agg(r.resource order by r.resource->>'id') filter (where r.resource is not null), '[]'::jsonb) as resources
+    select w.node, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
       from want w left join r on r.node = w.node
      group by w.node)
   select c.node, c.resources, h.hash,
          h.hash is distinct from coalesce(
            (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1),
            sha256(convert_to('[]'::jsonb::text, 'utf8')))
-    from c cross join lateral (select sha256(convert_to(c.resources::text, 'utf8')) as hash) h
+    from c cross join lateral (select sha256(convert_to(c.resources, 'utf8')) as hash) h
    order by c.node
 $$;
 
@@ -205,7 +205,7 @@ ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignme
 -- Name: FUNCTION compose_each(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources, their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
+COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources (as the JSON text the declaration splices in), their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
 
 --
 -- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -343,7 +343,7 @@ CREATE FUNCTION assignment.plan_changes(node_names text[] DEFAULT NULL::text[]) 
     LANGUAGE sql STABLE
     SET jit TO 'off'
     AS $$
-  with nxt as materialized (select c.node, c.resources from assignment.compose_each(node_names) c),
+  with nxt as materialized (select c.node, c.resources::jsonb as resources from assignment.compose_each(node_names) c),
   applied as materialized (
     -- The newest declaration each node acknowledged: what it runs now.
     select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources' as resources
@@ -419,9 +419,9 @@ begin
   select u.n, u.s, decode(u.d, 'hex'), decode(u.h, 'hex'), convert_to(u.e, 'utf8')
     from unnest(nodes, serials, digests, hashes, envelopes) as u(n, s, d, h, e);
   get diagnostics n = row_count;
-  insert into assignment.outbox (node, kind, serial, payload)
-  select u.n, 'declaration', u.s, convert_to(u.e, 'utf8')
-    from unnest(nodes, serials, envelopes) as u(n, s, e);
+  insert into assignment.outbox (node, kind, serial)
+  select u.n, 'declaration', u.s
+    from unnest(nodes, serials) as u(n, s);
   perform pg_notify('mesh_outbox', '');
   return n;
 end $$;
@@ -483,13 +483,20 @@ ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
 CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
     LANGUAGE sql
     AS $$
-  select o.id, o.node, o.kind, o.serial, o.payload from assignment.outbox o
+  select o.id, o.node, o.kind, o.serial, d.envelope from assignment.outbox o
+    join assignment.declaration d on d.node = o.node and d.serial = o.serial
    where o.delivered_at is null and o.next_attempt_at <= due_by
    order by o.id limit limit_rows
-   for update skip locked
+   for update of o skip locked
 $$;
 
 ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION take_owed(limit_rows integer, due_by timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY, locked until the caller''s transaction ends (skip locked: drains never share a row), each with the envelope of the declaration it owes.';
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -2886,7 +2893,6 @@ CREATE TABLE assignment.outbox (
     node text NOT NULL,
     kind text NOT NULL,
     serial bigint NOT NULL,
-    payload bytea NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     attempts integer DEFAULT 0 NOT NULL,
     last_error text,
@@ -2919,13 +2925,7 @@ COMMENT ON COLUMN assignment.outbox.kind IS 'The message type the host reads it 
 -- Name: COLUMN outbox.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN assignment.outbox.serial IS 'The declaration serial it carries (hosts drop what is not newer, so a re-send is harmless).';
-
---
--- Name: COLUMN outbox.payload; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.outbox.payload IS 'The exact bytes to publish (a signed envelope).';
+COMMENT ON COLUMN assignment.outbox.serial IS 'The declaration it owes, with node: its envelope is assignment.declaration''s, published as stored (hosts drop what is not newer, so a re-send is harmless).';
 
 --
 -- Name: COLUMN outbox.created_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
@@ -4871,6 +4871,13 @@ CREATE CONSTRAINT TRIGGER audit_secret_created AFTER INSERT ON secret.secret DEF
 --
 
 CREATE CONSTRAINT TRIGGER audit_secret_rotated AFTER UPDATE OF generation ON secret.secret DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.generation > old.generation)) EXECUTE FUNCTION audit.on_secret();
+
+--
+-- Name: outbox outbox_declaration; Type: FK CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.outbox
+    ADD CONSTRAINT outbox_declaration FOREIGN KEY (node, serial) REFERENCES assignment.declaration(node, serial);
 
 --
 -- Name: event event_kind_fkey; Type: FK CONSTRAINT; Schema: audit; Owner: mesh_audit

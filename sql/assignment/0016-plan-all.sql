@@ -7,7 +7,7 @@
 /* One row a change: NODE's resource ID is added, changed, removed, or restarts. */
 create function assignment.plan_changes(node_names text[] default null)
 returns table (node text, id text, change text) language sql stable set jit = off as $$
-  with nxt as materialized (select c.node, c.resources from assignment.compose_each(node_names) c),
+  with nxt as materialized (select c.node, c.resources::jsonb as resources from assignment.compose_each(node_names) c),
   applied as materialized (
     -- The newest declaration each node acknowledged: what it runs now.
     select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources' as resources

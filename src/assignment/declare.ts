@@ -66,7 +66,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
     // One composition of every target: the overlay graph is computed once, not once a node.
-    const composed = await tx`select node, resources::text as resources, resources_hash from assignment.compose_each(${targets}::text[])
+    const composed = await tx`select node, resources, resources_hash from assignment.compose_each(${targets}::text[])
                                where ${!opts.changedOnly} or changed`;
     if (composed.length === 0) return [];
     const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;

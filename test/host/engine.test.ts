@@ -8,7 +8,8 @@ import { drivers } from '../../host/apply/registry.js';
 import type { Resource, ServiceResource, WireguardResource } from '../../src/wire/resources.js';
 import { sandbox, file, counter, starts, until, alive, type Sandbox } from './helpers.js';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync as readSync } from 'node:fs';
+import { readFileSync as readSync, statSync } from 'node:fs';
+import { lockPath } from '../../host/apply/lock.js';
 import { fileURLToPath } from 'node:url';
 import type { AnyDriver } from '../../host/apply/registry.js';
 
@@ -201,16 +202,11 @@ test('removeOrphans: a host that lost its state removes declared leftovers from 
   assert.ok(await exists(bundled.path));
 });
 
-/** Some process whose parent is PID: the other apply is waiting on something it started. */
-function hasChild(pid: number): boolean {
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = readSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]) === pid) return true;
-    } catch { /* gone */ }
-  }
-  return false;
+/** Someone is blocked waiting for a flock on FILE (a `->` line of /proc/locks names its inode): the other apply waits on the lock. */
+function lockWaited(file: string): boolean {
+  let ino: number;
+  try { ino = statSync(file).ino; } catch { return false; }
+  return readSync('/proc/locks', 'utf8').split('\n').some((l) => l.includes('->') && l.split(/\s+/).some((f) => f.endsWith(`:${ino}`)));
 }
 
 test('a bundle run in another process during a host apply: both records intact in applied.json (lock on the state)', async () => {
@@ -219,7 +215,7 @@ test('a bundle run in another process during a host apply: both records intact i
   let exited: Promise<number | null> = Promise.resolve(null);
   const registeredFile = drivers.get('file')!;
   // The host's apply is in the middle of its work when the other process starts,
-  // and goes on only once that one has finished or is waiting (on the lock).
+  // and goes on only once that one has finished or is blocked on the lock.
   const slow: AnyDriver = {
     ...registeredFile,
     async apply(r, ctx) {
@@ -227,7 +223,7 @@ test('a bundle run in another process during a host apply: both records intact i
       exited = new Promise((res) => other!.once('exit', (code) => res(code)));
       let out = '';
       other.stdout!.on('data', (d) => { out += d; });
-      await until(async () => ({ out, done: other!.exitCode !== null, waiting: hasChild(other!.pid!) }), (v) => v.done || (v.out.includes('applying') && v.waiting), 20_000);
+      await until(async () => ({ out, done: other!.exitCode !== null, waiting: lockWaited(lockPath(s.stateDir)) }), (v) => v.done || v.waiting, 20_000);
       return registeredFile.apply(r, ctx);
     },
   };

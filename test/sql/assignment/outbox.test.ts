@@ -1,9 +1,11 @@
 // The outbox's SQL as mesh_assignment (W1): two drains at once never take the
 // same row; a failed row waits out its backoff and says why; a delivered row
-// leaves what is owed; a row held by a drain that died is owed again.
+// leaves what is owed; a row held by a drain that died is owed again. Each
+// envelope is stored once: a row names its declaration and the drain reads
+// that declaration's envelope.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, enrol, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, enrol, refusedWith, type SqlCtx } from '../helpers.js';
 
 const W = suite<SqlCtx>('the outbox, as mesh_assignment');
 const ROWS = 40;
@@ -16,6 +18,15 @@ W.before(async (ctx) => {
     ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map((s) => `{"serial":${s}}`).join('\n')}::text)`;
 });
 W.after(async (ctx) => { await closeRoles(ctx); });
+
+W('each row owes its own declaration: take_owed hands out that declaration\'s envelope, stored once', async (ctx) => {
+  // Taken and let go at once (the statement's own transaction): nothing is marked.
+  const rows = await ctx.as.assignment`select serial::int as s, convert_from(payload, 'utf8') as p from assignment.take_owed(${ROWS * 2}, now())`;
+  assert.is(rows.length, ROWS, 'one row a declaration, none twice');
+  assert.equal(rows.map((r) => r.p), rows.map((r) => `{"serial":${r.s}}`), 'each row carries the envelope of the serial it owes');
+  // A row owing a declaration that was never recorded would publish nothing: refused.
+  await refusedWith(ctx.as.assignment`insert into assignment.outbox (node, kind, serial) values ('web1', 'declaration', ${ROWS + 1})`, '23503');
+});
 
 const owed = async (ctx: SqlCtx) => (await ctx.as.assignment`select count(*)::int as n from assignment.pending_delivery`)[0]!.n;
 

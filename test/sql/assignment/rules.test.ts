@@ -1,5 +1,6 @@
 // assignment's rules as mesh_assignment: an assignment names a module the
-// catalogue has (MSH20) and an enrolled node (MSH21); serials only go forward (D2).
+// catalogue has (MSH20) and an enrolled node (MSH21); serials only go forward (D2);
+// a composition is the very text jsonb prints, so its hash is what it always was (W2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, putModule, type SqlCtx } from '../helpers.js';
@@ -32,6 +33,21 @@ A('D2: each allocation takes the next serial of each node', async (ctx) => {
   assert.equal(await take(), { web1: 1, db1: 1 });
   assert.equal(await take(), { web1: 2, db1: 2 });
   assert.is(Number((await ctx.as.assignment`select assignment.peek_serial(node_name => 'web1') as s`)[0]!.s), 3);
+});
+
+A('W2: a composition\'s text is the jsonb array as PostgreSQL prints it, and its hash is of that text', async (ctx) => {
+  // Keys out of canonical order and nested lists: the firewall beside them is nested too.
+  await putModule(ctx.as, 'files', [
+    { path: '/srv/b', kind: 'file', id: 'file:/srv/b', content: 'Yg==', mode: '0644' },
+    { mode: '0600', id: 'file:/srv/a', kind: 'file', path: '/srv/a', content: 'YQ==' },
+  ]);
+  await assign(ctx, 'files', 'web1');
+  const [c] = await ctx.as.assignment`select resources, resources::jsonb::text as printed, resources_hash = sha256(convert_to(resources, 'utf8')) as hashed,
+                                             jsonb_array_length(resources::jsonb) as n, assignment.compose('web1') = resources::jsonb as same from assignment.compose_each(array['web1'])`;
+  assert.is(c!.n, 3, 'two files and the firewall');
+  assert.is(c!.resources, c!.printed, 'the same bytes as the jsonb array printed');
+  assert.ok(c!.hashed, 'the hash is of that text');
+  assert.ok(c!.same, 'compose() answers the same composition');
 });
 
 A.run();
