@@ -25,6 +25,8 @@ interface Setup {
   hosts: HostSpec[];
   broker: { host: string; port: number; vhost: string; fingerprint: string };
   signingKey?: string; mesh?: string; root?: string; stateRoot?: string;
+  /** Each host applies under ROOT/NAME, as if it had a filesystem of its own (one path declared to many hosts). */
+  ownRoot?: boolean;
 }
 
 interface Sim {
@@ -59,7 +61,10 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
   const dir = join(setup.stateRoot!, s.spec.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // the agent's MESH_HOST_DIR exists before it runs
   await keep(dir, msg.content);
-  const r = await apply(decl.resources, 'declared', { stateDir: dir, roots: [setup.root!], openSealed: () => { throw new Error('no secrets here'); }, overlayKeyPath: join(dir, 'overlay.key'), log: () => {} });
+  const resources = setup.ownRoot
+    ? decl.resources.map((x) => ('path' in x && typeof x.path === 'string' ? { ...x, path: join(setup.root!, s.spec.name, x.path) } : x))
+    : decl.resources;
+  const r = await apply(resources, 'declared', { stateDir: dir, roots: [setup.root!], openSealed: () => { throw new Error('no secrets here'); }, overlayKeyPath: join(dir, 'overlay.key'), log: () => {} });
   if (r.failed.length) throw new Error(`${s.spec.name} could not apply: ${JSON.stringify(r.failed)}`);
   s.times.applied = now();
   const report = writeReport({ v: 1, serial: decl.serial, held: r.held as never, failed: r.failed, corrected: [], superseded: [] });
