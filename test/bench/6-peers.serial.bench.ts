@@ -17,6 +17,7 @@ import { meshFleet } from './peers/mesh_side.js';
 import * as pp from './peers/puppet.js';
 import * as an from './peers/ansible.js';
 import { run, tail, rss, endStarted } from './peers/proc.js';
+import { footprint, changes } from './peers/footprint.js';
 
 const SIZES = (process.env.MESH_BENCH_PEERS_N ?? '20,100').split(',').map(Number);
 const MESH_ALSO = envInt('MESH_BENCH_PEERS_MESH_N', 1000); // mesh alone at this size
@@ -42,8 +43,10 @@ function checkFiles(tool: string, files: { path: string; content: string }[]): v
 }
 
 function versions(logs: string): Record<string, string> {
+  // Even `ansible --version` makes ~/.ansible/tmp unless told otherwise.
+  const env = { ...process.env, ANSIBLE_HOME: join(logs, 'ansible-home'), ANSIBLE_LOCAL_TEMP: join(logs, 'ansible-home', 'tmp') };
   const out = (cmd: string, args: string[]) => {
-    const r = spawnSync(cmd, args, { encoding: 'utf8' });
+    const r = spawnSync(cmd, args, { encoding: 'utf8', env });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
     return r.stdout.trim();
   };
@@ -74,6 +77,7 @@ await bench('6 peers', async (figs) => {
   // Installed when missing, as the other benches' servers are (bundle/ensure-packages.sh peers).
   const inst = spawnSync('bash', [join(REPO, 'bundle/ensure-packages.sh'), 'peers'], { stdio: 'inherit' });
   if (inst.status !== 0) throw new Error('the peers (Puppet, Ansible, sshd) are not installed: run bash bundle/ensure-packages.sh peers as root.');
+  const before = footprint(); // after the install: a package's own files are the package's
   const work = tempDir('peers');
   const logs = join(work, 'logs');
   mkdirSync(logs, { recursive: true });
@@ -304,6 +308,9 @@ await bench('6 peers', async (figs) => {
     rows.push(mem);
     await server.stop();
     stops.splice(0);
+
+    const touched = changes(before, footprint());
+    if (touched.length) throw new Error(`a peer wrote outside the run's temp dir, into the machine's own config: ${touched.slice(0, 10).join('; ')}`);
 
     // ---- the table ------------------------------------------------------------------
     const text = [

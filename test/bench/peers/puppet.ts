@@ -19,6 +19,7 @@ export async function startServer(dir: string): Promise<PuppetServer> {
   writeFileSync(p('confdir', 'puppet.conf'), [
     '[main]', `certname = puppet-bench-server`, `dns_alt_names = localhost`, `ssldir = ${p('ssl')}`, `vardir = ${p('var')}`,
     `rundir = ${p('run')}`, `logdir = ${p('log')}`, `codedir = ${p('code')}`, `hiera_config = ${p('confdir', 'hiera.yaml')}`,
+    `publicdir = ${p('var', 'public')}`, // Debian's default is /var/cache/puppet/public, not under vardir
     '[server]', `cadir = ${p('ca')}`, 'autosign = true', 'reports = store', `reportdir = ${p('reports')}`, 'environment_timeout = 0', '',
   ].join('\n'));
   writeFileSync(p('confdir', 'hiera.yaml'), '---\nversion: 5\nhierarchy: []\n');
@@ -87,6 +88,8 @@ export function agentConf(root: string, name: string, server?: PuppetServer): st
   writeFileSync(join(d, 'conf', 'puppet.conf'), [
     '[main]', `certname = ${name}`, `vardir = ${join(d, 'var')}`, `ssldir = ${join(d, 'ssl')}`, `rundir = ${join(d, 'run')}`,
     `logdir = ${join(d, 'log')}`, `codedir = ${join(d, 'code')}`, `hiera_config = ${join(d, 'conf', 'hiera.yaml')}`,
+    // Debian's defaults for these are /var/cache/puppet/public and /etc/puppet/puppetserver/ca, not under vardir.
+    `publicdir = ${join(d, 'var', 'public')}`, `cadir = ${join(d, 'ca')}`,
     ...(server ? [`server = localhost`, `serverport = ${server.port}`] : []),
     '[agent]', 'runinterval = 1h', 'splay = false', '',
   ].join('\n'));
