@@ -86,6 +86,7 @@ await bench('6 peers', async (figs) => {
   const rows: Row[] = [];
   let ping: { n: number; peak: number; seconds: number } | undefined;
   const stops: (() => Promise<void>)[] = [];
+  let measured = false;
   const t = (label: string, t0: number) => console.log(`[peers] ${label} in ${((now() - t0) / 1000).toFixed(1)}s`);
   try {
     // ---- 1. one changed file to N machines -------------------------------------------------
@@ -311,6 +312,7 @@ await bench('6 peers', async (figs) => {
 
     const touched = changes(before, footprint());
     if (touched.length) throw new Error(`a peer wrote outside the run's temp dir, into the machine's own config: ${touched.slice(0, 10).join('; ')}`);
+    measured = true;
 
     // ---- the table ------------------------------------------------------------------
     const text = [
@@ -340,6 +342,6 @@ await bench('6 peers', async (figs) => {
       filter: (src) => !/\/(ssl|ca|ssh|gems|state|cp|tmp|remote-tmp|home|targets|root)(\/|$)/.test(src.slice(work.length)),
     });
     console.log(`[peers] the peers' logs and Puppet's stored reports: ${kept}`);
-    removeDir(work);
+    if (measured) removeDir(work); // a failed run keeps it whole (the run keeps the suite's temp dir)
   }
 });

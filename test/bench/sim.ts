@@ -37,6 +37,8 @@ interface Sim {
   pending: Map<string, (m: ConsumeMessage) => void>;
   times: Record<string, number>;
   busy: Promise<void>;
+  /** The highest serial applied: an older one arriving later is not applied (D2, as the agent). */
+  serial: number;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -58,6 +60,8 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
   s.times.received = now();
   const decl = readDeclaration(msg.content, key32(setup.signingKey!, 'signingKey'), { mesh: setup.mesh!, node: s.spec.name });
   s.times.verified = now();
+  if (decl.serial <= s.serial) { s.ch.ack(msg); return; } // the drain's confirm channels may deliver a node's serials out of order
+  s.serial = decl.serial;
   const dir = join(setup.stateRoot!, s.spec.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // the agent's MESH_HOST_DIR exists before it runs
   await keep(dir, msg.content);
@@ -87,7 +91,7 @@ async function connectOne(spec: HostSpec): Promise<Sim> {
   const ch = await conn.createConfirmChannel();
   ch.on('error', (e) => send({ type: 'error', message: `${spec.name}: channel: ${(e as Error).message}` }));
   await ch.prefetch(256);
-  const s: Sim = { spec, conn, ch, pending: new Map(), times: {}, busy: Promise.resolve() };
+  const s: Sim = { spec, conn, ch, pending: new Map(), times: {}, busy: Promise.resolve(), serial: 0 };
   await ch.consume(queueOf(spec.name), (msg) => {
     if (!msg) return;
     const cid = msg.properties.correlationId as string | undefined;

@@ -5,7 +5,7 @@
 // under DIR: the machine's /etc/ssh, ~/.ssh and ~/.ansible are never read or
 // written. The targets share this machine's filesystem, so each one's file is
 // at TARGETS/NAME + PATH.
-import { mkdirSync, writeFileSync, readFileSync, existsSync, rmdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, existsSync, rmdirSync, rmSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -122,11 +122,18 @@ export async function startTargets(dir: string, n: number, targets: string, path
 
 /** An ad-hoc command on the controller (in its namespace), with a fresh ssh control path: every run connects anew. */
 export function adhoc(t: Targets, pattern: string, args: string[], log: string, timed = false) {
-  const cp = join(t.dir, 'cp', randomBytes(4).toString('hex'));
-  mkdirSync(cp, { recursive: true, mode: 0o700 });
+  // A unix socket's path must fit in 108 bytes: the run's temp dir is too deep, so the control sockets get a short dir of their own, removed after.
+  const cp = mkdtempSync('/tmp/mpcp-');
   const env = { ...t.env, ANSIBLE_SSH_CONTROL_PATH_DIR: cp };
   const cmd = ['netns', 'exec', t.ctl, ...(timed ? ['/usr/bin/time', '-v'] : []), '/usr/bin/ansible', pattern, ...args];
-  return run('/usr/sbin/ip', cmd, log, { env });
+  const r = run('/usr/sbin/ip', cmd, log, { env });
+  // ControlPersist masters outlive the run by 60 s: ended now, so the next run connects anew and nothing is left.
+  const done = r.done.then(async (x) => {
+    for (const sock of readdirSync(cp)) await run('/usr/bin/ssh', ['-F', '/dev/null', '-o', `ControlPath=${join(cp, sock)}`, '-O', 'exit', 'master'], `${log}.masters`).done;
+    rmSync(cp, { recursive: true, force: true });
+    return x;
+  });
+  return { child: r.child, done };
 }
 
 /** `ansible-playbook -c local` of PLAYBOOK on this machine, its config under DIR. */
