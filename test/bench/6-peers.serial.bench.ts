@@ -96,7 +96,7 @@ await bench('6 peers', async (figs) => {
       const t0 = now();
       const f = await meshFleet(join(work, 'mesh', `n${n}`), n, PATH, content, PROCS);
       t(`mesh, ${n} hosts`, t0);
-      const row: Row = { job: '1 one changed file to N machines, until each has applied it and said so', n: String(n), mesh: f.seconds, unit: 's', notes: [`mesh N=${n}: ${f.bound}`] };
+      const row: Row = { job: '1 one changed file to N machines, until each has applied it and said so', n: String(n), mesh: f.seconds, unit: 's', notes: [`mesh N=${n}: ${n} simulated hosts (sim.ts) in ${Math.min(PROCS, n)} node processes, each its own broker account over pinned TLS: verify, keep, apply (under a directory of its own), report; from \`mesh module add\` (which re-declares every node assigned the module) until every host's report is recorded in SQL; ${f.bound}`] };
       job1.set(n, row);
       rows.push(row);
     }
@@ -149,7 +149,7 @@ await bench('6 peers', async (figs) => {
       const row = job1.get(n)!;
       row.puppet = (last - r0) / 1000;
       const slowest = Math.max(...ran.map((r) => r.seconds));
-      row.notes.push(`Puppet N=${n}: ${n} \`puppet agent -t\` started at once; last report stored at ${row.puppet.toFixed(1)} s, last agent exited at ${((exited - r0) / 1000).toFixed(1)} s (slowest run ${slowest.toFixed(1)} s); ${describeCpu(cpu)}`);
+      row.notes.push(`Puppet N=${n}: ${n} \`puppet agent -t\` started at once (certificates signed and the previous content applied before), against one puppetserver as Debian configures it (-Xmx1g, JRuby instances: cores - 1); last report stored at ${row.puppet.toFixed(1)} s, last agent exited at ${((exited - r0) / 1000).toFixed(1)} s (slowest run ${slowest.toFixed(1)} s); ${describeCpu(cpu)}`);
       t(`puppet, ${n} agents`, r0);
     }
     const serverRss = rss(server.pid);
