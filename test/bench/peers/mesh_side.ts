@@ -19,13 +19,17 @@ async function moduleAdd(mesh: Mesh, file: string, path: string, content: string
   if (r.code !== 0) throw new Error(`mesh module add failed (${r.code}): ${r.stderr.slice(0, 500)}`);
 }
 
-/** Until every node has a declaration issued at or after T0 (ms) acknowledged: when the last was recorded, ms. */
+/**
+ * Until every node's newest declaration, issued at or after T0 (ms), is acknowledged: when the last
+ * was recorded, ms. The newest only: an older one acknowledged first may not hold the file.
+ */
 async function acknowledged(mesh: Mesh, n: number, t0: number, timeoutMs: number): Promise<number> {
   const end = now() + timeoutMs;
   for (;;) {
     const [row] = await mesh.store.admin`
-      select count(distinct node)::int as n, extract(epoch from max(acknowledged_at))::float8 * 1000 as last
-        from assignment.declaration where acknowledged_at is not null and issued_at >= to_timestamp(${t0 / 1000}::float8)`;
+      select count(*)::int as n, extract(epoch from max(acknowledged_at))::float8 * 1000 as last
+        from (select distinct on (node) node, issued_at, acknowledged_at from assignment.declaration order by node, serial desc) newest
+       where acknowledged_at is not null and issued_at >= to_timestamp(${t0 / 1000}::float8)`;
     if (row!.n >= n) return row!.last as number;
     if (now() > end) throw new Error(`only ${row!.n} of ${n} hosts' reports were recorded within ${timeoutMs / 1000}s`);
     await sleep(100);
@@ -57,7 +61,6 @@ export async function meshFleet(dir: string, n: number, path: string, content: (
     const mod = join(dir, 'bench-module.json');
     await moduleAdd(mesh, mod, path, content(1));
     await mesh.store.admin`insert into assignment.assignment (module, node) select 'bench', name from inventory.node`;
-    const w0 = now();
     serve = await startServe(mesh); // its start declares every node whose composition changed: all of them, with generation 1
     for (const part of deal(hosts, Math.min(procs, n))) {
       const w = worker();
@@ -68,7 +71,7 @@ export async function meshFleet(dir: string, n: number, path: string, content: (
     await Promise.all(workers.map((w) => w.next('ready', 300_000)));
     const d = await runCli(MESH, ['declare', '--all'], mesh.env);
     if (d.code !== 0) throw new Error(`mesh declare --all failed (${d.code}): ${d.stderr.slice(0, 500)}`);
-    await acknowledged(mesh, n, w0 - 1000, 300_000);
+    await acknowledged(mesh, n, 0, 300_000);
     check(root, names, path, content(1));
     await sleep(2000);
 
