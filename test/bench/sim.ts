@@ -25,6 +25,8 @@ interface Setup {
   hosts: HostSpec[];
   broker: { host: string; port: number; vhost: string; fingerprint: string };
   signingKey?: string; mesh?: string; root?: string; stateRoot?: string;
+  /** Each host applies under ROOT/NAME, as if it had a filesystem of its own (one path declared to many hosts). */
+  ownRoot?: boolean;
 }
 
 interface Sim {
@@ -35,6 +37,8 @@ interface Sim {
   pending: Map<string, (m: ConsumeMessage) => void>;
   times: Record<string, number>;
   busy: Promise<void>;
+  /** The highest serial applied: an older one arriving later is not applied (D2, as the agent). */
+  serial: number;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -56,10 +60,15 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
   s.times.received = now();
   const decl = readDeclaration(msg.content, key32(setup.signingKey!, 'signingKey'), { mesh: setup.mesh!, node: s.spec.name });
   s.times.verified = now();
+  if (decl.serial <= s.serial) { s.ch.ack(msg); return; } // the drain's confirm channels may deliver a node's serials out of order
+  s.serial = decl.serial;
   const dir = join(setup.stateRoot!, s.spec.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // the agent's MESH_HOST_DIR exists before it runs
   await keep(dir, msg.content);
-  const r = await apply(decl.resources, 'declared', { stateDir: dir, roots: [setup.root!], openSealed: () => { throw new Error('no secrets here'); }, overlayKeyPath: join(dir, 'overlay.key'), log: () => {} });
+  const resources = setup.ownRoot
+    ? decl.resources.map((x) => ('path' in x && typeof x.path === 'string' ? { ...x, path: join(setup.root!, s.spec.name, x.path) } : x))
+    : decl.resources;
+  const r = await apply(resources, 'declared', { stateDir: dir, roots: [setup.root!], openSealed: () => { throw new Error('no secrets here'); }, overlayKeyPath: join(dir, 'overlay.key'), log: () => {} });
   if (r.failed.length) throw new Error(`${s.spec.name} could not apply: ${JSON.stringify(r.failed)}`);
   s.times.applied = now();
   const report = writeReport({ v: 1, serial: decl.serial, held: r.held as never, failed: r.failed, corrected: [], superseded: [] });
@@ -82,7 +91,7 @@ async function connectOne(spec: HostSpec): Promise<Sim> {
   const ch = await conn.createConfirmChannel();
   ch.on('error', (e) => send({ type: 'error', message: `${spec.name}: channel: ${(e as Error).message}` }));
   await ch.prefetch(256);
-  const s: Sim = { spec, conn, ch, pending: new Map(), times: {}, busy: Promise.resolve() };
+  const s: Sim = { spec, conn, ch, pending: new Map(), times: {}, busy: Promise.resolve(), serial: 0 };
   await ch.consume(queueOf(spec.name), (msg) => {
     if (!msg) return;
     const cid = msg.properties.correlationId as string | undefined;
