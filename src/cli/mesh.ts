@@ -13,6 +13,7 @@ import { registerOverlay } from './overlay.js';
 import { registerSecret } from './secret.js';
 import { registerProvision } from './provision.js';
 import { registerFirewall } from './firewall.js';
+import { registerConsole } from './console.js';
 
 const p = program('mesh', '0.1.0',
   'Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');
@@ -27,4 +28,5 @@ p.noun('overlay', registerOverlay);
 p.noun('secret', registerSecret);
 p.noun('provision', registerProvision);
 p.noun('firewall', registerFirewall);
+p.noun('console', registerConsole);
 p.run();
