@@ -201,4 +201,21 @@ C('R4 live: a stopped host turns out of touch on the open fleet and overlay page
   await overlay.close();
 });
 
+C('with a hub: every node peers with it, and each spoke\'s route to it is drawn as such', async (ctx) => {
+  // The hosts stop first: a hub peers with every node, and no test host may raise an overlay on this machine.
+  for (const p of Object.values(ctx.hosts)) await p.stop();
+  await ctx.live.mesh.store.admin`insert into overlay.hub (node) values ('b1')`;
+  const g = await cliJson(ctx, 'overlay', 'show') as { nodes: { name: string; peers: { peer: string; route: boolean }[] }[] };
+  const pairs = new Set(g.nodes.flatMap((n) => n.peers.map((p) => [n.name, p.peer].sort().join(' '))));
+  const routes = new Set(g.nodes.flatMap((n) => n.peers.filter((p) => p.route).map((p) => [n.name, p.peer].sort().join(' '))));
+  assert.ok(routes.size >= 7, 'every spoke routes through b1');
+  const p = await open(ctx, '/overlay');
+  assert.is(await p.$$eval('#graph g.node', (x) => x.length), g.nodes.length);
+  assert.equal(new Set(await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')))), pairs);
+  assert.equal(new Set(await p.$$eval('#graph line.edge.route', (x) => x.map((l) => l.getAttribute('data-pair')))), routes);
+  assert.equal(await p.$$eval('#graph g.node.hub', (x) => x.map((n) => n.getAttribute('data-node'))), ['b1']);
+  await p.screenshot({ path: join(shotsDir(), 'overlay.png') });
+  await p.close();
+});
+
 C.run();

@@ -42,8 +42,8 @@ export const MAY: Record<string, string[]> = {
   'src/cli': src(['sys', 'crypto', 'wire', 'store', 'home', 'serve', 'console', ...CONTEXTS]),
   'src/builder': src(['sys', 'crypto', 'wire', 'broker']),
   host: [...src(['wire', 'crypto', 'broker', 'sys']), 'host'],
-  bundle: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder']), 'host', 'bundle'],
-  lab: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder']), 'host', 'bundle', 'lab'],
+  bundle: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder', 'console']), 'host', 'bundle'],
+  lab: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder', 'console']), 'host', 'bundle', 'lab'],
 };
 
 export interface Violation { file: string; line: number; target: string; why: string }

@@ -10,16 +10,17 @@ const NODE_R = 14;
 function layout(nodes) {
   const sites = [...new Set(nodes.map((n) => n.site))].sort();
   const members = sites.map((s) => nodes.filter((n) => n.site === s).sort((a, b) => (b.hub - a.hub) || (a.name < b.name ? -1 : 1)));
-  const radius = members.map((m) => Math.max(50, (m.length * 56) / (2 * Math.PI) + 30));
+  const radius = members.map((m) => Math.max(70, (m.length * 56) / (2 * Math.PI) + 50));
   const around = sites.length === 1 ? 0 : Math.max(...radius) * 1.2 + radius.reduce((a, b) => a + b, 0) / Math.PI;
   const at = new Map();
   const groups = sites.map((site, i) => {
     const a = (2 * Math.PI * i) / sites.length - Math.PI / 2;
     const cx = around * Math.cos(a), cy = around * Math.sin(a);
-    const inner = radius[i] - 30;
+    const inner = radius[i] - 50;
     members[i].forEach((n, j) => {
       const b = (2 * Math.PI * j) / members[i].length - Math.PI / 2;
-      at.set(n.name, members[i].length === 1 ? { x: cx, y: cy } : { x: cx + inner * Math.cos(b), y: cy + inner * Math.sin(b) });
+      // Labels sit outside the site's ring of nodes, away from the lines inside it.
+      at.set(n.name, members[i].length === 1 ? { x: cx, y: cy, lx: 0, ly: 1 } : { x: cx + inner * Math.cos(b), y: cy + inner * Math.sin(b), lx: Math.cos(b), ly: Math.sin(b) });
     });
     return { site, cx, cy, r: radius[i] };
   });
@@ -27,7 +28,6 @@ function layout(nodes) {
 }
 
 function pairs(nodes) {
-  const byName = new Map(nodes.map((n) => [n.name, n]));
   const out = new Map();
   for (const n of nodes) {
     for (const p of n.peers) {
@@ -38,7 +38,6 @@ function pairs(nodes) {
       if (p.keepalive) e.keepalive = p.keepalive;
       if (p.route) e.route = `${n.name} routes the range through hub ${p.peer}`;
       out.set(key, e);
-      void byName;
     }
   }
   return [...out.values()].sort((x, y) => (x.a + x.b < y.a + y.b ? -1 : 1));
@@ -68,7 +67,7 @@ function draw(g, states) {
     const p = at.get(n.name);
     svg.append(el('svg:g', { class: `node ${n.hub ? 'hub' : ''} ${stateClass(states[n.name] || 'never spoken')}`, 'data-node': n.name },
       el('svg:circle', { cx: p.x, cy: p.y, r: n.hub ? NODE_R + 4 : NODE_R }),
-      el('svg:text', { x: p.x, y: p.y + NODE_R + 14, 'text-anchor': 'middle' }, n.name),
+      el('svg:text', { x: p.x + p.lx * (NODE_R + 8), y: p.y + p.ly * (NODE_R + 8) + 4 + (p.ly > 0.3 ? 8 : 0), 'text-anchor': p.lx > 0.3 ? 'start' : p.lx < -0.3 ? 'end' : 'middle' }, n.name),
       el('svg:title', {}, `${n.name} ${n.address}${n.hub ? ' (hub)' : ''}${n.dialable ? ` dialable at ${n.dialable}` : ' behind NAT'}: ${states[n.name] || 'never spoken'}`)));
   }
   return { svg, edges };
