@@ -68,9 +68,10 @@ create function inventory.console_session_open(session_hash bytea) returns boole
 $$;
 
 /* Once a statement changed nodes or reports, the console re-reads
-   inventory.node_status and pushes what changed. A statement trigger, so a
-   batch of a thousand heards (mark_heard_many) is one notification, and
-   PostgreSQL folds identical ones in a transaction into one. */
+   inventory.node_status and pushes what changed. A statement trigger: a
+   batch of a thousand heards (mark_heard_many) calls pg_notify once, not a
+   thousand times (PostgreSQL would fold identical notifications of one
+   transaction into one, but only after queueing each). */
 create function inventory.notify_console() returns trigger language plpgsql as $$
 begin
   perform pg_notify('mesh_inventory_changed', tg_table_name);

@@ -62,7 +62,7 @@ S('a session is open until it expires, and an unknown one never', async (ctx) =>
   assert.is(await open(ctx.as.inventory, session), false);
 });
 
-S('a statement that moves nodes or reports notifies the console once, however many rows it moved', async (ctx) => {
+S('a statement that moves nodes or reports notifies the console, once however many rows it moved', async (ctx) => {
   for (const n of ['n1', 'n2', 'n3']) await enrol(ctx.as, n);
   const heard: string[] = [];
   const listener = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
