@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { MESH, spawnProc, type Proc } from '../harness/mesh.js';
-import { liveNode, stopLiveNode, type LiveNode } from '../declare/helpers.js';
+import { liveNode, stopLiveNode, addModule, cli, b64, type LiveNode } from '../declare/helpers.js';
 import { launch, shotsDir } from './browser.js';
 
 interface Ctx { live: LiveNode; hosts: Record<string, Proc>; console: Proc; base: string; browser: Browser; signed: BrowserContext; fleet: Page }
@@ -150,7 +150,14 @@ C('the overlay page draws one node a member and one line a pair mesh overlay sho
 });
 
 C('screenshots of every page at 1280x800', async (ctx) => {
+  // Something to look at: two modules, one followed from a source, running on the hosts.
+  await addModule(ctx.live.mesh, 'web', [{ kind: 'file', path: join(ctx.live.root, 'web.conf'), content: b64('listen 8080\n'), mode: '0644' }]);
+  await addModule(ctx.live.mesh, 'metrics', [{ kind: 'file', path: join(ctx.live.root, 'metrics.conf'), content: b64('interval 15s\n'), mode: '0644' }]);
+  for (const n of ['web1', 'web2']) await cli(ctx.live.mesh, 'assign', 'web', n);
+  for (const n of ['web1', 'web2', 'web3']) await cli(ctx.live.mesh, 'assign', 'metrics', n);
+  for (const [n, serial] of [['web1', 3], ['web2', 3], ['web3', 2]] as const) await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
   await ctx.live.mesh.store.admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
+  await ctx.fleet.waitForFunction(() => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(5)')?.textContent === '2');
   const dir = shotsDir();
   for (const [name, path] of [['fleet', '/'], ['node', '/node?name=web1'], ['overlay', '/overlay'], ['catalogue', '/catalogue']]) {
     const p = await open(ctx, path!);

@@ -15,7 +15,7 @@ document.addEventListener('DOMContentLoaded', async () => {
       el('td', { class: m.behind ? 'behind' : '' }, behind(m)),
       el('td', { class: 'mono' }, m.source ? `${m.source} ${m.source_ref}` : '-'),
       el('td', {}, m.nodes.length ? m.nodes.flatMap((n, i) => (i ? [', ', nodeLink(n)] : [nodeLink(n)])) : '-'))));
-    main.append(el('p', { class: 'count' }, `${mods.length} modules`),
+    main.append(el('p', { class: 'count' }, `${mods.length} module${mods.length === 1 ? '' : 's'}`),
       mods.length ? el('table', { id: 'catalogue' },
         el('thead', {}, el('tr', {}, ['module', 'version', 'origin', 'commit', 'behind', 'source', 'runs on'].map((h) => el('th', {}, h)))), tbody)
         : el('p', { class: 'empty' }, 'no module yet: mesh module add FILE'));
