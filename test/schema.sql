@@ -4127,13 +4127,25 @@ CREATE OR REPLACE VIEW secret.status AS
 -- Name: node node_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE TRIGGER node_changed AFTER INSERT OR DELETE OR UPDATE ON inventory.node FOR EACH STATEMENT EXECUTE FUNCTION inventory.notify_console();
+CREATE TRIGGER node_changed AFTER INSERT OR DELETE ON inventory.node FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: node node_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER node_updated AFTER UPDATE ON inventory.node FOR EACH ROW WHEN (((old.site IS DISTINCT FROM new.site) OR (old.dialable IS DISTINCT FROM new.dialable) OR (old.enrolled_at IS DISTINCT FROM new.enrolled_at) OR ((new.last_seen IS NOT NULL) AND ((old.last_seen IS NULL) OR ((new.last_seen - old.last_seen) > '00:02:30'::interval))))) EXECUTE FUNCTION inventory.notify_console();
 
 --
 -- Name: report report_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE TRIGGER report_changed AFTER INSERT OR DELETE OR UPDATE ON inventory.report FOR EACH STATEMENT EXECUTE FUNCTION inventory.notify_console();
+CREATE TRIGGER report_changed AFTER INSERT OR DELETE ON inventory.report FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: report report_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER report_updated AFTER UPDATE ON inventory.report FOR EACH ROW WHEN (((old.serial IS DISTINCT FROM new.serial) OR (old.held IS DISTINCT FROM new.held) OR (old.failed IS DISTINCT FROM new.failed))) EXECUTE FUNCTION inventory.notify_console();
 
 --
 -- Name: build_progress build_progress_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue

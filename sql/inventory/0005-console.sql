@@ -67,18 +67,29 @@ create function inventory.console_session_open(session_hash bytea) returns boole
                   where s.session_hash = console_session_open.session_hash and s.expires_at > now())
 $$;
 
-/* Once a statement changed nodes or reports, the console re-reads
-   inventory.node_status and pushes what changed. A statement trigger: a
-   batch of a thousand heards (mark_heard_many) calls pg_notify once, not a
-   thousand times (PostgreSQL would fold identical notifications of one
-   transaction into one, but only after queueing each). */
+/* Tell the console when what inventory.node_status shows changed, and only
+   then: a node appears, goes, moves site or endpoint, enrols, or is heard
+   again after more than the 150 s of `here`; a report arrives with another
+   serial, holdings or failures. The heard of a node already here (once a
+   minute from every node) and a reconcile's report of the same holdings
+   tell nothing: a notifying commit takes PostgreSQL's one notification
+   lock, and a fleet's heards must not queue on it. A node falling out of
+   touch changes no row at all: the console's clock catches that. */
 create function inventory.notify_console() returns trigger language plpgsql as $$
 begin
   perform pg_notify('mesh_inventory_changed', tg_table_name);
   return null;
 end $$;
 
-create trigger node_changed after insert or update or delete on inventory.node
-  for each statement execute function inventory.notify_console();
-create trigger report_changed after insert or update or delete on inventory.report
-  for each statement execute function inventory.notify_console();
+create trigger node_changed after insert or delete on inventory.node
+  for each row execute function inventory.notify_console();
+create trigger node_updated after update on inventory.node
+  for each row when (old.site is distinct from new.site or old.dialable is distinct from new.dialable
+                     or old.enrolled_at is distinct from new.enrolled_at
+                     or (new.last_seen is not null and (old.last_seen is null or new.last_seen - old.last_seen > interval '150 seconds')))
+  execute function inventory.notify_console();
+create trigger report_changed after insert or delete on inventory.report
+  for each row execute function inventory.notify_console();
+create trigger report_updated after update on inventory.report
+  for each row when (old.serial is distinct from new.serial or old.held is distinct from new.held or old.failed is distinct from new.failed)
+  execute function inventory.notify_console();
