@@ -44,6 +44,14 @@ export function serveSpec(o: Options): Spec {
   };
 }
 
+/** mesh console, read-only, where --console said (loopback unless the operator named another address). */
+export function consoleSpec(o: Options, listen: string): Spec {
+  return {
+    name: 'mesh-console', description: 'mesh web console (mesh console, read-only)', profile: 'service', after: ['mesh-postgres'],
+    env: controlEnv(o), exec: [process.execPath, MESH_JS, 'console', '--listen', listen],
+  };
+}
+
 export function hostSpec(o: Options): Spec {
   return {
     name: 'mesh-host', description: 'mesh host agent (mesh-host run)', profile: 'agent', after: ['mesh-nftables'],

@@ -10,7 +10,8 @@ role=${1:-test}
 base=(openssl iproute2 procps)
 case "$role" in
   # mmdebstrap, systemd-container, nmap: the booted lab machine (test/machine) and its port scan.
-  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap) ;;
+  # chromium: the console's browser tests (test/console), driven by playwright-core.
+  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap chromium) ;;
   node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
   first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;
   # The tools an operator would install instead (test/bench/6-peers), all from Debian 12 main;

@@ -13,11 +13,12 @@ import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
 import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
 import { ensureSecrets, brokerResources, brokerSpec, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
-import { controlResources, serveSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
+import { controlResources, serveSpec, consoleSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
+import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 
@@ -39,6 +40,9 @@ it puts back what is missing and otherwise changes nothing.
   --host-env K=V     a variable for mesh-host run (repeatable; intervals, never secrets)
   --amqps-port N (5671)  --amqp-port N (5673)  --mgmt-port N (15673)  --dist-port N (25673)
   --epmd-port N (4373)   --pg-port N (5433)    --wg-port N (51820)
+  --console A:P      also run mesh console (read-only web console) on A:P, e.g.
+                     127.0.0.1:7780; none unless asked. Give a loopback or overlay
+                     address: the firewall admits only what a module's opening says.
   --ssh-port N (22)  the ssh port the firewall keeps open. Input is closed by
                      default (X1): only loopback, answers, the ICMP a network
                      needs, this port, the broker's TLS port and WireGuard get
@@ -55,7 +59,7 @@ function options(argv: string[]): Options {
     options: {
       state: { type: 'string' }, home: { type: 'string' }, 'host-dir': { type: 'string' },
       name: { type: 'string' }, site: { type: 'string' }, public: { type: 'string' }, dialable: { type: 'string' },
-      roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true },
+      roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true }, console: { type: 'string' },
       'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
       'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' }, 'ssh-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -93,6 +97,8 @@ function options(argv: string[]): Options {
     ports,
     roots: (v.roots ?? '/etc:/srv:/opt:/var/lib:/usr/local').split(':').filter(Boolean),
     hostEnv,
+    // Checked here, before anything is installed: a typo must not wait for the unit to fail.
+    console: v.console === undefined ? undefined : (parseListen(v.console), v.console),
   };
 }
 
@@ -117,13 +123,13 @@ async function main(): Promise<void> {
   // service mesh-host supervises (units.ts). Same specs, same order.
   const systemd = hasSystemd();
   const nftSpec: Spec = { name: 'mesh-nftables', description: 'mesh firewall base (table inet mesh, before the network)', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', p.nft], restartOn: [`file:${p.nft}`] };
-  const specs = { pg: postgresSpec(o), rabbit: brokerSpec(o), serve: serveSpec(o), host: hostSpec(o) };
+  const specs = { pg: postgresSpec(o), rabbit: brokerSpec(o), serve: serveSpec(o), host: hostSpec(o), console: o.console ? consoleSpec(o, o.console) : undefined };
   const raise = (s: Spec) => carriedService(s, systemd);
   const nft = file(p.nft, ruleset(o.ports), '0644');
   const nftUnit = systemd ? [raise(nftSpec)] : [];
   const pg = raise(specs.pg);
   const rabbit = [...brokerResources(o, broker.secrets), raise(specs.rabbit)];
-  const control = [...controlResources(o, broker.secrets), raise(specs.serve)];
+  const control = [...controlResources(o, broker.secrets), raise(specs.serve), ...(specs.console ? [raise(specs.console)] : [])];
   const host = [raise(specs.host)];
   const plan = [nft, ...nftUnit, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
   const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
@@ -150,7 +156,7 @@ async function main(): Promise<void> {
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 
   const key = await ensureSigningKey(o);
-  const serveUp = [...(await carried.upTo(control.at(-1)!.id)), ...(await units(specs.serve))];
+  const serveUp = [...(await carried.upTo(control.at(-1)!.id)), ...(await units(specs.serve, ...(specs.console ? [specs.console] : [])))];
   await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
   step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
 

@@ -42,6 +42,8 @@ export interface Options {
   roots: string[];
   /** Knobs handed to mesh-host run (no secrets: intervals, folders). */
   hostEnv: Record<string, string>;
+  /** ADDRESS:PORT for mesh console, when the operator asked for it (--console); no console otherwise. */
+  console?: string;
 }
 
 /** The repository this bundle runs from: services exec its compiled programs. */

@@ -30,6 +30,9 @@ cp "$(realpath "$node")" "$root/node/bin/node"
 (cd "$root/node" && sha256sum bin/node > SHA256SUMS)
 node -p 'process.version' > "$root/node/VERSION"
 cp -r sql package.json package-lock.json "$root/"
+# The console's pages and scripts are served as they are, from beside the compiled code.
+mkdir -p "$root/src/console"
+cp -r src/console/static "$root/src/console/"
 rm -rf "$root/dist/test"
 cp bundle/*.sh "$root/bundle/"
 cp -r bundle/hooks "$root/bundle/"

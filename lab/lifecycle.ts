@@ -75,7 +75,9 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
     say(`${HUB}: running the first-node bundle`);
     const hostEnvFlags = Object.entries(LAB_HOST_ENV).filter(([k]) => k !== 'MESH_HOST_ROOTS').flatMap(([k, v]) => ['--host-env', `${k}=${v}`]);
     h.state.bundleArgs = ['--state', h.hubState(), '--name', HUB, '--site', 'a', '--public', state.hubPublic,
-      '--dialable', `${state.hubPublic}:51820`, '--roots', LAB_HOST_ENV.MESH_HOST_ROOTS!, ...hostEnvFlags];
+      '--dialable', `${state.hubPublic}:51820`, '--roots', LAB_HOST_ENV.MESH_HOST_ROOTS!, ...hostEnvFlags,
+      // The web console, supervised by the hub's mesh-host, on the hub's own loopback.
+      '--console', '127.0.0.1:7780'];
     h.save();
     const b = await h.runBundle((l) => say(`  ${HUB}| ${l}`));
     if (b.code !== 0) throw new Error(`the bundle failed on ${HUB}: ${b.stderr.trim()}`);

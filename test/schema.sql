@@ -972,6 +972,19 @@ $$;
 ALTER FUNCTION catalogue.withdraw_build_request(request_id uuid) OWNER TO mesh_catalogue;
 
 --
+-- Name: console_session_open(bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.console_session_open(session_hash bytea) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select exists (select 1 from inventory.console_session s
+                  where s.session_hash = console_session_open.session_hash and s.expires_at > now())
+$$;
+
+ALTER FUNCTION inventory.console_session_open(session_hash bytea) OWNER TO mesh_inventory;
+
+--
 -- Name: describe_age(interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -998,6 +1011,26 @@ CREATE FUNCTION inventory.identity_of(node_name text) RETURNS bytea
 $$;
 
 ALTER FUNCTION inventory.identity_of(node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: issue_console_token(bytea, interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.issue_console_token(token_hash bytea, ttl interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+declare expires timestamptz := now() + ttl;
+begin
+  if ttl <= interval '0' then
+    raise exception 'a sign-in link must live for some time, not %', ttl using errcode = 'MSH08';
+  end if;
+  delete from inventory.console_token t where t.spent_at is not null or t.expires_at <= now();
+  delete from inventory.console_session s where s.expires_at <= now();
+  insert into inventory.console_token (token_hash, expires_at) values (issue_console_token.token_hash, expires);
+  return expires;
+end $$;
+
+ALTER FUNCTION inventory.issue_console_token(token_hash bytea, ttl interval) OWNER TO mesh_inventory;
 
 --
 -- Name: issue_token(text, bytea, text, text, interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -1051,6 +1084,20 @@ CREATE FUNCTION inventory.mark_heard_many(node_names text[]) RETURNS integer
 $$;
 
 ALTER FUNCTION inventory.mark_heard_many(node_names text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: notify_console(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.notify_console() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_notify('mesh_inventory_changed', tg_table_name);
+  return null;
+end $$;
+
+ALTER FUNCTION inventory.notify_console() OWNER TO mesh_inventory;
 
 --
 -- Name: record_corrections(text, text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -1162,6 +1209,28 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.set_overlay_key(node_name text, left_key bytea, taken_key bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: spend_console_token(bytea, bytea, interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql
+    AS $$
+declare spent bytea; expires timestamptz := now() + session_ttl;
+begin
+  update inventory.console_token k set spent_at = now()
+   where k.token_hash = spend_console_token.token_hash and k.spent_at is null and k.expires_at > now()
+  returning k.token_hash into spent;
+  if spent is null then
+    raise exception 'that sign-in link is unknown, spent or expired' using errcode = 'MSH09',
+      hint = 'a link signs in once: run mesh console token for a new one';
+  end if;
+  insert into inventory.console_session (session_hash, expires_at) values (spend_console_token.session_hash, expires);
+  return expires;
+end $$;
+
+ALTER FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) OWNER TO mesh_inventory;
 
 --
 -- Name: spend_token(bytea, text, bytea, bytea, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -3576,6 +3645,89 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
 
 --
+-- Name: console_session; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.console_session (
+    session_hash bytea NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT console_session_check CHECK ((expires_at > started_at)),
+    CONSTRAINT console_session_session_hash_check CHECK ((octet_length(session_hash) = 32))
+);
+
+ALTER TABLE inventory.console_session OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE console_session; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.console_session IS 'Console sessions a spent link opened, stored hashed: the cookie itself is never kept.';
+
+--
+-- Name: COLUMN console_session.session_hash; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_session.session_hash IS 'sha256 of the session cookie''s value.';
+
+--
+-- Name: COLUMN console_session.started_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_session.started_at IS 'When the link was spent.';
+
+--
+-- Name: COLUMN console_session.expires_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_session.expires_at IS 'After this the cookie is refused and a new link is needed.';
+
+--
+-- Name: console_token; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.console_token (
+    token_hash bytea NOT NULL,
+    issued_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    spent_at timestamp with time zone,
+    CONSTRAINT console_token_check CHECK ((expires_at > issued_at)),
+    CONSTRAINT console_token_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+ALTER TABLE inventory.console_token OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE console_token; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.console_token IS 'One-time console sign-in links (mesh console token), stored hashed: the link itself is never kept.';
+
+--
+-- Name: COLUMN console_token.token_hash; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_token.token_hash IS 'sha256 of the secret in the link.';
+
+--
+-- Name: COLUMN console_token.issued_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_token.issued_at IS 'When it was issued.';
+
+--
+-- Name: COLUMN console_token.expires_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_token.expires_at IS 'After this the link signs nobody in.';
+
+--
+-- Name: COLUMN console_token.spent_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.console_token.spent_at IS 'When it was spent; set by the one statement that finds it, so a link signs in once.';
+
+--
 -- Name: correction; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4598,6 +4750,20 @@ ALTER TABLE ONLY catalogue.source
     ADD CONSTRAINT source_pkey PRIMARY KEY (module);
 
 --
+-- Name: console_session console_session_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.console_session
+    ADD CONSTRAINT console_session_pkey PRIMARY KEY (session_hash);
+
+--
+-- Name: console_token console_token_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.console_token
+    ADD CONSTRAINT console_token_pkey PRIMARY KEY (token_hash);
+
+--
 -- Name: drift_setting drift_setting_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4859,6 +5025,30 @@ CREATE CONSTRAINT TRIGGER audit_token_issued AFTER INSERT ON inventory.token DEF
 --
 
 CREATE CONSTRAINT TRIGGER audit_token_spent AFTER UPDATE OF spent_at ON inventory.token DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((old.spent_at IS NULL) AND (new.spent_at IS NOT NULL))) EXECUTE FUNCTION audit.on_token();
+
+--
+-- Name: node node_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER node_changed AFTER INSERT OR DELETE ON inventory.node FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: node node_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER node_updated AFTER UPDATE ON inventory.node FOR EACH ROW WHEN (((old.site IS DISTINCT FROM new.site) OR (old.dialable IS DISTINCT FROM new.dialable) OR (old.enrolled_at IS DISTINCT FROM new.enrolled_at) OR ((new.last_seen IS NOT NULL) AND ((old.last_seen IS NULL) OR ((new.last_seen - old.last_seen) > '00:02:30'::interval))))) EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: report report_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER report_changed AFTER INSERT OR DELETE ON inventory.report FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: report report_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER report_updated AFTER UPDATE ON inventory.report FOR EACH ROW WHEN (((old.serial IS DISTINCT FROM new.serial) OR (old.held IS DISTINCT FROM new.held) OR (old.failed IS DISTINCT FROM new.failed))) EXECUTE FUNCTION inventory.notify_console();
 
 --
 -- Name: secret audit_secret_created; Type: TRIGGER; Schema: secret; Owner: mesh_secret

@@ -2,6 +2,7 @@
 // the same view a DBA selects from. --refresh first records where each
 // source's ref points now; "behind" is then SQL's comparison of recorded facts.
 import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
 import { sourceHead } from './git_head.js';
 
 export interface ModuleRow {
@@ -37,9 +38,13 @@ export async function moduleList(opts: { refresh?: boolean } = {}): Promise<{ mo
         }
       }));
     }
-    const modules = await sql<ModuleRow[]>`select * from catalogue.module_status order by module`;
-    return { modules: [...modules], refreshFailed };
+    return { modules: await readModules(sql), refreshFailed };
   }, { max: 2 });
+}
+
+/** The catalogue as mesh module list prints it, on a store already open. */
+export async function readModules(sql: Sql): Promise<ModuleRow[]> {
+  return [...await sql<ModuleRow[]>`select * from catalogue.module_status order by module`];
 }
 
 const short = (c: string | null) => (c ? c.slice(0, 12) : '-');

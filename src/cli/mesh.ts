@@ -15,6 +15,7 @@ import { registerProvision } from './provision.js';
 import { registerFirewall } from './firewall.js';
 import { registerAudit } from './audit.js';
 import { registerDrift } from './drift.js';
+import { registerConsole } from './console.js';
 
 const p = program('mesh', '0.1.0',
   'Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');
@@ -31,4 +32,5 @@ p.noun('provision', registerProvision);
 p.noun('firewall', registerFirewall);
 p.noun('audit', registerAudit);
 p.noun('drift', registerDrift);
+p.noun('console', registerConsole);
 p.run();

@@ -1,6 +1,7 @@
 // `mesh overlay show`: the peer graph exactly as declarations will carry it,
 // read from the same SQL views (overlay.member, overlay.peering) compose uses.
 import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
 
 export interface ShownPeer { peer: string; endpoint: string | null; allowedIps: string[]; keepalive: number | null; route: boolean }
 export interface ShownNode { name: string; site: string; address: string; hub: boolean; dialable: string | null; publicKey: string; peers: ShownPeer[] }
@@ -11,23 +12,28 @@ export async function overlayShow(): Promise<Overlay> {
     // Addresses are allocated before the first declaration that carries them;
     // doing it here too shows the graph declare will send, not a smaller one.
     await sql`select overlay.allocate_addresses()`;
-    const [s] = await sql`select network::text as network, listen_port, interface from overlay.settings`;
-    const members = await sql`select name, site, host(address) as address, hub, dialable, public_key from overlay.member order by name`;
-    const edges = await sql`select node, peer, endpoint, allowed_ips, keepalive, route from overlay.peering order by node, peer`;
-    return {
-      network: s!.network as string,
-      listenPort: s!.listen_port as number,
-      interface: s!.interface as string,
-      nodes: members.map((m) => ({
-        name: m.name as string, site: m.site as string, address: m.address as string, hub: m.hub as boolean,
-        dialable: (m.dialable as string | null) ?? null, publicKey: m.public_key as string,
-        peers: edges.filter((e) => e.node === m.name).map((e) => ({
-          peer: e.peer as string, endpoint: (e.endpoint as string | null) ?? null, allowedIps: e.allowed_ips as string[],
-          keepalive: (e.keepalive as number | null) ?? null, route: e.route as boolean,
-        })),
-      })),
-    };
+    return readOverlay(sql);
   });
+}
+
+/** The graph as it stands, on a store already open: read only (the console shows what overlay show prints). */
+export async function readOverlay(sql: Sql): Promise<Overlay> {
+  const [s] = await sql`select network::text as network, listen_port, interface from overlay.settings`;
+  const members = await sql`select name, site, host(address) as address, hub, dialable, public_key from overlay.member order by name`;
+  const edges = await sql`select node, peer, endpoint, allowed_ips, keepalive, route from overlay.peering order by node, peer`;
+  return {
+    network: s!.network as string,
+    listenPort: s!.listen_port as number,
+    interface: s!.interface as string,
+    nodes: members.map((m) => ({
+      name: m.name as string, site: m.site as string, address: m.address as string, hub: m.hub as boolean,
+      dialable: (m.dialable as string | null) ?? null, publicKey: m.public_key as string,
+      peers: edges.filter((e) => e.node === m.name).map((e) => ({
+        peer: e.peer as string, endpoint: (e.endpoint as string | null) ?? null, allowedIps: e.allowed_ips as string[],
+        keepalive: (e.keepalive as number | null) ?? null, route: e.route as boolean,
+      })),
+    })),
+  };
 }
 
 /** One row a peer entry (a node without peers gets one row saying so): for a person. */

@@ -23,6 +23,8 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH05', context: 'inventory', meaning: 'a rekey carries an overlay key that is not 32 bytes', remedy: 'send the raw 32-byte X25519 public key' },
   { code: 'MSH06', context: 'inventory', meaning: 'a rekey takes an overlay key another node holds', remedy: 'give the tunnel its own key: two nodes with one key fight over every peer entry' },
   { code: 'MSH07', context: 'inventory', meaning: 'a rekey leaves a key the mesh does not hold for the node (stale or hand-edited)', remedy: 'run mesh-host overlay take again' },
+  { code: 'MSH08', context: 'inventory', meaning: 'a console sign-in link with a lifetime of zero or less', remedy: 'give the link a lifetime: mesh console token --ttl 10m' },
+  { code: 'MSH09', context: 'inventory', meaning: 'a console sign-in link that is unknown, spent or expired', remedy: 'a link signs in once: run mesh console token for a new one' },
 
   { code: 'MSH20', context: 'assignment', meaning: 'an assignment names a module the catalogue does not have', remedy: 'add it first: mesh module add FILE' },
   { code: 'MSH21', context: 'assignment', meaning: 'an assignment names a node that is not enrolled', remedy: 'see mesh node list' },

@@ -115,7 +115,7 @@ function shape(fields: Record<string, [Check, boolean]>): Check {
  * runs as mesh-<name>.service too, so one of these names would overwrite the
  * control plane's own unit.
  */
-export const BUNDLE_UNITS = ['host', 'serve', 'postgres', 'rabbitmq', 'nftables'] as const;
+export const BUNDLE_UNITS = ['host', 'serve', 'postgres', 'rabbitmq', 'nftables', 'console'] as const;
 const serviceName: Check = (v, at) => {
   name(v, at);
   if ((BUNDLE_UNITS as readonly string[]).includes(v as string)) throw bad(at, `must not be ${JSON.stringify(v)}: mesh-${v as string}.service is the bundle's own unit; choose another name`);

@@ -36,12 +36,14 @@ export const MAY: Record<string, string[]> = {
   // opens their stores (checked below, by the store names it connects to).
   ...Object.fromEntries(CONTEXTS.map((c) => [`src/${c}`, src([...KERNEL, ...CONTEXTS])])),
   'src/serve': src([...KERNEL, ...CONTEXTS]),
+  // The web console shows what the contexts' functions return, as the CLI prints it; it sends nothing.
+  'src/console': src(['sys', 'crypto', 'wire', 'store', ...CONTEXTS]),
   // The CLI prints what functions return: no SQL of its own, no broker.
-  'src/cli': src(['sys', 'crypto', 'wire', 'store', 'home', 'serve', ...CONTEXTS]),
+  'src/cli': src(['sys', 'crypto', 'wire', 'store', 'home', 'serve', 'console', ...CONTEXTS]),
   'src/builder': src(['sys', 'crypto', 'wire', 'broker']),
   host: [...src(['wire', 'crypto', 'broker', 'sys']), 'host'],
-  bundle: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder']), 'host', 'bundle'],
-  lab: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder']), 'host', 'bundle', 'lab'],
+  bundle: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder', 'console']), 'host', 'bundle'],
+  lab: [...src([...KERNEL, ...CONTEXTS, 'serve', 'cli', 'builder', 'console']), 'host', 'bundle', 'lab'],
 };
 
 export interface Violation { file: string; line: number; target: string; why: string }

@@ -73,7 +73,7 @@ function table(rows: Row[]): string {
   return [line(head), ...cells.map(line)].join('\n');
 }
 
-await bench('6 peers', async (figs) => {
+await bench('8 peers', async (figs) => {
   // Installed when missing, as the other benches' servers are (bundle/ensure-packages.sh peers).
   const inst = spawnSync('bash', [join(REPO, 'bundle/ensure-packages.sh'), 'peers'], { stdio: 'inherit' });
   if (inst.status !== 0) throw new Error('the peers (Puppet, Ansible, sshd) are not installed: run bash bundle/ensure-packages.sh peers as root.');

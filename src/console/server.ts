@@ -1,0 +1,157 @@
+// `mesh console`: a read-only web console (issue 21) on node:http, no
+// framework: four pages, their JSON, one server-sent event stream, the static
+// files of src/console/static. Nothing is served without a session but the
+// sign-in page; nothing here writes but the spending of a sign-in link. Every
+// figure comes from the functions the CLI prints (readNodeStatus,
+// readOverlay, readModules), so the console, `mesh node list` and a DBA's
+// select agree. Pages build their DOM with textContent only, and the
+// Content-Security-Policy lets no script run but our own files.
+import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join, extname } from 'node:path';
+import { connect, type Sql } from '../store/connect.js';
+import { MeshError } from '../store/errors.js';
+import { openSession, sessionOpen, readReport } from '../inventory/console.js';
+import { readNodeDeclarations } from '../assignment/console.js';
+import { readOverlay } from '../overlay/show.js';
+import { readModules } from '../catalogue/module_list.js';
+import { LiveFleet, type FleetEvent } from './fleet.js';
+import { parseListen, consoleUrl, type Listen } from './listen.js';
+
+/** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
+const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
+const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
+const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html' };
+const COOKIE = 'mesh_console';
+
+const HEADERS = {
+  // No inline script, no inline style, nothing from elsewhere: markup a name smuggled in cannot run.
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  // A sign-in link's secret is in its URL: never sent on as a referrer.
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+export interface ConsoleOptions { listen?: string; tlsCert?: string; tlsKey?: string; log?: (l: string) => void; env?: NodeJS.ProcessEnv }
+export interface RunningConsole { url: string; server: Server; stop(): Promise<void> }
+
+export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningConsole> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`));
+  const where: Listen = parseListen(opts.listen);
+  const tls = Boolean(opts.tlsCert && opts.tlsKey);
+  const stores = {
+    inventory: await connect('inventory', { max: 4, env: opts.env }),
+    assignment: await connect('assignment', { max: 2, env: opts.env }),
+    overlay: await connect('overlay', { max: 2, env: opts.env }),
+    catalogue: await connect('catalogue', { max: 2, env: opts.env }),
+  };
+  const fleet = new LiveFleet(stores, log);
+  await fleet.start();
+  const files = new Map(readdirSync(STATIC).filter((f) => TYPES[extname(f)]).map((f) => [f, readFileSync(join(STATIC, f))]));
+  const streams = new Set<ServerResponse>();
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    route(req, res).catch((err) => {
+      log(`console: ${req.method} ${req.url?.split('?')[0]} failed: ${(err as Error).message}`);
+      if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'the console could not read the store; see its log' }));
+      else res.end();
+    });
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://console');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only\n', { allow: 'GET, HEAD' });
+    if (url.pathname.startsWith('/static/')) {
+      const f = files.get(url.pathname.slice('/static/'.length));
+      if (!f) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+      return send(res, 200, TYPES[extname(url.pathname)]!, f);
+    }
+    if (url.pathname === '/signin') return signIn(url, res);
+    const signedIn = await hasSession(stores.inventory, req);
+    const page = PAGES[url.pathname];
+    if (!signedIn) {
+      if (url.pathname.startsWith('/api/')) return send(res, 401, 'application/json', JSON.stringify({ error: 'sign in first: mesh console token prints a link' }));
+      return send(res, 401, TYPES['.html']!, files.get('signin.html')!);
+    }
+    if (page) return send(res, 200, TYPES['.html']!, files.get(page)!);
+    switch (url.pathname) {
+      case '/api/fleet': return json(res, fleet.current());
+      case '/api/fleet/events': return events(req, res);
+      case '/api/node': {
+        const d = await nodeDetail(url.searchParams.get('name') ?? '');
+        return d ? json(res, d) : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
+      }
+      case '/api/overlay': return json(res, { ...(await readOverlay(stores.overlay)), states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])) });
+      case '/api/catalogue': return json(res, await readModules(stores.catalogue));
+      default: return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
+    }
+  }
+
+  async function signIn(url: URL, res: ServerResponse): Promise<void> {
+    try {
+      const s = await openSession(stores.inventory, url.searchParams.get('token') ?? '');
+      const cookie = [`${COOKIE}=${s.cookie}`, 'HttpOnly', 'SameSite=Strict', 'Path=/', `Expires=${s.expires.toUTCString()}`, ...(tls ? ['Secure'] : [])].join('; ');
+      res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': cookie });
+      res.end();
+    } catch (err) {
+      if (!(err instanceof MeshError)) throw err;
+      log(`console: a sign-in was refused: ${err.message}`);
+      send(res, 401, TYPES['.html']!, files.get('signin.html')!);
+    }
+  }
+
+  async function nodeDetail(name: string) {
+    const status = fleet.current().find((r) => r.name === name);
+    if (!status) return null;
+    const [report, declared] = await Promise.all([readReport(stores.inventory, name), readNodeDeclarations(stores.assignment, name)]);
+    return { status, report: report && { ...report, serial: Number(report.serial) }, declared };
+  }
+
+  function events(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    streams.add(res);
+    const push = (e: FleetEvent) => res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
+    const off = fleet.subscribe(push);
+    // A comment now and then keeps proxies and idle timers from closing a quiet stream.
+    const beat = setInterval(() => res.write(': still here\n\n'), 25_000);
+    req.on('close', () => { off(); clearInterval(beat); streams.delete(res); });
+  }
+
+  const server = tls
+    ? createHttps({ cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!) }, handler)
+    : createHttp(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(where.port, where.host, () => { server.off('error', reject); resolve(); });
+  });
+  const port = (server.address() as { port: number }).port;
+  const url = consoleUrl({ host: where.host, port }, tls);
+  log(`console: serving ${url} (read-only; sign in with a link from mesh console token)`);
+  return {
+    url, server,
+    async stop() {
+      for (const s of streams) s.end();
+      await new Promise((r) => server.close(r));
+      await fleet.stop();
+      await Promise.all(Object.values(stores).map((s) => s.end()));
+    },
+  };
+}
+
+async function hasSession(sql: Sql, req: IncomingMessage): Promise<boolean> {
+  const c = (req.headers.cookie ?? '').split(';').map((p) => p.trim()).find((p) => p.startsWith(`${COOKIE}=`));
+  const value = c?.slice(COOKIE.length + 1);
+  return value ? sessionOpen(sql, value) : false;
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+  res.writeHead(status, { ...HEADERS, 'content-type': type, ...extra });
+  res.end(body);
+}
+
+function json(res: ServerResponse, v: unknown): void {
+  send(res, 200, 'application/json', JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : x)));
+}

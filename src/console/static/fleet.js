@@ -1,0 +1,91 @@
+// The fleet page: every node, live. Rows arrive over server-sent events
+// (fleetStream); a render is coalesced to one a frame, and a row's element is
+// rebuilt only when its data changed, so a fleet of 10,000 stays quick.
+'use strict';
+
+const COLUMNS = [
+  ['name', 'node'], ['site', 'site'], ['state', 'state'], ['declared', 'declared'], ['applied', 'applied'],
+  ['failing', 'failing'], ['holds', 'holds'], ['report_age', 'report'],
+];
+const view = { filter: '', state: 'all', sort: 'name', desc: false };
+const cache = new Map(); // name -> { json, tr }
+let rows = new Map();
+let tbody, counter, pending = false, first = true;
+
+function cell(row, key) {
+  switch (key) {
+    case 'name': return el('td', {}, nodeLink(row.name));
+    case 'state': return el('td', { class: `state ${stateClass(row.state)}` }, row.state);
+    case 'failing': return el('td', { class: row.failing.length ? 'failing' : '' }, row.failing.length ? row.failing.join(', ') : '-');
+    case 'declared': return el('td', { class: 'num' }, row.declared ?? '-');
+    case 'applied': {
+      const behind = row.declared !== null && row.applied !== row.declared;
+      return el('td', { class: behind ? 'num behind' : 'num' }, row.applied ?? '-');
+    }
+    case 'holds': return el('td', { class: 'num' }, row.holds ?? '-');
+    default: return el('td', {}, row[key] ?? '-');
+  }
+}
+
+function rowElement(row) {
+  const json = JSON.stringify(row);
+  const c = cache.get(row.name);
+  if (c && c.json === json) return c.tr;
+  const tr = el('tr', { 'data-node': row.name, 'data-state': stateClass(row.state) }, COLUMNS.map(([k]) => cell(row, k)));
+  cache.set(row.name, { json, tr });
+  return tr;
+}
+
+function compare(a, b) {
+  const k = view.sort;
+  let x = a[k], y = b[k];
+  if (k === 'failing') { x = a.failing.length; y = b.failing.length; }
+  if (k === 'report_age' || k === 'state') { x = a.last_seen ?? ''; y = b.last_seen ?? ''; }
+  let r = x === y ? 0 : x === null || x === undefined ? 1 : y === null || y === undefined ? -1 : x < y ? -1 : 1;
+  if (r === 0) r = a.name < b.name ? -1 : 1;
+  return view.desc ? -r : r;
+}
+
+function render() {
+  pending = false;
+  const f = view.filter.toLowerCase();
+  const shown = [...rows.values()].filter((r) =>
+    (view.state === 'all' || stateClass(r.state) === view.state)
+    && (!f || r.name.includes(f) || r.site.includes(f) || r.state.includes(f) || r.failing.some((x) => x.toLowerCase().includes(f))));
+  shown.sort(compare);
+  tbody.replaceChildren(...shown.map(rowElement));
+  for (const n of cache.keys()) if (!rows.has(n)) cache.delete(n);
+  const counts = { here: 0, away: 0, never: 0 };
+  for (const r of rows.values()) counts[stateClass(r.state)]++;
+  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.away} out of touch, ${counts.never} never spoken; ${shown.length} shown`;
+  if (first) { first = false; ready(); }
+}
+
+function later() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(render);
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  const main = document.getElementById('main');
+  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, failing', 'aria-label': 'filter' });
+  const state = el('select', { id: 'state', 'aria-label': 'state' },
+    el('option', { value: 'all' }, 'every state'), el('option', { value: 'here' }, 'here'),
+    el('option', { value: 'away' }, 'out of touch'), el('option', { value: 'never' }, 'never spoken'));
+  counter = el('p', { id: 'count', class: 'count' }, 'loading');
+  const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-sort': k, tabindex: 0 }, label)));
+  tbody = el('tbody', { id: 'nodes' });
+  main.append(el('div', { class: 'tools' }, filter, state), counter, el('table', { id: 'fleet' }, el('thead', {}, head), tbody));
+  filter.addEventListener('input', () => { view.filter = filter.value.trim(); later(); });
+  state.addEventListener('change', () => { view.state = state.value; later(); });
+  head.addEventListener('click', (e) => {
+    const k = e.target.closest('th')?.dataset.sort;
+    if (!k) return;
+    view.desc = view.sort === k ? !view.desc : false;
+    view.sort = k;
+    for (const th of head.children) th.className = th.dataset.sort === k ? (view.desc ? 'sorted desc' : 'sorted') : '';
+    later();
+  });
+  fleetStream((r) => { rows = r; later(); });
+});

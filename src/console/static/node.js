@@ -1,0 +1,52 @@
+// One node: its state (live), what its declaration carries, what it holds by
+// its last report, what failed there, and what became of its declarations.
+'use strict';
+
+function table(id, columns, rows, empty) {
+  if (!rows.length) return el('p', { id, class: 'empty' }, empty);
+  return el('table', { id },
+    el('thead', {}, el('tr', {}, columns.map(([, label]) => el('th', {}, label)))),
+    el('tbody', {}, rows.map((r) => el('tr', {}, columns.map(([k]) => el('td', {}, r[k] ?? '-'))))));
+}
+
+const when = (t) => (t ? new Date(t).toISOString().replace('T', ' ').slice(0, 19) : '-');
+
+function summary(s) {
+  return el('dl', { id: 'status', class: 'summary' },
+    el('dt', {}, 'state'), el('dd', { class: `state ${stateClass(s.state)}` }, s.state),
+    el('dt', {}, 'site'), el('dd', {}, s.site),
+    el('dt', {}, 'serial declared / applied'), el('dd', {}, `${s.declared ?? '-'} / ${s.applied ?? '-'}`),
+    el('dt', {}, 'last report'), el('dd', {}, s.report_age),
+    el('dt', {}, 'failing'), el('dd', {}, s.failing.length ? s.failing.join(', ') : 'nothing'));
+}
+
+document.addEventListener('DOMContentLoaded', async () => {
+  const main = document.getElementById('main');
+  const name = new URLSearchParams(location.search).get('name') || '';
+  main.querySelector('h1').textContent = `node ${name}`;
+  try {
+    const d = await getJSON(`/api/node?name=${encodeURIComponent(name)}`);
+    const status = summary(d.status);
+    const rep = d.report;
+    main.append(status,
+      el('h2', {}, 'declared: what its next declaration carries'),
+      table('declared', [['id', 'resource'], ['kind', 'kind']], d.declared.resources, 'nothing declared'),
+      el('h2', {}, rep ? `holds, by its report of serial ${rep.serial} (${rep.report_age} ago)` : 'holds'),
+      table('held', [['id', 'resource'], ['kind', 'kind'], ['target', 'target'], ['origin', 'origin']], rep ? rep.held : [], rep ? 'it reported nothing' : 'never reported'),
+      el('h2', {}, 'failing'),
+      table('failed', [['id', 'resource'], ['error', 'error']], rep ? rep.failed : [], 'nothing failing'),
+      el('h2', {}, 'declarations'),
+      table('history', [['serial', 'serial'], ['state', 'state'], ['issued', 'issued'], ['acknowledged', 'applied'], ['superseded', 'superseded']],
+        d.declared.history.map((h) => ({ serial: h.serial, state: h.state, issued: when(h.issued_at), acknowledged: when(h.acknowledged_at), superseded: when(h.superseded_at) })),
+        'never declared'));
+    let shown = status;
+    fleetStream((rows) => {
+      const r = rows.get(name);
+      if (!r) return;
+      const next = summary(r);
+      shown.replaceWith(next);
+      shown = next;
+    });
+    ready();
+  } catch (err) { failed(err); }
+});

@@ -1,0 +1,59 @@
+// The console's sign-in (issue 21), spent in SQL as enrolment tokens are
+// (inventory.spend_console_token): a link's secret and a session's cookie are
+// random, only their sha256 is stored, and expiry is the database's to judge.
+// Also what the console reads of a node beyond node_status: its last report.
+import { createHash, randomBytes } from 'node:crypto';
+import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
+import { storeError } from '../store/errors.js';
+import { parseDuration } from './token.js';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/** A new one-time sign-in secret; the link carrying it is the console's to write. */
+export async function issueSignIn(ttl = '10m'): Promise<{ secret: string; expires: Date }> {
+  const secret = randomBytes(32).toString('base64url');
+  const expires = await withStore('inventory', async (sql) => {
+    const [r] = await sql<{ expires: Date }[]>`select inventory.issue_console_token(token_hash => ${sha256(secret)}::bytea, ttl => ${parseDuration(ttl)}::interval) as expires`;
+    return r!.expires;
+  });
+  return { secret, expires };
+}
+
+/** Spend SECRET once and open a session; refused (MSH09) when unknown, spent or expired. */
+export async function openSession(sql: Sql, secret: string, lifetime = '12h'): Promise<{ cookie: string; expires: Date }> {
+  const cookie = randomBytes(32).toString('base64url');
+  try {
+    const [r] = await sql<{ expires: Date }[]>`select inventory.spend_console_token(token_hash => ${sha256(secret)}::bytea,
+                                                 session_hash => ${sha256(cookie)}::bytea, session_ttl => ${parseDuration(lifetime)}::interval) as expires`;
+    return { cookie, expires: r!.expires };
+  } catch (err) {
+    throw storeError(err);
+  }
+}
+
+/** Whether COOKIE is a session still open. */
+export async function sessionOpen(sql: Sql, cookie: string): Promise<boolean> {
+  const [r] = await sql<{ open: boolean }[]>`select inventory.console_session_open(session_hash => ${sha256(cookie)}::bytea) as open`;
+  return r!.open;
+}
+
+export interface FailedEntry { id: string; error: string }
+
+/** Each node's failing resources, from its last report: the fleet page lists them by id. */
+export async function readFailing(sql: Sql): Promise<Map<string, FailedEntry[]>> {
+  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.report where jsonb_array_length(failed) > 0`;
+  return new Map(rows.map((r) => [r.node, r.failed]));
+}
+
+/** One node's last report as kept (R2): what it holds and what failed, with the report's age. */
+export async function readReport(sql: Sql, node: string) {
+  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; failed: FailedEntry[]; reported_at: Date; report_age: string }[]>`
+    select serial, held, failed, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
+  return r ?? null;
+}
+
+/** Wait for a change to nodes or reports (inventory 0005's trigger): the console re-reads then, never on a one-second poll. */
+export async function onInventoryChange(sql: Sql, f: () => void): Promise<{ unlisten(): Promise<void> }> {
+  return sql.listen('mesh_inventory_changed', () => f());
+}

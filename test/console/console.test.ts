@@ -1,0 +1,228 @@
+// The web console (issue 21) in a real headless Chromium, against real
+// servers, `mesh serve`, three enrolled `mesh-host` processes and `mesh
+// console` as the operator runs it: nothing is shown without a session, a
+// link signs in once, the fleet page says what `mesh node list` says and
+// follows a stopped host to out of touch without a reload, the overlay page
+// draws what `mesh overlay show --json` lists, and text that holds markup is
+// shown as text on every page, with no script of it run.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { MESH, spawnProc, type Proc } from '../harness/mesh.js';
+import { liveNode, stopLiveNode, addModule, cli, b64, type LiveNode } from '../declare/helpers.js';
+import { launch, shotsDir } from './browser.js';
+
+interface Ctx { live: LiveNode; hosts: Record<string, Proc>; console: Proc; base: string; browser: Browser; signed: BrowserContext; fleet: Page }
+const C = suite<Ctx>('the web console, in a browser');
+
+const HOSTILE = {
+  failing: '<img src=x onerror="window.__pwned=1">',
+  held: '<script>window.__pwned=2</script>',
+  error: '</td><b onclick="window.__pwned=3">bold</b>',
+  source: '<svg onload="window.__pwned=4"></svg>',
+};
+
+async function cliJson(ctx: Ctx, ...args: string[]) {
+  const r = await ctx.live.mesh.cli([...args, '--json']);
+  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+async function link(ctx: Ctx): Promise<string> {
+  const port = new URL(ctx.base).port;
+  return (await cliJson(ctx, 'console', 'token', '--listen', `127.0.0.1:${port}`)).link as string;
+}
+
+async function signedIn(ctx: Ctx): Promise<BrowserContext> {
+  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const p = await c.newPage();
+  await p.goto(await link(ctx));
+  await p.waitForSelector('#fleet');
+  await p.close();
+  return c;
+}
+
+async function open(ctx: Ctx, path: string): Promise<Page> {
+  const p = await ctx.signed.newPage();
+  await p.goto(ctx.base + path);
+  await p.waitForSelector('body[data-ready]');
+  return p;
+}
+
+/** What each row of the fleet table says a node's state is. */
+const states = (p: Page) => p.$$eval('#nodes tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.state')!.textContent])));
+
+C.before(async (ctx) => {
+  ctx.live = await liveNode();
+  ctx.hosts = { web1: ctx.live.proc };
+  for (const n of ['web2', 'web3']) {
+    const j = await ctx.live.mesh.joined(n, { MESH_HOST_ROOTS: ctx.live.root, MESH_HOST_RECONCILE_SECONDS: '3600' });
+    await j.proc.waitFor(/applied declaration 1\b/, 30_000);
+    ctx.hosts[n] = j.proc;
+  }
+  ctx.console = spawnProc(process.execPath, [MESH, 'console', '--listen', '127.0.0.1:0'], ctx.live.mesh.env);
+  ctx.base = (await ctx.console.waitFor(/serving (http:\/\/\S+)/))[1]!;
+  ctx.browser = await launch();
+});
+C.after(async (ctx) => {
+  await ctx.browser?.close();
+  await ctx.console?.stop();
+  if (ctx.live) await stopLiveNode(ctx.live);
+});
+
+C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the browser too', async (ctx) => {
+  for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue']) {
+    const r = await fetch(ctx.base + path);
+    assert.is(r.status, 401, path);
+    assert.match(await r.text(), /mesh console token/, path);
+  }
+  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue']) {
+    const r = await fetch(ctx.base + path, { headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` } });
+    assert.is(r.status, 401, path);
+    assert.match((await r.json()).error, /sign in/);
+  }
+  const c = await ctx.browser.newContext();
+  const p = await c.newPage();
+  await p.goto(ctx.base + '/overlay');
+  assert.ok(await p.$('#signin'), 'the sign-in page');
+  assert.is(await p.$('#graph'), null, 'no graph');
+  await c.close();
+});
+
+C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is refused (MSH09)', async (ctx) => {
+  const l = await link(ctx);
+  const c = await ctx.browser.newContext();
+  const p = await c.newPage();
+  await p.goto(l);
+  await p.waitForSelector('#fleet');
+  const [cookie] = await c.cookies();
+  assert.is(cookie!.name, 'mesh_console');
+  assert.is(cookie!.httpOnly, true);
+  assert.is(cookie!.sameSite, 'Strict');
+  assert.is(cookie!.secure, false, 'served over plain HTTP on loopback');
+  const other = await ctx.browser.newContext();
+  const q = await other.newPage();
+  const from = ctx.console.output().length;
+  const r = await q.goto(l);
+  assert.is(r!.status(), 401);
+  assert.ok(await q.$('#signin'));
+  await ctx.console.waitFor(/sign-in was refused: .*\(MSH09\)/, 5_000, from);
+  assert.is((await other.cookies()).length, 0);
+  await c.close();
+  await other.close();
+  const r2 = await fetch(ctx.base + '/', { method: 'POST' });
+  assert.is(r2.status, 405, 'nothing but GET');
+});
+
+C('the fleet page lists the three hosts as here, as mesh node list does', async (ctx) => {
+  ctx.signed = await signedIn(ctx);
+  ctx.fleet = await open(ctx, '/');
+  const list = await cliJson(ctx, 'node', 'list') as { name: string; state: string }[];
+  assert.equal(list.map((n) => [n.name, n.state]), [['web1', 'here'], ['web2', 'here'], ['web3', 'here']]);
+  assert.equal(await states(ctx.fleet), { web1: 'here', web2: 'here', web3: 'here' });
+  const csp = (await fetch(ctx.base + '/static/fleet.js')).headers.get('content-security-policy');
+  assert.match(csp!, /script-src 'self'/);
+});
+
+C('the overlay page draws one node a member and one line a pair mesh overlay show --json lists', async (ctx) => {
+  const a = ctx.live.mesh.store.admin;
+  // Two more sites of machines that never ran a host: dialable ones give pairs.
+  const node = (name: string, site: string, dialable: string | null) => a`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at, last_seen)
+    values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, now(), now())`;
+  await node('b1', 'b', 'b1.example:51820');
+  await node('b2', 'b', null);
+  await node('b3', 'b', null);
+  await node('c1', 'c', 'c1.example:51820');
+  await node('c2', 'c', 'c2.example:51820');
+  const g = await cliJson(ctx, 'overlay', 'show') as { nodes: { name: string; peers: { peer: string }[] }[] };
+  const pairs = new Set(g.nodes.flatMap((n) => n.peers.map((p) => [n.name, p.peer].sort().join(' '))));
+  assert.is(g.nodes.length, 8);
+  assert.is(pairs.size, 3, 'b1-b2, b1-b3, c1-c2');
+  const p = await open(ctx, '/overlay');
+  assert.is(await p.$$eval('#graph g.node', (x) => x.length), g.nodes.length);
+  assert.is(await p.$$eval('#graph line.edge', (x) => x.length), pairs.size);
+  const drawn = await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')));
+  assert.equal(drawn.sort(), [...pairs].sort());
+  assert.equal(await p.$$eval('#graph g.site', (x) => x.map((s) => s.getAttribute('data-site'))), ['b', 'c', 'default']);
+  await p.close();
+});
+
+C('screenshots of every page at 1280x800', async (ctx) => {
+  // Something to look at: two modules, one followed from a source, running on the hosts.
+  await addModule(ctx.live.mesh, 'web', [{ kind: 'file', path: join(ctx.live.root, 'web.conf'), content: b64('listen 8080\n'), mode: '0644' }]);
+  await addModule(ctx.live.mesh, 'metrics', [{ kind: 'file', path: join(ctx.live.root, 'metrics.conf'), content: b64('interval 15s\n'), mode: '0644' }]);
+  for (const n of ['web1', 'web2']) await cli(ctx.live.mesh, 'assign', 'web', n);
+  for (const n of ['web1', 'web2', 'web3']) await cli(ctx.live.mesh, 'assign', 'metrics', n);
+  for (const [n, serial] of [['web1', 3], ['web2', 3], ['web3', 2]] as const) await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
+  await ctx.live.mesh.store.admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
+  await ctx.fleet.waitForFunction(() => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(5)')?.textContent === '2');
+  const dir = shotsDir();
+  for (const [name, path] of [['fleet', '/'], ['node', '/node?name=web1'], ['overlay', '/overlay'], ['catalogue', '/catalogue']]) {
+    const p = await open(ctx, path!);
+    await p.screenshot({ path: join(dir, `${name}.png`) });
+    await p.close();
+  }
+});
+
+C('text holding markup shows as text on every page, and none of it runs', async (ctx) => {
+  const a = ctx.live.mesh.store.admin;
+  // Names cannot hold markup (they are checked); the text a node reports and a source URL can.
+  await a`insert into inventory.report (node, serial, held, failed) values ('b2', 1,
+    ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])},
+    ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
+  await a`insert into catalogue.source (module, git_url) values ('evil', ${HOSTILE.source})`;
+  // The fleet page already open receives the failing id pushed.
+  await ctx.fleet.waitForFunction((t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t, HOSTILE.failing);
+  const pages: [string, string[]][] = [
+    ['/', [HOSTILE.failing]],
+    ['/node?name=b2', [HOSTILE.held, HOSTILE.failing, HOSTILE.error]],
+    ['/catalogue', [HOSTILE.source]],
+    ['/overlay', []],
+  ];
+  for (const [path, texts] of pages) {
+    const p = await open(ctx, path);
+    const body = await p.$eval('main', (m) => m.textContent);
+    for (const t of texts) assert.ok(body!.includes(t), `${path} shows ${t} as text`);
+    assert.is(await p.$$eval('main img, main script, main b, main svg[onload]', (x) => x.length), 0, `${path}: no element made of the text`);
+    assert.is(await p.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, `${path}: nothing ran`);
+    await p.close();
+  }
+  assert.is(await ctx.fleet.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+});
+
+C('R4 live: a stopped host turns out of touch on the open fleet and overlay pages, with no reload', async (ctx) => {
+  const overlay = await open(ctx, '/overlay');
+  // A mark on each window: a reload would wipe it.
+  for (const p of [ctx.fleet, overlay]) await p.evaluate(() => { (window as unknown as { mark: number }).mark = 21; });
+  await ctx.hosts.web3!.stop();
+  await ctx.fleet.waitForFunction(() => /^out of touch/.test(document.querySelector('#nodes tr[data-node="web3"] td.state')?.textContent ?? ''), undefined, { timeout: 240_000 });
+  await overlay.waitForSelector('#graph g.node.away[data-node="web3"]', { timeout: 30_000 });
+  for (const p of [ctx.fleet, overlay]) assert.is(await p.evaluate(() => (window as unknown as { mark?: number }).mark), 21, 'the same page, not reloaded');
+  const s = await states(ctx.fleet);
+  assert.match(s.web3!, /^out of touch/);
+  assert.is(s.web1, 'here');
+  const list = await cliJson(ctx, 'node', 'list') as { name: string; state: string }[];
+  assert.match(list.find((n) => n.name === 'web3')!.state, /^out of touch/, 'mesh node list says so too');
+  await overlay.close();
+});
+
+C('with a hub: every node peers with it, and each spoke\'s route to it is drawn as such', async (ctx) => {
+  // The hosts stop first: a hub peers with every node, and no test host may raise an overlay on this machine.
+  for (const p of Object.values(ctx.hosts)) await p.stop();
+  await ctx.live.mesh.store.admin`insert into overlay.hub (node) values ('b1')`;
+  const g = await cliJson(ctx, 'overlay', 'show') as { nodes: { name: string; peers: { peer: string; route: boolean }[] }[] };
+  const pairs = new Set(g.nodes.flatMap((n) => n.peers.map((p) => [n.name, p.peer].sort().join(' '))));
+  const routes = new Set(g.nodes.flatMap((n) => n.peers.filter((p) => p.route).map((p) => [n.name, p.peer].sort().join(' '))));
+  assert.ok(routes.size >= 7, 'every spoke routes through b1');
+  const p = await open(ctx, '/overlay');
+  assert.is(await p.$$eval('#graph g.node', (x) => x.length), g.nodes.length);
+  assert.equal((await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(), [...pairs].sort());
+  assert.equal((await p.$$eval('#graph line.edge.route', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(), [...routes].sort());
+  assert.equal(await p.$$eval('#graph g.node.hub', (x) => x.map((n) => n.getAttribute('data-node'))), ['b1']);
+  await p.screenshot({ path: join(shotsDir(), 'overlay.png') });
+  await p.close();
+});
+
+C.run();
