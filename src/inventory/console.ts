@@ -40,16 +40,17 @@ export async function sessionOpen(sql: Sql, cookie: string): Promise<boolean> {
 
 export interface FailedEntry { id: string; error: string }
 
-/** Each node's failing resources, from its last report: the fleet page lists them by id. */
+/** Each node's failing resources, from its last apply that could not finish (inventory 0008): the fleet page lists them by id. */
 export async function readFailing(sql: Sql): Promise<Map<string, FailedEntry[]>> {
-  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.report where jsonb_array_length(failed) > 0`;
+  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.apply_failure`;
   return new Map(rows.map((r) => [r.node, r.failed]));
 }
 
-/** One node's last report as kept (R2): what it holds and what failed, with the report's age. */
+/** One node's last report as kept (R2): what it holds, what its last apply could not finish (inventory 0008), and the report's age. */
 export async function readReport(sql: Sql, node: string) {
   const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; failed: FailedEntry[]; reported_at: Date; report_age: string }[]>`
-    select serial, held, failed, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
+    select r.serial, r.held, coalesce(f.failed, '[]'::jsonb) as failed, r.reported_at, inventory.describe_age(now() - r.reported_at) as report_age
+      from inventory.report r left join inventory.apply_failure f on f.node = r.node where r.node = ${node}`;
   return r ?? null;
 }
 
