@@ -78,10 +78,7 @@ CREATE FUNCTION assignment.abort_rollout(why text) RETURNS bigint
     AS $$
 declare r assignment.rollout := assignment.open_rollout();
 begin
-  if r.id is null or r.state = 'holding' then
-    raise exception '%', case when r.id is null then 'no rollout is open to abort' else format('rollout %s has not started', r.id) end
-      using errcode = 'MSH29', hint = case when r.id is null then 'see mesh rollout status' else 'nothing went out: mesh rollout release lifts the hold, or leave it held' end;
-  end if;
+  if r.id is null or r.state = 'holding' then perform assignment.refuse_move(r, 'abort'); end if;
   perform assignment.take_declare_turn();
   update assignment.rollout_node n set restore_owed = true
    where n.rollout = r.id and n.released_at is not null
@@ -435,10 +432,7 @@ begin
     update assignment.rollout set state = 'rolling', wave_started = now(), resumed_at = now(), reason = null where id = r.id;
     perform pg_notify('mesh_rollout', r.id::text);
   else
-    raise exception '%', case when r.id is null then format('no rollout is open to %s', verb)
-                              else format('rollout %s is %s: it cannot %s', r.id, r.state, verb) end
-      using errcode = 'MSH29', hint = case verb when 'pause' then 'only a rolling rollout pauses: see mesh rollout status'
-                                              else 'only a paused or halted rollout resumes: see mesh rollout status' end;
+    perform assignment.refuse_move(r, verb);
   end if;
   return r.id;
 end $$;
@@ -717,6 +711,40 @@ end $$;
 ALTER FUNCTION assignment.refuse_held(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: refuse_move(assignment.rollout, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.refuse_move(r assignment.rollout, verb text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if r.id is null then
+    raise exception 'no change is held' using errcode = 'MSH24',
+      hint = 'start with mesh rollout hold, make the changes, then mesh rollout start; mesh rollout status shows the last rollout';
+  end if;
+  raise exception 'rollout % is %: it cannot %', r.id, r.state, verb using errcode = 'MSH29',
+    hint = case verb when 'start' then 'it started already: see mesh rollout status; pause, resume or abort it'
+                     when 'pause' then 'only a rolling rollout pauses: see mesh rollout status'
+                     when 'resume' then 'only a paused or halted rollout resumes: see mesh rollout status'
+                     else 'nothing went out yet: mesh rollout release lifts the hold, or leave it held' end;
+end $$;
+
+ALTER FUNCTION assignment.refuse_move(r assignment.rollout, verb text) OWNER TO mesh_assignment;
+
+--
+-- Name: refuse_setting(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.refuse_setting(detail text, remedy text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  raise exception 'the rollout cannot use %', detail using errcode = 'MSH25', hint = remedy;
+end $$;
+
+ALTER FUNCTION assignment.refuse_setting(detail text, remedy text) OWNER TO mesh_assignment;
+
+--
 -- Name: release_hold(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -725,9 +753,7 @@ CREATE FUNCTION assignment.release_hold() RETURNS bigint
     AS $$
 declare r assignment.rollout := assignment.open_rollout();
 begin
-  if r.id is null then
-    raise exception 'no change is held' using errcode = 'MSH24', hint = 'nothing to release: mesh rollout status shows the last rollout';
-  end if;
+  if r.id is null then perform assignment.refuse_move(r, 'release'); end if;
   update assignment.rollout set state = 'released', ended_at = now() where id = r.id;
   return r.id;
 end $$;
@@ -838,18 +864,12 @@ CREATE FUNCTION assignment.start_rollout(wave_list text[], wait interval, failin
     AS $$
 declare r assignment.rollout := assignment.open_rollout(); sizes integer[]; total integer; stray text; pend text[];
 begin
-  if r.id is null or r.state <> 'holding' then
-    raise exception '%', case when r.id is null then 'no change is held, so there is nothing to roll out'
-                              else format('rollout %s is already %s', r.id, r.state) end
-      using errcode = 'MSH24', hint = case when r.id is null then 'run mesh rollout hold before making the changes, then mesh rollout start'
-                                           else 'see mesh rollout status; resume, pause or abort it' end;
-  end if;
+  if r.id is null or r.state <> 'holding' then perform assignment.refuse_move(r, 'start'); end if;
   if wait is null or wait <= interval '0' then
-    raise exception 'a wait of % for a wave to report healthy', coalesce(wait::text, 'nothing')
-      using errcode = 'MSH25', hint = 'give each wave time to apply and report: --wait-healthy 2m';
+    perform assignment.refuse_setting(format('a wait of %s for a wave to report healthy', coalesce(wait::text, 'nothing')), 'give each wave time to apply and report: --wait-healthy 2m');
   end if;
   if failing_allowed is null or failing_allowed < 0 then
-    raise exception 'max failing must be zero or more' using errcode = 'MSH25', hint = '--max-failing 0 halts on the first failure';
+    perform assignment.refuse_setting(format('%s failing nodes allowed', coalesce(failing_allowed::text, 'no number of')), '--max-failing 0 halts on the first failure');
   end if;
   perform assignment.take_declare_turn();
   select coalesce(array_agg(c.node), '{}') into pend
@@ -940,7 +960,7 @@ CREATE FUNCTION assignment.wave_sizes(waves text[], total integer) RETURNS integ
 declare w text; n integer; prev integer := 0; out integer[] := '{}';
 begin
   if coalesce(cardinality(waves), 0) = 0 then
-    raise exception 'no waves given' using errcode = 'MSH25', hint = 'give the waves as counts or shares, ending at 100%: --waves 1,10%,50%,100%';
+    perform assignment.refuse_setting('no waves', 'give the waves as counts or shares, ending at 100%: --waves 1,10%,50%,100%');
   end if;
   foreach w in array waves loop
     if w ~ '^[0-9]{1,3}%$' and substr(w, 1, length(w) - 1)::int between 1 and 100 then
@@ -948,19 +968,18 @@ begin
     elsif w ~ '^[0-9]{1,9}$' and w::int >= 1 then
       n := least(w::int, total);
     else
-      raise exception 'the wave % is not a count or a share', quote_literal(w)
-        using errcode = 'MSH25', hint = 'each wave is a count of nodes (1) or a share of them (10%), separated by commas: --waves 1,10%,50%,100%';
+      perform assignment.refuse_setting(format('the wave %s: it is not a count or a share', quote_literal(w)),
+        'each wave is a count of nodes (1) or a share of them (10%), separated by commas: --waves 1,10%,50%,100%');
     end if;
     if n < prev then
-      raise exception 'the wave % reaches fewer nodes (%) than the one before it (%)', w, n, prev
-        using errcode = 'MSH25', hint = 'waves count the nodes reached so far, so each is at least the one before: --waves 1,10%,50%,100%';
+      perform assignment.refuse_setting(format('the wave %s: it reaches fewer nodes (%s) than the one before it (%s)', w, n, prev),
+        'waves count the nodes reached so far, so each is at least the one before: --waves 1,10%,50%,100%');
     end if;
     if n > prev then out := out || n; end if;
     prev := n;
   end loop;
   if prev < total then
-    raise exception 'the last wave reaches % of the % nodes', prev, total
-      using errcode = 'MSH25', hint = 'end the waves at every node: --waves 1,10%,100%';
+    perform assignment.refuse_setting(format('waves whose last reaches %s of the %s nodes', prev, total), 'end the waves at every node: --waves 1,10%,100%');
   end if;
   return out;
 end $_$;

@@ -65,7 +65,7 @@ R.after(async (ctx) => {
 
 R('nothing is held yet: start, pause and release are refused with their codes', async (ctx) => {
   assert.match(refused(await ctx.mesh.cli(['rollout', 'start']), 'MSH24'), /mesh rollout hold/);
-  assert.match(refused(await ctx.mesh.cli(['rollout', 'pause']), 'MSH29'), /no rollout is open to pause/);
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'pause']), 'MSH24'), /no change is held/);
   refused(await ctx.mesh.cli(['rollout', 'release']), 'MSH24');
   assert.match(ok(await ctx.mesh.cli(['rollout', 'status'])), /no rollout yet/);
 });
@@ -74,6 +74,7 @@ R('a hold: a second is refused, and a start with no change held', async (ctx) =>
   assert.match(ok(await ctx.mesh.cli(['rollout', 'hold'])), /holding changes \(rollout \d+\)/);
   refused(await ctx.mesh.cli(['rollout', 'hold']), 'MSH23');
   refused(await ctx.mesh.cli(['rollout', 'start']), 'MSH27');
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'pause']), 'MSH29'), /rollout \d+ is holding: it cannot pause/);
 });
 
 R('changes made while holding reach no node; plan --all shows them; an explicit declare of one is refused', async (ctx) => {
@@ -88,9 +89,9 @@ R('changes made while holding reach no node; plan --all shows them; an explicit 
 });
 
 R('waves, waits and canaries that cannot be used are refused, naming the form', async (ctx) => {
-  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '1,50%']), 'MSH25'), /end the waves at every node/);
-  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '1,ten']), 'MSH25'), /'ten' is not a count or a share/);
-  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '50%,1,100%']), 'MSH25'), /fewer nodes/);
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '1,50%']), 'MSH25'), /waves whose last reaches 10 of the 20 nodes: end the waves at every node/);
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '1,ten']), 'MSH25'), /the wave 'ten': it is not a count or a share/);
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--waves', '50%,1,100%']), 'MSH25'), /the wave 1: it reaches fewer nodes \(1\) than the one before it \(10\)/);
   refused(await ctx.mesh.cli(['rollout', 'start', '--wait-healthy', '0s']), 'MSH25');
   assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--first', 'nobody']), 'MSH26'), /the canary nobody has no held change/);
   assert.is((await status(ctx)).state, 'holding');
