@@ -9,13 +9,13 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshMesh, type Mesh, type Proc, type CliResult } from '../harness/mesh.js';
+import { freshMesh, type Mesh, type Proc, type Host, type CliResult } from '../harness/mesh.js';
 import { root, until as untilShort } from '../declare/helpers.js';
 import { b64 } from '../../src/crypto/keys.js';
 
 const N = 20;
 const names = Array.from({ length: N }, (_, i) => `n${String(i + 1).padStart(2, '0')}`);
-interface Ctx { mesh: Mesh; serve: Proc; roots: Map<string, string>; failing: string; wave2: string[]; wave3: string[] }
+interface Ctx { mesh: Mesh; serve: Proc; roots: Map<string, string>; hosts: Map<string, { host: Host; proc: Proc }>; failing: string; wave2: string[]; wave3: string[] }
 const R = suite<Ctx>('rollout: hold, waves, halt, resume, abort (issue 20)');
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>) => untilShort(what, f, 120_000);
 
@@ -34,6 +34,7 @@ const status = async (ctx: Ctx) => JSON.parse(ok(await ctx.mesh.cli(['rollout', 
 };
 const newest = async (ctx: Ctx, node: string) => Number((await ctx.mesh.store.admin`select max(serial) as s from assignment.declaration where node = ${node}`)[0]!.s);
 const content = (ctx: Ctx, node: string, name = 'app.conf') => { try { return readFileSync(join(ctx.roots.get(node)!, name), 'utf8'); } catch { return null; } };
+const failingListed = async (ctx: Ctx, node: string) => (JSON.parse(ok(await ctx.mesh.cli(['node', 'list', '--json']))) as { name: string; failing: number }[]).find((x) => x.name === node)!.failing;
 /** The canary order SQL promises: pinned first, then by sha256 of the name. */
 const byHash = (xs: string[]) => [...xs].sort((a, b) => createHash('sha256').update(a).digest('hex').localeCompare(createHash('sha256').update(b).digest('hex')));
 
@@ -41,21 +42,23 @@ R.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.serve = await ctx.mesh.serve();
   ctx.roots = new Map();
+  ctx.hosts = new Map();
+  // The canary is pinned; wave 2 (25% of 20 = 5 reached) is the next four by hash; the failing node is one of them.
+  const rest = byHash(names.filter((n) => n !== 'n01'));
+  ctx.wave2 = rest.slice(0, 4);
+  ctx.wave3 = rest.slice(4);
+  ctx.failing = ctx.wave2[1]!;
   await Promise.all(names.map(async (n) => {
     ctx.roots.set(n, root());
-    // Reconcile every 2 s: a fixed machine is found fixed without a new declaration.
-    await ctx.mesh.joined(n, { MESH_HOST_ROOTS: ctx.roots.get(n)!, MESH_HOST_RECONCILE_SECONDS: '2' });
+    // Reconcile every 2 s: a fixed machine is found fixed without a new declaration. The failing node does not
+    // look again by itself: it is fixed and its agent restarted, so what it says before and after is known.
+    ctx.hosts.set(n, await ctx.mesh.joined(n, { MESH_HOST_ROOTS: ctx.roots.get(n)!, MESH_HOST_RECONCILE_SECONDS: n === ctx.failing ? '3600' : '2' }));
   }));
   for (const n of names) {
     ok(await ctx.mesh.cli(['module', 'add', moduleFor(ctx, n, 1)]));
     ok(await ctx.mesh.cli(['assign', `app-${n}`, n]));
   }
   await until('every node holds version 1', async () => names.every((n) => content(ctx, n) === 'version 1\n'));
-  // The canary is pinned; wave 2 (25% of 20 = 5 reached) is the next four by hash; the failing node is one of them.
-  const rest = byHash(names.filter((n) => n !== 'n01'));
-  ctx.wave2 = rest.slice(0, 4);
-  ctx.wave3 = rest.slice(4);
-  ctx.failing = ctx.wave2[1]!;
 });
 
 R.after(async (ctx) => {
@@ -108,6 +111,7 @@ R('a node of the second wave cannot apply: the rollout halts naming it, and the 
   assert.is(s.wave, 2);
   assert.match(s.reason!, new RegExp(`1 failing \\(at most 0 allowed\\): ${ctx.failing}: declaration \\d+ could not apply file:.*extra2\\.conf`));
   assert.equal(s.nodes.filter((x) => x.state === 'failing').map((x) => x.node), [ctx.failing]);
+  assert.is(await failingListed(ctx, ctx.failing), 1, 'mesh node list counts the failed resource');
   const text = ok(await ctx.mesh.cli(['rollout', 'status']));
   assert.match(text, /halted at wave 2 of 3 \(1,25%,100%\)/);
   assert.match(text, new RegExp(`why: .*${ctx.failing}`));
@@ -126,15 +130,26 @@ R('a node of the second wave cannot apply: the rollout halts naming it, and the 
 
 R('serve killed, the machine fixed, a new serve and resume: the rollout completes, every node at its newest serial', async (ctx) => {
   await ctx.serve.stop('SIGKILL');
+  // Resumed before the node says anything new: its failure is old news, the wave waits for its next word.
+  const resumed = ok(await ctx.mesh.cli(['rollout', 'resume']));
+  assert.match(resumed, /rollout \d+ is rolling at wave 2\n/, resumed);
+  const waiting = (await status(ctx)).nodes.find((x) => x.node === ctx.failing)!;
+  assert.is(waiting.state, 'waiting');
+  assert.match(waiting.why, /could not apply .*extra2\.conf.* \(before the resume: waiting for a clean report\)/);
+  // Fixed, and its agent restarted: it applies what it holds and says so.
   rmSync(join(ctx.roots.get(ctx.failing)!, 'extra2.conf'), { recursive: true, force: true });
+  const h = ctx.hosts.get(ctx.failing)!;
+  await h.proc.stop();
+  h.proc = h.host.run();
+  await h.proc.waitFor(/connected to /);
   ctx.serve = await ctx.mesh.serve();
-  assert.match(ok(await ctx.mesh.cli(['rollout', 'resume'])), /rollout \d+ is rolling at wave (2|3)/);
   await until('wave 3 is out', async () => (await status(ctx)).wave === 3);
   // Killed again with wave 3 out: the next serve picks the rollout up from SQL.
   await ctx.serve.stop('SIGKILL');
   ctx.serve = await ctx.mesh.serve();
   const s = await until('the rollout is done', async () => { const x = await status(ctx); return x.state === 'done' && x; });
   assert.is(s.applied, N);
+  assert.is(await failingListed(ctx, ctx.failing), 0, 'the clean report cleared the failure');
   for (const n of names) {
     assert.is(content(ctx, n), 'version 2\n', n);
     assert.is(content(ctx, n, 'extra2.conf'), 'extra 2\n', n);
