@@ -32,17 +32,22 @@ export async function openSession(sql: Sql, secret: string, lifetime = '12h'): P
   }
 }
 
-/** Whether COOKIE is a session still open. */
-export async function sessionOpen(sql: Sql, cookie: string): Promise<boolean> {
-  const [r] = await sql<{ open: boolean }[]>`select inventory.console_session_open(session_hash => ${sha256(cookie)}::bytea) as open`;
-  return r!.open;
+/** Milliseconds COOKIE's session has left by the database's clock, or null when it is not open (console_session_open judges). */
+export async function sessionLeft(sql: Sql, cookie: string): Promise<number | null> {
+  const h = sha256(cookie);
+  const [r] = await sql<{ left_ms: number | null }[]>`
+    select case when inventory.console_session_open(session_hash => ${h}::bytea)
+                then (select extract(epoch from s.expires_at - now()) * 1000 from inventory.console_session s where s.session_hash = ${h}::bytea)::float8
+           end as left_ms`;
+  return r!.left_ms;
 }
 
 export interface FailedEntry { id: string; error: string }
 
-/** Each node's failing resources, from its last report: the fleet page lists them by id. */
-export async function readFailing(sql: Sql): Promise<Map<string, FailedEntry[]>> {
-  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.report where jsonb_array_length(failed) > 0`;
+/** Each node's failing resources with their errors (of every node, or of NODE), from its last report: the fleet page lists them by id, the node page with the error. */
+export async function readFailing(sql: Sql, node?: string): Promise<Map<string, FailedEntry[]>> {
+  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.report
+    where jsonb_array_length(failed) > 0 and (${node ?? null}::text is null or node = ${node ?? null}::text)`;
   return new Map(rows.map((r) => [r.node, r.failed]));
 }
 
