@@ -31,7 +31,7 @@ async function load() {
       el('td', {}, r.kind),
       el('td', {}, r.node ? nodeLink(r.node) : '-'),
       el('td', {}, r.actor),
-      el('td', { class: 'mono' }, r.what))));
+      el('td', { class: 'mono what' }, r.what))));
     counter.textContent = `${d.rows.length} row${d.rows.length === 1 ? '' : 's'}, oldest first${d.rows.length === 100 ? ' (the newest 100 that match)' : ''}`;
   } catch (err) {
     tbody.replaceChildren();
