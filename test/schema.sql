@@ -70,6 +70,27 @@ CREATE SCHEMA secret;
 ALTER SCHEMA secret OWNER TO mesh_secret;
 
 --
+-- Name: abort_rollout(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.abort_rollout(why text) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout();
+begin
+  if r.id is null or r.state = 'holding' then perform assignment.refuse_move(r, 'abort'); end if;
+  perform assignment.take_declare_turn();
+  update assignment.rollout_node n set restore_owed = true
+   where n.rollout = r.id and n.released_at is not null
+     and (select s.serial from assignment.node_serial s where s.node = n.node) > n.from_serial;
+  update assignment.rollout set state = 'aborted', ended_at = now(), reason = coalesce(why, 'aborted by the operator') where id = r.id;
+  insert into assignment.rollout default values;
+  return r.id;
+end $$;
+
+ALTER FUNCTION assignment.abort_rollout(why text) OWNER TO mesh_assignment;
+
+--
 -- Name: acknowledge(text, bigint, bigint[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -99,6 +120,56 @@ CREATE FUNCTION assignment.acknowledged_floor(node_name text) RETURNS TABLE(seri
 $$;
 
 ALTER FUNCTION assignment.acknowledged_floor(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: advance_rollout(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.advance_rollout() RETURNS TABLE(rollout bigint, state text, wave integer, undeclared text[])
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout; last_wave integer; bad text; late text; nfail integer;
+begin
+  select * into r from assignment.rollout o where o.state = 'rolling' for update;
+  if r.id is null then return; end if;
+  select max(n.wave) into last_wave from assignment.rollout_node n where n.rollout = r.id;
+  if r.wave > 0 then
+    select count(*), string_agg(format('%s: %s', s.node, s.why), '; ' order by s.position)
+      into nfail, bad
+      from assignment.rollout_node_state(r.id) s where s.state = 'failing';
+    if nfail > r.max_failing then
+      update assignment.rollout o set state = 'halted', reason = format('%s failing (at most %s allowed): %s', nfail, r.max_failing, bad) where o.id = r.id;
+      return query select r.id, 'halted'::text, r.wave, '{}'::text[];
+      return;
+    end if;
+    select string_agg(format('%s: %s', s.node, s.why), '; ' order by s.position) into late
+      from assignment.rollout_node_state(r.id) s
+     where s.wave <= r.wave and s.state in ('waiting', 'restoring');
+    if late is not null then
+      if now() - r.wave_started > r.wait_healthy then
+        update assignment.rollout o set state = 'halted',
+               reason = format('wave %s did not report healthy within %s: %s', r.wave, r.wait_healthy, late) where o.id = r.id;
+        return query select r.id, 'halted'::text, r.wave, '{}'::text[];
+        return;
+      end if;
+      return query select r.id, r.state, r.wave,
+        coalesce((select array_agg(s.node order by s.position) from assignment.rollout_node_state(r.id) s
+                   where s.wave <= r.wave and s.why = 'released, not yet declared'), '{}');
+      return;
+    end if;
+    if r.wave >= last_wave then
+      update assignment.rollout o set state = 'done', ended_at = now(), reason = null where o.id = r.id;
+      return query select r.id, 'done'::text, r.wave, '{}'::text[];
+      return;
+    end if;
+  end if;
+  update assignment.rollout o set wave = r.wave + 1, wave_started = now(), reason = null where o.id = r.id;
+  update assignment.rollout_node n set released_at = now() where n.rollout = r.id and n.wave = r.wave + 1;
+  return query select r.id, 'rolling'::text, r.wave + 1,
+    (select coalesce(array_agg(n.node order by n.position), '{}') from assignment.rollout_node n where n.rollout = r.id and n.wave = r.wave + 1);
+end $$;
+
+ALTER FUNCTION assignment.advance_rollout() OWNER TO mesh_assignment;
 
 --
 -- Name: affected_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -273,6 +344,41 @@ $$;
 ALTER FUNCTION assignment.firewalls(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: held_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.held_nodes() RETURNS TABLE(node text)
+    LANGUAGE sql STABLE
+    AS $$
+  select s.node
+    from assignment.node_serial s
+    join assignment.rollout r on r.state in ('holding', 'rolling', 'paused', 'halted')
+   where not exists (select 1 from assignment.rollout_node n
+                      where n.rollout = r.id and n.node = s.node and n.released_at is not null)
+$$;
+
+ALTER FUNCTION assignment.held_nodes() OWNER TO mesh_assignment;
+
+--
+-- Name: hold_changes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.hold_changes() RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout(); made bigint;
+begin
+  if r.id is not null then
+    raise exception 'rollout % is already open (%)', r.id, r.state
+      using errcode = 'MSH23', hint = 'one rollout at a time: see mesh rollout status; end it with mesh rollout release or abort';
+  end if;
+  insert into assignment.rollout default values returning id into made;
+  return made;
+end $$;
+
+ALTER FUNCTION assignment.hold_changes() OWNER TO mesh_assignment;
+
+--
 -- Name: latest_envelope(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -310,6 +416,145 @@ CREATE FUNCTION assignment.mark_failed(ids bigint[], errors text[]) RETURNS void
 $$;
 
 ALTER FUNCTION assignment.mark_failed(ids bigint[], errors text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: move_rollout(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.move_rollout(verb text) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout();
+begin
+  if verb = 'pause' and r.state = 'rolling' then
+    update assignment.rollout set state = 'paused' where id = r.id;
+  elsif verb = 'resume' and r.state in ('paused', 'halted') then
+    update assignment.rollout set state = 'rolling', wave_started = now(), resumed_at = now(), reason = null where id = r.id;
+    perform pg_notify('mesh_rollout', r.id::text);
+  else
+    perform assignment.refuse_move(r, verb);
+  end if;
+  return r.id;
+end $$;
+
+ALTER FUNCTION assignment.move_rollout(verb text) OWNER TO mesh_assignment;
+
+--
+-- Name: note_unchanged(bigint, text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.note_unchanged(rollout_id bigint, node_names text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  update assignment.rollout_node n set nothing_owed = true
+   where n.rollout = rollout_id and n.node = any(node_names) and n.released_at is not null
+     and (select s.serial from assignment.node_serial s where s.node = n.node) = n.from_serial
+$$;
+
+ALTER FUNCTION assignment.note_unchanged(rollout_id bigint, node_names text[]) OWNER TO mesh_assignment;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: rollout; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.rollout (
+    id bigint NOT NULL,
+    state text DEFAULT 'holding'::text NOT NULL,
+    waves text[],
+    wait_healthy interval DEFAULT '00:02:00'::interval NOT NULL,
+    max_failing integer DEFAULT 0 NOT NULL,
+    first text[] DEFAULT '{}'::text[] NOT NULL,
+    wave integer DEFAULT 0 NOT NULL,
+    wave_started timestamp with time zone,
+    resumed_at timestamp with time zone,
+    reason text,
+    held_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    ended_at timestamp with time zone,
+    CONSTRAINT rollout_check CHECK (((state = ANY (ARRAY['done'::text, 'aborted'::text, 'released'::text])) = (ended_at IS NOT NULL))),
+    CONSTRAINT rollout_max_failing_check CHECK ((max_failing >= 0)),
+    CONSTRAINT rollout_state_check CHECK ((state = ANY (ARRAY['holding'::text, 'rolling'::text, 'paused'::text, 'halted'::text, 'done'::text, 'aborted'::text, 'released'::text]))),
+    CONSTRAINT rollout_wait_healthy_check CHECK ((wait_healthy > '00:00:00'::interval)),
+    CONSTRAINT rollout_wave_check CHECK ((wave >= 0))
+);
+
+ALTER TABLE assignment.rollout OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE rollout; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.rollout IS 'Each rollout: a hold on changed compositions, then their release wave by wave. At most one is open (holding, rolling, paused, halted).';
+
+--
+-- Name: COLUMN rollout.state; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.state IS 'holding: changes wait; rolling: waves go out; paused or halted: no new wave; done, aborted, released: ended.';
+
+--
+-- Name: COLUMN rollout.waves; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.waves IS 'The waves as given (1, 10%, 100%): each the number or share of the rollout''s nodes reached by its end.';
+
+--
+-- Name: COLUMN rollout.wait_healthy; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.wait_healthy IS 'How long a wave may take to report applied before the rollout halts.';
+
+--
+-- Name: COLUMN rollout.max_failing; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.max_failing IS 'How many released nodes may fail before the rollout halts.';
+
+--
+-- Name: COLUMN rollout.first; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.first IS 'Canaries pinned by the operator, in order.';
+
+--
+-- Name: COLUMN rollout.wave; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.wave IS 'The wave out now (1-based); 0 before the start.';
+
+--
+-- Name: COLUMN rollout.wave_started; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.wave_started IS 'When the wave out now was released (or resumed): the wait counts from here.';
+
+--
+-- Name: COLUMN rollout.resumed_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.resumed_at IS 'When it was last resumed: a failure reported before then is old news (the machine may be fixed) until the node says so again.';
+
+--
+-- Name: COLUMN rollout.reason; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout.reason IS 'Why it halted or was aborted, naming the nodes.';
+
+--
+-- Name: open_rollout(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.open_rollout() RETURNS assignment.rollout
+    LANGUAGE sql STABLE
+    AS $$
+  select r from assignment.rollout r where r.state in ('holding', 'rolling', 'paused', 'halted')
+$$;
+
+ALTER FUNCTION assignment.open_rollout() OWNER TO mesh_assignment;
 
 --
 -- Name: owed_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -435,6 +680,152 @@ ALTER FUNCTION assignment.record_declarations(nodes text[], serials bigint[], di
 COMMENT ON FUNCTION assignment.record_declarations(nodes text[], serials bigint[], digests text[], hashes text[], envelope_lines text) IS 'Record a batch of declarations (digests and hashes in hex, envelopes one JSON text a line) and owe each to its node in the outbox (W1).';
 
 --
+-- Name: recorded_resources(text[], bigint[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.recorded_resources(node_names text[], serials bigint[]) RETURNS TABLE(node text, resources text, resources_hash bytea)
+    LANGUAGE sql STABLE
+    AS $$
+  select d.node, ((convert_from(d.envelope, 'utf8')::jsonb ->> 'body')::jsonb -> 'resources')::text, d.resources_hash
+    from unnest(node_names, serials) w(node, serial)
+    join assignment.declaration d on d.node = w.node and d.serial = w.serial
+$$;
+
+ALTER FUNCTION assignment.recorded_resources(node_names text[], serials bigint[]) OWNER TO mesh_assignment;
+
+--
+-- Name: refuse_held(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.refuse_held(node_names text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout();
+begin
+  if coalesce(cardinality(node_names), 0) > 0 then
+    raise exception 'the change to % is held by rollout %, which is %', array_to_string(node_names, ', '), r.id, r.state
+      using errcode = 'MSH28', hint = 'release it with mesh rollout start (in waves) or mesh rollout release (at once); see mesh plan --all';
+  end if;
+end $$;
+
+ALTER FUNCTION assignment.refuse_held(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: refuse_move(assignment.rollout, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.refuse_move(r assignment.rollout, verb text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if r.id is null then
+    raise exception 'no change is held' using errcode = 'MSH24',
+      hint = 'start with mesh rollout hold, make the changes, then mesh rollout start; mesh rollout status shows the last rollout';
+  end if;
+  raise exception 'rollout % is %: it cannot %', r.id, r.state, verb using errcode = 'MSH29',
+    hint = case verb when 'start' then 'it started already: see mesh rollout status; pause, resume or abort it'
+                     when 'pause' then 'only a rolling rollout pauses: see mesh rollout status'
+                     when 'resume' then 'only a paused or halted rollout resumes: see mesh rollout status'
+                     else 'nothing went out yet: mesh rollout release lifts the hold, or leave it held' end;
+end $$;
+
+ALTER FUNCTION assignment.refuse_move(r assignment.rollout, verb text) OWNER TO mesh_assignment;
+
+--
+-- Name: refuse_setting(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.refuse_setting(detail text, remedy text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  raise exception 'the rollout cannot use %', detail using errcode = 'MSH25', hint = remedy;
+end $$;
+
+ALTER FUNCTION assignment.refuse_setting(detail text, remedy text) OWNER TO mesh_assignment;
+
+--
+-- Name: release_hold(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.release_hold() RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout();
+begin
+  if r.id is null then perform assignment.refuse_move(r, 'release'); end if;
+  update assignment.rollout set state = 'released', ended_at = now() where id = r.id;
+  return r.id;
+end $$;
+
+ALTER FUNCTION assignment.release_hold() OWNER TO mesh_assignment;
+
+--
+-- Name: restored(bigint, text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.restored(rollout_id bigint, node_names text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  update assignment.rollout_node set restore_owed = false where rollout = rollout_id and node = any(node_names)
+$$;
+
+ALTER FUNCTION assignment.restored(rollout_id bigint, node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: restores_owed(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.restores_owed() RETURNS TABLE(rollout bigint, node text, from_serial bigint)
+    LANGUAGE sql STABLE
+    AS $$
+  select n.rollout, n.node, n.from_serial from assignment.rollout_node n
+   where n.restore_owed and exists (select 1 from inventory.enrolled_node e where e.name = n.node)
+   order by n.rollout, n.position
+$$;
+
+ALTER FUNCTION assignment.restores_owed() OWNER TO mesh_assignment;
+
+--
+-- Name: rollout_node_state(bigint); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(node text, wave integer, "position" integer, from_serial bigint, newest_serial bigint, released_at timestamp with time zone, state text, why text)
+    LANGUAGE sql STABLE
+    AS $$
+  select n.node, n.wave, n.position, n.from_serial, s.serial, n.released_at,
+         case when n.released_at is null then 'held'
+              when n.restore_owed then 'restoring'
+              when f.fresh or x.fresh then 'failing'
+              when n.nothing_owed or (s.serial > n.from_serial and d.acknowledged_at is not null) then 'applied'
+              else 'waiting' end,
+         case when n.released_at is null then 'not yet released'
+              when n.restore_owed then format('owed declaration %s again (the rollout was aborted)', n.from_serial)
+              when f.node is not null and (f.fresh or not coalesce(x.fresh, false)) then format('declaration %s could not apply %s%s', f.serial,
+                     (select string_agg(e->>'id' || ': ' || (e->>'error'), '; ') from jsonb_array_elements(f.failed) e),
+                     case when f.fresh then '' else ' (before the resume: waiting for a clean report)' end)
+              when x.node is not null then format('refused declaration %s: %s: %s%s', x.serial, x.fault, x.reason,
+                     case when x.fresh then '' else ' (before the resume: waiting for a clean report)' end)
+              when n.nothing_owed then 'nothing to apply: its composition no longer differed'
+              when s.serial > n.from_serial and d.acknowledged_at is not null then format('applied declaration %s', s.serial)
+              when s.serial = n.from_serial then 'released, not yet declared'
+              else format('declaration %s not yet reported applied', s.serial) end
+    from assignment.rollout_node n
+    join assignment.rollout r on r.id = n.rollout
+    join assignment.node_serial s on s.node = n.node
+    join inventory.enrolled_node e on e.name = n.node  -- a node retired mid-rollout is out of it
+    left join assignment.declaration d on d.node = n.node and d.serial = s.serial
+    -- A failure counts against the newest declaration only, and only if told since the last resume.
+    left join lateral (select f.*, f.reported_at >= coalesce(r.resumed_at, '-infinity') as fresh from inventory.apply_failure f
+                        where f.node = n.node and f.serial >= s.serial and s.serial > n.from_serial) f on true
+    left join lateral (select x.*, x.refused_at >= coalesce(r.resumed_at, '-infinity') as fresh from inventory.refusal x
+                        where x.node = n.node and x.serial >= s.serial and s.serial > n.from_serial and x.refused_at >= n.released_at) x on true
+   where n.rollout = rollout_id
+$$;
+
+ALTER FUNCTION assignment.rollout_node_state(rollout_id bigint) OWNER TO mesh_assignment;
+
+--
 -- Name: set_declaration_lifetime(interval); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -463,6 +854,55 @@ CREATE FUNCTION assignment.signed_now() RETURNS timestamp with time zone
 $$;
 
 ALTER FUNCTION assignment.signed_now() OWNER TO mesh_assignment;
+
+--
+-- Name: start_rollout(text[], interval, integer, text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.start_rollout(wave_list text[], wait interval, failing_allowed integer, canaries text[]) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare r assignment.rollout := assignment.open_rollout(); sizes integer[]; total integer; stray text; pend text[];
+begin
+  if r.id is null or r.state <> 'holding' then perform assignment.refuse_move(r, 'start'); end if;
+  if wait is null or wait <= interval '0' then
+    perform assignment.refuse_setting(format('a wait of %s for a wave to report healthy', coalesce(wait::text, 'nothing')), 'give each wave time to apply and report: --wait-healthy 2m');
+  end if;
+  if failing_allowed is null or failing_allowed < 0 then
+    perform assignment.refuse_setting(format('%s failing nodes allowed', coalesce(failing_allowed::text, 'no number of')), '--max-failing 0 halts on the first failure');
+  end if;
+  perform assignment.take_declare_turn();
+  select coalesce(array_agg(c.node), '{}') into pend
+    from assignment.compose_each(null) c
+    join assignment.held_nodes() h on h.node = c.node
+   where c.changed;
+  total := cardinality(pend);
+  if total = 0 then
+    raise exception 'no held change differs from what the nodes hold'
+      using errcode = 'MSH27', hint = 'make the changes first (mesh plan --all shows what is pending), then mesh rollout start';
+  end if;
+  select c into stray from unnest(coalesce(canaries, '{}')) c where c <> all(pend) limit 1;
+  if stray is not null then
+    raise exception 'the canary % has no held change', stray
+      using errcode = 'MSH26', hint = 'pin with --first only nodes the rollout changes: see mesh plan --all';
+  end if;
+  sizes := assignment.wave_sizes(wave_list, total);
+  insert into assignment.rollout_node (rollout, node, wave, position, from_serial)
+  select r.id, o.node,
+         (select min(i) from generate_subscripts(sizes, 1) i where sizes[i] >= o.position),
+         o.position, s.serial
+    from (select p.node, row_number() over (order by array_position(canaries, p.node) nulls last, sha256(convert_to(p.node, 'utf8')))::int as position
+            from unnest(pend) p(node)) o
+    join assignment.node_serial s on s.node = o.node;
+  update assignment.rollout
+     set state = 'rolling', waves = wave_list, wait_healthy = wait, max_failing = failing_allowed,
+         first = coalesce(canaries, '{}'), started_at = now()
+   where id = r.id;
+  perform pg_notify('mesh_rollout', r.id::text);
+  return r.id;
+end $$;
+
+ALTER FUNCTION assignment.start_rollout(wave_list text[], wait interval, failing_allowed integer, canaries text[]) OWNER TO mesh_assignment;
 
 --
 -- Name: take_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -509,6 +949,42 @@ CREATE FUNCTION assignment.unassign(module_name text, node_name text) RETURNS bo
 $$;
 
 ALTER FUNCTION assignment.unassign(module_name text, node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: wave_sizes(text[], integer); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.wave_sizes(waves text[], total integer) RETURNS integer[]
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+declare w text; n integer; prev integer := 0; out integer[] := '{}';
+begin
+  if coalesce(cardinality(waves), 0) = 0 then
+    perform assignment.refuse_setting('no waves', 'give the waves as counts or shares, ending at 100%: --waves 1,10%,50%,100%');
+  end if;
+  foreach w in array waves loop
+    if w ~ '^[0-9]{1,3}%$' and substr(w, 1, length(w) - 1)::int between 1 and 100 then
+      n := ceil(total * substr(w, 1, length(w) - 1)::numeric / 100)::int;
+    elsif w ~ '^[0-9]{1,9}$' and w::int >= 1 then
+      n := least(w::int, total);
+    else
+      perform assignment.refuse_setting(format('the wave %s: it is not a count or a share', quote_literal(w)),
+        'each wave is a count of nodes (1) or a share of them (10%), separated by commas: --waves 1,10%,50%,100%');
+    end if;
+    if n < prev then
+      perform assignment.refuse_setting(format('the wave %s: it reaches fewer nodes (%s) than the one before it (%s)', w, n, prev),
+        'waves count the nodes reached so far, so each is at least the one before: --waves 1,10%,50%,100%');
+    end if;
+    if n > prev then out := out || n; end if;
+    prev := n;
+  end loop;
+  if prev < total then
+    perform assignment.refuse_setting(format('waves whose last reaches %s of the %s nodes', prev, total), 'end the waves at every node: --waves 1,10%,100%');
+  end if;
+  return out;
+end $_$;
+
+ALTER FUNCTION assignment.wave_sizes(waves text[], total integer) OWNER TO mesh_assignment;
 
 --
 -- Name: append(text, text, jsonb); Type: FUNCTION; Schema: audit; Owner: mesh_audit
@@ -569,10 +1045,6 @@ begin
 end $$;
 
 ALTER FUNCTION audit.check_chain() OWNER TO mesh_audit;
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: event; Type: TABLE; Schema: audit; Owner: mesh_audit
@@ -716,6 +1188,22 @@ begin
 end $$;
 
 ALTER FUNCTION audit.on_refusal() OWNER TO mesh_audit;
+
+--
+-- Name: on_rollout(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_rollout() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  perform audit.append('rollout', null, jsonb_strip_nulls(jsonb_build_object('rollout', new.id, 'state', new.state, 'wave', new.wave,
+    'waves', array_to_string(new.waves, ','), 'reason', new.reason)));
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_rollout() OWNER TO mesh_audit;
 
 --
 -- Name: on_secret(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
@@ -972,6 +1460,20 @@ $$;
 ALTER FUNCTION catalogue.withdraw_build_request(request_id uuid) OWNER TO mesh_catalogue;
 
 --
+-- Name: clear_failure(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.clear_failure() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  delete from inventory.apply_failure f where f.node = new.node and f.serial <= new.serial;
+  return null;
+end $$;
+
+ALTER FUNCTION inventory.clear_failure() OWNER TO mesh_inventory;
+
+--
 -- Name: console_session_open(bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -1115,6 +1617,24 @@ CREATE FUNCTION inventory.record_corrections(node_name text, resources text[]) R
 $$;
 
 ALTER FUNCTION inventory.record_corrections(node_name text, resources text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: record_failure(text, bigint, jsonb); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_failure(node_name text, failed_serial bigint, failed_now jsonb) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null;
+  if not found then return false; end if;
+  insert into inventory.apply_failure (node, serial, failed) values (node_name, failed_serial, failed_now)
+  on conflict (node) do update set serial = excluded.serial, failed = excluded.failed, reported_at = now()
+    where excluded.serial >= inventory.apply_failure.serial;
+  return true;
+end $$;
+
+ALTER FUNCTION inventory.record_failure(node_name text, failed_serial bigint, failed_now jsonb) OWNER TO mesh_inventory;
 
 --
 -- Name: record_refusal(text, bigint, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -3112,6 +3632,137 @@ ALTER TABLE assignment.placement OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.placement IS 'Module M is assigned to node N.';
 
 --
+-- Name: rollout_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE assignment.rollout ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME assignment.rollout_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: rollout_node; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.rollout_node (
+    rollout bigint NOT NULL,
+    node text NOT NULL,
+    wave integer NOT NULL,
+    "position" integer NOT NULL,
+    from_serial bigint NOT NULL,
+    released_at timestamp with time zone,
+    nothing_owed boolean DEFAULT false NOT NULL,
+    restore_owed boolean DEFAULT false NOT NULL,
+    CONSTRAINT rollout_node_position_check CHECK (("position" > 0)),
+    CONSTRAINT rollout_node_wave_check CHECK ((wave > 0))
+);
+
+ALTER TABLE assignment.rollout_node OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE rollout_node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.rollout_node IS 'Each node a rollout changes: its wave, its place in the canary order, and the declaration it held before.';
+
+--
+-- Name: COLUMN rollout_node.from_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_node.from_serial IS 'Its newest declaration when the rollout started: what an abort declares again.';
+
+--
+-- Name: COLUMN rollout_node.released_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_node.released_at IS 'When its wave went out; null while held.';
+
+--
+-- Name: COLUMN rollout_node.nothing_owed; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_node.nothing_owed IS 'Released, but its composition no longer differed (the change was undone): nothing to apply.';
+
+--
+-- Name: COLUMN rollout_node.restore_owed; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_node.restore_owed IS 'Aborted after it was reached: the declaration it held before is owed to it again.';
+
+--
+-- Name: rollout_nodes; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.rollout_nodes AS
+ SELECT r.id AS rollout,
+    x.node,
+    x.wave,
+    x."position",
+    x.state,
+    x.why,
+    x.from_serial,
+    x.newest_serial,
+    x.released_at
+   FROM (assignment.rollout r
+     CROSS JOIN LATERAL assignment.rollout_node_state(r.id) x(node, wave, "position", from_serial, newest_serial, released_at, state, why));
+
+ALTER TABLE assignment.rollout_nodes OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW rollout_nodes; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.rollout_nodes IS 'Each node of each rollout: its wave, canary order, held / waiting / applied / failing / restoring and why.';
+
+--
+-- Name: rollout_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.rollout_status AS
+ SELECT r.id,
+    r.state,
+    r.wave,
+    cardinality(r.waves) AS waves_given,
+    ( SELECT max(n.wave) AS max
+           FROM assignment.rollout_node n
+          WHERE (n.rollout = r.id)) AS waves,
+    r.waves AS wave_list,
+    r.wait_healthy,
+    r.max_failing,
+    r.first,
+    (( SELECT count(*) AS count
+           FROM assignment.rollout_node n
+          WHERE (n.rollout = r.id)))::integer AS nodes,
+    (( SELECT count(*) AS count
+           FROM assignment.rollout_node n
+          WHERE ((n.rollout = r.id) AND (n.released_at IS NOT NULL))))::integer AS released,
+    s.applied,
+    s.failing,
+    s.waiting,
+    r.reason,
+    r.held_at,
+    r.started_at,
+    r.wave_started,
+    r.ended_at
+   FROM (assignment.rollout r
+     CROSS JOIN LATERAL ( SELECT (count(*) FILTER (WHERE (x.state = 'applied'::text)))::integer AS applied,
+            (count(*) FILTER (WHERE (x.state = 'failing'::text)))::integer AS failing,
+            (count(*) FILTER (WHERE (x.state = ANY (ARRAY['waiting'::text, 'restoring'::text]))))::integer AS waiting
+           FROM assignment.rollout_node_state(r.id) x(node, wave, "position", from_serial, newest_serial, released_at, state, why)) s);
+
+ALTER TABLE assignment.rollout_status OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW rollout_status; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.rollout_status IS 'Each rollout: state, the wave out now of how many, nodes released, applied, failing, waiting, and why it halted or was aborted.';
+
+--
 -- Name: kind; Type: TABLE; Schema: audit; Owner: mesh_audit
 --
 
@@ -3645,6 +4296,50 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
 
 --
+-- Name: apply_failure; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.apply_failure (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    failed jsonb NOT NULL,
+    reported_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT apply_failure_failed_check CHECK (((jsonb_typeof(failed) = 'array'::text) AND (jsonb_array_length(failed) > 0)))
+);
+
+ALTER TABLE inventory.apply_failure OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE apply_failure; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.apply_failure IS 'The last apply each node said it could not finish: which resources failed and why. Cleared by a clean report of that serial or newer.';
+
+--
+-- Name: COLUMN apply_failure.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.apply_failure.node IS 'The node.';
+
+--
+-- Name: COLUMN apply_failure.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.apply_failure.serial IS 'The declaration it was applying.';
+
+--
+-- Name: COLUMN apply_failure.failed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.apply_failure.failed IS 'The resources it could not apply: [{id, error}].';
+
+--
+-- Name: COLUMN apply_failure.reported_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.apply_failure.reported_at IS 'When the report saying so arrived.';
+
+--
 -- Name: console_session; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3917,15 +4612,16 @@ CREATE VIEW inventory.node_status AS
             ELSE jsonb_array_length(r.held)
         END AS holds,
         CASE
-            WHEN (r.node IS NULL) THEN NULL::integer
-            ELSE jsonb_array_length(r.failed)
+            WHEN ((r.node IS NULL) AND (f.node IS NULL)) THEN NULL::integer
+            ELSE COALESCE(jsonb_array_length(f.failed), 0)
         END AS failing,
     r.reported_at,
     (now() - r.reported_at) AS report_age,
     COALESCE((r.holds_until <= now()), false) AS stale,
     r.holds_until
-   FROM (inventory.node n
-     LEFT JOIN inventory.report r ON ((r.node = n.name)));
+   FROM ((inventory.node n
+     LEFT JOIN inventory.report r ON ((r.node = n.name)))
+     LEFT JOIN inventory.apply_failure f ON ((f.node = n.name)));
 
 ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 
@@ -3933,7 +4629,7 @@ ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 -- Name: VIEW node_status; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, the age of its last report (R2, R4), and whether the declaration it holds has expired (stale).';
+COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), and whether the declaration it holds has expired (stale).';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -4673,6 +5369,20 @@ ALTER TABLE ONLY assignment.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
 
 --
+-- Name: rollout_node rollout_node_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.rollout_node
+    ADD CONSTRAINT rollout_node_pkey PRIMARY KEY (rollout, node);
+
+--
+-- Name: rollout rollout_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.rollout
+    ADD CONSTRAINT rollout_pkey PRIMARY KEY (id);
+
+--
 -- Name: event event_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
 --
 
@@ -4748,6 +5458,13 @@ ALTER TABLE ONLY catalogue.pgmigrations
 
 ALTER TABLE ONLY catalogue.source
     ADD CONSTRAINT source_pkey PRIMARY KEY (module);
+
+--
+-- Name: apply_failure apply_failure_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.apply_failure
+    ADD CONSTRAINT apply_failure_pkey PRIMARY KEY (node);
 
 --
 -- Name: console_session console_session_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -4944,6 +5661,18 @@ CREATE INDEX outbox_node ON assignment.outbox USING btree (node, serial);
 CREATE INDEX outbox_owed ON assignment.outbox USING btree (next_attempt_at, id) WHERE (delivered_at IS NULL);
 
 --
+-- Name: rollout_node_wave; Type: INDEX; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE INDEX rollout_node_wave ON assignment.rollout_node USING btree (rollout, wave);
+
+--
+-- Name: rollout_one_open; Type: INDEX; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE UNIQUE INDEX rollout_one_open ON assignment.rollout USING btree ((true)) WHERE (state = ANY (ARRAY['holding'::text, 'rolling'::text, 'paused'::text, 'halted'::text]));
+
+--
 -- Name: build_request_module; Type: INDEX; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -4977,6 +5706,18 @@ CREATE OR REPLACE VIEW secret.status AS
 --
 
 CREATE CONSTRAINT TRIGGER audit_declaration AFTER INSERT ON assignment.declaration DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_declaration();
+
+--
+-- Name: rollout audit_rollout_held; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER audit_rollout_held AFTER INSERT ON assignment.rollout DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_rollout();
+
+--
+-- Name: rollout audit_rollout_moved; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER audit_rollout_moved AFTER UPDATE OF state, wave ON assignment.rollout DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((new.state IS DISTINCT FROM old.state) OR (new.wave IS DISTINCT FROM old.wave))) EXECUTE FUNCTION audit.on_rollout();
 
 --
 -- Name: event event_append_only; Type: TRIGGER; Schema: audit; Owner: mesh_audit
@@ -5045,6 +5786,12 @@ CREATE TRIGGER node_updated AFTER UPDATE ON inventory.node FOR EACH ROW WHEN (((
 CREATE TRIGGER report_changed AFTER INSERT OR DELETE ON inventory.report FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
 
 --
+-- Name: report report_clears_failure; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER report_clears_failure AFTER INSERT OR UPDATE ON inventory.report FOR EACH ROW EXECUTE FUNCTION inventory.clear_failure();
+
+--
 -- Name: report report_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5068,6 +5815,13 @@ CREATE CONSTRAINT TRIGGER audit_secret_rotated AFTER UPDATE OF generation ON sec
 
 ALTER TABLE ONLY assignment.outbox
     ADD CONSTRAINT outbox_declaration FOREIGN KEY (node, serial) REFERENCES assignment.declaration(node, serial);
+
+--
+-- Name: rollout_node rollout_node_rollout_fkey; Type: FK CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.rollout_node
+    ADD CONSTRAINT rollout_node_rollout_fkey FOREIGN KEY (rollout) REFERENCES assignment.rollout(id);
 
 --
 -- Name: event event_kind_fkey; Type: FK CONSTRAINT; Schema: audit; Owner: mesh_audit
@@ -5096,6 +5850,13 @@ ALTER TABLE ONLY catalogue.build_request
 
 ALTER TABLE ONLY catalogue.build_result
     ADD CONSTRAINT build_result_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
+
+--
+-- Name: apply_failure apply_failure_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.apply_failure
+    ADD CONSTRAINT apply_failure_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: correction correction_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -5191,6 +5952,12 @@ GRANT USAGE ON SCHEMA provision TO mesh_assignment;
 GRANT USAGE ON SCHEMA secret TO mesh_assignment;
 GRANT USAGE ON SCHEMA secret TO mesh_provision;
 GRANT USAGE ON SCHEMA secret TO mesh_audit;
+
+--
+-- Name: TABLE rollout; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT TRIGGER ON TABLE assignment.rollout TO mesh_audit;
 
 --
 -- Name: FUNCTION append(event_kind text, event_node text, event_detail jsonb); Type: ACL; Schema: audit; Owner: mesh_audit
@@ -5312,10 +6079,17 @@ GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
 
 --
+-- Name: TABLE apply_failure; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
+
+--
 -- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
+GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment;
 
 --
 -- Name: TABLE token; Type: ACL; Schema: inventory; Owner: mesh_inventory

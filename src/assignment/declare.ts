@@ -47,6 +47,12 @@ export interface DeclareOptions {
   changedOnly?: boolean;
   /** Only the nodes whose newest declaration is past half its life: signed again, the same resources (freshness). */
   dueOnly?: boolean;
+  /** An aborted rollout's debt: these nodes get the resources of the declaration they held before it (assignment.restores_owed). */
+  restore?: { rollout: number; nodes: { node: string; serial: number }[] };
+  /** The operator's own `mesh declare`: a change a rollout holds is refused (MSH28), not skipped in silence. */
+  refuseHeld?: boolean;
+  /** Told which changed nodes a rollout holds (they were not declared). */
+  onHeld?: (nodes: string[]) => void;
   sql?: Sql;
   signer?: Signer;
 }
@@ -59,15 +65,30 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
     await tx`select overlay.allocate_addresses()`;
-    const targets = (opts.dueOnly
+    const targets = (opts.restore
+      ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
+      : opts.dueOnly
       ? await tx`select node from assignment.due_for_resigning()`
       : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
     if (targets.length === 0) return [];
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
     // One composition of every target: the overlay graph is computed once, not once a node.
-    const composed = await tx`select node, resources, resources_hash from assignment.compose_each(${targets}::text[])
-                               where ${!opts.changedOnly} or changed`;
+    // A changed composition a rollout holds is not sent (assignment 0017).
+    let composed: postgres.Row[] = opts.restore ? [] : await tx`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+                               from assignment.compose_each(${targets}::text[]) c left join assignment.held_nodes() h on h.node = c.node
+                              where ${!opts.changedOnly} or c.changed`;
+    const held = composed.filter((c) => c.held).map((c) => c.node as string);
+    if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
+    if (held.length) opts.onHeld?.(held);
+    composed = composed.filter((c) => !c.held);
+    // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
+    const again = (opts.restore?.nodes.filter((n) => targets.includes(n.node))) ?? (opts.dueOnly && held.length
+      ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({ node: r.node as string, serial: Number(r.serial) }))
+      : []);
+    if (again.length) {
+      composed.push(...await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`);
+    }
     if (composed.length === 0) return [];
     const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
     const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
@@ -83,6 +104,8 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
     await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
                ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
+    // The restore is paid in the transaction that records it: a crash before leaves it owed.
+    if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
     return made;
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
@@ -95,7 +118,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  * operator command, an enrolment, a rekey): every node whose composition
  * differs from what it was last declared is declared again, and no other.
  */
-export function declareChanged(opts: { sql?: Sql; signer?: Signer } = {}): Promise<Declared[]> {
+export function declareChanged(opts: { sql?: Sql; signer?: Signer; onHeld?: (nodes: string[]) => void } = {}): Promise<Declared[]> {
   return declare({ ...opts, changedOnly: true });
 }
 

@@ -9,7 +9,7 @@ export function registerAudit(p: Program): void {
     .describe([
       'The audit history, oldest first: every token issued and spent, enrolment, declaration (node, serial, digest),',
       'refusal a host reported (its fault and reason), secret created and rotated, retire, with who and when.',
-      'Kinds: token-issued, token-spent, enrolled, declared, refused, secret-created, rotated, retired (select * from audit.kind);',
+      'Kinds: token-issued, token-spent, enrolled, declared, refused, secret-created, rotated, retired, rollout (select * from audit.kind);',
       'a prefix before a dash selects a family (--kind token). The same rows as select * from audit.log.',
     ])
     .option('--node', 'Only rows about this node')

@@ -83,7 +83,7 @@ export function registerDeclaration(p: Program): void {
     .action(p.wrap(async (n: string | undefined, o: { all?: boolean; changed?: boolean; wait?: boolean; json?: boolean }) => {
       if (!n && !o.all) throw new Error('name a node, or --all for every enrolled node.');
       if (n && o.all) throw new Error('name a node or give --all, not both.');
-      const r = await declare({ nodes: o.all ? undefined : [String(n)], changedOnly: o.changed });
+      const r = await declare({ nodes: o.all ? undefined : [String(n)], changedOnly: o.changed, refuseHeld: true });
       if (o.wait) await waitDelivered(r);
       emit(r, o, (rows) => rows.length ? `${o.wait ? 'delivered' : 'queued'}:\n` + table(rows, ['node', 'serial']) : 'nothing to declare: every node already holds its composition');
     }));

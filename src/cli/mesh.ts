@@ -16,6 +16,7 @@ import { registerFirewall } from './firewall.js';
 import { registerAudit } from './audit.js';
 import { registerDrift } from './drift.js';
 import { registerConsole } from './console.js';
+import { registerRollout } from './rollout.js';
 
 const p = program('mesh', '0.1.0',
   'Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');
@@ -33,4 +34,5 @@ p.noun('firewall', registerFirewall);
 p.noun('audit', registerAudit);
 p.noun('drift', registerDrift);
 p.noun('console', registerConsole);
+p.noun('rollout', registerRollout);
 p.run();

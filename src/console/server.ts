@@ -1,10 +1,11 @@
 // `mesh console`: a read-only web console (issue 21) on node:http, no
-// framework: five pages, their JSON, one server-sent event stream, the static
+// framework: six pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
 // sign-in page; nothing here writes but the spending of a sign-in link. Every
 // figure comes from the functions the CLI prints (readNodeStatus, readDrift,
-// readHistory, readOverlay, readModules), so the console, `mesh node list`,
-// `mesh drift`, `mesh log` and a DBA's select agree. Pages build their DOM with textContent only, and the
+// readHistory, readRolloutStatus, readOverlay, readModules), so the console,
+// `mesh node list`, `mesh drift`, `mesh log`, `mesh rollout status` and a
+// DBA's select agree. Pages build their DOM with textContent only, and the
 // Content-Security-Policy lets no script run but our own files.
 import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
@@ -17,6 +18,7 @@ import { openSession, sessionLeft, readReport, readFailing } from '../inventory/
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';
 import { readNodeDeclarations } from '../assignment/console.js';
+import { readRollouts, readRolloutStatus } from '../assignment/rollout.js';
 import { readOverlay } from '../overlay/show.js';
 import { readModules } from '../catalogue/module_list.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
@@ -25,7 +27,7 @@ import { parseListen, consoleUrl, type Listen } from './listen.js';
 /** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
 const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
-const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html', '/history': 'history.html' };
+const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html', '/history': 'history.html', '/rollouts': 'rollouts.html' };
 const COOKIE = 'mesh_console';
 /** setTimeout's longest wait; a session longer than that is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -89,6 +91,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       case '/api/fleet': return json(res, fleet.current());
       case '/api/fleet/events': return events(req, res, session);
       case '/api/history': return history(url, res);
+      case '/api/rollouts': return rollouts(url, res);
       case '/api/node': {
         const d = await nodeDetail(url.searchParams.get('name') ?? '');
         return d ? json(res, d) : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
@@ -134,6 +137,14 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       if (!(err instanceof FilterError)) throw err;
       send(res, 400, 'application/json', JSON.stringify({ error: err.message }));
     }
+  }
+
+  /** Every rollout (assignment.rollout_status), and the one `mesh rollout status [--rollout ID]` prints, with its nodes. */
+  async function rollouts(url: URL, res: ServerResponse): Promise<void> {
+    const id = url.searchParams.get('id') || undefined;
+    if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id)) return send(res, 400, 'application/json', JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }));
+    const [list, shown] = await Promise.all([readRollouts(stores.assignment), readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id))]);
+    json(res, { rollouts: list, shown });
   }
 
   function events(req: IncomingMessage, res: ServerResponse, session: Session): void {

@@ -44,21 +44,21 @@ export async function sessionLeft(sql: Sql, cookie: string): Promise<number | nu
 
 export interface FailedEntry { id: string; error: string }
 
-/** Each node's failing resources with their errors (of every node, or of NODE), from its last report: the fleet page lists them by id, the node page with the error. */
+/** Each node's failing resources with their errors (of every node, or of NODE), from its last apply that could not finish (inventory 0008): the fleet page lists them by id, the node page with the error. */
 export async function readFailing(sql: Sql, node?: string): Promise<Map<string, FailedEntry[]>> {
-  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.report
-    where jsonb_array_length(failed) > 0 and (${node ?? null}::text is null or node = ${node ?? null}::text)`;
+  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.apply_failure
+    where (${node ?? null}::text is null or node = ${node ?? null}::text)`;
   return new Map(rows.map((r) => [r.node, r.failed]));
 }
 
-/** One node's last report as kept (R2): what it holds and what failed, with the report's age. */
+/** One node's last report as kept (R2): what it holds, with the report's age. What failed is readFailing's (one path for both pages). */
 export async function readReport(sql: Sql, node: string) {
-  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; failed: FailedEntry[]; reported_at: Date; report_age: string }[]>`
-    select serial, held, failed, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
+  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; reported_at: Date; report_age: string }[]>`
+    select serial, held, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
   return r ?? null;
 }
 
-/** Wait for a change to nodes or reports (inventory 0005's trigger): the console re-reads then, never on a one-second poll. */
+/** Wait for a change to nodes, reports or failures (inventory 0005's and 0009's triggers): the console re-reads then, never on a one-second poll. */
 export async function onInventoryChange(sql: Sql, f: () => void): Promise<{ unlisten(): Promise<void> }> {
   return sql.listen('mesh_inventory_changed', () => f());
 }

@@ -26,7 +26,7 @@ export interface Remade {
  * Every stale secret, or with HOLDER only those that node has no current copy
  * of (serve, when a node rejoins with new keys: S3 with no command typed).
  */
-export async function remake(opts: { holder?: string; signer?: Signer } = {}): Promise<Remade> {
+export async function remake(opts: { holder?: string; signer?: Signer; onHeld?: (nodes: string[]) => void } = {}): Promise<Remade> {
   const pairs: Made[] = [];
   const out: Remade = { made: [], refused: [], sent: [] };
   for (const p of await staleCredentials(opts.holder)) {
@@ -57,7 +57,7 @@ export async function remake(opts: { holder?: string; signer?: Signer } = {}): P
     }
   });
   // Every holder of what was made is now behind its composition, both ends alike: one push for all (W2).
-  if (pairs.length || out.made.length) out.sent = await declareChanged({ signer: opts.signer });
+  if (pairs.length || out.made.length) out.sent = await declareChanged({ signer: opts.signer, onHeld: opts.onHeld });
   for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });
   return out;
 }

@@ -19,6 +19,7 @@ import { log } from '../sys/log.js';
 import { Drainer } from './drain.js';
 import { Redeclarer } from './redeclare.js';
 import { Resigner } from './resign.js';
+import { Roller } from './rollout.js';
 
 export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
 
@@ -119,6 +120,8 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   await redeclare.now('since their last declaration');
   const resigner = new Resigner(stores.assignment, signer, log);
   resigner.start();
+  const roller = new Roller(stores.assignment, signer, log);
+  await roller.start();
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -139,6 +142,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   }
   redeclare.stop();
   resigner.stop();
+  await roller.stop();
   await s.chains.settled();
   await s.heard.flush();
   await drainer.stop();

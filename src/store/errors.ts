@@ -29,6 +29,13 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH20', context: 'assignment', meaning: 'an assignment names a module the catalogue does not have', remedy: 'add it first: mesh module add FILE' },
   { code: 'MSH21', context: 'assignment', meaning: 'an assignment names a node that is not enrolled', remedy: 'see mesh node list' },
   { code: 'MSH22', context: 'assignment', meaning: 'a declaration lifetime outside 10 seconds to 1 year', remedy: 'give a lifetime such as 7d, 12h or 30m: mesh freshness --lifetime 7d' },
+  { code: 'MSH23', context: 'assignment', meaning: 'a hold asked for while a rollout is already open', remedy: 'one rollout at a time: see mesh rollout status; end it with mesh rollout release or abort' },
+  { code: 'MSH24', context: 'assignment', meaning: 'a rollout command with no rollout open: no change is held', remedy: 'run mesh rollout hold before making the changes, then mesh rollout start' },
+  { code: 'MSH25', context: 'assignment', meaning: 'rollout waves, wait or failure limit that cannot be used', remedy: 'give waves as counts or shares ending at 100% (--waves 1,10%,50%,100%), a positive --wait-healthy and --max-failing of 0 or more' },
+  { code: 'MSH26', context: 'assignment', meaning: 'a pinned canary (--first) the rollout does not change', remedy: 'pin only nodes with a held change: see mesh plan --all' },
+  { code: 'MSH27', context: 'assignment', meaning: 'a rollout started with no held change differing from what the nodes hold', remedy: 'make the changes first (mesh plan --all shows what is pending), then mesh rollout start' },
+  { code: 'MSH28', context: 'assignment', meaning: 'an explicit declare of a node whose change a rollout holds', remedy: 'release it with mesh rollout start (in waves) or mesh rollout release (at once)' },
+  { code: 'MSH29', context: 'assignment', meaning: 'a rollout started, paused, resumed or aborted from a state that does not allow it', remedy: 'see mesh rollout status: a holding rollout starts, a rolling one pauses, a paused or halted one resumes, a started one aborts' },
 
   { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
 

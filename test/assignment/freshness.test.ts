@@ -97,4 +97,25 @@ F('the link cut past the expiry: the host keeps applying, says stale; node_statu
   assert.ok(Number(row.reported_serial) > 0);
 });
 
+F('a change held by a rollout is not released by signing again: the held node gets what it holds, signed anew', async (ctx) => {
+  const hold = await ctx.pm.cli(['rollout', 'hold']);
+  assert.is(hold.code, 0, hold.stderr);
+  const f = join(ctx.pm.home, 'web.json');
+  writeFileSync(f, JSON.stringify({ name: 'web', resources: [{ kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(Buffer.from('listen 8080\n')), mode: '0644' }] }));
+  const add = await ctx.pm.cli(['module', 'add', f]);
+  assert.is(add.code, 0, add.stderr);
+  assert.match(add.stdout, /held by the rollout: n1/);
+  const before = await newest(ctx);
+  const mark = ctx.host.output().length;
+  await until('serve signed n1 again', async () => (await newest(ctx)).serial > before.serial);
+  const after = await newest(ctx);
+  const resources = (e: unknown) => JSON.parse(JSON.parse(Buffer.from(e as Buffer).toString()).body).resources;
+  assert.equal(resources(after.envelope), resources(before.envelope));
+  await ctx.host.waitFor(new RegExp(`applied declaration ${after.serial}: 0 changed`), 60_000, mark);
+  assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'listen 80\n');
+  const release = await ctx.pm.cli(['rollout', 'release']);
+  assert.is(release.code, 0, release.stderr);
+  await until('n1 holds the released change', async () => readFileSync(join(ctx.root, 'web.conf'), 'utf8') === 'listen 8080\n');
+});
+
 F.run();

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { MESH, spawnProc, type Proc } from '../harness/mesh.js';
-import { liveNode, stopLiveNode, addModule, cli, b64, type LiveNode } from '../declare/helpers.js';
+import { liveNode, stopLiveNode, addModule, cli, b64, until, type LiveNode } from '../declare/helpers.js';
 import { launch, shotsDir } from './browser.js';
 import { openSession } from '../../src/inventory/console.js';
 
@@ -29,6 +29,7 @@ const HOSTILE = {
   source: '<svg onload="window.__pwned=4"></svg>',
   drift: '<img src=y onerror="window.__pwned=5">',
   reason: '<script>window.__pwned=6</script><b>refused</b>',
+  why: '<img src=z onerror="window.__pwned=7">',
 };
 
 async function cliJson(ctx: Ctx, ...args: string[]) {
@@ -80,12 +81,12 @@ C.after(async (ctx) => {
 });
 
 C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the browser too', async (ctx) => {
-  for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue', '/history']) {
+  for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue', '/history', '/rollouts']) {
     const r = await fetch(ctx.base + path);
     assert.is(r.status, 401, path);
     assert.match(await r.text(), /mesh console token/, path);
   }
-  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue', '/api/history']) {
+  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue', '/api/history', '/api/rollouts']) {
     const r = await fetch(ctx.base + path, { headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` } });
     assert.is(r.status, 401, path);
     assert.match((await r.json()).error, /sign in/);
@@ -264,24 +265,57 @@ C('screenshots of every page at 1280x800', async (ctx) => {
   }
 });
 
+C('C1: the rollouts page shows what mesh rollout status --json shows, every rollout listed', async (ctx) => {
+  // web3 (a host) in wave 1, b3 (no host: it never applies) in wave 2, so the rollout stands still at wave 2.
+  await cli(ctx.live.mesh, 'rollout', 'hold');
+  for (const n of ['web3', 'b3']) await cli(ctx.live.mesh, 'assign', 'web', n);
+  await cli(ctx.live.mesh, 'rollout', 'start', '--waves', '1,100%', '--first', 'web3', '--wait-healthy', '1h');
+  type Status = { id: number; state: string; wave: number; waves: number; released: number; nodes: { node: string; wave: number; state: string; why: string | null }[] };
+  const s = await until('wave 2 out, web3 applied', async () => {
+    const r = await cliJson(ctx, 'rollout', 'status') as Status;
+    return r.state === 'rolling' && r.wave === 2 && r.nodes.find((n) => n.node === 'web3')?.state === 'applied' && r.nodes.find((n) => n.node === 'b3')?.state === 'waiting' && r;
+  }, 120_000);
+  const p = await open(ctx, '/rollouts');
+  assert.is(await p.$eval('#headline', (h) => h.textContent), `rollout ${s.id}: rolling at wave 2 of 2 (1,100%)`);
+  const nodes = await p.$$eval('#rollout-nodes tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.equal(nodes, s.nodes.map((n) => [n.node, String(n.wave), n.state, n.why ?? '-']));
+  assert.equal(await p.$$eval('#rollouts tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), [String(s.id)]);
+  await p.screenshot({ path: join(shotsDir(), 'rollouts.png') });
+  await p.close();
+  // Aborted with a reason an operator typed: shown as text (the hostile test reads it), then the hold is lifted.
+  await cli(ctx.live.mesh, 'rollout', 'abort', '--why', HOSTILE.why);
+  await cli(ctx.live.mesh, 'rollout', 'release');
+  const list = await open(ctx, `/rollouts?id=${s.id}`);
+  assert.is(await list.$eval('#headline', (h) => h.textContent!.split(' (')[0]), `rollout ${s.id}: aborted at wave 2 of 2`);
+  assert.is(await list.$eval('#reason', (h) => h.textContent), `why: ${HOSTILE.why}`);
+  const status = await cliJson(ctx, 'rollout', 'status', '--rollout', String(s.id)) as Status;
+  assert.is(status.state, 'aborted');
+  assert.is((await list.$$eval('#rollouts tbody tr', (x) => x.length)), 2, 'the aborted one and the hold after it');
+  await list.close();
+});
+
 C('text holding markup shows as text on every page, and none of it runs', async (ctx) => {
   const a = ctx.live.mesh.store.admin;
   // Names cannot hold markup (they are checked); the text a node reports and a source URL can.
   await a`insert into inventory.report (node, serial, held, failed) values ('b2', 1,
-    ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])},
-    ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
+    ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])}, '[]')`;
+  // A partly failed apply, as serve records one (inventory 0008): the fleet and node pages read it, as node list counts it.
+  await a`select inventory.record_failure(node_name => 'b2', failed_serial => 1, failed_now => ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
   await a`insert into catalogue.source (module, git_url) values ('evil', ${HOSTILE.source})`;
   // What a host reports put back and why it refused are its own text too.
   await a`select inventory.record_corrections(node_name => 'b2', resources => ${[HOSTILE.drift]}::text[])`;
   await a`select inventory.record_refusal(node_name => 'b2', refused_serial => 1, refusal_fault => 'malformed', refusal_reason => ${HOSTILE.reason})`;
   // The fleet page already open receives the failing id pushed.
   await ctx.fleet.waitForFunction((t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t, HOSTILE.failing);
+  const listed = (await cliJson(ctx, 'node', 'list') as { name: string; failing: number | null }[]).find((n) => n.name === 'b2')!;
+  assert.is(listed.failing, 1, 'mesh node list counts the one failing resource the pages show');
   const pages: [string, string[]][] = [
     ['/', [HOSTILE.failing]],
     ['/node?name=b2', [HOSTILE.held, HOSTILE.failing, HOSTILE.error, HOSTILE.drift, HOSTILE.reason]],
     ['/history', [HOSTILE.reason]],
     ['/history?node=b2&kind=refused', [HOSTILE.reason]],
     ['/catalogue', [HOSTILE.source]],
+    ['/rollouts', [HOSTILE.why]],
     ['/overlay', []],
   ];
   for (const [path, texts] of pages) {

@@ -1,9 +1,10 @@
 // A node's account of what it holds (R1, R2). Kept as a backup copy, never a
-// source. A refusal or a partial failure moves last_seen and nothing else:
-// neither is an account of what the machine holds, and recording one as if it
-// were would tell a rebuilding node to remove what it still has. A refusal is
-// kept as the node's last one, and each resource put back is counted (drift
-// that repeats is news): neither touches the last report.
+// source. A refusal or a partial failure moves last_seen and touches nothing
+// of the last report: neither is an account of what the machine holds, and
+// recording one as if it were would tell a rebuilding node to remove what it
+// still has. Each is kept apart as the node's last refusal or failure (a
+// rollout halts on them), and each resource put back is counted (drift that
+// repeats is news).
 import type { ConsumeMessage } from 'amqplib';
 import { readReport } from '../../wire/report.js';
 import { sender, type ServeContext } from '../context.js';
@@ -35,7 +36,7 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   // Nothing for a report without corrections: the report path is the busiest write.
   if (r.corrected.length) await ctx.stores.inventory`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
   if (r.failed.length) {
-    await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
+    await ctx.stores.inventory`select inventory.record_failure(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.failed.map((f) => ({ id: storable(f.id), error: storable(f.error) })) as never)})`;
     ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
     if (r.superseded.length) await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
     return;
