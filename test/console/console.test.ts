@@ -277,6 +277,7 @@ C('C1: the rollouts page shows what mesh rollout status --json shows, every roll
   }, 120_000);
   const p = await open(ctx, '/rollouts');
   assert.is(await p.$eval('#headline', (h) => h.textContent), `rollout ${s.id}: rolling at wave 2 of 2 (1,100%)`);
+  assert.is(await p.$eval('#progress', (h) => h.textContent), `${s.released} of ${s.nodes.length} released: 1 applied, 0 failing, 1 waiting`);
   const nodes = await p.$$eval('#rollout-nodes tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   assert.equal(nodes, s.nodes.map((n) => [n.node, String(n.wave), n.state, n.why ?? '-']));
   assert.equal(await p.$$eval('#rollouts tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), [String(s.id)]);

@@ -29,7 +29,8 @@ document.addEventListener('DOMContentLoaded', async () => {
         el('h2', { id: 'headline' }, headline(s)),
         el('p', { id: 'progress', class: 'count' }, s.state === 'holding'
           ? `${s.pending} node${s.pending === 1 ? '' : 's'} with a held change (mesh plan --all); mesh rollout start releases them`
-          : `${s.released} of ${s.nodes} released: ${s.applied} applied, ${s.failing} failing, ${s.waiting} waiting`),
+          // The view's count of nodes is shadowed by the node list readRolloutStatus adds under the same name.
+          : `${s.released} of ${s.nodes.length} released: ${s.applied} applied, ${s.failing} failing, ${s.waiting} waiting`),
         s.reason ? el('p', { id: 'reason', class: 'error' }, `why: ${s.reason}`) : null,
         table('rollout-nodes', [['node', 'node'], ['wave', 'wave'], ['state', 'state'], ['why', 'why']],
           s.nodes.map((n) => ({ key: n.node, node: n.node, wave: n.wave, state: n.state, why: n.why })), 'no node in it yet'))
