@@ -5738,6 +5738,18 @@ CREATE TRIGGER event_chain BEFORE INSERT ON audit.event FOR EACH ROW EXECUTE FUN
 CREATE TRIGGER event_no_truncate BEFORE TRUNCATE ON audit.event FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_change();
 
 --
+-- Name: apply_failure apply_failure_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER apply_failure_changed AFTER INSERT OR DELETE ON inventory.apply_failure FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: apply_failure apply_failure_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER apply_failure_updated AFTER UPDATE ON inventory.apply_failure FOR EACH ROW WHEN (((old.serial IS DISTINCT FROM new.serial) OR (old.failed IS DISTINCT FROM new.failed))) EXECUTE FUNCTION inventory.notify_console();
+
+--
 -- Name: node audit_node_enrolled; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 

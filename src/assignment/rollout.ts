@@ -62,16 +62,25 @@ export async function advanceRollout(sql: Sql, signer: Signer): Promise<Step | n
 
 /** The newest rollout (or ID) and each of its nodes, from the views a DBA reads. */
 export function rolloutStatus(id?: number) {
-  return inStore(async (sql) => {
-    const [r] = id === undefined
-      ? await sql`select * from assignment.rollout_status order by id desc limit 1`
-      : await sql`select * from assignment.rollout_status where id = ${id}`;
-    if (!r) return null;
-    const nodes = await sql`select node, wave, position, state, why, from_serial, newest_serial, released_at from assignment.rollout_nodes
-                             where rollout = ${r.id} order by position`;
-    const pending = r.state === 'holding' ? (await sql`select count(*)::int as n from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed`)[0]!.n as number : undefined;
-    return { ...r, id: Number(r.id), ...(pending === undefined ? {} : { pending }), nodes };
-  });
+  return inStore((sql) => readRolloutStatus(sql, id));
+}
+
+/** What `mesh rollout status` prints, on a store already open (the console's rollouts page reads it too). */
+export async function readRolloutStatus(sql: Sql, id?: number) {
+  const [r] = id === undefined
+    ? await sql`select * from assignment.rollout_status order by id desc limit 1`
+    : await sql`select * from assignment.rollout_status where id = ${id}`;
+  if (!r) return null;
+  const nodes = await sql`select node, wave, position, state, why, from_serial, newest_serial, released_at from assignment.rollout_nodes
+                           where rollout = ${r.id} order by position`;
+  const pending = r.state === 'holding' ? (await sql`select count(*)::int as n from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed`)[0]!.n as number : undefined;
+  return { ...r, id: Number(r.id), ...(pending === undefined ? {} : { pending }), nodes };
+}
+
+/** Every rollout, newest first, as assignment.rollout_status has it: the console's list. */
+export function readRollouts(sql: Sql) {
+  return sql`select id, state, wave, waves, nodes, released, applied, failing, waiting, reason, held_at, started_at, ended_at
+               from assignment.rollout_status order by id desc`;
 }
 
 export function pauseRollout() {

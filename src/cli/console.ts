@@ -9,10 +9,10 @@ import { issueSignIn } from '../inventory/console.js';
 export function registerConsole(p: Program): void {
   p.prog.command('console')
     .describe([
-      `Serve the read-only web console (fleet, node, overlay, catalogue) on ADDRESS:PORT, by default ${DEFAULT_LISTEN}: loopback only,`,
+      `Serve the read-only web console (fleet, node, overlay, catalogue, history) on ADDRESS:PORT, by default ${DEFAULT_LISTEN}: loopback only,`,
       'unless you name another address (e.g. this node\'s overlay address; open it in the firewall with a module\'s opening entry).',
       'Everything it shows is read from the views the CLI prints; pages update live. Sign in with a link from mesh console token.',
-      'Needs MESH_STORE_INVENTORY, MESH_STORE_ASSIGNMENT, MESH_STORE_OVERLAY and MESH_STORE_CATALOGUE.',
+      'Needs MESH_STORE_INVENTORY, MESH_STORE_ASSIGNMENT, MESH_STORE_OVERLAY, MESH_STORE_CATALOGUE and MESH_STORE_AUDIT.',
     ])
     .option('--listen', 'ADDRESS:PORT to serve on', DEFAULT_LISTEN)
     .option('--tls-cert', 'Serve HTTPS with this certificate file (PEM); the session cookie is then Secure')

@@ -3,7 +3,8 @@
 // the serials of assignment.declaration_status, re-read when inventory says a
 // node or report changed (LISTEN, inventory 0005) and pushed to every page as
 // the rows that differ. "Out of touch" changes with the clock alone, so a
-// timer also re-reads at the instant the next node would cross the edge.
+// timer also re-reads at the instant the next node would cross the edge, and
+// at the instant the next declaration a node holds expires (stale, C2).
 import type { Sql } from '../store/connect.js';
 import { readNodeStatus } from '../inventory/node.js';
 import { readFailing, onInventoryChange } from '../inventory/console.js';
@@ -17,7 +18,7 @@ const AGES_MS = 30_000;
 const COALESCE_MS = 300;
 
 export interface FleetRow {
-  name: string; site: string; state: string; last_seen: string | null;
+  name: string; site: string; state: string; stale: boolean; holds_until: string | null; last_seen: string | null;
   declared: number | null; applied: number | null; reported: number | null; owed: number | null;
   holds: number | null; failing: string[]; report_age: string;
 }
@@ -36,6 +37,8 @@ export async function readFleet(s: Stores): Promise<FleetRow[]> {
       name: r.name as string,
       site: r.site as string,
       state: r.state as string,
+      stale: r.stale as boolean,
+      holds_until: r.holds_until ? (r.holds_until as Date).toISOString() : null,
       last_seen: r.last_seen ? (r.last_seen as Date).toISOString() : null,
       declared: d?.declared ?? null,
       applied: d?.applied ?? null,
@@ -128,11 +131,12 @@ export class LiveFleet {
     for (const f of this.listeners) f({ kind: 'change', rows: changed, gone });
   }
 
-  /** Milliseconds until the first node still `here` would cross the edge, or the next age tick. */
+  /** Milliseconds until the first node still `here` would cross the edge, or the first fresh one turn stale, or the next age tick. */
   private nextEdge(): number {
     let next = AGES_MS;
     const now = Date.now();
     for (const { row } of this.rows.values()) {
+      if (!row.stale && row.holds_until) next = Math.min(next, Date.parse(row.holds_until) - now + 1000);
       if (row.state !== 'here' || !row.last_seen) continue;
       next = Math.min(next, Date.parse(row.last_seen) + HERE_SECONDS * 1000 - now + 1000);
     }

@@ -1,10 +1,11 @@
 // `mesh console`: a read-only web console (issue 21) on node:http, no
-// framework: four pages, their JSON, one server-sent event stream, the static
+// framework: six pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
 // sign-in page; nothing here writes but the spending of a sign-in link. Every
-// figure comes from the functions the CLI prints (readNodeStatus,
-// readOverlay, readModules), so the console, `mesh node list` and a DBA's
-// select agree. Pages build their DOM with textContent only, and the
+// figure comes from the functions the CLI prints (readNodeStatus, readDrift,
+// readHistory, readRolloutStatus, readOverlay, readModules), so the console,
+// `mesh node list`, `mesh drift`, `mesh log`, `mesh rollout status` and a
+// DBA's select agree. Pages build their DOM with textContent only, and the
 // Content-Security-Policy lets no script run but our own files.
 import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
@@ -13,8 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
 import { MeshError } from '../store/errors.js';
-import { openSession, sessionOpen, readReport } from '../inventory/console.js';
+import { openSession, sessionLeft, readReport, readFailing } from '../inventory/console.js';
+import { readDrift } from '../inventory/drift.js';
+import { readHistory, readKinds, FilterError } from '../audit/log.js';
 import { readNodeDeclarations } from '../assignment/console.js';
+import { readRollouts, readRolloutStatus } from '../assignment/rollout.js';
 import { readOverlay } from '../overlay/show.js';
 import { readModules } from '../catalogue/module_list.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
@@ -23,8 +27,12 @@ import { parseListen, consoleUrl, type Listen } from './listen.js';
 /** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
 const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
-const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html' };
+const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html', '/history': 'history.html', '/rollouts': 'rollouts.html' };
 const COOKIE = 'mesh_console';
+/** setTimeout's longest wait; a session longer than that is looked at again then. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** The node page's last refusals, as `mesh log --node N --kind refused --limit 10` prints them. */
+const REFUSALS = 10;
 
 const HEADERS = {
   // No inline script, no inline style, nothing from elsewhere: markup a name smuggled in cannot run.
@@ -47,6 +55,8 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     assignment: await connect('assignment', { max: 2, env: opts.env }),
     overlay: await connect('overlay', { max: 2, env: opts.env }),
     catalogue: await connect('catalogue', { max: 2, env: opts.env }),
+    // The history, read as `mesh log` reads it: with the audit context's own store.
+    audit: await connect('audit', { max: 2, env: opts.env }),
   };
   const fleet = new LiveFleet(stores, log);
   await fleet.start();
@@ -70,16 +80,18 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       return send(res, 200, TYPES[extname(url.pathname)]!, f);
     }
     if (url.pathname === '/signin') return signIn(url, res);
-    const signedIn = await hasSession(stores.inventory, req);
+    const session = await sessionOf(stores.inventory, req);
     const page = PAGES[url.pathname];
-    if (!signedIn) {
+    if (!session) {
       if (url.pathname.startsWith('/api/')) return send(res, 401, 'application/json', JSON.stringify({ error: 'sign in first: mesh console token prints a link' }));
       return send(res, 401, TYPES['.html']!, files.get('signin.html')!);
     }
     if (page) return send(res, 200, TYPES['.html']!, files.get(page)!);
     switch (url.pathname) {
       case '/api/fleet': return json(res, fleet.current());
-      case '/api/fleet/events': return events(req, res);
+      case '/api/fleet/events': return events(req, res, session);
+      case '/api/history': return history(url, res);
+      case '/api/rollouts': return rollouts(url, res);
       case '/api/node': {
         const d = await nodeDetail(url.searchParams.get('name') ?? '');
         return d ? json(res, d) : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
@@ -106,18 +118,64 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   async function nodeDetail(name: string) {
     const status = fleet.current().find((r) => r.name === name);
     if (!status) return null;
-    const [report, declared] = await Promise.all([readReport(stores.inventory, name), readNodeDeclarations(stores.assignment, name)]);
-    return { status, report: report && { ...report, serial: Number(report.serial) }, declared };
+    const [report, declared, failing, drift, refusals] = await Promise.all([
+      readReport(stores.inventory, name), readNodeDeclarations(stores.assignment, name), readFailing(stores.inventory, name),
+      readDrift(stores.inventory, name), readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS })]);
+    return { status, report: report && { ...report, serial: Number(report.serial) }, declared, failing: failing.get(name) ?? [], drift, refusals };
   }
 
-  function events(req: IncomingMessage, res: ServerResponse): void {
+  /** The rows `mesh log --node N --kind K --since D --limit L` prints; a filter it refuses is a 400 saying why. */
+  async function history(url: URL, res: ServerResponse): Promise<void> {
+    const q = (k: string) => url.searchParams.get(k) || undefined;
+    const limit = q('limit');
+    try {
+      const [rows, kinds] = await Promise.all([
+        readHistory(stores.audit, { node: q('node'), kind: q('kind'), since: q('since'), limit: limit === undefined ? undefined : Number(limit) }),
+        readKinds(stores.audit)]);
+      json(res, { rows, kinds });
+    } catch (err) {
+      if (!(err instanceof FilterError)) throw err;
+      send(res, 400, 'application/json', JSON.stringify({ error: err.message }));
+    }
+  }
+
+  /** Every rollout (assignment.rollout_status), and the one `mesh rollout status [--rollout ID]` prints, with its nodes. */
+  async function rollouts(url: URL, res: ServerResponse): Promise<void> {
+    const id = url.searchParams.get('id') || undefined;
+    if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id)) return send(res, 400, 'application/json', JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }));
+    const [list, shown] = await Promise.all([readRollouts(stores.assignment), readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id))]);
+    json(res, { rollouts: list, shown });
+  }
+
+  function events(req: IncomingMessage, res: ServerResponse, session: Session): void {
     res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     streams.add(res);
     const push = (e: FleetEvent) => res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
     const off = fleet.subscribe(push);
     // A comment now and then keeps proxies and idle timers from closing a quiet stream.
     const beat = setInterval(() => res.write(': still here\n\n'), 25_000);
-    req.on('close', () => { off(); clearInterval(beat); streams.delete(res); });
+    // The session was judged when the stream opened; it must not outlive the
+    // session. At its expiry the database judges it again (its clock, not
+    // ours), and a closed one ends the stream with a word the page acts on.
+    let expiry: NodeJS.Timeout | undefined;
+    const watch = (ms: number) => {
+      expiry = setTimeout(() => {
+        sessionLeft(stores.inventory, session.cookie).then((left) => {
+          if (res.writableEnded) return;
+          if (left !== null) return watch(left + 5);
+          res.write('event: expired\ndata: {}\n\n');
+          res.end();
+        }, (err) => {
+          // Not known to be open is closed: the page's reconnect is judged afresh.
+          log(`console: could not judge a session (${(err as Error).message}); its stream is ended`);
+          res.end();
+        });
+      }, Math.min(ms, LONGEST_TIMER_MS));
+    };
+    watch(session.leftMs + 5);
+    const done = () => { off(); clearInterval(beat); clearTimeout(expiry); streams.delete(res); };
+    req.on('close', done);
+    res.on('close', done);
   }
 
   const server = tls
@@ -141,10 +199,15 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   };
 }
 
-async function hasSession(sql: Sql, req: IncomingMessage): Promise<boolean> {
+interface Session { cookie: string; leftMs: number }
+
+/** The request's session, while it is open: its cookie and how long it has left. */
+async function sessionOf(sql: Sql, req: IncomingMessage): Promise<Session | null> {
   const c = (req.headers.cookie ?? '').split(';').map((p) => p.trim()).find((p) => p.startsWith(`${COOKIE}=`));
-  const value = c?.slice(COOKIE.length + 1);
-  return value ? sessionOpen(sql, value) : false;
+  const cookie = c?.slice(COOKIE.length + 1);
+  if (!cookie) return null;
+  const leftMs = await sessionLeft(sql, cookie);
+  return leftMs === null ? null : { cookie, leftMs };
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {

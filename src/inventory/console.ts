@@ -32,29 +32,33 @@ export async function openSession(sql: Sql, secret: string, lifetime = '12h'): P
   }
 }
 
-/** Whether COOKIE is a session still open. */
-export async function sessionOpen(sql: Sql, cookie: string): Promise<boolean> {
-  const [r] = await sql<{ open: boolean }[]>`select inventory.console_session_open(session_hash => ${sha256(cookie)}::bytea) as open`;
-  return r!.open;
+/** Milliseconds COOKIE's session has left by the database's clock, or null when it is not open (console_session_open judges). */
+export async function sessionLeft(sql: Sql, cookie: string): Promise<number | null> {
+  const h = sha256(cookie);
+  const [r] = await sql<{ left_ms: number | null }[]>`
+    select case when inventory.console_session_open(session_hash => ${h}::bytea)
+                then (select extract(epoch from s.expires_at - now()) * 1000 from inventory.console_session s where s.session_hash = ${h}::bytea)::float8
+           end as left_ms`;
+  return r!.left_ms;
 }
 
 export interface FailedEntry { id: string; error: string }
 
-/** Each node's failing resources, from its last apply that could not finish (inventory 0008): the fleet page lists them by id. */
-export async function readFailing(sql: Sql): Promise<Map<string, FailedEntry[]>> {
-  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.apply_failure`;
+/** Each node's failing resources with their errors (of every node, or of NODE), from its last apply that could not finish (inventory 0008): the fleet page lists them by id, the node page with the error. */
+export async function readFailing(sql: Sql, node?: string): Promise<Map<string, FailedEntry[]>> {
+  const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.apply_failure
+    where (${node ?? null}::text is null or node = ${node ?? null}::text)`;
   return new Map(rows.map((r) => [r.node, r.failed]));
 }
 
-/** One node's last report as kept (R2): what it holds, what its last apply could not finish (inventory 0008), and the report's age. */
+/** One node's last report as kept (R2): what it holds, with the report's age. What failed is readFailing's (one path for both pages). */
 export async function readReport(sql: Sql, node: string) {
-  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; failed: FailedEntry[]; reported_at: Date; report_age: string }[]>`
-    select r.serial, r.held, coalesce(f.failed, '[]'::jsonb) as failed, r.reported_at, inventory.describe_age(now() - r.reported_at) as report_age
-      from inventory.report r left join inventory.apply_failure f on f.node = r.node where r.node = ${node}`;
+  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; reported_at: Date; report_age: string }[]>`
+    select serial, held, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
   return r ?? null;
 }
 
-/** Wait for a change to nodes or reports (inventory 0005's trigger): the console re-reads then, never on a one-second poll. */
+/** Wait for a change to nodes, reports or failures (inventory 0005's and 0009's triggers): the console re-reads then, never on a one-second poll. */
 export async function onInventoryChange(sql: Sql, f: () => void): Promise<{ unlisten(): Promise<void> }> {
   return sql.listen('mesh_inventory_changed', () => f());
 }

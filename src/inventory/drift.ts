@@ -2,10 +2,17 @@
 // put back more often in an hour than the setting allows is fighting
 // something on its machine: a cron job or another tool that keeps changing it.
 import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
 
 export async function driftList() {
-  return withStore('inventory', (sql) => sql`select node, resource, last_hour, times, last_at, fighting, fighting_after
-    from inventory.drift order by fighting desc, last_hour desc, node, resource`);
+  return withStore('inventory', (sql) => readDrift(sql));
+}
+
+/** The rows `mesh drift` prints, on a store already open, of every node or of NODE (the console's node page reads them too). */
+export function readDrift(sql: Sql, node?: string) {
+  return sql`select node, resource, last_hour, times, last_at, fighting, fighting_after
+    from inventory.drift where (${node ?? null}::text is null or node = ${node ?? null}::text)
+    order by fighting desc, last_hour desc, node, resource`;
 }
 
 export async function setFightingAfter(times: number) {

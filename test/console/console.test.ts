@@ -2,17 +2,22 @@
 // servers, `mesh serve`, three enrolled `mesh-host` processes and `mesh
 // console` as the operator runs it: nothing is shown without a session, a
 // link signs in once, the fleet page says what `mesh node list` says and
-// follows a stopped host to out of touch without a reload, the overlay page
-// draws what `mesh overlay show --json` lists, and text that holds markup is
-// shown as text on every page, with no script of it run.
+// follows a stopped host to out of touch without a reload and a held
+// declaration's expiry to stale, the node page lists what `mesh drift` and
+// `mesh log --kind refused` list, the history page what `mesh log` lists, the
+// overlay page draws what `mesh overlay show --json` lists, a live stream ends
+// with its session, and text that holds markup is shown as text on every page,
+// with no script of it run.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { MESH, spawnProc, type Proc } from '../harness/mesh.js';
-import { liveNode, stopLiveNode, addModule, cli, b64, type LiveNode } from '../declare/helpers.js';
+import { liveNode, stopLiveNode, addModule, cli, b64, until, type LiveNode } from '../declare/helpers.js';
 import { launch, shotsDir } from './browser.js';
+import { openSession } from '../../src/inventory/console.js';
 
 interface Ctx { live: LiveNode; hosts: Record<string, Proc>; console: Proc; base: string; browser: Browser; signed: BrowserContext; fleet: Page }
 const C = suite<Ctx>('the web console, in a browser');
@@ -22,6 +27,9 @@ const HOSTILE = {
   held: '<script>window.__pwned=2</script>',
   error: '</td><b onclick="window.__pwned=3">bold</b>',
   source: '<svg onload="window.__pwned=4"></svg>',
+  drift: '<img src=y onerror="window.__pwned=5">',
+  reason: '<script>window.__pwned=6</script><b>refused</b>',
+  why: '<img src=z onerror="window.__pwned=7">',
 };
 
 async function cliJson(ctx: Ctx, ...args: string[]) {
@@ -73,12 +81,12 @@ C.after(async (ctx) => {
 });
 
 C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the browser too', async (ctx) => {
-  for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue']) {
+  for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue', '/history', '/rollouts']) {
     const r = await fetch(ctx.base + path);
     assert.is(r.status, 401, path);
     assert.match(await r.text(), /mesh console token/, path);
   }
-  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue']) {
+  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue', '/api/history', '/api/rollouts']) {
     const r = await fetch(ctx.base + path, { headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` } });
     assert.is(r.status, 401, path);
     assert.match((await r.json()).error, /sign in/);
@@ -149,6 +157,97 @@ C('the overlay page draws one node a member and one line a pair mesh overlay sho
   await p.close();
 });
 
+C('C2: the fleet page says stale as mesh node list does, the moment what a node holds expires, with no reload', async (ctx) => {
+  await ctx.fleet.evaluate(() => { (window as unknown as { mark: number }).mark = 2; });
+  // c1 never ran a host: its report, as serve records one, holds a declaration that expires in a moment.
+  await ctx.live.mesh.store.admin`select inventory.record_report(node_name => 'c1', report_serial => 1, held_now => '[]'::jsonb,
+    failed_now => '[]'::jsonb, holds_until_now => now() + interval '3 seconds')`;
+  await ctx.fleet.waitForSelector('#nodes tr[data-node="c1"][data-stale] td.stale', { timeout: 60_000 });
+  assert.is(await ctx.fleet.evaluate(() => (window as unknown as { mark?: number }).mark), 2, 'the same page, not reloaded');
+  const list = await cliJson(ctx, 'node', 'list') as { name: string; stale: boolean }[];
+  const shown = await ctx.fleet.$$eval('#nodes tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.stale') !== null])));
+  assert.equal(shown, Object.fromEntries(list.map((n) => [n.name, n.stale])), 'the same stale as mesh node list');
+  assert.equal(list.filter((n) => n.stale).map((n) => n.name), ['c1']);
+  // Filtered and sorted like the other states, on a page of its own (the shared one stays unfiltered).
+  const p = await open(ctx, '/');
+  await p.selectOption('#state', 'stale');
+  await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+  assert.equal(await p.$$eval('#nodes tr', (trs) => trs.map((tr) => tr.getAttribute('data-node'))), ['c1']);
+  await p.selectOption('#state', 'all');
+  await p.fill('#filter', 'stale');
+  await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+  await p.fill('#filter', '');
+  for (let i = 0; i < 2; i++) await p.click('th[data-sort="stale"]');
+  await p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1');
+  assert.match(await p.$eval('#count', (c) => c.textContent!), /\b1 stale\b/);
+  await p.close();
+  const n = await open(ctx, '/node?name=c1');
+  assert.match(await n.$eval('#status dd.stale', (d) => d.textContent!), /^stale: what it holds expired at /);
+  await n.close();
+});
+
+C('the node page lists what the node put back and its last refusals, as mesh drift and mesh log --kind refused list them', async (ctx) => {
+  const a = ctx.live.mesh.store.admin;
+  // What serve records of web1's reports (D6's corrected) and refusals (R3), through the functions it calls.
+  for (let i = 0; i < 4; i++) await a`select inventory.record_corrections(node_name => 'web1', resources => ${['file:/etc/motd']}::text[])`;
+  await a`select inventory.record_corrections(node_name => 'web1', resources => ${['service:cron', 'file:/etc/motd']}::text[])`;
+  await a`select inventory.record_corrections(node_name => 'web2', resources => ${['file:/etc/other']}::text[])`;
+  await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 9, refusal_fault => 'forged', refusal_reason => 'the signature does not verify')`;
+  await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 2, refusal_fault => 'forged', refusal_reason => 'replayed: serial 2 is not newer than 3')`;
+  const drift = (await cliJson(ctx, 'drift') as { node: string; resource: string; last_hour: number; times: number; fighting: boolean }[]).filter((r) => r.node === 'web1');
+  assert.equal(drift.map((r) => [r.resource, r.times, r.fighting]), [['file:/etc/motd', 5, true], ['service:cron', 1, false]]);
+  const refused = await cliJson(ctx, 'log', '--node', 'web1', '--kind', 'refused') as { seq: number; detail: { serial: number; fault: string; reason: string } }[];
+  assert.is(refused.length, 2);
+  const p = await open(ctx, '/node?name=web1');
+  const cells = (id: string) => p.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.equal((await cells('drift')).map((r) => [r[0], r[1], r[2], r[4]]),
+    drift.map((r) => [r.resource, String(r.last_hour), String(r.times), r.fighting ? 'FIGHTING' : '']));
+  // Newest first on the page; mesh log prints oldest first.
+  assert.equal((await cells('refusals')).map((r) => [r[0], r[2], r[3], r[4]]),
+    refused.reverse().map((r) => [String(r.seq), String(r.detail.serial), r.detail.fault, r.detail.reason]));
+  await p.close();
+});
+
+/** The history table's rows as [seq, kind, node, who, what]. */
+const historyRows = (p: Page) => p.$$eval('#history tbody tr', (trs) => trs.map((tr) => {
+  const td = [...tr.querySelectorAll('td')].map((x) => x.textContent);
+  return [td[0], td[2], td[3], td[4], td[5]];
+}));
+const logRows = (rows: { seq: number; kind: string; node: string | null; actor: string; what: string }[]) =>
+  rows.map((r) => [String(r.seq), r.kind, r.node ?? '-', r.actor, r.what]);
+
+C('C3: the history page lists the rows mesh log --json lists, with its filters node, kind and since', async (ctx) => {
+  const p = await open(ctx, '/history');
+  const all = await cliJson(ctx, 'log');
+  assert.ok(all.length > 10, 'tokens, enrolments, declarations, refusals');
+  assert.equal(await historyRows(p), logRows(all));
+  const loads = () => p.$eval('body', (b) => Number(b.dataset.loads));
+  const apply = async (sel: string, value: string) => {
+    const n = await loads();
+    if (sel === '#kind') await p.selectOption(sel, value); else { await p.fill(sel, value); await p.press(sel, 'Enter'); }
+    await p.waitForFunction((k) => Number(document.body.dataset.loads) > k, n);
+  };
+  await apply('#node', 'web2');
+  assert.equal(await historyRows(p), logRows(await cliJson(ctx, 'log', '--node', 'web2')));
+  await apply('#kind', 'token');
+  const tokens = await cliJson(ctx, 'log', '--node', 'web2', '--kind', 'token');
+  assert.equal(tokens.map((r: { kind: string }) => r.kind), ['token-issued', 'token-spent']);
+  assert.equal(await historyRows(p), logRows(tokens));
+  await apply('#since', '1h');
+  assert.equal(await historyRows(p), logRows(await cliJson(ctx, 'log', '--node', 'web2', '--kind', 'token', '--since', '1h')));
+  assert.match(p.url(), /\/history\?node=web2&kind=token&since=1h$/, 'the filters are in the address');
+  // A filter mesh log refuses is refused here with its sentence.
+  await apply('#since', 'yesterday');
+  const said = (await ctx.live.mesh.cli(['log', '--since', 'yesterday'])).stderr.trim().replace(/^mesh: /, '');
+  assert.is(await p.$eval('#problem', (e) => e.textContent), said);
+  assert.is(await p.$$eval('#history tbody tr', (x) => x.length), 0);
+  // The linked address gives the same view.
+  const q = await open(ctx, '/history?node=web1&kind=refused');
+  assert.equal(await historyRows(q), logRows(await cliJson(ctx, 'log', '--node', 'web1', '--kind', 'refused')));
+  await q.close();
+  await p.close();
+});
+
 C('screenshots of every page at 1280x800', async (ctx) => {
   // Something to look at: two modules, one followed from a source, running on the hosts.
   await addModule(ctx.live.mesh, 'web', [{ kind: 'file', path: join(ctx.live.root, 'web.conf'), content: b64('listen 8080\n'), mode: '0644' }]);
@@ -157,28 +256,67 @@ C('screenshots of every page at 1280x800', async (ctx) => {
   for (const n of ['web1', 'web2', 'web3']) await cli(ctx.live.mesh, 'assign', 'metrics', n);
   for (const [n, serial] of [['web1', 3], ['web2', 3], ['web3', 2]] as const) await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
   await ctx.live.mesh.store.admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
-  await ctx.fleet.waitForFunction(() => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(5)')?.textContent === '2');
+  await ctx.fleet.waitForFunction(() => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(6)')?.textContent === '2');
   const dir = shotsDir();
-  for (const [name, path] of [['fleet', '/'], ['node', '/node?name=web1'], ['overlay', '/overlay'], ['catalogue', '/catalogue']]) {
+  for (const [name, path] of [['fleet', '/'], ['node', '/node?name=web1'], ['overlay', '/overlay'], ['catalogue', '/catalogue'], ['history', '/history']]) {
     const p = await open(ctx, path!);
     await p.screenshot({ path: join(dir, `${name}.png`) });
     await p.close();
   }
 });
 
+C('C1: the rollouts page shows what mesh rollout status --json shows, every rollout listed', async (ctx) => {
+  // web3 (a host) in wave 1, b3 (no host: it never applies) in wave 2, so the rollout stands still at wave 2.
+  await cli(ctx.live.mesh, 'rollout', 'hold');
+  for (const n of ['web3', 'b3']) await cli(ctx.live.mesh, 'assign', 'web', n);
+  await cli(ctx.live.mesh, 'rollout', 'start', '--waves', '1,100%', '--first', 'web3', '--wait-healthy', '1h');
+  type Status = { id: number; state: string; wave: number; waves: number; released: number; nodes: { node: string; wave: number; state: string; why: string | null }[] };
+  const s = await until('wave 2 out, web3 applied', async () => {
+    const r = await cliJson(ctx, 'rollout', 'status') as Status;
+    return r.state === 'rolling' && r.wave === 2 && r.nodes.find((n) => n.node === 'web3')?.state === 'applied' && r.nodes.find((n) => n.node === 'b3')?.state === 'waiting' && r;
+  }, 120_000);
+  const p = await open(ctx, '/rollouts');
+  assert.is(await p.$eval('#headline', (h) => h.textContent), `rollout ${s.id}: rolling at wave 2 of 2 (1,100%)`);
+  assert.is(await p.$eval('#progress', (h) => h.textContent), `${s.released} of ${s.nodes.length} released: 1 applied, 0 failing, 1 waiting`);
+  const nodes = await p.$$eval('#rollout-nodes tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.equal(nodes, s.nodes.map((n) => [n.node, String(n.wave), n.state, n.why ?? '-']));
+  assert.equal(await p.$$eval('#rollouts tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), [String(s.id)]);
+  await p.screenshot({ path: join(shotsDir(), 'rollouts.png') });
+  await p.close();
+  // Aborted with a reason an operator typed: shown as text (the hostile test reads it), then the hold is lifted.
+  await cli(ctx.live.mesh, 'rollout', 'abort', '--why', HOSTILE.why);
+  await cli(ctx.live.mesh, 'rollout', 'release');
+  const list = await open(ctx, `/rollouts?id=${s.id}`);
+  assert.is(await list.$eval('#headline', (h) => h.textContent!.split(' (')[0]), `rollout ${s.id}: aborted at wave 2 of 2`);
+  assert.is(await list.$eval('#reason', (h) => h.textContent), `why: ${HOSTILE.why}`);
+  const status = await cliJson(ctx, 'rollout', 'status', '--rollout', String(s.id)) as Status;
+  assert.is(status.state, 'aborted');
+  assert.is((await list.$$eval('#rollouts tbody tr', (x) => x.length)), 2, 'the aborted one and the hold after it');
+  await list.close();
+});
+
 C('text holding markup shows as text on every page, and none of it runs', async (ctx) => {
   const a = ctx.live.mesh.store.admin;
   // Names cannot hold markup (they are checked); the text a node reports and a source URL can.
   await a`insert into inventory.report (node, serial, held, failed) values ('b2', 1,
-    ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])},
-    ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
+    ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])}, '[]')`;
+  // A partly failed apply, as serve records one (inventory 0008): the fleet and node pages read it, as node list counts it.
+  await a`select inventory.record_failure(node_name => 'b2', failed_serial => 1, failed_now => ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
   await a`insert into catalogue.source (module, git_url) values ('evil', ${HOSTILE.source})`;
+  // What a host reports put back and why it refused are its own text too.
+  await a`select inventory.record_corrections(node_name => 'b2', resources => ${[HOSTILE.drift]}::text[])`;
+  await a`select inventory.record_refusal(node_name => 'b2', refused_serial => 1, refusal_fault => 'malformed', refusal_reason => ${HOSTILE.reason})`;
   // The fleet page already open receives the failing id pushed.
   await ctx.fleet.waitForFunction((t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t, HOSTILE.failing);
+  const listed = (await cliJson(ctx, 'node', 'list') as { name: string; failing: number | null }[]).find((n) => n.name === 'b2')!;
+  assert.is(listed.failing, 1, 'mesh node list counts the one failing resource the pages show');
   const pages: [string, string[]][] = [
     ['/', [HOSTILE.failing]],
-    ['/node?name=b2', [HOSTILE.held, HOSTILE.failing, HOSTILE.error]],
+    ['/node?name=b2', [HOSTILE.held, HOSTILE.failing, HOSTILE.error, HOSTILE.drift, HOSTILE.reason]],
+    ['/history', [HOSTILE.reason]],
+    ['/history?node=b2&kind=refused', [HOSTILE.reason]],
     ['/catalogue', [HOSTILE.source]],
+    ['/rollouts', [HOSTILE.why]],
     ['/overlay', []],
   ];
   for (const [path, texts] of pages) {
@@ -190,6 +328,29 @@ C('text holding markup shows as text on every page, and none of it runs', async 
     await p.close();
   }
   assert.is(await ctx.fleet.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+});
+
+C('a live stream ends when its session expires, and the page shows the sign-in page', async (ctx) => {
+  // A session of a few seconds, opened as the console opens one, by spending a link.
+  const secret = new URL(await link(ctx)).searchParams.get('token')!;
+  const inv = postgres(ctx.live.mesh.store.url('inventory'), { max: 1, onnotice: () => {} });
+  const { cookie } = await openSession(inv as never, secret, '6s').finally(() => inv.end());
+  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await c.addCookies([{ name: 'mesh_console', value: cookie, url: ctx.base }]);
+  const p = await c.newPage();
+  await p.goto(ctx.base + '/');
+  await p.waitForSelector('#fleet');
+  await p.waitForSelector('body[data-ready]');
+  const r = await fetch(ctx.base + '/api/fleet/events', { headers: { cookie: `mesh_console=${cookie}` } });
+  assert.is(r.status, 200);
+  // Read to its end: the server must end it (a stream left open past expiry keeps this waiting until the suite is killed).
+  const text = await r.text();
+  assert.match(text, /^event: snapshot\n/);
+  assert.match(text, /event: expired\ndata: \{\}\n\n$/);
+  await p.waitForSelector('#signin', { timeout: 0 });
+  assert.is(await p.$('#fleet'), null);
+  assert.is((await fetch(ctx.base + '/api/fleet', { headers: { cookie: `mesh_console=${cookie}` } })).status, 401, 'the session is over');
+  await c.close();
 });
 
 C('R4 live: a stopped host turns out of touch on the open fleet and overlay pages, with no reload', async (ctx) => {

@@ -18,7 +18,11 @@ function el(tag, attrs, ...children) {
 async function getJSON(path) {
   const r = await fetch(path, { credentials: 'same-origin' });
   if (r.status === 401) { location.reload(); throw new Error('signed out'); }
-  if (!r.ok) throw new Error(`${path}: ${r.status}`);
+  if (!r.ok) {
+    // The server says why in one sentence (a filter it refuses, a store it cannot read).
+    const said = await r.json().catch(() => null);
+    throw new Error(said && said.error ? said.error : `${path}: ${r.status}`);
+  }
   return r.json();
 }
 
@@ -44,6 +48,8 @@ function fleetStream(onRows) {
     for (const r of d.rows) rows.set(r.name, r);
     onRows(rows, d);
   });
+  // The session ended: the stream is closed by the server, and a reload shows the sign-in page.
+  es.addEventListener('expired', () => { es.close(); setLive('signed out', false); location.reload(); });
   es.onerror = () => setLive('reconnecting', false);
   return es;
 }

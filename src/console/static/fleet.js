@@ -4,7 +4,7 @@
 'use strict';
 
 const COLUMNS = [
-  ['name', 'node'], ['site', 'site'], ['state', 'state'], ['declared', 'declared'], ['applied', 'applied'],
+  ['name', 'node'], ['site', 'site'], ['state', 'state'], ['stale', 'stale'], ['declared', 'declared'], ['applied', 'applied'],
   ['failing', 'failing'], ['holds', 'holds'], ['report_age', 'report'],
 ];
 const view = { filter: '', state: 'all', sort: 'name', desc: false };
@@ -16,6 +16,8 @@ function cell(row, key) {
   switch (key) {
     case 'name': return el('td', {}, nodeLink(row.name));
     case 'state': return el('td', { class: `state ${stateClass(row.state)}` }, row.state);
+    // C2: the declaration it holds has expired (node_status.stale); when it held until, on hover.
+    case 'stale': return el('td', { class: row.stale ? 'stale' : '', title: row.holds_until ? `holds until ${row.holds_until}` : null }, row.stale ? 'stale' : '-');
     case 'failing': return el('td', { class: row.failing.length ? 'failing' : '' }, row.failing.length ? row.failing.join(', ') : '-');
     case 'declared': return el('td', { class: 'num' }, row.declared ?? '-');
     case 'applied': {
@@ -31,7 +33,7 @@ function rowElement(row) {
   const json = JSON.stringify(row);
   const c = cache.get(row.name);
   if (c && c.json === json) return c.tr;
-  const tr = el('tr', { 'data-node': row.name, 'data-state': stateClass(row.state) }, COLUMNS.map(([k]) => cell(row, k)));
+  const tr = el('tr', { 'data-node': row.name, 'data-state': stateClass(row.state), 'data-stale': row.stale ? 'stale' : null }, COLUMNS.map(([k]) => cell(row, k)));
   cache.set(row.name, { json, tr });
   return tr;
 }
@@ -46,18 +48,25 @@ function compare(a, b) {
   return view.desc ? -r : r;
 }
 
+/** The state select: here / out of touch / never spoken, or stale (which any of those may also be). */
+function inState(r) {
+  if (view.state === 'all') return true;
+  if (view.state === 'stale') return r.stale;
+  return stateClass(r.state) === view.state;
+}
+
 function render() {
   pending = false;
   const f = view.filter.toLowerCase();
-  const shown = [...rows.values()].filter((r) =>
-    (view.state === 'all' || stateClass(r.state) === view.state)
-    && (!f || r.name.includes(f) || r.site.includes(f) || r.state.includes(f) || r.failing.some((x) => x.toLowerCase().includes(f))));
+  const shown = [...rows.values()].filter((r) => inState(r)
+    && (!f || r.name.includes(f) || r.site.includes(f) || r.state.includes(f) || (r.stale && 'stale'.includes(f))
+        || r.failing.some((x) => x.toLowerCase().includes(f))));
   shown.sort(compare);
   tbody.replaceChildren(...shown.map(rowElement));
   for (const n of cache.keys()) if (!rows.has(n)) cache.delete(n);
-  const counts = { here: 0, away: 0, never: 0 };
-  for (const r of rows.values()) counts[stateClass(r.state)]++;
-  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.away} out of touch, ${counts.never} never spoken; ${shown.length} shown`;
+  const counts = { here: 0, away: 0, never: 0, stale: 0 };
+  for (const r of rows.values()) { counts[stateClass(r.state)]++; if (r.stale) counts.stale++; }
+  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.away} out of touch, ${counts.never} never spoken, ${counts.stale} stale; ${shown.length} shown`;
   if (first) { first = false; ready(); }
 }
 
@@ -69,10 +78,10 @@ function later() {
 
 document.addEventListener('DOMContentLoaded', () => {
   const main = document.getElementById('main');
-  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, failing', 'aria-label': 'filter' });
+  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, stale, failing', 'aria-label': 'filter' });
   const state = el('select', { id: 'state', 'aria-label': 'state' },
     el('option', { value: 'all' }, 'every state'), el('option', { value: 'here' }, 'here'),
-    el('option', { value: 'away' }, 'out of touch'), el('option', { value: 'never' }, 'never spoken'));
+    el('option', { value: 'away' }, 'out of touch'), el('option', { value: 'never' }, 'never spoken'), el('option', { value: 'stale' }, 'stale'));
   counter = el('p', { id: 'count', class: 'count' }, 'loading');
   const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-sort': k, tabindex: 0 }, label)));
   tbody = el('tbody', { id: 'nodes' });

@@ -1,5 +1,7 @@
 // One node: its state (live), what its declaration carries, what it holds by
-// its last report, what failed there, and what became of its declarations.
+// its last report, what is failing there and why, what it keeps putting back
+// (drift, as `mesh drift` lists it), its last refusals (as `mesh log --kind
+// refused` lists them), and what became of its declarations.
 'use strict';
 
 function table(id, columns, rows, empty) {
@@ -14,6 +16,8 @@ const when = (t) => (t ? new Date(t).toISOString().replace('T', ' ').slice(0, 19
 function summary(s) {
   return el('dl', { id: 'status', class: 'summary' },
     el('dt', {}, 'state'), el('dd', { class: `state ${stateClass(s.state)}` }, s.state),
+    el('dt', {}, 'stale'), el('dd', { class: s.stale ? 'stale' : '' },
+      s.stale ? `stale: what it holds expired at ${when(s.holds_until)}` : s.holds_until ? `no: holds until ${when(s.holds_until)}` : '-'),
     el('dt', {}, 'site'), el('dd', {}, s.site),
     el('dt', {}, 'serial declared / applied'), el('dd', {}, `${s.declared ?? '-'} / ${s.applied ?? '-'}`),
     el('dt', {}, 'last report'), el('dd', {}, s.report_age),
@@ -34,7 +38,14 @@ document.addEventListener('DOMContentLoaded', async () => {
       el('h2', {}, rep ? `holds, by its report of serial ${rep.serial} (${rep.report_age} ago)` : 'holds'),
       table('held', [['id', 'resource'], ['kind', 'kind'], ['target', 'target'], ['origin', 'origin']], rep ? rep.held : [], rep ? 'it reported nothing' : 'never reported'),
       el('h2', {}, 'failing'),
-      table('failed', [['id', 'resource'], ['error', 'error']], rep ? rep.failed : [], 'nothing failing'),
+      table('failed', [['id', 'resource'], ['error', 'error']], d.failing, 'nothing failing'),
+      el('h2', {}, 'drift: what it put back (mesh drift)'),
+      table('drift', [['resource', 'resource'], ['last_hour', 'last hour'], ['times', 'in all'], ['last', 'last'], ['fighting', 'fighting']],
+        d.drift.map((r) => ({ ...r, last: when(r.last_at), fighting: r.fighting ? 'FIGHTING' : '' })), 'nothing put back'),
+      el('h2', {}, 'last refusals (mesh log --kind refused)'),
+      table('refusals', [['seq', 'seq'], ['at', 'at'], ['serial', 'serial'], ['fault', 'fault'], ['reason', 'reason']],
+        d.refusals.slice().reverse().map((r) => ({ seq: r.seq, at: when(r.at), serial: r.detail.serial, fault: r.detail.fault, reason: r.detail.reason })),
+        'nothing refused'),
       el('h2', {}, 'declarations'),
       table('history', [['serial', 'serial'], ['state', 'state'], ['issued', 'issued'], ['acknowledged', 'applied'], ['superseded', 'superseded']],
         d.declared.history.map((h) => ({ serial: h.serial, state: h.state, issued: when(h.issued_at), acknowledged: when(h.acknowledged_at), superseded: when(h.superseded_at) })),

@@ -97,4 +97,13 @@ S('the heard of nodes already here, and a report of the same holdings again, tel
   assert.equal(await told(ctx, () => report(ctx, 'n1', 2, [{ id: 'file:/a' }])), [], 'a reconcile that found nothing new');
 });
 
+S('a failed apply arriving, changing and cleared tells the console (inventory 0009); the same failure again tells nothing', async (ctx) => {
+  const fail = (serial: number, id: string) => ctx.as.inventory`select inventory.record_failure(node_name => 'n1', failed_serial => ${serial}::bigint,
+    failed_now => ${ctx.as.inventory.json([{ id, error: 'no space left' }] as never)}::jsonb)`;
+  assert.equal(await told(ctx, () => fail(3, 'file:/a')), ['apply_failure'], 'a failure arrives');
+  assert.equal(await told(ctx, () => fail(3, 'file:/a')), [], 'the same failure, reported again');
+  assert.equal(await told(ctx, () => fail(3, 'file:/b')), ['apply_failure'], 'another resource failing');
+  assert.equal((await told(ctx, () => report(ctx, 'n1', 3))).sort(), ['apply_failure', 'report'], 'a clean report of that serial clears it');
+});
+
 S.run();
