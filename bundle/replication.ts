@@ -114,7 +114,8 @@ export async function cloneStandby(s: StandbyHalf): Promise<void> {
   }
   const slot = standbySlot(s.standby);
   const conn = `host=${s.primaryHost} port=${s.primaryPort} user=${REPLICATION_ROLE} application_name=${slot} passfile=${s.passfile}`;
-  const args = ['-d', conn, '-D', s.pgData, '-R', '-S', slot, '-X', 'stream', '--no-password'];
+  // A fast checkpoint: the default spread one waits most of checkpoint_timeout (minutes) before a byte is copied.
+  const args = ['-d', conn, '-D', s.pgData, '-R', '-S', slot, '-X', 'stream', '--checkpoint=fast', '--no-password'];
   const [cmd, argv] = s.asUser ? ['runuser', ['-u', s.asUser, '--', s.pgBasebackup, ...args]] : [s.pgBasebackup, args];
   await exec(cmd, argv, { timeoutMs: 30 * 60_000 });
 }

@@ -26,13 +26,16 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
 
 export interface ClusterOptions {
   /**
-   * Durable: fsync, full pages and synchronous_commit as PostgreSQL ships them
-   * (and as ALTER SYSTEM sets them), for suites about what survives a failover.
-   * Otherwise the fast, losable settings every other suite runs with.
+   * Durable: synchronous_commit as PostgreSQL ships it (and as ALTER SYSTEM
+   * sets it), for suites about what a failover keeps. fsync stays off: the
+   * crash such a suite makes is a server's, not the machine's, and what the
+   * kernel holds survives it.
    */
   durable?: boolean;
   /** More `-c name=value` settings. */
   settings?: string[];
+  /** Where the socket goes (default DIR/pgsock): a socket's path must stay under 107 bytes. */
+  socketDir?: string;
 }
 
 export interface Cluster extends Postgres {
@@ -62,10 +65,10 @@ export async function startPostgres(dir: string, opts: ClusterOptions = {}): Pro
 
 /** Start the cluster already in DATA (initdb'd, or cloned by pg_basebackup). */
 export async function startCluster(dir: string, data: string, opts: ClusterOptions = {}): Promise<Cluster> {
-  const socketDir = join(dir, 'pgsock');
+  const socketDir = opts.socketDir ?? join(dir, 'pgsock');
   await ownedDir(socketDir);
   const port = await freePort();
-  const fast = opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
+  const fast = ['-c', 'fsync=off', '-c', 'full_page_writes=off', ...(opts.durable ? [] : ['-c', 'synchronous_commit=off'])];
   const [c2, a2] = asPostgres(pgBin('postgres'), [
     '-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1',
     ...fast,

@@ -35,6 +35,9 @@ async function ids(): Promise<{ uid: number; gid: number } | undefined> {
 export async function replicated(): Promise<Replicated> {
   const tmp = mkdtempSync(join(tmpdir(), 'mesh-replicated-'));
   chmodSync(tmp, 0o755); // the postgres user must reach the data dirs below
+  // Sockets in a short path of their own: under a suite's dir the path passes the 107 bytes a socket may have.
+  const sock = mkdtempSync('/tmp/mesh-rs-');
+  chmodSync(sock, 0o755);
   const owner = await ids();
   const clusters: Cluster[] = [];
   const sqls: postgres.Sql[] = [];
@@ -42,11 +45,12 @@ export async function replicated(): Promise<Replicated> {
   const stop = async () => {
     await Promise.allSettled(sqls.map((s) => s.end({ timeout: 2 })));
     await Promise.allSettled(clusters.map((c) => c.stopMode('immediate')));
+    rmSync(sock, { recursive: true, force: true });
     if (!suiteDir()) rmSync(tmp, { recursive: true, force: true });
   };
   try {
     // Durable: what a failover keeps depends on fsync and synchronous_commit, so neither is turned off here.
-    const primary = await startPostgres(join(tmp, 'primary'), { durable: true });
+    const primary = await startPostgres(join(tmp, 'primary'), { durable: true, socketDir: join(sock, 'p') });
     clusters.push(primary);
     leave({ kind: 'servers', dir: tmp, pgPort: primary.port });
     const root = postgres(primary.url('postgres'), { max: 1, onnotice: () => {} });
@@ -68,7 +72,7 @@ export async function replicated(): Promise<Replicated> {
     mkdirSync(sdir, { mode: 0o755 });
     if (owner) chownSync(sdir, owner.uid, owner.gid);
     await cloneStandby({ pgData: sdata, primaryHost: '127.0.0.1', primaryPort: primary.port, passfile, standby: name, asUser: owner ? 'postgres' : undefined, pgBasebackup: pgBin('pg_basebackup') });
-    const standby = await startCluster(sdir, sdata, { durable: true });
+    const standby = await startCluster(sdir, sdata, { durable: true, socketDir: join(sock, 's') });
     clusters.push(standby);
     // Synchronous from here on: wait until the primary says so.
     for (let i = 0; ; i++) {

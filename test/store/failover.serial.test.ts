@@ -17,7 +17,7 @@ interface Ctx { r: Replicated; mesh: Mesh; serve: Proc; hosts: Proc[] }
 const Failover = suite<Ctx>('a promoted standby: serve carries on, no committed row lost');
 
 Failover.before(async (ctx) => {
-  ctx.r = await replicated();
+  ctx.r = await replicated().catch((e) => { console.error(e); throw e; });
   ctx.mesh = await freshMesh({ store: ctx.r.store, serveEnv: { MESH_SERVE_SWEEP_SECONDS: '1' } });
   ctx.serve = await ctx.mesh.serve();
   ctx.hosts = [];
