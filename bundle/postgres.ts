@@ -47,7 +47,7 @@ export function postgresSpec(o: Options): Spec {
   return {
     name: 'mesh-postgres', description: 'mesh store (PostgreSQL, loopback only)', user: 'postgres', profile: 'service', killSignal: 'SIGINT',
     after: ['mesh-nftables'],
-    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', 'listen_addresses=127.0.0.1',
+    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', `listen_addresses=${['127.0.0.1', ...(o.pgListen ?? [])].join(',')}`,
       // The mesh's queries touch a handful of rows, but set-returning functions
       // make the planner guess millions, and JIT then compiles for seconds:
       // measured, assignment.compose went from 8.6 s to 0.09 s without it.
