@@ -19,7 +19,7 @@
 // synchronous_commit=on: a commit returns once the standby has flushed it. The
 // price: with the standby gone, writes wait. Running alone again is an
 // operator's act (README: "The store's standby").
-import { existsSync, readFileSync, appendFileSync } from 'node:fs';
+import { existsSync, readFileSync, appendFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
@@ -118,4 +118,16 @@ export async function cloneStandby(s: StandbyHalf): Promise<void> {
   const args = ['-d', conn, '-D', s.pgData, '-R', '-S', slot, '-X', 'stream', '--checkpoint=fast', '--no-password'];
   const [cmd, argv] = s.asUser ? ['runuser', ['-u', s.asUser, '--', s.pgBasebackup, ...args]] : [s.pgBasebackup, args];
   await exec(cmd, argv, { timeoutMs: 30 * 60_000 });
+  // The clone carries the primary's ALTER SYSTEM, synchronous_standby_names
+  // among it: promoted, it would wait for a standby of its own that does not
+  // exist, and every commit would hang. A promoted standby runs alone until
+  // the primary half is run there for a new standby.
+  const auto = join(s.pgData, 'postgresql.auto.conf');
+  const kept = readFileSync(auto, 'utf8').split('\n').filter((l) => !/^\s*synchronous_standby_names\s*=/.test(l));
+  await writeAtomic(auto, kept.join('\n'), 0o600, statOwner(s.pgData));
+}
+
+function statOwner(path: string): Owner {
+  const st = statSync(path);
+  return { uid: st.uid, gid: st.gid };
 }
