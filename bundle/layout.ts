@@ -42,6 +42,8 @@ export interface Options {
   roots: string[];
   /** Knobs handed to mesh-host run (no secrets: intervals, folders). */
   hostEnv: Record<string, string>;
+  /** Addresses the store listens on besides 127.0.0.1 (a primary's overlay address, for its standby); none by default. */
+  pgListen?: string[];
   /** ADDRESS:PORT for mesh console, when the operator asked for it (--console); no console otherwise. */
   console?: string;
 }

@@ -6,13 +6,14 @@
 // The socket folder belongs to postgres, mode 0700: only root and postgres
 // reach it, so local connections are trusted and everything over TCP
 // (127.0.0.1 only) needs a password.
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { CONTEXTS } from '../src/store/contexts.js';
 import { SQL_ROOT, migrate } from '../src/store/migrate.js';
 import { waitForStore } from '../src/store/wait.js';
+import { pgBin } from '../src/store/promote.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { run as exec } from '../src/sys/proc.js';
 import type { Spec } from './units.js';
@@ -20,14 +21,8 @@ import { paths, controlEnv, type Options } from './layout.js';
 
 export const DB = 'mesh';
 
-export function pgBin(name: string): string {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
-  for (const v of versions) {
-    const p = `/usr/lib/postgresql/${v}/bin/${name}`;
-    if (existsSync(p)) return p;
-  }
-  throw new Error('no PostgreSQL server binaries in /usr/lib/postgresql: run bundle/ensure-packages.sh first (it installs postgresql).');
-}
+// One lookup of the server binaries, the store's (mesh store promote uses it too).
+export { pgBin };
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {
   return { uid: Number((await exec('id', ['-u', 'postgres'])).trim()), gid: Number((await exec('id', ['-g', 'postgres'])).trim()) };
@@ -52,7 +47,7 @@ export function postgresSpec(o: Options): Spec {
   return {
     name: 'mesh-postgres', description: 'mesh store (PostgreSQL, loopback only)', user: 'postgres', profile: 'service', killSignal: 'SIGINT',
     after: ['mesh-nftables'],
-    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', 'listen_addresses=127.0.0.1',
+    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', `listen_addresses=${['127.0.0.1', ...(o.pgListen ?? [])].join(',')}`,
       // The mesh's queries touch a handful of rows, but set-returning functions
       // make the planner guess millions, and JIT then compiles for seconds:
       // measured, assignment.compose went from 8.6 s to 0.09 s without it.

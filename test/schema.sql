@@ -1602,6 +1602,23 @@ end $$;
 ALTER FUNCTION inventory.notify_console() OWNER TO mesh_inventory;
 
 --
+-- Name: receive_report(text, text, bigint); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.receive_report(node_name text, report_message_id text, report_serial bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into inventory.report_received (message_id, node, serial) values (report_message_id, node_name, report_serial)
+  on conflict (message_id) do nothing;
+  if not found then return false; end if;
+  delete from inventory.report_received where node = node_name and received_at < now() - interval '1 day';
+  return true;
+end $$;
+
+ALTER FUNCTION inventory.receive_report(node_name text, report_message_id text, report_serial bigint) OWNER TO mesh_inventory;
+
+--
 -- Name: record_corrections(text, text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4714,6 +4731,49 @@ COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
 COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the report of it arrived.';
 
 --
+-- Name: report_received; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.report_received (
+    message_id text NOT NULL,
+    node text NOT NULL,
+    serial bigint,
+    received_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE inventory.report_received OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE report_received; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.report_received IS 'Each report message recorded, by its broker message id: a redelivery is recognised and recorded no second time. A node''s rows older than a day are removed as it reports.';
+
+--
+-- Name: COLUMN report_received.message_id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report_received.message_id IS 'The message id the host published the report with (host/agent.ts).';
+
+--
+-- Name: COLUMN report_received.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report_received.node IS 'The node whose report it was.';
+
+--
+-- Name: COLUMN report_received.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report_received.serial IS 'The declaration the report was about (null for a report of nothing applied yet).';
+
+--
+-- Name: COLUMN report_received.received_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report_received.received_at IS 'When it was first recorded.';
+
+--
 -- Name: token; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5523,6 +5583,13 @@ ALTER TABLE ONLY inventory.report
     ADD CONSTRAINT report_pkey PRIMARY KEY (node);
 
 --
+-- Name: report_received report_received_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.report_received
+    ADD CONSTRAINT report_received_pkey PRIMARY KEY (message_id);
+
+--
 -- Name: token token_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5683,6 +5750,12 @@ CREATE INDEX build_request_module ON catalogue.build_request USING btree (module
 --
 
 CREATE INDEX correction_by_resource ON inventory.correction USING btree (node, resource, corrected_at);
+
+--
+-- Name: report_received_node_age; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX report_received_node_age ON inventory.report_received USING btree (node, received_at);
 
 --
 -- Name: status _RETURN; Type: RULE; Schema: secret; Owner: mesh_secret
@@ -5890,6 +5963,13 @@ ALTER TABLE ONLY inventory.refusal
 
 ALTER TABLE ONLY inventory.report
     ADD CONSTRAINT report_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: report_received report_received_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.report_received
+    ADD CONSTRAINT report_received_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: token token_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory

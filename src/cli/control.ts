@@ -5,6 +5,7 @@ import { emit } from './print.js';
 import { ensureSigner, home } from '../home/home.js';
 import { migrate } from '../store/migrate.js';
 import { serve } from '../serve/serve.js';
+import { promote, DEFAULT_PG_DATA } from '../store/promote.js';
 
 export function registerControl(p: Program): void {
   p.prog.command('init')
@@ -28,6 +29,19 @@ export function registerControl(p: Program): void {
       const results = await migrate({ say: (l) => process.stderr.write(l + '\n') });
       const ran = results.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`));
       emit({ ran }, o, (d) => d.ran.length === 0 ? 'already up to date' : `applied ${d.ran.length}: ${d.ran.join(', ')}`);
+    }));
+
+  p.prog.command('store promote')
+    .describe([
+      'Make this machine\'s standby of the store the primary (pg_ctl promote, as postgres), and wait until it takes writes.',
+      'Be sure the old primary is down and stays down first: mesh does not fence it. Every mesh program finds the new',
+      'primary in its store host list (target_session_attrs=read-write) by itself.',
+    ])
+    .option('--data', `The standby's data directory (default ${DEFAULT_PG_DATA})`)
+    .option('--json', 'Print as JSON')
+    .action(p.wrap(async (o: { data?: string; json?: boolean }) => {
+      const r = await promote({ data: o.data });
+      emit(r, o, (d) => `${d.data} is the primary now`);
     }));
 
   p.prog.command('serve')

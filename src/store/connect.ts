@@ -5,6 +5,7 @@ import { userInfo } from 'node:os';
 import { commandName } from '../sys/program.js';
 import { type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
+import { driverSessionAttrs } from './hosts.js';
 import { waitForStore } from './wait.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -13,6 +14,11 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
   const url = storeUrl(ctx, opts.env);
   const sql = postgres(url, {
     max: opts.max ?? 4,
+    // A list of hosts: each new connection walks it until it finds the primary
+    // (src/store/hosts.ts says why `primary` and not the URL's read-write).
+    // A connection lost with its server is opened again on the next query, so
+    // after a promotion every pool ends on the new primary by itself.
+    target_session_attrs: driverSessionAttrs(url),
     onnotice: () => {},
     connect_timeout: 10,
     // Our own error codes (MSH..) carry their meaning in the code; keep the

@@ -5,8 +5,9 @@
 // environment, where `ps e` and /proc/<pid>/environ print it.
 import { readFileSync, statSync } from 'node:fs';
 import { type Context, storeVariable } from './contexts.js';
+import { StoreConfigError, parseStoreUrl, describeUrl } from './hosts.js';
 
-export class StoreConfigError extends Error {}
+export { StoreConfigError, describeUrl };
 
 export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): string {
   const name = storeVariable(ctx);
@@ -25,17 +26,11 @@ export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): st
     }
     return readFileSync(value, 'utf8').trim();
   }
-  const url = new URL(value);
-  if (url.password) {
+  // A list of hosts is a URL too (src/store/hosts.ts): its password is looked for the same way.
+  if (parseStoreUrl(value).password) {
     throw new StoreConfigError(
       `${name} carries a password in the environment: put the URL in a 0600 file and set ${name} to its path.`,
     );
   }
   return value;
-}
-
-/** host:port/db of a URL, for messages; never the credentials. */
-export function describeUrl(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname || 'localhost'}:${u.port || 5432}${u.pathname}`;
 }

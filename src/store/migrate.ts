@@ -14,6 +14,7 @@ import { runner } from 'node-pg-migrate';
 import { CONTEXTS, type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
+import { primaryUrl } from './hosts.js';
 
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
@@ -114,7 +115,9 @@ export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[
   // Every context is checked before any runs: a refusal anywhere stops all.
   const plans: { ctx: Context; url: string; pending: File[] }[] = [];
   for (const ctx of contexts) {
-    const url = storeUrl(ctx, opts.env);
+    // node-pg-migrate (pg) takes one host: the list's primary, found now.
+    const listed = storeUrl(ctx, opts.env);
+    const url = await waitForStore(listed, () => primaryUrl(listed));
     const files = readMigrations(ctx, join(root, ctx));
     plans.push({ ctx, url, pending: plan(ctx, files, await appliedDigests(url, ctx)) });
   }

@@ -58,7 +58,15 @@ export function program(bin: string, version: string, describe: string): Program
     },
     wrap(fn) {
       return async (...args) => {
-        try { await fn(...args); } catch (err) { fail(bin, err); }
+        // A command whose every socket closed under it (its store gone mid-commit)
+        // leaves nothing to wait on, and node would exit 0 having said nothing: a
+        // commit nobody confirmed must never read as done.
+        const unfinished = () => {
+          process.stderr.write(`${bin}: ended before it finished (its connection was lost): run it again once the store answers.\n`);
+          process.exitCode = 1;
+        };
+        process.once('beforeExit', unfinished);
+        try { await fn(...args); } catch (err) { fail(bin, err); } finally { process.removeListener('beforeExit', unfinished); }
       };
     },
     run(argv = process.argv) {

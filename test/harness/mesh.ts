@@ -93,9 +93,10 @@ export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Pr
   return runAny(process.execPath, [file, ...args], { env });
 }
 
-export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers } = {}): Promise<Mesh> {
+export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers; store?: Store; serveEnv?: NodeJS.ProcessEnv } = {}): Promise<Mesh> {
   const s = opts.servers ?? servers();
-  const store = await freshStore(s);
+  // A suite may bring a store of its own (a primary and its standby, test/harness/replicated.ts).
+  const store = opts.store ?? await freshStore(s);
   const id = randomBytes(4).toString('hex');
   const vhost = `v-${id}`;
   const prefix = `${id}.`;
@@ -134,7 +135,7 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
   const mesh: Mesh = {
     store, vhost, prefix, home, env, broker, signer, cli, token, host, mgmt,
     async serve() {
-      const p = spawnProc(process.execPath, [MESH, 'serve'], env);
+      const p = spawnProc(process.execPath, [MESH, 'serve'], { ...env, ...opts.serveEnv });
       procs.push(p);
       await p.waitFor(/consuming mesh\.control/);
       return p;

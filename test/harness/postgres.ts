@@ -24,25 +24,56 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
   return asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
-export async function startPostgres(dir: string): Promise<Postgres> {
-  const data = join(dir, 'pgdata');
-  const socketDir = join(dir, 'pgsock');
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  mkdirSync(data, { mode: 0o700 });
-  mkdirSync(socketDir, { mode: 0o700 });
+export interface ClusterOptions {
+  /**
+   * Durable: synchronous_commit as PostgreSQL ships it (and as ALTER SYSTEM
+   * sets it), for suites about what a failover keeps. fsync stays off: the
+   * crash such a suite makes is a server's, not the machine's, and what the
+   * kernel holds survives it.
+   */
+  durable?: boolean;
+  /** More `-c name=value` settings. */
+  settings?: string[];
+  /** Where the socket goes (default DIR/pgsock): a socket's path must stay under 107 bytes. */
+  socketDir?: string;
+}
+
+export interface Cluster extends Postgres {
+  data: string;
+  /** Stopped in this mode: immediate is a crash (no checkpoint, clients cut off). */
+  stopMode(mode: 'fast' | 'immediate'): Promise<void>;
+}
+
+async function ownedDir(path: string): Promise<void> {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
   if (asRoot) {
     const uid = Number((await run('id', ['-u', 'postgres'])).trim());
     const gid = Number((await run('id', ['-g', 'postgres'])).trim());
-    chownSync(data, uid, gid);
-    chownSync(socketDir, uid, gid);
+    chownSync(path, uid, gid);
   }
+}
+
+export async function startPostgres(dir: string, opts: ClusterOptions = {}): Promise<Cluster> {
+  const data = join(dir, 'pgdata');
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  mkdirSync(data, { mode: 0o700 });
+  await ownedDir(data);
   const [c1, a1] = asPostgres(pgBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   await run(c1, a1);
+  return startCluster(dir, data, opts);
+}
+
+/** Start the cluster already in DATA (initdb'd, or cloned by pg_basebackup). */
+export async function startCluster(dir: string, data: string, opts: ClusterOptions = {}): Promise<Cluster> {
+  const socketDir = opts.socketDir ?? join(dir, 'pgsock');
+  await ownedDir(socketDir);
   const port = await freePort();
+  const fast = ['-c', 'fsync=off', '-c', 'full_page_writes=off', ...(opts.durable ? [] : ['-c', 'synchronous_commit=off'])];
   const [c2, a2] = asPostgres(pgBin('postgres'), [
     '-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+    ...fast,
     '-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', 'log_min_messages=fatal',
+    ...(opts.settings ?? []).flatMap((x) => ['-c', x]),
   ]);
   let child: ChildProcess;
   const start = async () => {
@@ -62,19 +93,22 @@ export async function startPostgres(dir: string): Promise<Postgres> {
   };
   // As root the child is runuser, which does not pass a signal on to postgres:
   // pg_ctl stops the server itself, and runuser exits after it.
-  const stop = async () => {
+  const stopMode = async (mode: 'fast' | 'immediate') => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const done = new Promise((r) => child.once('exit', r));
-    const [c, a] = asPostgres(pgBin('pg_ctl'), ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30']);
+    const [c, a] = asPostgres(pgBin('pg_ctl'), ['stop', '-D', data, '-m', mode, '-w', '-t', '30']);
     try { await run(c, a, { timeoutMs: 40_000 }); } catch { child.kill('SIGKILL'); }
     await done;
   };
+  const stop = () => stopMode('fast');
   await start();
   return {
     port,
     socketDir,
+    data,
     url: (db, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${db}`,
     stop,
+    stopMode,
     async restart() { await stop(); await start(); },
   };
 }

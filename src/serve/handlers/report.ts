@@ -27,23 +27,39 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
     await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
     throw err;
   }
-  if (r.refused) {
-    await ctx.stores.inventory`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${r.refused.serial ?? null}::bigint,
-      refusal_fault => ${storable(r.refused.fault)}::text, refusal_reason => ${storable(r.refused.reason)}::text)`;
-    ctx.log(`report: ${from.name} refused a declaration${r.refused.serial ? ` (serial ${r.refused.serial})` : ''}: ${r.refused.fault}: ${r.refused.reason}`);
+  // Once per message (issue 19.3): "seen" commits with what the report records,
+  // so a redelivery to this or another serve records nothing twice.
+  const messageId = msg.properties.messageId ? String(msg.properties.messageId) : null;
+  const serial = r.refused ? (r.refused.serial ?? null) : r.serial;
+  const refused = r.refused;
+  const first = await ctx.stores.inventory.begin(async (tx) => {
+    if (messageId) {
+      const [row] = await tx`select inventory.receive_report(node_name => ${from.name}::text, report_message_id => ${messageId}::text, report_serial => ${serial}::bigint) as first`;
+      if (!row!.first) { await tx`select inventory.mark_heard(${from.name})`; return false; }
+    }
+    if (refused) {
+      await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
+        refusal_fault => ${storable(refused.fault)}::text, refusal_reason => ${storable(refused.reason)}::text)`;
+      return true;
+    }
+    // Nothing for a report without corrections: the report path is the busiest write.
+    if (r.corrected.length) await tx`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
+    if (r.failed.length) { await tx`select inventory.record_failure(${from.name}, ${r.serial}, ${tx.json(r.failed.map((f) => ({ id: storable(f.id), error: storable(f.error) })) as never)})`; return true; }
+    const holdsUntil = r.holdsUntil === undefined ? null : new Date(r.holdsUntil * 1000);
+    await tx`select inventory.record_report(${from.name}, ${r.serial}, ${tx.json(r.held as never)}, '[]'::jsonb, ${holdsUntil})`;
+    return true;
+  });
+  if (!first) ctx.log(`report: ${from.name}'s report ${messageId} was recorded before (a redelivery); acknowledged again only`);
+  if (refused) {
+    if (first) ctx.log(`report: ${from.name} refused a declaration${refused.serial ? ` (serial ${refused.serial})` : ''}: ${refused.fault}: ${refused.reason}`);
     return;
   }
-  // Nothing for a report without corrections: the report path is the busiest write.
-  if (r.corrected.length) await ctx.stores.inventory`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
   if (r.failed.length) {
-    await ctx.stores.inventory`select inventory.record_failure(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.failed.map((f) => ({ id: storable(f.id), error: storable(f.error) })) as never)})`;
-    ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
+    if (first) ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
     if (r.superseded.length) await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
     return;
   }
-  const holdsUntil = r.holdsUntil === undefined ? null : new Date(r.holdsUntil * 1000);
-  await ctx.stores.inventory`select inventory.record_report(${from.name}, ${r.serial}, ${ctx.stores.inventory.json(r.held as never)}, '[]'::jsonb, ${holdsUntil})`;
-  if (r.stale) ctx.log(`report: ${from.name} is stale: declaration ${r.serial} it holds expired at ${holdsUntil?.toISOString() ?? '?'}; it keeps applying it, but its feed may be frozen (see mesh node list)`);
+  if (r.stale && first) ctx.log(`report: ${from.name} is stale: declaration ${r.serial} it holds expired${r.holdsUntil ? ` at ${new Date(r.holdsUntil * 1000).toISOString()}` : ''}; it keeps applying it, but its feed may be frozen (see mesh node list)`);
   // Idempotent: a redelivery after a crash between the two records again.
   await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
   if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);
