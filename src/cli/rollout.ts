@@ -47,7 +47,7 @@ export function registerRollout(p: Program): void {
       emit(r, o, (s) => !s ? 'no rollout yet: mesh rollout hold starts one' : [
         `rollout ${s.id}: ${s.state}${s.wave ? ` at wave ${s.wave} of ${s.waves}` : ''}${s.wave_list ? ` (${(s.wave_list as string[]).join(',')})` : ''}`,
         s.state === 'holding' ? `${s.pending} node${s.pending === 1 ? '' : 's'} with a held change (mesh plan --all); mesh rollout start releases them`
-          : `${s.released} of ${s.nodes} released: ${s.applied} applied, ${s.failing} failing, ${s.waiting} waiting`,
+          : `${s.released} of ${s.nodes.length} released: ${s.applied} applied, ${s.failing} failing, ${s.waiting} waiting`,
         ...(s.reason ? [`why: ${s.reason}`] : []),
         ...(s.nodes.length ? [table(s.nodes, ['node', 'wave', 'state', 'why'])] : []),
       ].join('\n'));

@@ -114,6 +114,7 @@ R('a node of the second wave cannot apply: the rollout halts naming it, and the 
   assert.is(await failingListed(ctx, ctx.failing), 1, 'mesh node list counts the failed resource');
   const text = ok(await ctx.mesh.cli(['rollout', 'status']));
   assert.match(text, /halted at wave 2 of 3 \(1,25%,100%\)/);
+  assert.match(text, /\n5 of 20 released: 4 applied, 1 failing, 0 waiting\n/);
   assert.match(text, new RegExp(`why: .*${ctx.failing}`));
   // A DBA's view says the same.
   const [v] = await ctx.mesh.store.admin`select state, failing, released from assignment.rollout_status where id = ${s.id}`;
