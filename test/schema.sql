@@ -318,6 +318,85 @@ $$;
 ALTER FUNCTION assignment.expires_now() OWNER TO mesh_assignment;
 
 --
+-- Name: firewall_openings(boolean); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.firewall_openings(with_reasons boolean) RETURNS TABLE(node text, proto text, port integer, port_to integer, sources text[], via text, why text, origin text, reason text)
+    LANGUAGE sql STABLE
+    AS $_$
+  with fm as materialized (select * from overlay.firewall_members(with_reasons)),
+binds as materialized (
+  select x.node, x.resource->>'path' as path,
+         convert_from(decode(x.resource->>'content', 'base64'), 'utf8')::jsonb as facts
+    from provision.node_resources x
+   where x.resource->>'kind' = 'file' and x.resource->>'path' like '%.binds'),
+placed as (select a.module, a.node from assignment.assignment a),
+ssh as (
+  select e.name as node, 'tcp'::text as proto, overlay.ssh_port() as port, null::int as port_to,
+         null::text[] as sources, null::text as via, 'ssh' as why, 'base' as origin,
+         'ssh, so an operator is never locked out (overlay.firewall_setting.ssh_port)' as reason
+    from inventory.enrolled_node e),
+wg as (
+  select m.node, 'udp', m.listen_port, null::int, null::text[], null::text, 'WireGuard', 'overlay',
+         case when with_reasons then 'WireGuard: this node is dialable; dialled by ' || coalesce(nullif(array_to_string(m.dialled_by, ', '), ''), 'no peer yet') end
+    from fm m where m.listen_port is not null),
+pg as (
+  -- A postgres provider's binds (one per consumer) say the port it serves;
+  -- the consumer module's nodes may reach it over the overlay.
+  select b.node, 'tcp', (b.facts->>'port')::int, null::int,
+         coalesce((select array_agg(distinct c.address order by c.address) from placed pl join fm c on c.node = pl.node
+                    where pl.module = b.facts->>'consumer'), '{}'),
+         (select interface from fm limit 1),
+         'provision ' || (b.facts->>'provision') || ': consumer ' || (b.facts->>'consumer'), 'provision',
+         'provision ' || (b.facts->>'provision') || ' (postgres): consumer module ' || (b.facts->>'consumer') || ' on '
+           || coalesce((select string_agg(pl.node, ', ' order by pl.node) from placed pl where pl.module = b.facts->>'consumer'), 'no node')
+    from binds b
+   where b.facts->>'kind' = 'postgres' and b.path like '%/provides/%'
+     and (b.facts->>'port') ~ '^[0-9]{1,5}$' and (b.facts->>'port')::int between 1 and 65535),
+route as (
+  -- A route's consumer serves the port its grant names; the proxy's nodes
+  -- (those holding the provider's binds for it) may reach it over the overlay.
+  select c.node, 'tcp', (c.facts->>'port')::int, null::int,
+         coalesce((select array_agg(distinct a.address order by a.address) from binds p join fm a on a.node = p.node
+                    where p.path like '%/provides/%' and p.facts->>'provision' = c.facts->>'provision'
+                      and p.facts->>'consumer' = c.facts->>'consumer'), '{}'),
+         (select interface from fm limit 1),
+         'route ' || (c.facts->>'provision') || ': proxy to ' || (c.facts->>'consumer'), 'provision',
+         'route ' || (c.facts->>'provision') || ': the proxy reaches consumer module ' || (c.facts->>'consumer') || ' on its port'
+    from binds c
+   where c.facts->>'kind' = 'route' and c.path like '%/uses/%'
+     and (c.facts->>'port') ~ '^[0-9]{1,5}$' and (c.facts->>'port')::int between 1 and 65535),
+opening as (
+  select pl.node, o.value->>'proto' as proto, (o.value->>'port')::int as port, (o.value->>'to')::int as port_to,
+         o.value->>'from' as "from", o.value->>'name' as name, pl.module, o.value->>'why' as why
+    from placed pl
+    join catalogue.module_resources m on m.name = pl.module
+    cross join lateral jsonb_array_elements(m.resources) o
+   where o.value->>'kind' = 'opening'),
+module as (
+  select o.node, o.proto, o.port, o.port_to,
+         case when o."from" = 'any' then null
+              when o."from" like 'site:%' then coalesce((select array_agg(f.address order by f.address) from fm f where f.site = substr(o."from", 6)), '{}')
+              else coalesce((select array_agg(distinct f.address order by f.address) from placed pl join fm f on f.node = pl.node
+                              where pl.module = substr(o."from", 8)), '{}') end,
+         case when o."from" = 'any' then null else (select interface from fm limit 1) end,
+         coalesce(o.why, 'module ' || o.module || ': ' || o.name || ' from ' || o."from"), 'module',
+         'module ' || o.module || ' serves ' || o.name || ' (' || o.proto || ' ' || o.port || coalesce('-' || o.port_to, '') || ') to ' || o."from"
+    from opening o)
+select node, proto, port, port_to, sources, via, left(why, 128) as why, origin, reason
+  from (select * from ssh union all select * from wg union all select * from pg union all select * from route union all select * from module) x
+ where port is not null
+$_$;
+
+ALTER FUNCTION assignment.firewall_openings(with_reasons boolean) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION firewall_openings(with_reasons boolean); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.firewall_openings(with_reasons boolean) IS 'Every opening in every node''s firewall (X2), as assignment.firewall_opening; with_reasons false leaves the WireGuard opening''s reason null and does not compute the peer graph.';
+
+--
 -- Name: firewalls(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -334,7 +413,7 @@ CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text,
              'to', case when o.port_to is distinct from o.port then o.port_to end,
              'from', to_jsonb(o.sources), 'via', o.via, 'why', o.why))
            order by o.proto, o.port, o.why, o.sources::text) as rules
-      from assignment.firewall_opening o join want w on w.node = o.node
+      from assignment.firewall_openings(false) o join want w on w.node = o.node
      where o.sources is null or cardinality(o.sources) > 0
      group by o.node)
   select w.node, jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh', 'rules', coalesce(o.rules, '[]'::jsonb))
@@ -1857,17 +1936,37 @@ CREATE FUNCTION "overlay".firewall_members() RETURNS TABLE(node text, site text,
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
+  select * from overlay.firewall_members(true)
+$$;
+
+ALTER FUNCTION "overlay".firewall_members() OWNER TO mesh_overlay;
+
+--
+-- Name: firewall_members(boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".firewall_members(with_dialled_by boolean) RETURNS TABLE(node text, site text, address text, interface text, listen_port integer, dialled_by text[], ssh_port integer)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
   with s as (select listen_port, interface from overlay.settings),
        f as (select ssh_port from overlay.firewall_setting),
-       d as (select p.peer, array_agg(p.node order by p.node) as dialled_by from overlay.peers() p group by p.peer)
+       d as (select p.peer, array_agg(p.node order by p.node) as dialled_by from overlay.peers() p where with_dialled_by group by p.peer)
   select m.name, m.site, host(m.address) || '/32', s.interface,
          case when m.dialable is not null then s.listen_port end,
-         coalesce(d.dialled_by, '{}'),
+         case when with_dialled_by then coalesce(d.dialled_by, '{}') end,
          f.ssh_port
     from overlay.member m cross join s cross join f left join d on d.peer = m.name
 $$;
 
-ALTER FUNCTION "overlay".firewall_members() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".firewall_members(with_dialled_by boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION firewall_members(with_dialled_by boolean); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) IS 'Each overlay member for the firewall: address, interface, WireGuard port when dialable, the ssh port, and (only when asked: it computes the peer graph) the peers that dial it.';
 
 --
 -- Name: interfaces(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -2732,719 +2831,20 @@ ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
 
 --
--- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE TABLE catalogue.module (
-    name text NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    resources jsonb NOT NULL,
-    origin text NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
-    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
-    CONSTRAINT module_version_check CHECK ((version > 0))
-);
-
-ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
-
---
--- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
-
---
--- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
-
---
--- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
-
---
--- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
-
---
--- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
-
---
--- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
-
---
--- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
---
-
-CREATE VIEW catalogue.module_resources AS
- SELECT module.name,
-    module.version,
-    module.resources
-   FROM catalogue.module;
-
-ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
-
---
--- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
---
-
-COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
-
---
--- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision."grant" (
-    provision text NOT NULL,
-    consumer text NOT NULL,
-    facts jsonb NOT NULL,
-    granted_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT grant_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT grant_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text))
-);
-
-ALTER TABLE provision."grant" OWNER TO mesh_provision;
-
---
--- Name: TABLE "grant"; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision."grant" IS 'Module CONSUMER may use PROVISION: one pair, one credential (S5).';
-
---
--- Name: COLUMN "grant".provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".provision IS 'What is consumed.';
-
---
--- Name: COLUMN "grant".consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".consumer IS 'The catalogue module that consumes it.';
-
---
--- Name: COLUMN "grant".facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".facts IS 'The pair''s readable facts: for postgres {database, user}; for routes {name, port} (the name served, the port on the consumer).';
-
---
--- Name: COLUMN "grant".granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision."grant".granted_at IS 'When it was granted.';
-
---
--- Name: provision; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision.provision (
-    name text NOT NULL,
-    kind text NOT NULL,
-    provider text NOT NULL,
-    facts jsonb DEFAULT '{}'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT provision_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text)),
-    CONSTRAINT provision_kind_check CHECK ((kind = ANY (ARRAY['postgres'::text, 'route'::text]))),
-    CONSTRAINT provision_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
-    CONSTRAINT provision_provider_check CHECK ((provider ~ '^[a-z][a-z0-9-]{0,62}$'::text))
-);
-
-ALTER TABLE provision.provision OWNER TO mesh_provision;
-
---
--- Name: TABLE provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision.provision IS 'Something a module provides: a PostgreSQL database server, or routes through a reverse proxy.';
-
---
--- Name: COLUMN provision.name; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.name IS 'Its name; files on nodes are named after it.';
-
---
--- Name: COLUMN provision.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.kind IS 'postgres: a consumer supplies a database name and receives credentials. route: a consumer supplies a target port and receives a name the proxy serves.';
-
---
--- Name: COLUMN provision.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.provider IS 'The catalogue module that provides it; every node it is assigned to holds every consumer''s credential.';
-
---
--- Name: COLUMN provision.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.facts IS 'Readable facts the provider states, copied into every binds file: for postgres {host, port}; for routes {} or {scheme}.';
-
---
--- Name: COLUMN provision.created_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.provision.created_at IS 'When it was offered.';
-
---
--- Name: setting; Type: TABLE; Schema: provision; Owner: mesh_provision
---
-
-CREATE TABLE provision.setting (
-    only_row boolean DEFAULT true NOT NULL,
-    files_root text DEFAULT '/etc/mesh/provision'::text NOT NULL,
-    CONSTRAINT setting_files_root_check CHECK ((files_root ~ '^/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+$'::text)),
-    CONSTRAINT setting_only_row_check CHECK (only_row)
-);
-
-ALTER TABLE provision.setting OWNER TO mesh_provision;
-
---
--- Name: TABLE setting; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON TABLE provision.setting IS 'The one row of this context''s settings.';
-
---
--- Name: COLUMN setting.only_row; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.';
-
---
--- Name: COLUMN setting.files_root; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
-
---
--- Name: earlier; Type: TABLE; Schema: secret; Owner: mesh_secret
---
-
-CREATE TABLE secret.earlier (
-    secret text NOT NULL,
-    holder text NOT NULL,
-    generation integer NOT NULL,
-    sealed_to bytea NOT NULL,
-    blob text NOT NULL,
-    CONSTRAINT earlier_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
-    CONSTRAINT earlier_generation_check CHECK ((generation > 0)),
-    CONSTRAINT earlier_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
-);
-
-ALTER TABLE secret.earlier OWNER TO mesh_secret;
-
---
--- Name: TABLE earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON TABLE secret.earlier IS 'Sealed copies of generations a rotation replaced, kept until the rotation settled (every holder acknowledged a newer one): the provider accepts them meanwhile.';
-
---
--- Name: COLUMN earlier.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.earlier.secret IS 'Which secret.';
-
---
--- Name: COLUMN earlier.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.earlier.holder IS 'The node the copy was sealed to.';
-
---
--- Name: COLUMN earlier.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.earlier.generation IS 'The generation it carries, older than secret.secret.generation.';
-
---
--- Name: COLUMN earlier.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.earlier.sealed_to IS 'The sealing key it was sealed to; a holder with another key now cannot open it, and it is never declared.';
-
---
--- Name: COLUMN earlier.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.earlier.blob IS 'As secret.sealed.blob.';
-
---
--- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
---
-
-CREATE TABLE secret.sealed (
-    secret text NOT NULL,
-    holder text NOT NULL,
-    sealed_to bytea NOT NULL,
-    blob text NOT NULL,
-    generation integer NOT NULL,
-    CONSTRAINT sealed_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
-    CONSTRAINT sealed_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
-);
-
-ALTER TABLE secret.sealed OWNER TO mesh_secret;
-
---
--- Name: TABLE sealed; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON TABLE secret.sealed IS 'One sealed copy of a secret per holder (S1). Only the holder''s private sealing key opens it.';
-
---
--- Name: COLUMN sealed.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.secret IS 'Which secret.';
-
---
--- Name: COLUMN sealed.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.holder IS 'The node that holds it (an inventory node name).';
-
---
--- Name: COLUMN sealed.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.sealed_to IS 'The X25519 sealing key it was sealed to. When inventory says the node now has another key, this blob is stale (S3).';
-
---
--- Name: COLUMN sealed.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.blob IS 'base64 of version | ephemeral public | nonce | ciphertext | tag (src/crypto/seal.ts).';
-
---
--- Name: COLUMN sealed.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.sealed.generation IS 'The secret generation this blob carries; every holder of a secret carries the same one.';
-
---
--- Name: secret; Type: TABLE; Schema: secret; Owner: mesh_secret
---
-
-CREATE TABLE secret.secret (
-    name text NOT NULL,
-    origin text NOT NULL,
-    path text,
-    mode text DEFAULT '0600'::text NOT NULL,
-    generation integer DEFAULT 1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    sealed_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT secret_generation_check CHECK ((generation > 0)),
-    CONSTRAINT secret_mode_check CHECK ((mode ~ '^0?[0-7]{3}$'::text)),
-    CONSTRAINT secret_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62}){0,3}$'::text)),
-    CONSTRAINT secret_origin_check CHECK ((origin = ANY (ARRAY['made'::text, 'accepted'::text]))),
-    CONSTRAINT secret_path_check CHECK ((path ~ '^/.*[^/]$'::text))
-);
-
-ALTER TABLE secret.secret OWNER TO mesh_secret;
-
---
--- Name: TABLE secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON TABLE secret.secret IS 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
-
---
--- Name: COLUMN secret.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.name IS 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
-
---
--- Name: COLUMN secret.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.origin IS 'made: the mesh generated it and nothing else ever knew it, so it may be made again. accepted: some other system was told it (a broker, a database superuser); it is never regenerated (S4).';
-
---
--- Name: COLUMN secret.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.path IS 'Where secret.node_resources places it on each holder; null when another context places it (provision does, under its own paths).';
-
---
--- Name: COLUMN secret.mode; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.mode IS 'File mode of the placed file.';
-
---
--- Name: COLUMN secret.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.generation IS 'Goes up each time the value changes (made again, rotated, accepted again). Resealing the same value never happens: the mesh cannot read it.';
-
---
--- Name: COLUMN secret.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.created_at IS 'When it was first made or accepted.';
-
---
--- Name: COLUMN secret.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON COLUMN secret.secret.sealed_at IS 'When the current value was sealed.';
-
---
--- Name: held; Type: VIEW; Schema: secret; Owner: mesh_secret
---
-
-CREATE VIEW secret.held AS
- SELECT s.name AS secret,
-    s.origin,
-    s.generation,
-    s.path,
-    s.mode,
-    b.holder,
-    b.blob,
-    b.sealed_to,
-    ((e.sealing_key IS NOT NULL) AND (e.sealing_key = b.sealed_to)) AS current
-   FROM ((secret.secret s
-     JOIN secret.sealed b ON ((b.secret = s.name)))
-     LEFT JOIN inventory.enrolled_node e ON ((e.name = b.holder)));
-
-ALTER TABLE secret.held OWNER TO mesh_secret;
-
---
--- Name: VIEW held; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
-
---
--- Name: held_earlier; Type: VIEW; Schema: secret; Owner: mesh_secret
---
-
-CREATE VIEW secret.held_earlier AS
- SELECT e.secret,
-    e.generation,
-    e.holder,
-    e.blob,
-    ((n.sealing_key IS NOT NULL) AND (n.sealing_key = e.sealed_to)) AS current
-   FROM (secret.earlier e
-     LEFT JOIN inventory.enrolled_node n ON ((n.name = e.holder)));
-
-ALTER TABLE secret.held_earlier OWNER TO mesh_secret;
-
---
--- Name: VIEW held_earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
---
-
-COMMENT ON VIEW secret.held_earlier IS 'Each kept copy of an earlier generation; current is false when its holder is gone or has another sealing key (such a copy is never declared).';
-
---
--- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
---
-
-CREATE VIEW provision.node_resources AS
- WITH pairs AS (
-         SELECT g.provision,
-            g.consumer,
-            p.kind,
-            p.provider,
-            provision.secret_of(g.provision, g.consumer) AS secret,
-            (g.facts ->> 'user'::text) AS usr,
-            ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
-           FROM (provision."grant" g
-             JOIN provision.provision p ON ((p.name = g.provision)))
-        ), placed AS (
-         SELECT pr.provision,
-            pr.consumer,
-            pr.kind,
-            pr.provider,
-            pr.secret,
-            pr.usr,
-            pr.facts,
-            pl.node,
-            'provider'::text AS side,
-            ((((( SELECT setting.files_root
-                   FROM provision.setting) || '/provides/'::text) || pr.provision) || '/'::text) || pr.consumer) AS base
-           FROM (pairs pr
-             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.provider)))
-        UNION ALL
-         SELECT pr.provision,
-            pr.consumer,
-            pr.kind,
-            pr.provider,
-            pr.secret,
-            pr.usr,
-            pr.facts,
-            pl.node,
-            'consumer'::text,
-            ((((( SELECT setting.files_root
-                   FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
-           FROM (pairs pr
-             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
-        ), settling AS (
-         SELECT s.secret,
-            s.settled
-           FROM provision.settlement(ARRAY( SELECT DISTINCT e.secret
-                   FROM secret.held_earlier e)) s(provision, consumer, secret, generation, holders, settled, waiting_for)
-        ), copies AS (
-         SELECT pd.node,
-            pd.base,
-            h.generation,
-            h.blob,
-            (pd.base || '.secret'::text) AS path,
-            ((pd.usr || '-'::text) || h.generation) AS role
-           FROM (placed pd
-             JOIN secret.held h ON (((h.secret = pd.secret) AND (h.holder = pd.node) AND h.current)))
-          WHERE (pd.kind = 'postgres'::text)
-        UNION ALL
-         SELECT pd.node,
-            pd.base,
-            e.generation,
-            e.blob,
-            (((pd.base || '.'::text) || e.generation) || '.secret'::text),
-            ((pd.usr || '-'::text) || e.generation)
-           FROM ((placed pd
-             JOIN secret.held_earlier e ON (((e.secret = pd.secret) AND (e.holder = pd.node) AND e.current)))
-             LEFT JOIN settling st ON ((st.secret = pd.secret)))
-          WHERE ((pd.kind = 'postgres'::text) AND (pd.side = 'provider'::text) AND (e.generation >= COALESCE(st.settled, 0)))
-        ), binds AS (
-         SELECT pd.node,
-            pd.base,
-                CASE
-                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
-                       FROM provision.placements() cn(module, node)
-                      WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
-                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'postgres'::text)) THEN (pd.facts || jsonb_build_object('logins', COALESCE(( SELECT jsonb_agg(jsonb_build_object('role', c.role, 'generation', c.generation, 'secret', c.path) ORDER BY c.generation DESC) AS jsonb_agg
-                       FROM copies c
-                      WHERE ((c.node = pd.node) AND (c.base = pd.base))), '[]'::jsonb)))
-                    WHEN (pd.kind = 'postgres'::text) THEN (pd.facts || COALESCE(( SELECT jsonb_build_object('login', c.role) AS jsonb_build_object
-                       FROM copies c
-                      WHERE ((c.node = pd.node) AND (c.base = pd.base) AND (c.path = (pd.base || '.secret'::text)))), '{}'::jsonb))
-                    ELSE pd.facts
-                END AS facts
-           FROM placed pd
-        )
- SELECT b.node,
-    jsonb_build_object('id', (('file:'::text || b.base) || '.binds'::text), 'kind', 'file', 'path', (b.base || '.binds'::text), 'mode', '0644', 'content', translate(encode(convert_to(((b.facts)::text || '
-'::text), 'utf8'::name), 'base64'::text), '
-'::text, ''::text)) AS resource
-   FROM binds b
-  WHERE (b.facts IS NOT NULL)
-UNION ALL
- SELECT c.node,
-    jsonb_build_object('id', ('secret:'::text || c.path), 'kind', 'secret', 'path', c.path, 'mode', '0600', 'sealed', c.blob) AS resource
-   FROM copies c;
-
-ALTER TABLE provision.node_resources OWNER TO mesh_provision;
-
---
--- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
---
-
-COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2); a provider also holds each generation a holder may still use until the rotation settled (S5).';
-
---
 -- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
 --
 
 CREATE VIEW assignment.firewall_opening AS
- WITH fm AS MATERIALIZED (
-         SELECT firewall_members.node,
-            firewall_members.site,
-            firewall_members.address,
-            firewall_members.interface,
-            firewall_members.listen_port,
-            firewall_members.dialled_by,
-            firewall_members.ssh_port
-           FROM "overlay".firewall_members() firewall_members(node, site, address, interface, listen_port, dialled_by, ssh_port)
-        ), binds AS MATERIALIZED (
-         SELECT x_1.node,
-            (x_1.resource ->> 'path'::text) AS path,
-            (convert_from(decode((x_1.resource ->> 'content'::text), 'base64'::text), 'utf8'::name))::jsonb AS facts
-           FROM provision.node_resources x_1
-          WHERE (((x_1.resource ->> 'kind'::text) = 'file'::text) AND ((x_1.resource ->> 'path'::text) ~~ '%.binds'::text))
-        ), placed AS (
-         SELECT a.module,
-            a.node
-           FROM assignment.assignment a
-        ), ssh AS (
-         SELECT e.name AS node,
-            'tcp'::text AS proto,
-            "overlay".ssh_port() AS port,
-            NULL::integer AS port_to,
-            NULL::text[] AS sources,
-            NULL::text AS via,
-            'ssh'::text AS why,
-            'base'::text AS origin,
-            'ssh, so an operator is never locked out (overlay.firewall_setting.ssh_port)'::text AS reason
-           FROM inventory.enrolled_node e
-        ), wg AS (
-         SELECT m.node,
-            'udp'::text AS "?column?",
-            m.listen_port,
-            NULL::integer AS int4,
-            NULL::text[] AS text,
-            NULL::text AS text,
-            'WireGuard'::text AS "?column?",
-            'overlay'::text AS "?column?",
-            ('WireGuard: this node is dialable; dialled by '::text || COALESCE(NULLIF(array_to_string(m.dialled_by, ', '::text), ''::text), 'no peer yet'::text)) AS "?column?"
-           FROM fm m
-          WHERE (m.listen_port IS NOT NULL)
-        ), pg AS (
-         SELECT b.node,
-            'tcp'::text AS "?column?",
-            ((b.facts ->> 'port'::text))::integer AS int4,
-            NULL::integer AS int4,
-            COALESCE(( SELECT array_agg(DISTINCT c.address ORDER BY c.address) AS array_agg
-                   FROM (placed pl
-                     JOIN fm c ON ((c.node = pl.node)))
-                  WHERE (pl.module = (b.facts ->> 'consumer'::text))), '{}'::text[]) AS "coalesce",
-            ( SELECT fm.interface
-                   FROM fm
-                 LIMIT 1) AS interface,
-            ((('provision '::text || (b.facts ->> 'provision'::text)) || ': consumer '::text) || (b.facts ->> 'consumer'::text)) AS "?column?",
-            'provision'::text AS "?column?",
-            ((((('provision '::text || (b.facts ->> 'provision'::text)) || ' (postgres): consumer module '::text) || (b.facts ->> 'consumer'::text)) || ' on '::text) || COALESCE(( SELECT string_agg(pl.node, ', '::text ORDER BY pl.node) AS string_agg
-                   FROM placed pl
-                  WHERE (pl.module = (b.facts ->> 'consumer'::text))), 'no node'::text)) AS "?column?"
-           FROM binds b
-          WHERE (((b.facts ->> 'kind'::text) = 'postgres'::text) AND (b.path ~~ '%/provides/%'::text) AND ((b.facts ->> 'port'::text) ~ '^[0-9]{1,5}$'::text) AND ((((b.facts ->> 'port'::text))::integer >= 1) AND (((b.facts ->> 'port'::text))::integer <= 65535)))
-        ), route AS (
-         SELECT c.node,
-            'tcp'::text AS "?column?",
-            ((c.facts ->> 'port'::text))::integer AS int4,
-            NULL::integer AS int4,
-            COALESCE(( SELECT array_agg(DISTINCT a.address ORDER BY a.address) AS array_agg
-                   FROM (binds p
-                     JOIN fm a ON ((a.node = p.node)))
-                  WHERE ((p.path ~~ '%/provides/%'::text) AND ((p.facts ->> 'provision'::text) = (c.facts ->> 'provision'::text)) AND ((p.facts ->> 'consumer'::text) = (c.facts ->> 'consumer'::text)))), '{}'::text[]) AS "coalesce",
-            ( SELECT fm.interface
-                   FROM fm
-                 LIMIT 1) AS interface,
-            ((('route '::text || (c.facts ->> 'provision'::text)) || ': proxy to '::text) || (c.facts ->> 'consumer'::text)) AS "?column?",
-            'provision'::text AS "?column?",
-            (((('route '::text || (c.facts ->> 'provision'::text)) || ': the proxy reaches consumer module '::text) || (c.facts ->> 'consumer'::text)) || ' on its port'::text) AS "?column?"
-           FROM binds c
-          WHERE (((c.facts ->> 'kind'::text) = 'route'::text) AND (c.path ~~ '%/uses/%'::text) AND ((c.facts ->> 'port'::text) ~ '^[0-9]{1,5}$'::text) AND ((((c.facts ->> 'port'::text))::integer >= 1) AND (((c.facts ->> 'port'::text))::integer <= 65535)))
-        ), opening AS (
-         SELECT pl.node,
-            (o.value ->> 'proto'::text) AS proto,
-            ((o.value ->> 'port'::text))::integer AS port,
-            ((o.value ->> 'to'::text))::integer AS port_to,
-            (o.value ->> 'from'::text) AS "from",
-            (o.value ->> 'name'::text) AS name,
-            pl.module,
-            (o.value ->> 'why'::text) AS why
-           FROM ((placed pl
-             JOIN catalogue.module_resources m ON ((m.name = pl.module)))
-             CROSS JOIN LATERAL jsonb_array_elements(m.resources) o(value))
-          WHERE ((o.value ->> 'kind'::text) = 'opening'::text)
-        ), module AS (
-         SELECT o.node,
-            o.proto,
-            o.port,
-            o.port_to,
-                CASE
-                    WHEN (o."from" = 'any'::text) THEN NULL::text[]
-                    WHEN (o."from" ~~ 'site:%'::text) THEN COALESCE(( SELECT array_agg(f.address ORDER BY f.address) AS array_agg
-                       FROM fm f
-                      WHERE (f.site = substr(o."from", 6))), '{}'::text[])
-                    ELSE COALESCE(( SELECT array_agg(DISTINCT f.address ORDER BY f.address) AS array_agg
-                       FROM (placed pl
-                         JOIN fm f ON ((f.node = pl.node)))
-                      WHERE (pl.module = substr(o."from", 8))), '{}'::text[])
-                END AS "coalesce",
-                CASE
-                    WHEN (o."from" = 'any'::text) THEN NULL::text
-                    ELSE ( SELECT fm.interface
-                       FROM fm
-                     LIMIT 1)
-                END AS interface,
-            COALESCE(o.why, ((((('module '::text || o.module) || ': '::text) || o.name) || ' from '::text) || o."from")) AS "coalesce",
-            'module'::text AS "?column?",
-            (((((((((('module '::text || o.module) || ' serves '::text) || o.name) || ' ('::text) || o.proto) || ' '::text) || o.port) || COALESCE(('-'::text || o.port_to), ''::text)) || ') to '::text) || o."from") AS "?column?"
-           FROM opening o
-        )
- SELECT x.node,
-    x.proto,
-    x.port,
-    x.port_to,
-    x.sources,
-    x.via,
-    "left"(x.why, 128) AS why,
-    x.origin,
-    x.reason
-   FROM ( SELECT ssh.node,
-            ssh.proto,
-            ssh.port,
-            ssh.port_to,
-            ssh.sources,
-            ssh.via,
-            ssh.why,
-            ssh.origin,
-            ssh.reason
-           FROM ssh
-        UNION ALL
-         SELECT wg.node,
-            wg."?column?",
-            wg.listen_port,
-            wg.int4,
-            wg.text,
-            wg.text_1 AS text,
-            wg."?column?_1" AS "?column?",
-            wg."?column?_2" AS "?column?",
-            wg."?column?_3" AS "?column?"
-           FROM wg wg(node, "?column?", listen_port, int4, text, text_1, "?column?_1", "?column?_2", "?column?_3")
-        UNION ALL
-         SELECT pg.node,
-            pg."?column?",
-            pg.int4,
-            pg.int4_1 AS int4,
-            pg."coalesce",
-            pg.interface,
-            pg."?column?_1" AS "?column?",
-            pg."?column?_2" AS "?column?",
-            pg."?column?_3" AS "?column?"
-           FROM pg pg(node, "?column?", int4, int4_1, "coalesce", interface, "?column?_1", "?column?_2", "?column?_3")
-        UNION ALL
-         SELECT route.node,
-            route."?column?",
-            route.int4,
-            route.int4_1 AS int4,
-            route."coalesce",
-            route.interface,
-            route."?column?_1" AS "?column?",
-            route."?column?_2" AS "?column?",
-            route."?column?_3" AS "?column?"
-           FROM route route(node, "?column?", int4, int4_1, "coalesce", interface, "?column?_1", "?column?_2", "?column?_3")
-        UNION ALL
-         SELECT module.node,
-            module.proto,
-            module.port,
-            module.port_to,
-            module."coalesce",
-            module.interface,
-            module.coalesce_1 AS "coalesce",
-            module."?column?",
-            module."?column?_1" AS "?column?"
-           FROM module module(node, proto, port, port_to, "coalesce", interface, coalesce_1, "?column?", "?column?_1")) x
-  WHERE (x.port IS NOT NULL);
+ SELECT firewall_openings.node,
+    firewall_openings.proto,
+    firewall_openings.port,
+    firewall_openings.port_to,
+    firewall_openings.sources,
+    firewall_openings.via,
+    firewall_openings.why,
+    firewall_openings.origin,
+    firewall_openings.reason
+   FROM assignment.firewall_openings(true) firewall_openings(node, proto, port, port_to, sources, via, why, origin, reason);
 
 ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
 
@@ -4155,6 +3555,78 @@ ALTER TABLE catalogue.migration_digest OWNER TO mesh_catalogue;
 --
 
 COMMENT ON TABLE catalogue.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: module; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.module (
+    name text NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    resources jsonb NOT NULL,
+    origin text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT module_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT module_origin_check CHECK ((origin = ANY (ARRAY['handed'::text, 'built'::text, 'shipped'::text]))),
+    CONSTRAINT module_resources_check CHECK ((jsonb_typeof(resources) = 'array'::text)),
+    CONSTRAINT module_version_check CHECK ((version > 0))
+);
+
+ALTER TABLE catalogue.module OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.module IS 'A module: the resources it puts on every node it is assigned to.';
+
+--
+-- Name: COLUMN module.name; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.name IS 'Its name; assignments and builds refer to it.';
+
+--
+-- Name: COLUMN module.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.version IS 'Goes up each time its resources change; unchanged resources keep the version.';
+
+--
+-- Name: COLUMN module.resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.resources IS 'The resources, checked by the same parser the host uses (src/wire/parse_resources.ts).';
+
+--
+-- Name: COLUMN module.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.origin IS 'handed: added by hand from a file; built: from a build of its source; shipped: carried with the control plane.';
+
+--
+-- Name: COLUMN module.updated_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module.updated_at IS 'When its resources last changed.';
+
+--
+-- Name: module_resources; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.module_resources AS
+ SELECT module.name,
+    module.version,
+    module.resources
+   FROM catalogue.module;
+
+ALTER TABLE catalogue.module_resources OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW module_resources; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.module_resources IS 'What assignment composes declarations from.';
 
 --
 -- Name: source; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
@@ -5099,6 +4571,252 @@ COMMENT ON COLUMN "overlay".settings.keepalive IS 'Seconds between keepalives a 
 COMMENT ON COLUMN "overlay".settings.interface IS 'The interface name every node raises.';
 
 --
+-- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision."grant" (
+    provision text NOT NULL,
+    consumer text NOT NULL,
+    facts jsonb NOT NULL,
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT grant_consumer_check CHECK ((consumer ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT grant_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text))
+);
+
+ALTER TABLE provision."grant" OWNER TO mesh_provision;
+
+--
+-- Name: TABLE "grant"; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision."grant" IS 'Module CONSUMER may use PROVISION: one pair, one credential (S5).';
+
+--
+-- Name: COLUMN "grant".provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".provision IS 'What is consumed.';
+
+--
+-- Name: COLUMN "grant".consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".consumer IS 'The catalogue module that consumes it.';
+
+--
+-- Name: COLUMN "grant".facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".facts IS 'The pair''s readable facts: for postgres {database, user}; for routes {name, port} (the name served, the port on the consumer).';
+
+--
+-- Name: COLUMN "grant".granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision."grant".granted_at IS 'When it was granted.';
+
+--
+-- Name: provision; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.provision (
+    name text NOT NULL,
+    kind text NOT NULL,
+    provider text NOT NULL,
+    facts jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT provision_facts_check CHECK ((jsonb_typeof(facts) = 'object'::text)),
+    CONSTRAINT provision_kind_check CHECK ((kind = ANY (ARRAY['postgres'::text, 'route'::text]))),
+    CONSTRAINT provision_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT provision_provider_check CHECK ((provider ~ '^[a-z][a-z0-9-]{0,62}$'::text))
+);
+
+ALTER TABLE provision.provision OWNER TO mesh_provision;
+
+--
+-- Name: TABLE provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.provision IS 'Something a module provides: a PostgreSQL database server, or routes through a reverse proxy.';
+
+--
+-- Name: COLUMN provision.name; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.name IS 'Its name; files on nodes are named after it.';
+
+--
+-- Name: COLUMN provision.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.kind IS 'postgres: a consumer supplies a database name and receives credentials. route: a consumer supplies a target port and receives a name the proxy serves.';
+
+--
+-- Name: COLUMN provision.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.provider IS 'The catalogue module that provides it; every node it is assigned to holds every consumer''s credential.';
+
+--
+-- Name: COLUMN provision.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.facts IS 'Readable facts the provider states, copied into every binds file: for postgres {host, port}; for routes {} or {scheme}.';
+
+--
+-- Name: COLUMN provision.created_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.provision.created_at IS 'When it was offered.';
+
+--
+-- Name: sealed; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.sealed (
+    secret text NOT NULL,
+    holder text NOT NULL,
+    sealed_to bytea NOT NULL,
+    blob text NOT NULL,
+    generation integer NOT NULL,
+    CONSTRAINT sealed_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
+    CONSTRAINT sealed_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
+);
+
+ALTER TABLE secret.sealed OWNER TO mesh_secret;
+
+--
+-- Name: TABLE sealed; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.sealed IS 'One sealed copy of a secret per holder (S1). Only the holder''s private sealing key opens it.';
+
+--
+-- Name: COLUMN sealed.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.secret IS 'Which secret.';
+
+--
+-- Name: COLUMN sealed.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.holder IS 'The node that holds it (an inventory node name).';
+
+--
+-- Name: COLUMN sealed.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.sealed_to IS 'The X25519 sealing key it was sealed to. When inventory says the node now has another key, this blob is stale (S3).';
+
+--
+-- Name: COLUMN sealed.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.blob IS 'base64 of version | ephemeral public | nonce | ciphertext | tag (src/crypto/seal.ts).';
+
+--
+-- Name: COLUMN sealed.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.sealed.generation IS 'The secret generation this blob carries; every holder of a secret carries the same one.';
+
+--
+-- Name: secret; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.secret (
+    name text NOT NULL,
+    origin text NOT NULL,
+    path text,
+    mode text DEFAULT '0600'::text NOT NULL,
+    generation integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sealed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT secret_generation_check CHECK ((generation > 0)),
+    CONSTRAINT secret_mode_check CHECK ((mode ~ '^0?[0-7]{3}$'::text)),
+    CONSTRAINT secret_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62}){0,3}$'::text)),
+    CONSTRAINT secret_origin_check CHECK ((origin = ANY (ARRAY['made'::text, 'accepted'::text]))),
+    CONSTRAINT secret_path_check CHECK ((path ~ '^/.*[^/]$'::text))
+);
+
+ALTER TABLE secret.secret OWNER TO mesh_secret;
+
+--
+-- Name: TABLE secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.secret IS 'A secret the mesh holds sealed, never in plaintext. One row a secret; its blobs are in secret.sealed.';
+
+--
+-- Name: COLUMN secret.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.name IS 'Its name. Provision credentials are named provision/<provision>/<consumer>; others are chosen by the operator.';
+
+--
+-- Name: COLUMN secret.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.origin IS 'made: the mesh generated it and nothing else ever knew it, so it may be made again. accepted: some other system was told it (a broker, a database superuser); it is never regenerated (S4).';
+
+--
+-- Name: COLUMN secret.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.path IS 'Where secret.node_resources places it on each holder; null when another context places it (provision does, under its own paths).';
+
+--
+-- Name: COLUMN secret.mode; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.mode IS 'File mode of the placed file.';
+
+--
+-- Name: COLUMN secret.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.generation IS 'Goes up each time the value changes (made again, rotated, accepted again). Resealing the same value never happens: the mesh cannot read it.';
+
+--
+-- Name: COLUMN secret.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.created_at IS 'When it was first made or accepted.';
+
+--
+-- Name: COLUMN secret.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.secret.sealed_at IS 'When the current value was sealed.';
+
+--
+-- Name: held; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.held AS
+ SELECT s.name AS secret,
+    s.origin,
+    s.generation,
+    s.path,
+    s.mode,
+    b.holder,
+    b.blob,
+    b.sealed_to,
+    ((e.sealing_key IS NOT NULL) AND (e.sealing_key = b.sealed_to)) AS current
+   FROM ((secret.secret s
+     JOIN secret.sealed b ON ((b.secret = s.name)))
+     LEFT JOIN inventory.enrolled_node e ON ((e.name = b.holder)));
+
+ALTER TABLE secret.held OWNER TO mesh_secret;
+
+--
+-- Name: VIEW held; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.held IS 'Each holder''s blob of each secret; current is false when the holder is gone or its sealing key changed (S3), and such a blob is never declared.';
+
+--
 -- Name: grant_status; Type: VIEW; Schema: provision; Owner: mesh_provision
 --
 
@@ -5145,6 +4863,216 @@ ALTER TABLE provision.migration_digest OWNER TO mesh_provision;
 --
 
 COMMENT ON TABLE provision.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: setting; Type: TABLE; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TABLE provision.setting (
+    only_row boolean DEFAULT true NOT NULL,
+    files_root text DEFAULT '/etc/mesh/provision'::text NOT NULL,
+    CONSTRAINT setting_files_root_check CHECK ((files_root ~ '^/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+$'::text)),
+    CONSTRAINT setting_only_row_check CHECK (only_row)
+);
+
+ALTER TABLE provision.setting OWNER TO mesh_provision;
+
+--
+-- Name: TABLE setting; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON TABLE provision.setting IS 'The one row of this context''s settings.';
+
+--
+-- Name: COLUMN setting.only_row; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.only_row IS 'Always true: there is one row.';
+
+--
+-- Name: COLUMN setting.files_root; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.setting.files_root IS 'Where binds and secrets are written on every node: <root>/uses/<consumer>/<provision>.{binds,secret} on a consumer, <root>/provides/<provision>/<consumer>.{binds,secret} on a provider. Each host must list it in MESH_HOST_ROOTS.';
+
+--
+-- Name: earlier; Type: TABLE; Schema: secret; Owner: mesh_secret
+--
+
+CREATE TABLE secret.earlier (
+    secret text NOT NULL,
+    holder text NOT NULL,
+    generation integer NOT NULL,
+    sealed_to bytea NOT NULL,
+    blob text NOT NULL,
+    CONSTRAINT earlier_blob_check CHECK ((blob ~ '^[A-Za-z0-9+/]+={0,2}$'::text)),
+    CONSTRAINT earlier_generation_check CHECK ((generation > 0)),
+    CONSTRAINT earlier_sealed_to_check CHECK ((octet_length(sealed_to) = 32))
+);
+
+ALTER TABLE secret.earlier OWNER TO mesh_secret;
+
+--
+-- Name: TABLE earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON TABLE secret.earlier IS 'Sealed copies of generations a rotation replaced, kept until the rotation settled (every holder acknowledged a newer one): the provider accepts them meanwhile.';
+
+--
+-- Name: COLUMN earlier.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.secret IS 'Which secret.';
+
+--
+-- Name: COLUMN earlier.holder; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.holder IS 'The node the copy was sealed to.';
+
+--
+-- Name: COLUMN earlier.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.generation IS 'The generation it carries, older than secret.secret.generation.';
+
+--
+-- Name: COLUMN earlier.sealed_to; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.sealed_to IS 'The sealing key it was sealed to; a holder with another key now cannot open it, and it is never declared.';
+
+--
+-- Name: COLUMN earlier.blob; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.earlier.blob IS 'As secret.sealed.blob.';
+
+--
+-- Name: held_earlier; Type: VIEW; Schema: secret; Owner: mesh_secret
+--
+
+CREATE VIEW secret.held_earlier AS
+ SELECT e.secret,
+    e.generation,
+    e.holder,
+    e.blob,
+    ((n.sealing_key IS NOT NULL) AND (n.sealing_key = e.sealed_to)) AS current
+   FROM (secret.earlier e
+     LEFT JOIN inventory.enrolled_node n ON ((n.name = e.holder)));
+
+ALTER TABLE secret.held_earlier OWNER TO mesh_secret;
+
+--
+-- Name: VIEW held_earlier; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON VIEW secret.held_earlier IS 'Each kept copy of an earlier generation; current is false when its holder is gone or has another sealing key (such a copy is never declared).';
+
+--
+-- Name: node_resources; Type: VIEW; Schema: provision; Owner: mesh_provision
+--
+
+CREATE VIEW provision.node_resources AS
+ WITH pairs AS (
+         SELECT g.provision,
+            g.consumer,
+            p.kind,
+            p.provider,
+            provision.secret_of(g.provision, g.consumer) AS secret,
+            (g.facts ->> 'user'::text) AS usr,
+            ((p.facts || g.facts) || jsonb_build_object('kind', p.kind, 'provision', g.provision, 'consumer', g.consumer)) AS facts
+           FROM (provision."grant" g
+             JOIN provision.provision p ON ((p.name = g.provision)))
+        ), placed AS (
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.secret,
+            pr.usr,
+            pr.facts,
+            pl.node,
+            'provider'::text AS side,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/provides/'::text) || pr.provision) || '/'::text) || pr.consumer) AS base
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.provider)))
+        UNION ALL
+         SELECT pr.provision,
+            pr.consumer,
+            pr.kind,
+            pr.provider,
+            pr.secret,
+            pr.usr,
+            pr.facts,
+            pl.node,
+            'consumer'::text,
+            ((((( SELECT setting.files_root
+                   FROM provision.setting) || '/uses/'::text) || pr.consumer) || '/'::text) || pr.provision)
+           FROM (pairs pr
+             JOIN provision.placements() pl(module, node) ON ((pl.module = pr.consumer)))
+        ), settling AS (
+         SELECT s.secret,
+            s.settled
+           FROM provision.settlement(ARRAY( SELECT DISTINCT e.secret
+                   FROM secret.held_earlier e)) s(provision, consumer, secret, generation, holders, settled, waiting_for)
+        ), copies AS (
+         SELECT pd.node,
+            pd.base,
+            h.generation,
+            h.blob,
+            (pd.base || '.secret'::text) AS path,
+            ((pd.usr || '-'::text) || h.generation) AS role
+           FROM (placed pd
+             JOIN secret.held h ON (((h.secret = pd.secret) AND (h.holder = pd.node) AND h.current)))
+          WHERE (pd.kind = 'postgres'::text)
+        UNION ALL
+         SELECT pd.node,
+            pd.base,
+            e.generation,
+            e.blob,
+            (((pd.base || '.'::text) || e.generation) || '.secret'::text),
+            ((pd.usr || '-'::text) || e.generation)
+           FROM ((placed pd
+             JOIN secret.held_earlier e ON (((e.secret = pd.secret) AND (e.holder = pd.node) AND e.current)))
+             LEFT JOIN settling st ON ((st.secret = pd.secret)))
+          WHERE ((pd.kind = 'postgres'::text) AND (pd.side = 'provider'::text) AND (e.generation >= COALESCE(st.settled, 0)))
+        ), binds AS (
+         SELECT pd.node,
+            pd.base,
+                CASE
+                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'route'::text)) THEN (pd.facts || jsonb_build_object('upstreams', COALESCE(( SELECT jsonb_agg(jsonb_build_object('node', cn.node, 'host', provision.where_is(cn.node)) ORDER BY cn.node) AS jsonb_agg
+                       FROM provision.placements() cn(module, node)
+                      WHERE (cn.module = pd.consumer)), '[]'::jsonb)))
+                    WHEN ((pd.side = 'provider'::text) AND (pd.kind = 'postgres'::text)) THEN (pd.facts || jsonb_build_object('logins', COALESCE(( SELECT jsonb_agg(jsonb_build_object('role', c.role, 'generation', c.generation, 'secret', c.path) ORDER BY c.generation DESC) AS jsonb_agg
+                       FROM copies c
+                      WHERE ((c.node = pd.node) AND (c.base = pd.base))), '[]'::jsonb)))
+                    WHEN (pd.kind = 'postgres'::text) THEN (pd.facts || COALESCE(( SELECT jsonb_build_object('login', c.role) AS jsonb_build_object
+                       FROM copies c
+                      WHERE ((c.node = pd.node) AND (c.base = pd.base) AND (c.path = (pd.base || '.secret'::text)))), '{}'::jsonb))
+                    ELSE pd.facts
+                END AS facts
+           FROM placed pd
+        )
+ SELECT b.node,
+    jsonb_build_object('id', (('file:'::text || b.base) || '.binds'::text), 'kind', 'file', 'path', (b.base || '.binds'::text), 'mode', '0644', 'content', translate(encode(convert_to(((b.facts)::text || '
+'::text), 'utf8'::name), 'base64'::text), '
+'::text, ''::text)) AS resource
+   FROM binds b
+  WHERE (b.facts IS NOT NULL)
+UNION ALL
+ SELECT c.node,
+    jsonb_build_object('id', ('secret:'::text || c.path), 'kind', 'secret', 'path', c.path, 'mode', '0600', 'sealed', c.blob) AS resource
+   FROM copies c;
+
+ALTER TABLE provision.node_resources OWNER TO mesh_provision;
+
+--
+-- Name: VIEW node_resources; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON VIEW provision.node_resources IS 'Binds and sealed secret files of every pair, on every node running either end (S2); a provider also holds each generation a holder may still use until the rotation settled (S5).';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: provision; Owner: mesh_provision
@@ -6079,6 +6007,13 @@ REVOKE ALL ON FUNCTION "overlay".firewall_members() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".firewall_members() TO mesh_assignment;
 
 --
+-- Name: FUNCTION firewall_members(with_dialled_by boolean); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) TO mesh_assignment;
+
+--
 -- Name: FUNCTION interfaces(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -6128,36 +6063,6 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
 
 --
--- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
---
-
-GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
-
---
--- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret
---
-
-GRANT TRIGGER ON TABLE secret.secret TO mesh_audit;
-
---
--- Name: TABLE held; Type: ACL; Schema: secret; Owner: mesh_secret
---
-
-GRANT SELECT ON TABLE secret.held TO mesh_provision;
-
---
--- Name: TABLE held_earlier; Type: ACL; Schema: secret; Owner: mesh_secret
---
-
-GRANT SELECT ON TABLE secret.held_earlier TO mesh_provision;
-
---
--- Name: TABLE node_resources; Type: ACL; Schema: provision; Owner: mesh_provision
---
-
-GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
-
---
 -- Name: TABLE pending_delivery; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -6169,6 +6074,12 @@ GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory;
 
 GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+
+--
+-- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
 
 --
 -- Name: TABLE apply_failure; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -6194,6 +6105,30 @@ GRANT TRIGGER ON TABLE inventory.token TO mesh_audit;
 --
 
 GRANT SELECT ON TABLE "overlay".node_resources TO mesh_assignment;
+
+--
+-- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT TRIGGER ON TABLE secret.secret TO mesh_audit;
+
+--
+-- Name: TABLE held; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT SELECT ON TABLE secret.held TO mesh_provision;
+
+--
+-- Name: TABLE held_earlier; Type: ACL; Schema: secret; Owner: mesh_secret
+--
+
+GRANT SELECT ON TABLE secret.held_earlier TO mesh_provision;
+
+--
+-- Name: TABLE node_resources; Type: ACL; Schema: provision; Owner: mesh_provision
+--
+
+GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
 
 --
 -- Name: TABLE node_resources; Type: ACL; Schema: secret; Owner: mesh_secret

@@ -117,6 +117,15 @@ Fw('the DBA view, mesh firewall show and the declaration say the same openings, 
   assert.match(human, /provision pg \(postgres\): consumer module app on b2/);
 });
 
+// Composing leaves the peer graph out of the reasons (it is costly and no rule reads it): show must still say it.
+Fw('the WireGuard opening says which peers dial it, in the view and in mesh firewall show; the declaration opens the same port', async (ctx) => {
+  const [wg] = await ctx.mesh.store.admin`select port, reason from assignment.firewall_opening where node = 'hub' and why = 'WireGuard'`;
+  assert.is(wg!.reason, 'WireGuard: this node is dialable; dialled by b1, b2, c1');
+  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'hub', '--json')) as { openings: { why: string; reason: string }[] };
+  assert.is(shown.openings.find((o) => o.why === 'WireGuard')!.reason, wg!.reason);
+  assert.equal(rule(await firewallOf(ctx, 'hub'), wg!.port as number), [{ proto: 'udp', port: wg!.port as number, why: 'WireGuard' }]);
+});
+
 Fw('the ssh port is the mesh\'s to set, and every firewall follows it', async (ctx) => {
   await cli(ctx, 'firewall', 'ssh-port', '2222');
   for (const n of ['hub', 'b1']) {
