@@ -1,5 +1,5 @@
 // Several serves (issue 19.3): a report message is recorded once however often
-// the broker delivers it (inventory 0011), as mesh_inventory calls it; and the
+// the broker delivers it (inventory 0010), as mesh_inventory calls it; and the
 // enrolment answer a redelivery gives sets the password the host already kept.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
