@@ -41,7 +41,17 @@ async function unpack(m: Booted): Promise<void> {
   await m.ok(['/bin/sh', '-c', `cd /mnt/bundle && sha256sum -c ${tarball}.sha256 && tar -C /opt -xzf ${tarball}`]);
 }
 
+// uvu counts a failed before hook as every test failed and prints nothing of why: say it here.
 test.before(async () => {
+  try {
+    await bringUp();
+  } catch (err) {
+    say(`the booted machines did not come up: ${(err as Error).stack ?? err}`);
+    throw err;
+  }
+});
+
+async function bringUp(): Promise<void> {
   const tree = await ensureRootfs(say);
   execFileSync('bash', [join(REPO, 'bundle/pack.sh'), join(work, 'bundle')], { stdio: 'pipe' });
   tarball = readdirSync(join(work, 'bundle')).find((f) => f.endsWith('.tar.gz'))!;
@@ -52,7 +62,7 @@ test.before(async () => {
   first = await Booted.create('first', tree, { dir: join(work, 'first'), netns: `${lab.id}-first`, bindRo });
   second = await Booted.create('second', tree, { dir: join(work, 'second'), netns: `${lab.id}-second`, bindRo });
   say('both machines booted (systemd is-system-running)');
-});
+}
 
 test.after(async () => {
   await first?.stop().catch(() => {});
