@@ -29,7 +29,8 @@ export class Agent {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private supervisor: { stop(): void } | undefined;
-  private outbox: Report[] = [];
+  /** Each report keeps the message id it was first sent under: a resend after a lost confirm is the same message to serve (recorded once). */
+  private outbox: { r: Report; mid: string }[] = [];
   private kept: Declaration | null = null;
   /** D2: the highest serial ever applied, and its digest (serial.json): survives the kept file. */
   private mark: Mark = { serial: 0, digest: '' };
@@ -46,7 +47,7 @@ export class Agent {
   private rebuilt = false;
   private returned = new Set<string>();
   /** Published, confirm not yet in: not sent again until the broker answers. */
-  private inflight = new Set<Report>();
+  private inflight = new Set<string>();
   private readonly signingKey: Uint8Array;
   readonly opts: ApplyOptions;
 
@@ -275,7 +276,7 @@ export class Agent {
       ...(kept && !part.refused ? { holdsUntil: kept.expires, stale: kept.expires * 1000 <= Date.now() } : {}),
     };
     if (!held && !part.refused) return;
-    this.outbox.push(r);
+    this.outbox.push({ r, mid: randomBytes(8).toString('hex') });
     if (this.outbox.length > 100) this.outbox.splice(0, this.outbox.length - 100);
     this.flushOutbox();
   }
@@ -284,19 +285,19 @@ export class Agent {
   private flushOutbox(): void {
     const ch = this.ch;
     if (!ch) return;
-    for (const r of this.outbox) {
-      if (this.inflight.has(r)) continue;
-      const mid = randomBytes(8).toString('hex');
+    for (const entry of this.outbox) {
+      const { r, mid } = entry;
+      if (this.inflight.has(mid)) continue;
       try {
-        this.inflight.add(r);
+        this.inflight.add(mid);
         ch.publish(EXCHANGE, 'report', writeReport(r), { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' }, (err) => {
-          this.inflight.delete(r);
+          this.inflight.delete(mid);
           if (err || this.returned.has(mid)) { this.returned.delete(mid); return; }
-          const i = this.outbox.indexOf(r);
+          const i = this.outbox.indexOf(entry);
           if (i >= 0) this.outbox.splice(i, 1);
           if (r.serial && !r.refused) this.log(`report of declaration ${r.serial} confirmed by the broker`);
         });
-      } catch { this.inflight.delete(r); return; /* channel closed: kept for the next connection */ }
+      } catch { this.inflight.delete(mid); return; /* channel closed: kept for the next connection */ }
     }
   }
 
