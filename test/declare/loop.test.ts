@@ -122,7 +122,7 @@ Loop('a report the broker cannot route is said out loud, and sent again once it 
   assert.is((await ctx.mesh.mgmt('DELETE', `${ctrl}/report`)).status, 204);
   const mark = ctx.proc.output().length;
   await cli(ctx.mesh, 'declare', 'web1');
-  await ctx.proc.waitFor(/could not route report .*nothing receives reports/, 10_000, mark);
+  const lost = await ctx.proc.waitFor(/could not route report (\w+) .*nothing receives reports/, 10_000, mark);
   const [before] = await ctx.mesh.store.admin`select serial from inventory.report where node = 'web1'`;
   assert.is(Number(before!.serial), 5);
   assert.is((await ctx.mesh.mgmt('POST', ctrl, { routing_key: 'report' })).status, 201);
@@ -131,6 +131,9 @@ Loop('a report the broker cannot route is said out loud, and sent again once it 
   await applied(ctx, 7);
   // The returned report was kept, and went out again once something could receive it.
   await ctx.proc.waitFor(/report of declaration 6 confirmed by the broker/, 10_000, back);
+  // Sent again as the same message (its id kept), so serve knows a resend of one it recorded from a new report.
+  await until('the resent report recorded under its first id', async () =>
+    (await ctx.mesh.store.admin`select 1 from inventory.report_received where message_id = ${lost[1]!} and node = 'web1' and serial = 6`).length === 1);
 });
 
 Loop('a tampered kept declaration is refused when read back (D1)', async (ctx) => {
