@@ -1399,17 +1399,35 @@ ALTER FUNCTION catalogue.placements() OWNER TO mesh_catalogue;
 --
 
 CREATE FUNCTION catalogue.put_module(module_name text, module_resources jsonb, module_origin text) RETURNS TABLE(name text, version integer)
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
-  insert into catalogue.module as m (name, resources, origin) values (module_name, module_resources, module_origin)
-  on conflict (name) do update set
-    resources = excluded.resources, origin = excluded.origin,
-    version = case when m.resources = excluded.resources then m.version else m.version + 1 end,
-    updated_at = case when m.resources = excluded.resources then m.updated_at else now() end
-  returning m.name, m.version
-$$;
+declare
+  bad text;
+begin
+  select string_agg(distinct e->>'kind', ', ') into bad
+    from jsonb_array_elements(case when jsonb_typeof(module_resources) = 'array' then module_resources else '[]'::jsonb end) e
+   where coalesce(e->>'kind', '') not in ('file', 'directory', 'service', 'container', 'opening');
+  if bad is not null then
+    raise exception 'module % carries % resources: a module may put files, directories, services, containers and openings on a node', module_name, bad
+      using errcode = 'MSH31',
+            hint = 'the mesh composes wireguard (mesh overlay), firewall (from openings) and secret (mesh secret) resources itself: take them out of the module and declare an opening or a secret instead';
+  end if;
+  return query
+    insert into catalogue.module as m (name, resources, origin) values (module_name, module_resources, module_origin)
+    on conflict on constraint module_pkey do update set
+      resources = excluded.resources, origin = excluded.origin,
+      version = case when m.resources = excluded.resources then m.version else m.version + 1 end,
+      updated_at = case when m.resources = excluded.resources then m.updated_at else now() end
+    returning m.name, m.version;
+end $$;
 
 ALTER FUNCTION catalogue.put_module(module_name text, module_resources jsonb, module_origin text) OWNER TO mesh_catalogue;
+
+--
+-- Name: FUNCTION put_module(module_name text, module_resources jsonb, module_origin text); Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON FUNCTION catalogue.put_module(module_name text, module_resources jsonb, module_origin text) IS 'Store a module (a new version when its resources changed). Refuses kinds the mesh composes itself (MSH31).';
 
 --
 -- Name: record_build_progress(uuid, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue

@@ -38,6 +38,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH29', context: 'assignment', meaning: 'a rollout started, paused, resumed or aborted from a state that does not allow it', remedy: 'see mesh rollout status: a holding rollout starts, a rolling one pauses, a paused or halted one resumes, a started one aborts' },
 
   { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
+  { code: 'MSH31', context: 'catalogue', meaning: 'a module carries a resource the mesh composes itself (wireguard, firewall, secret)', remedy: 'take it out of the module: declare an opening (firewall), a secret (mesh secret) or overlay settings (mesh overlay) instead' },
 
   { code: 'MSH40', context: 'secret', meaning: 'an accepted secret was to be made again (S4)', remedy: 'issue it again: mesh secret accept NAME --from FILE (the value the other system knows)' },
   { code: 'MSH41', context: 'secret', meaning: 'a holder of a secret is not enrolled, so it has no sealing key', remedy: 'nothing was changed; enrol the node again, or unassign it (see mesh node list)' },

@@ -178,8 +178,24 @@ export function parseResources(v: unknown, at = 'resources'): Resource[] {
 
 /** A module file's list: every resource kind, and the ports the module serves (`opening`). */
 export function parseModuleEntries(v: unknown, at = 'resources'): ModuleEntry[] {
-  return parseList(v, at, { ...KINDS, ...MODULE_ONLY }) as unknown as ModuleEntry[];
+  if (Array.isArray(v)) {
+    v.forEach((r, i) => {
+      if (isObject(r) && typeof r.kind === 'string' && Object.hasOwn(COMPOSED, r.kind)) throw bad(`${at}[${i}].kind`, COMPOSED[r.kind]!);
+    });
+  }
+  return parseList(v, at, MODULE_KINDS) as unknown as ModuleEntry[];
 }
+
+// The mesh composes these for each node (catalogue.put_module refuses them
+// too, MSH31): a module carrying one would be a second firewall beside the
+// composed one, or a tunnel outside the graph.
+const COMPOSED: Record<string, string> = {
+  wireguard: 'is composed by the mesh from the overlay graph: take it out of the module (mesh overlay shows the graph)',
+  firewall: 'is composed by the mesh from the openings of the modules a node runs: declare an opening instead ({ kind: opening, port, from })',
+  secret: 'is sealed by the mesh for each holder: take it out and store the value with mesh secret make|accept NAME',
+};
+const { wireguard: _w, firewall: _f, secret: _s, ...PUT } = KINDS;
+const MODULE_KINDS: Record<string, Check> = { ...PUT, ...MODULE_ONLY };
 
 function parseList(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown>[] {
   if (!Array.isArray(v) || v.length > 10_000) throw bad(at, 'must be a list of at most 10000 resources');

@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseResource, BUNDLE_UNITS } from '../../src/wire/parse_resources.js';
+import { parseResource, parseModuleEntries, BUNDLE_UNITS } from '../../src/wire/parse_resources.js';
 import { WireError } from '../../src/wire/envelope.js';
 
 const R = suite('resources at fleet size');
@@ -59,6 +59,21 @@ R('a declared service may not take the name of one of the bundle\'s own units', 
     .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/name: 'mesh-([a-z0-9-]+)'/g)].map((m) => m[1]!));
   assert.ok(named.length >= BUNDLE_UNITS.length, `found ${named.join(', ')}`);
   assert.equal([...new Set(named)].sort(), [...BUNDLE_UNITS].sort());
+});
+
+R('a module file carrying what the mesh composes (firewall, wireguard, secret) is refused with the remedy', () => {
+  const refused = (r: unknown, want: RegExp) => {
+    try { parseModuleEntries([r]); } catch (e) {
+      assert.instance(e, WireError);
+      assert.match((e as Error).message, want);
+      return;
+    }
+    assert.unreachable(`accepted ${JSON.stringify(r)}`);
+  };
+  refused(firewall(1), /resources\[0\]\.kind.*declare an opening instead/);
+  refused(hub(1), /resources\[0\]\.kind.*overlay graph/);
+  refused({ id: 'secret:/etc/k', kind: 'secret', path: '/etc/k', mode: '0600', sealed: 'eA==' }, /mesh secret make\|accept/);
+  assert.is(parseModuleEntries([{ id: 'opening:web', kind: 'opening', name: 'web', proto: 'tcp', port: 80, from: 'any' }]).length, 1);
 });
 
 R.run();

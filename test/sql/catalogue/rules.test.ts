@@ -1,6 +1,7 @@
 // catalogue's rules as mesh_catalogue: a build needs a source (MSH30), a
-// request is answered once (B1), and the newest sighting of a source's head
-// wins whatever order sightings arrive in (B2).
+// module carries no resource the mesh composes itself (MSH31), a request is
+// answered once (B1), and the newest sighting of a source's head wins
+// whatever order sightings arrive in (B2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +22,22 @@ const OLD = 'a'.repeat(40), NEW = 'b'.repeat(40);
 C('a build of a module without a source is refused (MSH30), and nothing is recorded', async (ctx) => {
   await refusedWith(ctx.as.catalogue`select * from catalogue.request_build(request_id => ${randomUUID()}::uuid, module_name => 'nowhere'::text, build_ref => null::text)`, 'MSH30');
   assert.is((await ctx.as.catalogue`select count(*)::int as n from catalogue.build_request`)[0]!.n, 0);
+});
+
+C('a module carrying a firewall, wireguard or secret resource is refused (MSH31), and the module is not stored', async (ctx) => {
+  const put = (name: string, resources: unknown[]) => ctx.as.catalogue`select * from catalogue.put_module(module_name => ${name}::text,
+    module_resources => ${ctx.as.catalogue.json(resources as never)}::jsonb, module_origin => 'handed')`;
+  const file = { id: 'file:/etc/x', kind: 'file', path: '/etc/x', content: 'eA==', mode: '0644' };
+  const e = await refusedWith(put('sneaky', [file, { id: 'firewall:mesh', kind: 'firewall', name: 'mesh', rules: [] }]), 'MSH31');
+  assert.match(e.message, /firewall/);
+  await refusedWith(put('tunnel', [{ id: 'wireguard:wg9', kind: 'wireguard', name: 'wg9', address: '10.9.0.1/24', peers: [] }]), 'MSH31');
+  await refusedWith(put('sealed', [{ id: 'secret:/etc/k', kind: 'secret', path: '/etc/k', mode: '0600', sealed: 'eA==' }]), 'MSH31');
+  assert.is((await ctx.as.catalogue`select count(*)::int as n from catalogue.module where name in ('sneaky', 'tunnel', 'sealed')`)[0]!.n, 0);
+  // what a module may put is stored, and stored again unchanged keeps its version
+  const opening = { id: 'opening:web', kind: 'opening', name: 'web', proto: 'tcp', port: 80, from: 'any' };
+  assert.is((await put('fine', [file, opening]))[0]!.version, 1);
+  assert.is((await put('fine', [file, opening]))[0]!.version, 1);
+  assert.is((await put('fine', [file]))[0]!.version, 2);
 });
 
 C('B2: the newest sighting of a source head wins, in either order of arrival', async (ctx) => {
