@@ -5,7 +5,7 @@
 // never argv or env.
 //   tokens   {names, ttl}            -> [{name, token}]   one token per name, issued concurrently
 //   check    {confirmed, nodes}      -> the counts the scenario asserts
-//   retire   {names}                 -> {retired}         the simulated nodes go, and one re-declare
+//   retire   {names} or {prefix}     -> {retired}         the simulated nodes go, and one re-declare
 import { withStore } from '../../src/store/with_store.js';
 import { issueToken } from '../../src/inventory/token.js';
 import { nodeRetire } from '../../src/inventory/node.js';
@@ -74,7 +74,10 @@ async function check(): Promise<unknown> {
 }
 
 async function retire(): Promise<unknown> {
-  const names = input.names as string[];
+  // By prefix: whatever simulated nodes an earlier run left.
+  const names = input.prefix
+    ? await withStore('inventory', async (sql) => (await sql<{ name: string }[]>`select name from inventory.node where starts_with(name, ${input.prefix as string})`).map((r) => r.name))
+    : input.names as string[];
   await pool(names, 4, (n) => nodeRetire(n).catch((err) => { if (!/no node named/.test((err as Error).message)) throw err; }));
   const d = await declareChanged({});
   return { retired: names.length, redeclared: d.length };

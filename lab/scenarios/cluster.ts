@@ -15,6 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Scenario } from './scenario.js';
 import { DIST, NODE, until, sleep, type LabHandle } from '../handle.js';
 import { waitSettled } from '../mesh_ops.js';
@@ -25,10 +26,7 @@ import { REFUSAL } from '../../src/wire/enrol.js';
 const HOSTS = 50;
 const REPORTS_PER_HOST = 20;
 const SIM_MACHINE = 'b2';
-const names = Array.from({ length: HOSTS }, (_, i) => `lab-sim-${String(i).padStart(2, '0')}`);
-const EXPIRED = names[0]!;
-/** Two identities race for this one's token (E1): exactly one may enrol. */
-const RACED = names[1]!;
+const PREFIX = 'lab-sim-';
 
 /** The cluster scenario's tool on the first node, with the control plane's environment (paths only). */
 async function hubTool<T>(h: LabHandle, op: string, input: unknown): Promise<T> {
@@ -54,7 +52,15 @@ export const cluster: Scenario = {
   proves: 'with two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve killed mid-burst loses nothing: every confirmed report is a row, every node at its newest serial, every enrolment done or refused clearly and retried, no token spent twice',
   async run(h, say) {
     // A run before this one may have left its simulated nodes: they go first.
-    await hubTool(h, 'retire', { names });
+    await hubTool(h, 'retire', { prefix: PREFIX });
+    // Names of this run's own: a name retired and enrolled again with the
+    // composition it was last declared is not declared again (see the report
+    // of this scenario's branch), and that is not what is tested here.
+    const run = randomBytes(2).toString('hex');
+    const names = Array.from({ length: HOSTS }, (_, i) => `${PREFIX}${run}-${String(i).padStart(2, '0')}`);
+    const EXPIRED = names[0]!;
+    /** Two identities race for this one's token (E1): exactly one may enrol. */
+    const RACED = names[1]!;
     await ensureSecondServe(h, say);
 
     const t0 = Date.now();
@@ -159,8 +165,8 @@ export const cluster: Scenario = {
       say(`two identities raced for ${RACED}'s token: ${enrolments.get(RACED) ?? 0} enrolled, ${lostRace.length} refused (${lostRace.map((r) => `"${r}"`).join(', ')})`);
       if (enrolments.get(RACED) !== 1 || lostRace.length !== 1 || lostRace[0] !== REFUSAL.reason) throw new Error(`the race for one token was not won exactly once: ${enrolments.get(RACED) ?? 0} enrolled, ${lostRace.length} refused`);
       if (got.errors.length) say(`the simulated hosts said: ${got.errors.slice(0, 5).join('; ')}`);
-      const onB1 = (h.readLog(serveLogPath(h), b1Mark).match(/enrol: lab-sim-\d+ (enrolled|asked again)/g) ?? []).length;
-      const again = (h.readLog(serveLogPath(h), b1Mark) + h.readLog(h.serviceLogPath('mesh-serve'), hubMark)).match(/enrol: lab-sim-\d+ asked again and was answered again/g)?.length ?? 0;
+      const onB1 = (h.readLog(serveLogPath(h), b1Mark).match(/enrol: lab-sim-[0-9a-f]+-\d+ (enrolled|asked again)/g) ?? []).length;
+      const again = (h.readLog(serveLogPath(h), b1Mark) + h.readLog(h.serviceLogPath('mesh-serve'), hubMark)).match(/enrol: lab-sim-[0-9a-f]+-\d+ asked again and was answered again/g)?.length ?? 0;
       say(`the serve on ${SERVE_MACHINE} answered ${onB1} enrolment request(s); ${again} redelivered request(s) were answered again (the first node's log may miss what its killed serve did)`);
     } finally {
       if (sims.exitCode === null) sims.kill('SIGKILL');
