@@ -170,9 +170,16 @@ export const cluster: Scenario = {
       say(`the serve on ${SERVE_MACHINE} answered ${onB1} enrolment request(s); ${again} redelivered request(s) were answered again (the first node's log may miss what its killed serve did)`);
     } finally {
       if (sims.exitCode === null) sims.kill('SIGKILL');
-      // BROKER: the broker half (three broker nodes on three machines, one
-      // SIGKILLed mid-burst and rejoining with its quorum queues in sync)
-      // needs the bundle's broker cluster (branch wt-cluster), not in yet.
+      // BROKER: the broker half of issue 19 waits for the bundle's broker
+      // cluster (branch wt-cluster). Once it lands: bring up broker nodes on
+      // b1 and b2 joining the hub's (the bundle's add-a-node command), give
+      // serve its list of broker nodes and the simulated hosts theirs (the
+      // burst then reconnects to the next broker on a lost link, as the host
+      // link does), SIGKILL the b2 broker node (its beam's pid) at the same
+      // moment as the serve, and after the counts start it again and wait
+      // until every quorum queue (mesh.control, mesh.build) lists it in
+      // members and online again (GET /api/queues/mesh/NAME on the
+      // management API, or rabbitmq-queues quorum_status), printing both.
     }
     // Leave the lab as it was: the simulated nodes retired, one serve.
     await hubTool(h, 'retire', { names });
