@@ -16,6 +16,7 @@ import { procStat } from '../host/apply/proc.js';
 import { LabHandle, labDir, LAB_HOST_ENV, sleep, type LabState } from './handle.js';
 import { runAny } from '../src/sys/proc.js';
 import { joinMachine, waitSettled, waitMatrix, renderMatrix, allOpen } from './mesh_ops.js';
+import { serveProcesses } from './cluster/serve2.js';
 
 export const HUB = 'hub';
 const SITES = [
@@ -105,6 +106,8 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
 export async function labShow(h: LabHandle, say: (l: string) => void = console.log): Promise<boolean> {
   say('\n$ mesh node list');
   say((await h.meshOk(['node', 'list'])).trimEnd());
+  // The control planes running (the cluster scenario adds one on b1 for its run).
+  say(`\nmesh serve running on: ${serveProcesses(h).map((s) => `${s.machine} (pid ${s.pid})`).join(', ') || 'no machine'}`);
   say('\n$ mesh overlay show');
   const g = await h.mesh(['overlay', 'show']);
   say(g.code === 0 ? g.stdout.trimEnd() : `(not available: ${g.stderr.trim()})`);

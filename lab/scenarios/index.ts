@@ -7,8 +7,9 @@ import { away } from './away.js';
 import { forged } from './forged.js';
 import { drift } from './drift.js';
 import { firewall } from './firewall.js';
+import { cluster } from './cluster.js';
 
-export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift, firewall];
+export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift, firewall, cluster];
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);
