@@ -245,7 +245,7 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     SET jit TO 'off'
     AS $$
   with want as materialized (
-    select e.name as node from inventory.enrolled_node e
+    select e.name as node, e.enrolled_at from inventory.enrolled_node e
      where node_names is null or e.name in (select unnest(node_names))),
   r as (
     select a.node, e.value as resource
@@ -259,12 +259,14 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
   c as (
-    select w.node, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
+    select w.node, w.enrolled_at, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
       from want w left join r on r.node = w.node
-     group by w.node)
+     group by w.node, w.enrolled_at)
   select c.node, c.resources, h.hash,
          h.hash is distinct from coalesce(
-           (select d.resources_hash from assignment.declaration d where d.node = c.node order by d.serial desc limit 1),
+           (select d.resources_hash from assignment.declaration d
+             where d.node = c.node and d.issued_at >= c.enrolled_at
+             order by d.serial desc limit 1),
            sha256(convert_to('[]'::jsonb::text, 'utf8')))
     from c cross join lateral (select sha256(convert_to(c.resources, 'utf8')) as hash) h
    order by c.node
@@ -276,7 +278,7 @@ ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignme
 -- Name: FUNCTION compose_each(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources (as the JSON text the declaration splices in), their sha256, and whether that differs from its newest declaration (never declared counts as declared empty). Null for every enrolled node.';
+COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources (as the JSON text the declaration splices in), their sha256, and whether that differs from its newest declaration since it enrolled (never declared in this enrolment counts as declared empty). Null for every enrolled node.';
 
 --
 -- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -669,9 +671,10 @@ CREATE FUNCTION assignment.plan_changes(node_names text[] DEFAULT NULL::text[]) 
     AS $$
   with nxt as materialized (select c.node, c.resources::jsonb as resources from assignment.compose_each(node_names) c),
   applied as materialized (
-    -- The newest declaration each node acknowledged: what it runs now.
+    -- The newest declaration each node acknowledged since it enrolled: what it runs now.
     select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources' as resources
       from assignment.declaration d
+      join inventory.enrolled_node e on e.name = d.node and d.issued_at >= e.enrolled_at
      where d.acknowledged_at is not null and d.node in (select n.node from nxt n)
      order by d.node, d.serial desc),
   nr as (select n.node, e.value as r from nxt n cross join lateral jsonb_array_elements(n.resources) e),
@@ -703,7 +706,7 @@ ALTER FUNCTION assignment.plan_changes(node_names text[]) OWNER TO mesh_assignme
 -- Name: FUNCTION plan_changes(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.plan_changes(node_names text[]) IS 'Every change the next declaration brings each node against the one it last acknowledged: added, changed, removed, and the services that restart because of them. Null for every enrolled node.';
+COMMENT ON FUNCTION assignment.plan_changes(node_names text[]) IS 'Every change the next declaration brings each node against the one it last acknowledged since it enrolled: added, changed, removed, and the services that restart because of them. Null for every enrolled node.';
 
 --
 -- Name: plan_summary(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment

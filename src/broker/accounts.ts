@@ -50,9 +50,8 @@ export class Accounts {
   /** Removes the account (closing its connections) and its queue. */
   async retire(node: string): Promise<void> {
     const user = this.account(nodeName(node));
-    const conns = await this.api.connections();
     await this.api.deleteUser(user);
-    for (const c of conns) if (c.user === user) await this.api.deleteConnection(c.name);
+    await this.api.closeConnectionsOf(user);
     await this.api.deleteQueue(this.m.vhost, queueOf(node));
   }
 

@@ -9,6 +9,8 @@ import amqp from 'amqplib';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { servers } from '../harness/servers.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
+import { connectBroker } from '../../src/broker/connect.js';
+import { loadIdentity } from '../../host/identity.js';
 
 const Enrol = suite<{ mesh: Mesh; serve: Proc }>('enrolment across the real broker');
 Enrol.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.serve = await ctx.mesh.serve(); });
@@ -114,8 +116,13 @@ Enrol('names that could widen a permission pattern are refused at issue time', a
   assert.is(n!.n, 0);
 });
 
-Enrol('retire removes the account and the queue', async ({ mesh }) => {
+Enrol('retire removes the account and the queue, and closes every connection the account holds', async ({ mesh }) => {
   const { host, proc } = await mesh.joined('gamma');
+  // A connection of the node's own that does not leave when its queue goes
+  // (the host does): a machine taken, kept open to publish as the node.
+  const id = loadIdentity(host.dir)!;
+  const held = await connectBroker({ ...id.broker, password: id.password }, { name: 'held by a retired node' });
+  const closed = new Promise<void>((resolve) => held.once('close', () => resolve()));
   const r = await mesh.cli(['node', 'retire', 'gamma']);
   assert.is(r.code, 0, r.stderr);
   const q = await mesh.mgmt('GET', `/queues/${mesh.vhost}/node.gamma`);
@@ -124,7 +131,11 @@ Enrol('retire removes the account and the queue', async ({ mesh }) => {
   assert.is(u.status, 404);
   await proc.waitFor(/lost the broker|cannot reach/, 20_000);
   await proc.stop();
-  void host;
+  let timer: NodeJS.Timeout | undefined;
+  const gone = await Promise.race([closed.then(() => true), new Promise<boolean>((res) => { timer = setTimeout(() => res(false), 10_000); })]);
+  clearTimeout(timer);
+  if (!gone) await held.close().catch(() => {});
+  assert.ok(gone, 'the retired account\'s own connection was left open');
 });
 
 Enrol.run();

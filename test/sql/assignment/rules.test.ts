@@ -1,9 +1,10 @@
 // assignment's rules as mesh_assignment: an assignment names a module the
 // catalogue has (MSH20) and an enrolled node (MSH21); serials only go forward (D2);
-// a composition is the very text jsonb prints, so its hash is what it always was (W2).
+// a composition is the very text jsonb prints, so its hash is what it always was (W2);
+// a machine rebuilt under a retired name is owed a declaration of its own (W2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, refusedWith, enrol, putModule, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, enrol, putModule, assign as placed, type SqlCtx } from '../helpers.js';
 
 const A = suite<SqlCtx>('assignment rules, as mesh_assignment');
 A.before(async (ctx) => {
@@ -48,6 +49,31 @@ A('W2: a composition\'s text is the jsonb array as PostgreSQL prints it, and its
   assert.is(c!.resources, c!.printed, 'the same bytes as the jsonb array printed');
   assert.ok(c!.hashed, 'the hash is of that text');
   assert.ok(c!.same, 'compose() answers the same composition');
+});
+
+A('W2: a retired name enrolled again composes what it had, and is owed a declaration all the same: its old declarations were another machine\'s', async (ctx) => {
+  await putModule(ctx.as, 'rebuilt-files', [{ id: 'file:/etc/rebuilt', kind: 'file', path: '/etc/rebuilt', content: 'eA==', mode: '0644' }]);
+  const composed = async () => (await ctx.as.assignment`select resources, encode(resources_hash, 'hex') as hash, changed from assignment.compose_each(${['rebuilt']}::text[])`)[0]!;
+  const plan = async () => (await ctx.as.assignment`select id, change from assignment.plan_changes(${['rebuilt']}::text[])`).map((r) => `${r.id} ${r.change}`);
+  await enrol(ctx.as, 'rebuilt');
+  await placed(ctx.as, 'rebuilt-files', 'rebuilt');
+  const before = await composed();
+  assert.is(before.changed, true, 'a node never declared is owed its first declaration');
+  // Declared and acknowledged, as serve and the node would.
+  const [{ serial }] = await ctx.as.assignment`select serial from assignment.allocate_serials(node_names => ${['rebuilt']}::text[])` as unknown as [{ serial: string }];
+  const envelope = JSON.stringify({ body: JSON.stringify({ serial: Number(serial), resources: JSON.parse(before.resources) }) });
+  await ctx.as.assignment`select assignment.record_declarations(${['rebuilt']}::text[], ${[serial]}::bigint[], ${['00'.repeat(32)]}::text[], ${[before.hash]}::text[], ${envelope}::text)`;
+  await ctx.as.assignment`select assignment.acknowledge(node_name => 'rebuilt', applied => ${serial}::bigint, superseded => '{}'::bigint[])`;
+  assert.is((await composed()).changed, false);
+  assert.equal(await plan(), [], 'what it runs is what it is to hold');
+  // The machine is rebuilt: retired, enrolled again under its name, its module placed again.
+  await ctx.as.inventory`select inventory.retire_node(node_name => 'rebuilt')`;
+  await enrol(ctx.as, 'rebuilt');
+  await placed(ctx.as, 'rebuilt-files', 'rebuilt');
+  const after = await composed();
+  assert.is(after.hash, before.hash, 'the same composition, byte for byte (else this test shows nothing)');
+  assert.is(after.changed, true, 'the rebuilt machine holds nothing yet: it is owed a declaration');
+  assert.ok((await plan()).includes('file:/etc/rebuilt added'), 'mesh plan shows what the rebuilt machine is to hold, against nothing');
 });
 
 A.run();
