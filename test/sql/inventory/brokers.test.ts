@@ -110,4 +110,8 @@ B('only what is granted: assignment reads the view, never the table, and cannot 
   await refusedWith(put(ctx.as.assignment, 'mq5:5671', fp('mq5')), '42501');
 });
 
+B('a module carrying a brokers resource is refused in SQL too (MSH31): only the mesh composes it', async (ctx) => {
+  await refusedWith(ctx.as.catalogue`select * from catalogue.put_module(module_name => 'sneaky', module_resources => ${ctx.as.catalogue.json([{ id: 'brokers', kind: 'brokers', brokers: [{ address: 'evil:5671', fingerprint: fp('evil') }] }] as never)}::jsonb, module_origin => 'handed')`, 'MSH31');
+});
+
 B.run();
