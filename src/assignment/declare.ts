@@ -12,6 +12,7 @@ import { nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
+import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
   return signText(text, signer.secret);
@@ -64,40 +65,51 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   const record = (sql: Sql) => sql.begin(async (tx) => {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
-    await tx`select overlay.allocate_addresses()`;
     const targets = (opts.restore
       ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
       : opts.dueOnly
       ? await tx`select node from assignment.due_for_resigning()`
       : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
+    const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
+    // A node's overlay address exists before the composition that carries it; composed in parts, the
+    // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
+    await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
     if (targets.length === 0) return [];
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
-    // One composition of every target: the overlay graph is computed once, not once a node.
-    // A changed composition a rollout holds is not sent (assignment 0017).
-    let composed: postgres.Row[] = opts.restore ? [] : await tx`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
-                               from assignment.compose_each(${targets}::text[]) c left join assignment.held_nodes() h on h.node = c.node
+    const fresh = await freshness(tx);
+    const held: string[] = [];
+    // Serials, bodies and signatures for rows composed: the declaring transaction allocates the serials.
+    const sign = async (rows: postgres.Row[]) => {
+      if (rows.length === 0) return [];
+      const serials = await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
+      const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+      return rows.map((c) => {
+        const node = c.node as string, serial = serialOf.get(node)!;
+        const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
+        return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
+      });
+    };
+    // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
+    // holds is not sent (assignment 0017), it is set aside, and the rest signed as each part arrives.
+    const compose = (q: Sql | Tx, nodes: string[]) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+                               from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
                               where ${!opts.changedOnly} or c.changed`;
-    const held = composed.filter((c) => c.held).map((c) => c.node as string);
+    const take = (rows: postgres.Row[]) => { held.push(...rows.filter((c) => c.held).map((c) => c.node as string)); return sign(rows.filter((c) => !c.held)); };
+    const made = opts.restore ? []
+      : parts > 1 ? await composeInParts(tx, sql, targets, parts, compose, take)
+      : await take(await compose(tx, targets));
     if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
     if (held.length) opts.onHeld?.(held);
-    composed = composed.filter((c) => !c.held);
     // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
     const again = (opts.restore?.nodes.filter((n) => targets.includes(n.node))) ?? (opts.dueOnly && held.length
       ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({ node: r.node as string, serial: Number(r.serial) }))
       : []);
     if (again.length) {
-      composed.push(...await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`);
+      made.push(...await sign(await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`));
     }
-    if (composed.length === 0) return [];
-    const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
-    const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-    const fresh = await freshness(tx);
-    const made = composed.map((c) => {
-      const node = c.node as string, serial = serialOf.get(node)!;
-      const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
-      return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
-    });
+    if (made.length === 0) return [];
     // Refused here, named, rather than by every host that would receive it.
     const big = made.find((m) => m.env.length > LIMITS.declaration);
     if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
@@ -109,7 +121,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     return made;
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
-  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 2 });
+  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 
