@@ -70,33 +70,43 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       : opts.dueOnly
       ? await tx`select node from assignment.due_for_resigning()`
       : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    // Nothing due (serve's freshness round, most of the time): no more SQL than that.
+    if (targets.length === 0) return [];
     // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
     const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
     // A node's overlay address exists before the composition that carries it; composed in parts, the
     // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
     await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
-    if (targets.length === 0) return [];
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
     const fresh = await freshness(tx);
     const held: string[] = [];
-    // Serials, bodies and signatures for rows composed: the declaring transaction allocates the serials.
-    const sign = async (rows: postgres.Row[]) => {
+    // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
+    // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
+    const issue = async (rows: postgres.Row[]) => {
       if (rows.length === 0) return [];
       const serials = await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
       const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-      return rows.map((c) => {
+      const made = rows.map((c) => {
         const node = c.node as string, serial = serialOf.get(node)!;
         const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
         return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
       });
+      // Refused here, named, rather than by every host that would receive it.
+      const big = made.find((m) => m.env.length > LIMITS.declaration);
+      if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
+      // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
+      await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
+                 ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
+      return made;
     };
     // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
-    // holds is not sent (assignment 0017), it is set aside, and the rest signed as each part arrives.
+    // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
+    // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
     const compose = (q: Sql | Tx, nodes: string[]) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
                                from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
                               where ${!opts.changedOnly} or c.changed`;
-    const take = (rows: postgres.Row[]) => { held.push(...rows.filter((c) => c.held).map((c) => c.node as string)); return sign(rows.filter((c) => !c.held)); };
+    const take = (rows: postgres.Row[]) => { held.push(...rows.filter((c) => c.held).map((c) => c.node as string)); return issue(rows.filter((c) => !c.held)); };
     const made = opts.restore ? []
       : parts > 1 ? await composeInParts(tx, sql, targets, parts, compose, take)
       : await take(await compose(tx, targets));
@@ -107,15 +117,9 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({ node: r.node as string, serial: Number(r.serial) }))
       : []);
     if (again.length) {
-      made.push(...await sign(await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`));
+      made.push(...await issue(await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`));
     }
     if (made.length === 0) return [];
-    // Refused here, named, rather than by every host that would receive it.
-    const big = made.find((m) => m.env.length > LIMITS.declaration);
-    if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
-    // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
-    await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
-               ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
     // The restore is paid in the transaction that records it: a crash before leaves it owed.
     if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
     return made;
