@@ -2599,6 +2599,7 @@ CREATE TABLE assignment.declaration (
     CONSTRAINT declaration_expires_after_signing CHECK ((expires_at > signed_at)),
     CONSTRAINT declaration_resources_hash_check CHECK ((octet_length(resources_hash) = 32))
 );
+ALTER TABLE ONLY assignment.declaration ALTER COLUMN envelope SET COMPRESSION lz4;
 
 ALTER TABLE assignment.declaration OWNER TO mesh_assignment;
 
