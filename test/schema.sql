@@ -243,11 +243,12 @@ ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
 CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources text, resources_hash bytea, changed boolean)
     LANGUAGE sql STABLE
     SET jit TO 'off'
+    SET work_mem TO '64MB'
     AS $$
   with want as materialized (
     select e.name as node, e.enrolled_at from inventory.enrolled_node e
      where node_names is null or e.name in (select unnest(node_names))),
-  -- One list for every node, or no row at all while inventory.broker is empty.
+  -- One list for every node, or no row at all while inventory.broker is empty (0020).
   brokers as materialized (
     select jsonb_build_object('id', 'brokers', 'kind', 'brokers', 'brokers',
              jsonb_agg(jsonb_build_object('address', k.address, 'fingerprint', k.fingerprint) order by k.address)) as resource
@@ -259,7 +260,7 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
      where e.value->>'kind' is distinct from 'opening'
-    union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
+    union all select x.node, x.resource from overlay.node_resources_of((select array_agg(node) from want)) x
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
@@ -2109,8 +2110,22 @@ CREATE FUNCTION "overlay".interfaces() RETURNS TABLE(node text, resource jsonb)
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
+  select * from overlay.interfaces_of(null)
+$$;
+
+ALTER FUNCTION "overlay".interfaces() OWNER TO mesh_overlay;
+
+--
+-- Name: interfaces_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".interfaces_of(node_names text[]) RETURNS TABLE(node text, resource jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
   with s as (select network, listen_port, interface from overlay.settings),
-       p as (select * from overlay.peers())
+       p as (select * from overlay.peers_of(node_names))
   select m.name,
          jsonb_strip_nulls(jsonb_build_object(
            'id', 'wireguard:' || s.interface,
@@ -2128,7 +2143,33 @@ CREATE FUNCTION "overlay".interfaces() RETURNS TABLE(node text, resource jsonb)
    group by m.name, m.address, m.dialable, m.hub, s.network, s.listen_port, s.interface
 $$;
 
-ALTER FUNCTION "overlay".interfaces() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION interfaces_of(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".interfaces_of(node_names text[]) IS 'overlay.interfaces for the nodes named (null: all).';
+
+--
+-- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".node_resources_of(node_names text[]) RETURNS TABLE(node text, resource jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  select * from overlay.interfaces_of(node_names)
+$$;
+
+ALTER FUNCTION "overlay".node_resources_of(node_names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION node_resources_of(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".node_resources_of(node_names text[]) IS 'overlay.node_resources for the nodes named (null: all): what composing a part of the fleet reads.';
 
 --
 -- Name: peers(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -2139,21 +2180,37 @@ CREATE FUNCTION "overlay".peers() RETURNS TABLE(node text, peer text, public_key
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
+  select * from overlay.peers_of(null)
+$$;
+
+ALTER FUNCTION "overlay".peers() OWNER TO mesh_overlay;
+
+--
+-- Name: peers_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".peers_of(node_names text[]) RETURNS TABLE(node text, peer text, public_key text, endpoint text, allowed_ips text[], keepalive integer, route boolean, reason text)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 200
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
   with s as (select network, keepalive from overlay.settings),
        m as materialized (select * from overlay.member),
        h as materialized (select * from m where hub),
        d as materialized (select * from m where dialable is not null),
+       -- The nodes whose lists are wanted; a semi-join, not = any() (10,000 × 10,000 comparisons).
+       w as materialized (select * from m where node_names is null or m.name in (select unnest(node_names))),
        pair as (
-         select a.name as a, b.name as b from m a join h b on b.name <> a.name
+         select a.name as a, b.name as b from w a join h b on b.name <> a.name
          union
-         select a.name, b.name from h a join m b on b.name <> a.name
+         select a.name, b.name from w a join m b on a.hub and b.name <> a.name
          union
-         select a.name, b.name from m a join d b on b.site = a.site and b.name <> a.name
+         select a.name, b.name from w a join d b on b.site = a.site and b.name <> a.name
          union
-         select a.name, b.name from d a join m b on b.site = a.site and b.name <> a.name),
+         select a.name, b.name from w a join m b on a.dialable is not null and b.site = a.site and b.name <> a.name),
        route as (
          select distinct on (a.name) a.name as node, h.name as hub
-           from m a join h on h.name <> a.name
+           from w a join h on h.name <> a.name
           where not a.hub
           order by a.name, (h.site = a.site) desc, h.name)
   select a.name, b.name, b.public_key, b.dialable,
@@ -2168,7 +2225,13 @@ CREATE FUNCTION "overlay".peers() RETURNS TABLE(node text, peer text, public_key
     left join route r on r.node = p.a and r.hub = p.b
 $$;
 
-ALTER FUNCTION "overlay".peers() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".peers_of(node_names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION peers_of(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".peers_of(node_names text[]) IS 'overlay.peers for the nodes named (null: all): each one''s peer list exactly as in the whole graph.';
 
 --
 -- Name: set_address(text, inet); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -2647,6 +2710,7 @@ CREATE TABLE assignment.declaration (
     CONSTRAINT declaration_expires_after_signing CHECK ((expires_at > signed_at)),
     CONSTRAINT declaration_resources_hash_check CHECK ((octet_length(resources_hash) = 32))
 );
+ALTER TABLE ONLY assignment.declaration ALTER COLUMN envelope SET COMPRESSION lz4;
 
 ALTER TABLE assignment.declaration OWNER TO mesh_assignment;
 
@@ -4647,9 +4711,9 @@ COMMENT ON TABLE "overlay".migration_digest IS 'sha256 of each migration file as
 --
 
 CREATE VIEW "overlay".node_resources AS
- SELECT interfaces.node,
-    interfaces.resource
-   FROM "overlay".interfaces() interfaces(node, resource);
+ SELECT node_resources_of.node,
+    node_resources_of.resource
+   FROM "overlay".node_resources_of(NULL::text[]) node_resources_of(node, resource);
 
 ALTER TABLE "overlay".node_resources OWNER TO mesh_overlay;
 
@@ -6252,11 +6316,32 @@ REVOKE ALL ON FUNCTION "overlay".interfaces() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".interfaces() TO mesh_assignment;
 
 --
+-- Name: FUNCTION interfaces_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) TO mesh_assignment;
+
+--
+-- Name: FUNCTION node_resources_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) TO mesh_assignment;
+
+--
 -- Name: FUNCTION peers(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
 REVOKE ALL ON FUNCTION "overlay".peers() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".peers() TO mesh_assignment;
+
+--
+-- Name: FUNCTION peers_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".peers_of(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".peers_of(node_names text[]) TO mesh_assignment;
 
 --
 -- Name: FUNCTION ssh_port(); Type: ACL; Schema: overlay; Owner: mesh_overlay

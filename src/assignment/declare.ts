@@ -12,6 +12,7 @@ import { nodeName } from '../wire/names.js';
 import { storeError } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
+import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
   return signText(text, signer.secret);
@@ -64,52 +65,67 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   const record = (sql: Sql) => sql.begin(async (tx) => {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
-    await tx`select overlay.allocate_addresses()`;
     const targets = (opts.restore
       ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
       : opts.dueOnly
       ? await tx`select node from assignment.due_for_resigning()`
       : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    // Nothing due (serve's freshness round, most of the time): no more SQL than that.
     if (targets.length === 0) return [];
+    // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
+    const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
+    // A node's overlay address exists before the composition that carries it; composed in parts, the
+    // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
+    await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
     if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
-    // One composition of every target: the overlay graph is computed once, not once a node.
-    // A changed composition a rollout holds is not sent (assignment 0017).
-    let composed: postgres.Row[] = opts.restore ? [] : await tx`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
-                               from assignment.compose_each(${targets}::text[]) c left join assignment.held_nodes() h on h.node = c.node
+    const fresh = await freshness(tx);
+    const held: string[] = [];
+    // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
+    // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
+    const issue = async (rows: postgres.Row[]) => {
+      if (rows.length === 0) return [];
+      const serials = await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
+      const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+      const made = rows.map((c) => {
+        const node = c.node as string, serial = serialOf.get(node)!;
+        const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
+        return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
+      });
+      // Refused here, named, rather than by every host that would receive it.
+      const big = made.find((m) => m.env.length > LIMITS.declaration);
+      if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
+      // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
+      await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
+                 ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
+      return made;
+    };
+    // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
+    // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
+    // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
+    const compose = (q: Sql | Tx, nodes: string[]) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+                               from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
                               where ${!opts.changedOnly} or c.changed`;
-    const held = composed.filter((c) => c.held).map((c) => c.node as string);
+    const take = (rows: postgres.Row[]) => { held.push(...rows.filter((c) => c.held).map((c) => c.node as string)); return issue(rows.filter((c) => !c.held)); };
+    const made = opts.restore ? []
+      : parts > 1 ? await composeInParts(tx, sql, targets, parts, compose, take)
+      : await take(await compose(tx, targets));
     if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
     if (held.length) opts.onHeld?.(held);
-    composed = composed.filter((c) => !c.held);
     // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
     const again = (opts.restore?.nodes.filter((n) => targets.includes(n.node))) ?? (opts.dueOnly && held.length
       ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({ node: r.node as string, serial: Number(r.serial) }))
       : []);
     if (again.length) {
-      composed.push(...await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`);
+      made.push(...await issue(await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`));
     }
-    if (composed.length === 0) return [];
-    const serials = await tx`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
-    const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-    const fresh = await freshness(tx);
-    const made = composed.map((c) => {
-      const node = c.node as string, serial = serialOf.get(node)!;
-      const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
-      return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
-    });
-    // Refused here, named, rather than by every host that would receive it.
-    const big = made.find((m) => m.env.length > LIMITS.declaration);
-    if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
-    // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
-    await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
-               ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
+    if (made.length === 0) return [];
     // The restore is paid in the transaction that records it: a crash before leaves it owed.
     if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
     return made;
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
-  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 2 });
+  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 

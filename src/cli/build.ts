@@ -2,8 +2,7 @@
 // done by build machines the control plane gives an account.
 import type { Program } from '../sys/program.js';
 import { emit } from './print.js';
-import { build, parseTimeout } from '../catalogue/build.js';
-import { builderAdd } from '../catalogue/builder_add.js';
+// Both commands' work (and amqplib with it) is loaded when they run, not at every command's start.
 
 export function registerBuild(p: Program): void {
   p.prog.command('build <module>')
@@ -20,6 +19,7 @@ export function registerBuild(p: Program): void {
     .example('build web')
     .example('build web --ref v1.4 --timeout 10m')
     .action(p.wrap(async (m: string, o: { ref?: string; timeout?: string; json?: boolean }) => {
+      const { build, parseTimeout } = await import('../catalogue/build.js');
       const timeoutMs = parseTimeout(String(o.timeout ?? '30m'));
       const a = await build(String(m), {
         ref: o.ref === undefined ? undefined : String(o.ref),
@@ -43,5 +43,5 @@ export function registerBuild(p: Program): void {
     ])
     .option('--json', 'Print as JSON')
     .example('builder add build1')
-    .action(p.wrap(async (n: string, o: { json?: boolean }) => emit(await builderAdd(String(n)), o, (d) => d.command)));
+    .action(p.wrap(async (n: string, o: { json?: boolean }) => emit(await (await import('../catalogue/builder_add.js')).builderAdd(String(n)), o, (d) => d.command)));
 }

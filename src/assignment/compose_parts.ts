@@ -1,0 +1,67 @@
+// Composing a large fleet in parts, on several connections at once, all
+// reading one snapshot. Why: one statement runs on one core, and composing
+// 10,000 nodes is most of `mesh declare --all` (bench 3); the machine has
+// more than one. Each part is the same statement as one composition of all
+// (assignment.compose_each), for its share of the nodes; the caller signs a
+// part as it arrives while the next is still composing.
+//
+// One snapshot: the declaring transaction takes the declare turn first (so
+// its snapshot sees every declare before it: "changed" and the compositions
+// are measured against them) and exports its snapshot; each part imports it
+// (repeatable read), so no part sees a change another does not. Serials are
+// allocated, and everything recorded and owed, in the declaring transaction.
+// A change committed after the snapshot is not in these compositions, as a
+// change committed after a single composing statement was not: its own
+// declare waits for the turn and finds these nodes changed.
+import type postgres from 'postgres';
+import type { Sql } from '../store/connect.js';
+
+/** Parts a composition of the whole fleet is split into (connections besides the declaring one). */
+export const COMPOSE_PARTS = 2;
+/** Below this many nodes a part costs more in fixed work (the overlay's members, the firewall's openings) than it saves. */
+export const MIN_NODES_PER_PART = 1000;
+
+export function partsFor(nodes: number): number {
+  return Math.max(1, Math.min(COMPOSE_PARTS, Math.floor(nodes / MIN_NODES_PER_PART)));
+}
+
+export type Tx = postgres.TransactionSql<Record<string, never>>;
+type Compose = (sql: Sql | Tx | postgres.ReservedSql<Record<string, never>>, nodes: string[]) => Promise<postgres.Row[]>;
+
+/**
+ * Compose TARGETS (sorted) in PARTS on connections of POOL, each reading the
+ * snapshot TX exports; ONPART gets each part's rows as it arrives, one
+ * part at a time. Resolves to what ONPART made of each, in TARGETS' order.
+ */
+export async function composeInParts<T>(tx: Tx, pool: Sql, targets: string[], parts: number, compose: Compose,
+  onPart: (rows: postgres.Row[]) => Promise<T[]>): Promise<T[]> {
+  const [s] = await tx`select pg_export_snapshot() as id`;
+  const snapshot = String(s!.id);
+  // SET TRANSACTION SNAPSHOT takes a literal, not a parameter: the id is PostgreSQL's own (hex and dashes).
+  if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9A-F]+)?$/i.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
+  // Contiguous ranges of the sorted names, so each part's rows come back sorted as the whole would.
+  const size = Math.ceil(targets.length / parts);
+  const shares = Array.from({ length: parts }, (_, i) => targets.slice(i * size, (i + 1) * size)).filter((p) => p.length);
+  let handed: Promise<unknown> = Promise.resolve();
+  const made = await Promise.all(shares.map(async (share) => {
+    // A reserved connection has no begin(): the transaction is spelled out, ended either way.
+    const conn = await pool.reserve();
+    let rows: postgres.Row[];
+    try {
+      await conn.unsafe('begin isolation level repeatable read read only');
+      await conn.unsafe(`set transaction snapshot '${snapshot}'`);
+      rows = await compose(conn, share);
+      await conn.unsafe('commit');
+    } catch (err) {
+      await conn.unsafe('rollback').catch(() => {});
+      throw err;
+    } finally {
+      conn.release();
+    }
+    // One part at a time into the declaring transaction (its statements run in turn).
+    const mine = handed.then(() => onPart(rows));
+    handed = mine;
+    return mine;
+  }));
+  return made.flat();
+}
