@@ -8,7 +8,7 @@ import { LIMITS } from '../wire/envelope.js';
 /** Messages a node's queue keeps while nobody reads it; the oldest go first (W3). */
 export const NODE_QUEUE_KEEPS = 16;
 
-export interface Management { url: string; user: string; password: string; vhost: string; accountPrefix?: string }
+export interface Management { url: string | string[]; user: string; password: string; vhost: string; accountPrefix?: string }
 
 const anchored = (name: string) => `^${name.replace(/\./g, '\\.')}$`;
 

@@ -72,7 +72,7 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
       const conn = await connectBroker(adminEndpoint(broker), { name: `mesh build ${module}` });
       try {
         const ch = await conn.createConfirmChannel();
-        await declareTopology(ch);
+        await declareTopology(conn);
         await send(ch, req, broker.user);
       } finally { await conn.close().catch(() => {}); }
     } catch (err) {

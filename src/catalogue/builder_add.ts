@@ -17,7 +17,7 @@ export async function builderAdd(name: string) {
   // The build queue must exist before a builder, which may configure nothing, consumes it.
   const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh builder add' });
   try {
-    await declareTopology(await conn.createChannel());
+    await declareTopology(conn);
   } finally {
     await conn.close().catch(() => {});
   }
