@@ -25,5 +25,6 @@ export function adminTurns(b: BrokerConfig): Turns {
 }
 
 export function management(b: BrokerConfig): Management {
-  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix };
+  // A cluster (several nodes named): a node's queue must outlive the broker node it was made on, so quorum (W3).
+  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix, quorumNodeQueues: list(b.amqp).length > 1 };
 }

@@ -100,14 +100,17 @@ export async function moveToQuorum(conn: Connection, queue: string, keys: readon
  */
 export async function finishMove(conn: Connection, queue: string, keys: readonly string[], opts: { whileConsumed?: boolean } = {}): Promise<'quorum' | 'moving'> {
   const kind = await kindOf(conn, queue);
-  // Quorum queues refuse if-unused (540, closing the connection): for them the consumer count read just before stands in.
+  // Quorum queues (3.10) refuse if-empty and if-unused (540, closing the connection): for
+  // them the counts read just before stand in. The queue is unbound by then, so
+  // nothing new arrives; only a message a consumer hands back could, and the
+  // consumer (serve) settles what it took before asking.
   const del = async (q: string, quorum: boolean) => {
     const ch = await conn.createChannel();
     ch.on('error', () => {});
     try {
       const { messageCount, consumerCount } = await ch.checkQueue(q);
       if (messageCount > 0 || (consumerCount > 0 && !opts.whileConsumed)) return false;
-      await ch.deleteQueue(q, { ifEmpty: true, ifUnused: !opts.whileConsumed && !quorum });
+      await ch.deleteQueue(q, quorum ? {} : { ifEmpty: true, ifUnused: !opts.whileConsumed });
       await ch.close();
       return true;
     } catch { return false; }
