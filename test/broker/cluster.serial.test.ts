@@ -62,12 +62,14 @@ S('SIGKILL of the node a host is connected to: the host moves on, gets what it i
   // The host moves on to another node by itself (its link, with the brokers it was declared).
   const again = Number((await proc.waitFor(/connected to 127\.0\.0\.1:(\d+)/, 60_000, mark))[1]);
   assert.is.not(again, at, 'c1 reconnected to another node');
+  console.log(`killed ${cluster.nodes[dead]!.nodename} (c1 on :${at}); c1 reconnected to :${again}; serve said: ${serve.output().split('\n').filter((l) => /lost the broker|consuming/.test(l)).join(' | ')}`);
   // A declaration made after the kill reaches it through its quorum queue; its report comes back through mesh.control.
   const d = await mesh.cli(['declare', 'c1', '--json']);
   assert.is(d.code, 0, d.stderr);
   const after = await until('c1 reports the declaration made after the kill', async () => { const r = await reported(mesh, 'c1'); return r && r.newest > before.newest && r.reported === r.newest && r; });
   assert.ok(after.reported > before.reported, 'a report sent after the kill is recorded at the newer serial');
   assert.is(serve.child.exitCode, null, 'serve carried on');
+  console.log(`c1 reported serial ${before.reported} before the kill, ${after.reported} (declared after it) with the node dead`);
 
   await cluster.resume(dead);
   for (const q of [CONTROL_QUEUE, BUILD_QUEUE, queueOf('c1')]) {
