@@ -12,7 +12,7 @@ import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { adminEndpoint } from '../../src/broker/admin.js';
 import { publish } from '../../src/broker/publish.js';
-import { BUILD_QUEUE, BUILD_REQUEST, CONTROL_KINDS, CONTROL_QUEUE, EXCHANGE, moving } from '../../src/broker/topology.js';
+import { BUILD_QUEUE, BUILD_REQUEST, CONTROL_KINDS, CONTROL_QUEUE, EXCHANGE, moving, moveToQuorum, finishMove, kindOf } from '../../src/broker/topology.js';
 import { writeReport } from '../../src/wire/report.js';
 import { servers } from '../harness/servers.js';
 
@@ -74,6 +74,28 @@ S('reports and build requests waiting in the classic queues, and sent during the
     // Open connections would keep the suite's process alive after a failure.
     await node?.close().catch(() => {});
     await admin.close().catch(() => {});
+  }
+});
+
+S('a classic queue still holding a message is never deleted by the move; emptied, it is made again as quorum', async ({ mesh }) => {
+  const conn = await connectBroker(adminEndpoint(mesh.broker), { name: 'the guard' });
+  try {
+    const ch = await conn.createConfirmChannel();
+    await ch.assertExchange(EXCHANGE, 'topic', { durable: true });
+    await ch.assertQueue('guard.q', { durable: true });
+    await ch.bindQueue('guard.q', EXCHANGE, 'guard.k');
+    await publish(ch, EXCHANGE, 'guard.k', Buffer.from('kept'), { mandatory: true });
+    assert.is(await moveToQuorum(conn, 'guard.q', ['guard.k']), 'moving');
+    assert.is(await finishMove(conn, 'guard.q', ['guard.k']), 'moving', 'not finished while the classic queue holds a message');
+    assert.is((await ch.checkQueue('guard.q')).messageCount, 1, 'the message is still there');
+    const m = await ch.get('guard.q');
+    assert.is(m && m.content.toString(), 'kept');
+    ch.ack(m as never);
+    await ch.close();
+    assert.is(await finishMove(conn, 'guard.q', ['guard.k']), 'quorum', 'emptied, the move finishes');
+    assert.is(await kindOf(conn, 'guard.q'), 'quorum');
+  } finally {
+    await conn.close().catch(() => {});
   }
 });
 
