@@ -8,7 +8,11 @@ import { LIMITS } from '../wire/envelope.js';
 /** Messages a node's queue keeps while nobody reads it; the oldest go first (W3). */
 export const NODE_QUEUE_KEEPS = 16;
 
-export interface Management { url: string; user: string; password: string; vhost: string; accountPrefix?: string }
+export interface Management {
+  url: string | string[]; user: string; password: string; vhost: string; accountPrefix?: string;
+  /** Node queues as quorum queues: where the broker is a cluster (BENCHMARKS.md, "W3 on a broker cluster"). */
+  quorumNodeQueues?: boolean;
+}
 
 const anchored = (name: string) => `^${name.replace(/\./g, '\\.')}$`;
 
@@ -25,7 +29,8 @@ export class Accounts {
     const user = this.account(node);
     await this.api.putUser(user, password);
     await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(queueOf(node)) });
-    await this.api.putQueue(this.m.vhost, queueOf(node));
+    // An existing queue stays as it is (its type cannot change, and a node enrolled again keeps it).
+    if (!(await this.api.queue(this.m.vhost, queueOf(node)))) await this.api.putQueue(this.m.vhost, queueOf(node), this.m.quorumNodeQueues ? { 'x-queue-type': 'quorum' } : {});
   }
 
   /**
@@ -41,6 +46,25 @@ export class Accounts {
       pattern: `^${queueOf('').replace(/\./g, '\\.')}`, 'apply-to': 'queues', priority: 0,
       definition: { 'max-length': NODE_QUEUE_KEEPS, 'max-length-bytes': 2 * LIMITS.declaration, overflow: 'drop-head' },
     });
+  }
+
+  /**
+   * A single broker become a cluster: each node's classic queue is made again
+   * as quorum, so it outlives the broker node it was on (W3). What it held is
+   * dropped, as the cap drops it (W3 again): its host, whose consumer the
+   * broker cancels, connects again and asks for its newest (recover). A
+   * publish meanwhile is unroutable and stays owed in the outbox (W1).
+   */
+  async quorumNodeQueues(): Promise<string[]> {
+    if (!this.m.quorumNodeQueues) return [];
+    const moved: string[] = [];
+    for (const q of await this.api.queues(this.m.vhost)) {
+      if (q.type !== 'classic' || !q.name.startsWith(queueOf(''))) continue;
+      await this.api.deleteQueue(this.m.vhost, q.name);
+      await this.api.putQueue(this.m.vhost, q.name, { 'x-queue-type': 'quorum' });
+      moved.push(q.name);
+    }
+    return moved;
   }
 
   async setPassword(node: string, password: string): Promise<void> {
