@@ -3,12 +3,12 @@
 // keys, and keep the identity only once the mesh says it knows this node (E4).
 import { randomBytes } from 'node:crypto';
 import type { ConsumeMessage } from 'amqplib';
-import { readToken } from '../src/wire/token.js';
+import { readToken, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
 import { nodeKeys, b64 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
-import { connectBroker, hostPort } from '../src/broker/connect.js';
+import { connectBroker, hostPort, type Connection } from '../src/broker/connect.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
@@ -24,15 +24,8 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
       `To enrol it again: mesh node retire ${existing.name} on the control plane, then remove ${identityPath(dir)}.`);
   }
   const token = readToken(tokenText.trim());
-  const { host, port } = hostPort(token.broker);
   const keys = nodeKeys();
-  const conn = await connectBroker({ host, port, vhost: token.vhost, user: token.user, password: token.secret, fingerprint: token.fingerprint }, { name: `mesh-host enrol ${token.node}` })
-    .catch((err) => {
-      if ((err as Error).message.includes('ACCESS_REFUSED') || (err as Error).message.includes('403')) {
-        throw new EnrolError(`the broker refused this token's account (${token.node}): the token was spent, replaced or the node retired. Ask the operator for a new one (mesh token issue ${token.node}).`, { cause: err });
-      }
-      throw err;
-    });
+  const { conn, host, port, fingerprint } = await dialFirst(token);
   try {
     const ch = await conn.createConfirmChannel();
     const correlationId = randomBytes(12).toString('hex');
@@ -63,7 +56,8 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
       name: token.node,
       mesh: answer.mesh,
       signingKey: answer.signingKey,
-      broker: { host, port, vhost: token.vhost, user: token.user, fingerprint: token.fingerprint },
+      broker: { host, port, vhost: token.vhost, user: token.user, fingerprint },
+      brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
       password,
       keys: { identity: b64(keys.identity.secret), overlay: b64(keys.overlay.secret), sealing: b64(keys.sealing.secret) },
     };
@@ -72,4 +66,29 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
   } finally {
     await conn.close().catch(() => {});
   }
+}
+
+/**
+ * The token's brokers in turn: the first that answers is where the request
+ * goes. A refused account is the token's fault on every broker (one cluster,
+ * one set of accounts), said at once; a broker down or presenting another
+ * certificate is passed over, and said with the rest if none answers.
+ */
+async function dialFirst(token: Token): Promise<{ conn: Connection; host: string; port: number; fingerprint: string }> {
+  const failed: string[] = [];
+  for (const b of token.brokers) {
+    const { host, port } = hostPort(b.address);
+    try {
+      const conn = await connectBroker({ host, port, vhost: token.vhost, user: token.user, password: token.secret, fingerprint: b.fingerprint }, { name: `mesh-host enrol ${token.node}` });
+      return { conn, host, port, fingerprint: b.fingerprint };
+    } catch (err) {
+      if ((err as Error).message.includes('ACCESS_REFUSED') || (err as Error).message.includes('403')) {
+        throw new EnrolError(`the broker refused this token's account (${token.node}): the token was spent, replaced or the node retired. Ask the operator for a new one (mesh token issue ${token.node}).`, { cause: err });
+      }
+      // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
+      if (token.brokers.length === 1) throw err;
+      failed.push(`${b.address}: ${(err as Error).message}`);
+    }
+  }
+  throw new EnrolError(`no broker of this token answered: ${failed.join('; ')}`);
 }

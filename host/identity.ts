@@ -14,10 +14,27 @@ export interface Identity {
   mesh: string;
   /** base64 Ed25519 public key of the control plane. */
   signingKey: string;
+  /** The broker this node enrolled through, and the vhost and account it uses on every broker. */
   broker: { host: string; port: number; vhost: string; user: string; fingerprint: string };
+  /**
+   * Every broker it may dial, each with the fingerprint it pins, tried in turn
+   * (issue 19.2): from the token, then from the mesh's brokers resource. An
+   * identity from before the list loads with its one broker as the list.
+   */
+  brokers: BrokerAddress[];
   password: string;
   /** base64 secret halves. */
   keys: { identity: string; overlay: string; sealing: string };
+}
+
+export interface BrokerAddress { host: string; port: number; fingerprint: string }
+
+const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
+
+function brokerAddress(v: unknown, at: string): BrokerAddress {
+  if (!isObject(v) || typeof v.host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(v.host) || !Number.isInteger(v.port) || (v.port as number) < 1 || (v.port as number) > 65535
+    || typeof v.fingerprint !== 'string' || !FINGERPRINT.test(v.fingerprint)) throw new Error(`${at} is not a broker (host, port, fingerprint)`);
+  return { host: v.host, port: v.port as number, fingerprint: v.fingerprint };
 }
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -45,6 +62,11 @@ export function loadIdentity(dir: string): Identity | null {
     key32(v.keys.identity, 'keys.identity');
     key32(v.keys.overlay, 'keys.overlay');
     key32(v.keys.sealing, 'keys.sealing');
+    // Before the list: the one broker it enrolled through is the whole list.
+    const list = (v as { brokers?: unknown }).brokers;
+    if (list === undefined) v.brokers = [brokerAddress(v.broker, 'broker')];
+    else if (!Array.isArray(list) || list.length === 0) throw new Error('brokers must list at least one broker');
+    else v.brokers = list.map((b, i) => brokerAddress(b, `brokers[${i}]`));
     return v;
   } catch (err) {
     throw new IdentityFault(`${identityPath(dir)} is damaged (${(err as Error).message}): restore it from a backup, or retire this node (mesh node retire NAME) and enrol it again.`, { cause: err });
@@ -56,4 +78,19 @@ export async function saveIdentity(dir: string, id: Identity): Promise<void> {
   // The WireGuard key, on its own, for wg-quick's PostUp to read.
   await writeAtomic(overlayKeyPath(dir), id.keys.overlay + '\n', 0o600);
   await writeAtomic(identityPath(dir), JSON.stringify(id, null, 2), 0o600);
+}
+
+/**
+ * Replace the list of brokers and nothing else (the vhost, account and
+ * password stay): one atomic write of identity.json, 0600. Returns false when
+ * the list was already this one.
+ */
+export async function saveBrokers(dir: string, brokers: BrokerAddress[]): Promise<boolean> {
+  if (brokers.length === 0) throw new Error('a node must know at least one broker');
+  const id = loadIdentity(dir);
+  if (!id) throw new IdentityFault(`${identityPath(dir)} does not exist: this machine is not enrolled, so it has no brokers to change.`);
+  const want = brokers.map((b, i) => brokerAddress(b, `brokers[${i}]`));
+  if (JSON.stringify(id.brokers) === JSON.stringify(want)) return false;
+  await writeAtomic(identityPath(dir), JSON.stringify({ ...id, brokers: want }, null, 2), 0o600);
+  return true;
 }

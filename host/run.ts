@@ -4,6 +4,7 @@
 import type { ConfirmChannel } from 'amqplib';
 import { queueOf } from '../src/wire/names.js';
 import { waitForIdentity } from './wait.js';
+import { loadIdentity, type Identity, type BrokerAddress } from './identity.js';
 import { Link } from './link/link.js';
 import { backoffFromEnv } from '../src/sys/backoff.js';
 import { publishHeard, heardSeconds } from './heard.js';
@@ -48,7 +49,7 @@ async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<vo
       heard = setInterval(() => { try { publishHeard(ch, id.name, id.broker.user); } catch { /* link gone: the link says so */ } }, heardSeconds(opts.env) * 1000);
     },
     lost: () => { clearInterval(heard); agent.detach(); },
-  });
+  }, () => currentBrokers(opts, id));
   linked(link);
   const stop = () => { link.stop(); agent.stop(); };
   process.once('SIGTERM', stop);
@@ -60,4 +61,19 @@ async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<vo
     clearInterval(heard);
     await agent.stopped();
   }
+}
+
+/**
+ * The brokers to try, read from identity.json at each attempt: a brokers
+ * resource applied since (host/apply/brokers.ts) counts from the next one.
+ * A file that cannot be read now is said, and the list held before is used.
+ */
+function currentBrokers(opts: RunOptions, id: Identity): BrokerAddress[] {
+  try {
+    const now = loadIdentity(opts.dir);
+    if (now) id.brokers = now.brokers;
+  } catch (err) {
+    opts.log(`keeping the brokers known before: ${(err as Error).message}`);
+  }
+  return id.brokers;
 }

@@ -247,6 +247,11 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
   with want as materialized (
     select e.name as node, e.enrolled_at from inventory.enrolled_node e
      where node_names is null or e.name in (select unnest(node_names))),
+  -- One list for every node, or no row at all while inventory.broker is empty.
+  brokers as materialized (
+    select jsonb_build_object('id', 'brokers', 'kind', 'brokers', 'brokers',
+             jsonb_agg(jsonb_build_object('address', k.address, 'fingerprint', k.fingerprint) order by k.address)) as resource
+      from inventory.broker_nodes k having count(*) > 0),
   r as (
     select a.node, e.value as resource
       from assignment.assignment a
@@ -257,7 +262,8 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select x.node, x.resource from overlay.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
-    union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f),
+    union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
+    union all select w.node, b.resource from want w cross join brokers b),
   c as (
     select w.node, w.enrolled_at, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
       from want w left join r on r.node = w.node
@@ -1560,6 +1566,27 @@ $$;
 ALTER FUNCTION catalogue.withdraw_build_request(request_id uuid) OWNER TO mesh_catalogue;
 
 --
+-- Name: check_broker(text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.check_broker(address text, fingerprint text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+begin
+  -- CASE, not OR: the port is cast only once the pattern held.
+  if not coalesce(case when address ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$' then split_part(address, ':', 2)::integer between 1 and 65535 end, false) then
+    raise exception 'broker address % is not HOST:PORT', coalesce(quote_literal(address), 'null') using errcode = 'MSH10',
+      hint = 'give the address nodes dial over TLS as HOST:PORT, e.g. mq2.example.net:5671';
+  end if;
+  if fingerprint is null or fingerprint !~ '^([0-9A-F]{2}:){31}[0-9A-F]{2}$' then
+    raise exception 'broker fingerprint % is not a SHA-256 fingerprint', coalesce(quote_literal(fingerprint), 'null') using errcode = 'MSH11',
+      hint = 'give the certificate''s SHA-256 as 32 upper-case hex pairs joined by colons: openssl x509 -noout -fingerprint -sha256 -in CERT';
+  end if;
+end $_$;
+
+ALTER FUNCTION inventory.check_broker(address text, fingerprint text) OWNER TO mesh_inventory;
+
+--
 -- Name: clear_failure(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -1702,6 +1729,42 @@ end $$;
 ALTER FUNCTION inventory.notify_console() OWNER TO mesh_inventory;
 
 --
+-- Name: put_broker(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.put_broker(address text, fingerprint text, node_name text DEFAULT NULL::text) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare
+  was inventory.broker;
+begin
+  perform inventory.check_broker(address, fingerprint);
+  if node_name is not null and not exists (select 1 from inventory.node n where n.name = node_name and n.enrolled_at is not null) then
+    raise exception 'node % is not enrolled, so it cannot run broker %', node_name, address using errcode = 'MSH13',
+      hint = 'enrol it first (mesh token issue NAME, then mesh-host enrol on it), or leave out --node; see mesh node list';
+  end if;
+  select * into was from inventory.broker b where b.address = put_broker.address for update;
+  if not found then
+    insert into inventory.broker (address, fingerprint, node) values (put_broker.address, put_broker.fingerprint, node_name)
+    on conflict on constraint broker_pkey do nothing;
+    -- A concurrent add of the same address won the insert: this one is a put over it.
+    if found then return 'added'; end if;
+    select * into was from inventory.broker b where b.address = put_broker.address for update;
+  end if;
+  if was.fingerprint = put_broker.fingerprint and was.node is not distinct from node_name then return 'unchanged'; end if;
+  update inventory.broker b set fingerprint = put_broker.fingerprint, node = node_name where b.address = put_broker.address;
+  return 'changed';
+end $$;
+
+ALTER FUNCTION inventory.put_broker(address text, fingerprint text, node_name text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION put_broker(address text, fingerprint text, node_name text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.put_broker(address text, fingerprint text, node_name text) IS 'Add a broker or change its fingerprint or node: added, changed or unchanged. Refuses a malformed address (MSH10) or fingerprint (MSH11) and a node that is not enrolled (MSH13).';
+
+--
 -- Name: receive_report(text, text, bigint); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -1789,6 +1852,34 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb, holds_until_now timestamp with time zone) OWNER TO mesh_inventory;
+
+--
+-- Name: remove_broker(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.remove_broker(address text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform 1 from inventory.broker for update;
+  if not exists (select 1 from inventory.broker b where b.address = remove_broker.address) then
+    raise exception 'the mesh knows no broker %', coalesce(quote_literal(address), 'null') using errcode = 'MSH14',
+      hint = 'see mesh broker list for the addresses it knows';
+  end if;
+  if (select count(*) from inventory.broker) = 1 then
+    raise exception 'broker % is the last broker of the mesh', address using errcode = 'MSH12',
+      hint = 'add the broker that replaces it first (mesh broker add HOST:PORT --fingerprint FP), then remove this one';
+  end if;
+  delete from inventory.broker b where b.address = remove_broker.address;
+end $$;
+
+ALTER FUNCTION inventory.remove_broker(address text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION remove_broker(address text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.remove_broker(address text) IS 'Forget a broker. Refuses one the mesh does not know (MSH14) and the last one (MSH12).';
 
 --
 -- Name: retire_node(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -3850,6 +3941,73 @@ COMMENT ON COLUMN inventory.apply_failure.failed IS 'The resources it could not 
 COMMENT ON COLUMN inventory.apply_failure.reported_at IS 'When the report saying so arrived.';
 
 --
+-- Name: broker; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.broker (
+    address text NOT NULL,
+    fingerprint text NOT NULL,
+    node text,
+    added_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT broker_address_check CHECK (
+CASE
+    WHEN (address ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text) THEN (((split_part(address, ':'::text, 2))::integer >= 1) AND ((split_part(address, ':'::text, 2))::integer <= 65535))
+    ELSE false
+END),
+    CONSTRAINT broker_fingerprint_check CHECK ((fingerprint ~ '^([0-9A-F]{2}:){31}[0-9A-F]{2}$'::text))
+);
+
+ALTER TABLE inventory.broker OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE broker; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.broker IS 'The broker nodes hosts may dial, tried in turn (address order is the declared order). Empty: the only broker is the home''s (broker.json public and fingerprint).';
+
+--
+-- Name: COLUMN broker.address; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker.address IS 'HOST:PORT a node dials over TLS (AMQPS).';
+
+--
+-- Name: COLUMN broker.fingerprint; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker.fingerprint IS 'SHA-256 of the broker node''s certificate as Node''s X509Certificate.fingerprint256 prints it (upper-case hex pairs joined by colons); hosts pin it.';
+
+--
+-- Name: COLUMN broker.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker.node IS 'The mesh node that runs this broker node, if any (its firewall admits the other broker nodes); null when the broker runs outside the mesh or on a retired node.';
+
+--
+-- Name: COLUMN broker.added_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker.added_at IS 'When it was first recorded.';
+
+--
+-- Name: broker_nodes; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.broker_nodes AS
+ SELECT broker.address,
+    broker.fingerprint,
+    broker.node
+   FROM inventory.broker;
+
+ALTER TABLE inventory.broker_nodes OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW broker_nodes; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.broker_nodes IS 'The brokers hosts may dial with the fingerprints they pin, and the mesh node running each (null: outside the mesh). Empty: the home''s broker is the only one and nothing is declared about brokers.';
+
+--
 -- Name: console_session; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5476,6 +5634,13 @@ ALTER TABLE ONLY inventory.apply_failure
     ADD CONSTRAINT apply_failure_pkey PRIMARY KEY (node);
 
 --
+-- Name: broker broker_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.broker
+    ADD CONSTRAINT broker_pkey PRIMARY KEY (address);
+
+--
 -- Name: console_session console_session_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5893,6 +6058,13 @@ ALTER TABLE ONLY inventory.apply_failure
     ADD CONSTRAINT apply_failure_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
+-- Name: broker broker_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.broker
+    ADD CONSTRAINT broker_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE SET NULL;
+
+--
 -- Name: correction correction_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -6107,6 +6279,13 @@ GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
 --
 
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
+
+--
+-- Name: TABLE broker_nodes; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_overlay;
 
 --
 -- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory

@@ -7,8 +7,8 @@ import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, writeState, withOrigin } from './state.js';
 import { withStateLock } from './lock.js';
 
-/** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. */
-export const KIND_ORDER: ResourceKind[] = ['firewall', 'directory', 'file', 'secret', 'wireguard', 'container', 'service'];
+/** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
+export const KIND_ORDER: ResourceKind[] = ['firewall', 'directory', 'file', 'secret', 'wireguard', 'container', 'service', 'brokers'];
 
 export interface ApplyOptions {
   stateDir: string;

@@ -10,6 +10,7 @@ import { containerDriver } from './container.js';
 import { serviceDriver } from './service.js';
 import { wireguardDriver } from './wireguard/driver.js';
 import { firewallDriver } from './firewall.js';
+import { brokersDriver } from './brokers.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.
@@ -22,4 +23,4 @@ export function registerDriver(d: AnyDriver): void {
   drivers.set(d.kind, d);
 }
 
-for (const d of [firewallDriver, directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver] as AnyDriver[]) registerDriver(d);
+for (const d of [firewallDriver, directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver, brokersDriver] as AnyDriver[]) registerDriver(d);

@@ -2,11 +2,15 @@
 // loss is followed by another attempt after the backoff (L1). A wrong
 // certificate is said in full every time (L2). SIGUSR1 rouses: it ends the
 // current attempt or connection at once and tries again now, without
-// resetting the backoff (L3); rouses in the same instant are one.
+// resetting the backoff (L3); rouses in the same instant are one. A node that
+// knows several brokers tries them in turn (issue 19.2): a failed attempt or
+// a lost connection moves to the next, a rouse tries the same one again; the
+// list is read afresh at every attempt, so a brokers resource applied meanwhile
+// (host/apply/brokers.ts) counts from the next attempt on.
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { PinMismatch } from '../../src/broker/pin.js';
 import { Backoff, type BackoffSettings } from '../../src/sys/backoff.js';
-import type { Identity } from '../identity.js';
+import type { Identity, BrokerAddress } from '../identity.js';
 
 export interface LinkEvents {
   /** Set up consumers and timers on a fresh connection; resolves when set up. */
@@ -28,8 +32,23 @@ export class Link {
   private stopped = false;
   attempts = 0;
 
-  constructor(private readonly id: Identity, settings: BackoffSettings, private readonly ev: LinkEvents) {
+  /** The broker of the current (or last) attempt. */
+  private current: BrokerAddress | undefined;
+
+  /** `brokers`: the list to try, read at each attempt; by default the identity's as loaded. */
+  constructor(private readonly id: Identity, settings: BackoffSettings, private readonly ev: LinkEvents,
+              private readonly brokers: () => BrokerAddress[] = () => id.brokers) {
     this.backoff = new Backoff(settings);
+  }
+
+  /** The broker to dial: the one after the last (NEXT), or the same again; the first when the last left the list. */
+  private pick(next: boolean): BrokerAddress {
+    const list = this.brokers();
+    const c = this.current;
+    const at = c ? list.findIndex((b) => b.host === c.host && b.port === c.port) : -1;
+    const i = at < 0 ? 0 : (at + (next ? 1 : 0)) % list.length;
+    this.current = list[i]!;
+    return this.current;
   }
 
   /** L3: end what is in progress and try again now. */
@@ -64,14 +83,18 @@ export class Link {
 
   async run(): Promise<void> {
     let failures = 0;
-    const b = this.id.broker;
+    const { vhost, user } = this.id.broker;
+    // After a failure or a lost connection, the next broker; after a rouse, the same.
+    let moveOn = false;
     while (!this.stopped) {
       this.attempt = new AbortController();
       const roused = () => this.attempt!.signal.aborted;
       this.attempts++;
+      const b = this.pick(moveOn);
+      moveOn = true;
       try {
         const conn = await connectBroker(
-          { host: b.host, port: b.port, vhost: b.vhost, user: b.user, password: this.id.password, fingerprint: b.fingerprint },
+          { host: b.host, port: b.port, vhost, user, password: this.id.password, fingerprint: b.fingerprint },
           { name: `mesh-host ${this.id.name}`, signal: this.attempt.signal },
         );
         this.conn = conn;
@@ -89,7 +112,7 @@ export class Link {
         this.backoff.disconnected(Date.now());
         if (this.stopped) break;
         // Roused: we ended it ourselves and try again at once, without the wait.
-        if (roused()) { this.ev.log('ended the connection (roused); connecting again now'); continue; }
+        if (roused()) { moveOn = false; this.ev.log('ended the connection (roused); connecting again now'); continue; }
         this.ev.log(`lost the broker (${why})`);
       } catch (err) {
         // Connected, then setting up failed (a channel refused): never leave it open behind us.
@@ -97,14 +120,15 @@ export class Link {
         this.conn = undefined;
         this.ev.lost();
         if (this.stopped) break;
-        if (roused()) continue; // a rouse ends the attempt and skips the wait
+        if (roused()) { moveOn = false; continue; } // a rouse ends the attempt and skips the wait
         failures++;
         // L2: never folded into a count: what answered is not our mesh.
         if (err instanceof PinMismatch) this.ev.log(`refusing the broker: ${err.message}`);
         else this.ev.log(`cannot reach the broker at ${b.host}:${b.port} (${(err as Error).message}); attempt ${failures}`);
       }
       const wait = this.backoff.next();
-      this.ev.log(`next attempt in ${wait / 1000}s`);
+      const ahead = this.brokers();
+      this.ev.log(ahead.length > 1 ? `next attempt in ${wait / 1000}s, to the next of ${ahead.length} brokers` : `next attempt in ${wait / 1000}s`);
       this.attempt = new AbortController();
       const a = this.attempt;
       await this.sleep(wait);

@@ -1,7 +1,12 @@
 // The one client of RabbitMQ's management API (HTTP on loopback): accounts,
 // permissions, queues, vhosts, connections. No shell command runs from the
 // control plane; every call has a deadline and a sentence naming the remedy.
-export interface ManagementEndpoint { url: string; user: string; password: string }
+export interface ManagementEndpoint {
+  /** One API, or every node's of a cluster: any node answers for the whole cluster, so one that does not is passed over. */
+  url: string | string[];
+  user: string;
+  password: string;
+}
 
 export class BrokerAdminError extends Error {
   constructor(message: string, readonly status?: number, options?: ErrorOptions) { super(message, options); }
@@ -13,23 +18,38 @@ export interface QueueInfo { name: string; consumers?: number; messages?: number
 const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
 
 export class ManagementApi {
-  constructor(readonly endpoint: ManagementEndpoint, private readonly timeoutMs = 15_000) {}
+  private readonly urls: string[];
+  /** The node that answered last: asked first next time. */
+  private current = 0;
 
-  /** The answer as it came; throws only when the API does not answer at all. */
+  constructor(readonly endpoint: ManagementEndpoint, private readonly timeoutMs = 15_000) {
+    this.urls = typeof endpoint.url === 'string' ? [endpoint.url] : endpoint.url;
+    if (this.urls.length === 0) throw new BrokerAdminError('no management API is named: broker.json\'s "management" is an empty list.');
+  }
+
+  /** The answer as it came; throws only when no node's API answers at all. */
   async raw(method: string, p: string, body?: unknown): Promise<Response> {
-    try {
-      return await fetch(`${this.endpoint.url}/api${p}`, {
-        method,
-        headers: {
-          authorization: 'Basic ' + Buffer.from(`${this.endpoint.user}:${this.endpoint.password}`).toString('base64'),
-          'content-type': 'application/json',
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      throw new BrokerAdminError(`the broker's management API at ${this.endpoint.url} did not answer (${(err as Error).message}): is RabbitMQ running with rabbitmq_management?`, undefined, { cause: err });
+    const said: string[] = [];
+    for (let k = 0; k < this.urls.length; k++) {
+      const i = (this.current + k) % this.urls.length;
+      const url = this.urls[i]!;
+      try {
+        const r = await fetch(`${url}/api${p}`, {
+          method,
+          headers: {
+            authorization: 'Basic ' + Buffer.from(`${this.endpoint.user}:${this.endpoint.password}`).toString('base64'),
+            'content-type': 'application/json',
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        this.current = i;
+        return r;
+      } catch (err) {
+        said.push(`${url}: ${(err as Error).message}`);
+      }
     }
+    throw new BrokerAdminError(`the broker's management API did not answer (${said.join('; ')}): is RabbitMQ running with rabbitmq_management?`);
   }
 
   /** A call that must succeed: JSON back, or undefined for 404 where `absentOk`. */

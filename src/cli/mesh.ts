@@ -17,6 +17,7 @@ import { registerAudit } from './audit.js';
 import { registerDrift } from './drift.js';
 import { registerConsole } from './console.js';
 import { registerRollout } from './rollout.js';
+import { registerBroker } from './broker.js';
 
 const p = program('mesh', '0.1.0',
   'Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');
@@ -35,4 +36,5 @@ p.noun('audit', registerAudit);
 p.noun('drift', registerDrift);
 p.noun('console', registerConsole);
 p.noun('rollout', registerRollout);
+p.noun('broker', registerBroker);
 p.run();

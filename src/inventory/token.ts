@@ -26,14 +26,16 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
   const broker = readBroker();
   const secret = randomBytes(24).toString('base64url');
   const hash = createHash('sha256').update(secret).digest();
-  const expires = await withStore('inventory', async (sql) => {
+  const { expires, brokers } = await withStore('inventory', async (sql) => {
     const [row] = await sql<{ expires: Date }[]>`
       select inventory.issue_token(node_name => ${name}::text, token_hash => ${hash}::bytea,
         node_site => ${opts.site ?? null}::text, node_dialable => ${opts.dialable ?? null}::text, ttl => ${ttl}::interval) as expires`;
-    return row!.expires;
+    // Every broker the mesh knows, in the order declarations list them; none recorded: the home's alone.
+    const known = await sql<{ address: string; fingerprint: string }[]>`select address, fingerprint from inventory.broker_nodes order by address`;
+    return { expires: row!.expires, brokers: known.length ? known.map((b) => ({ address: b.address, fingerprint: b.fingerprint })) : [{ address: broker.public, fingerprint: broker.fingerprint }] };
   });
   const accounts = new Accounts(management(broker));
   await accounts.createNode(name, secret);
-  const token = writeToken({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, node: name, user: accounts.account(name), secret });
+  const token = writeToken({ broker: brokers[0]!.address, fingerprint: brokers[0]!.fingerprint, brokers, vhost: broker.vhost, node: name, user: accounts.account(name), secret });
   return { node: name, expires, command: `mesh-host enrol ${token}` };
 }

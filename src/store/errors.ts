@@ -2,8 +2,8 @@
 // errcode = 'MSHnn'`). A code means one thing, in one context, everywhere;
 // test/store/errors.test.ts scans sql/ and holds the migrations and this
 // table to each other: every code raised is here once, every entry is raised.
-// Ranges by context: inventory 0x, assignment 2x, catalogue 3x, secret 4x,
-// provision 5x, overlay 6x, audit 7x. A new refusal takes a new code; an old code is
+// Ranges by context: inventory 0x (and 1x for its brokers), assignment 2x,
+// catalogue 3x, secret 4x, provision 5x, overlay 6x, audit 7x. A new refusal takes a new code; an old code is
 // never reused for another meaning.
 import type { Context } from './contexts.js';
 
@@ -25,6 +25,12 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH07', context: 'inventory', meaning: 'a rekey leaves a key the mesh does not hold for the node (stale or hand-edited)', remedy: 'run mesh-host overlay take again' },
   { code: 'MSH08', context: 'inventory', meaning: 'a console sign-in link with a lifetime of zero or less', remedy: 'give the link a lifetime: mesh console token --ttl 10m' },
   { code: 'MSH09', context: 'inventory', meaning: 'a console sign-in link that is unknown, spent or expired', remedy: 'a link signs in once: run mesh console token for a new one' },
+
+  { code: 'MSH10', context: 'inventory', meaning: 'a broker address that is not HOST:PORT', remedy: 'give the address nodes dial over TLS as HOST:PORT, e.g. mq2.example.net:5671' },
+  { code: 'MSH11', context: 'inventory', meaning: 'a broker fingerprint that is not a SHA-256 fingerprint (32 upper-case hex pairs joined by colons)', remedy: 'openssl x509 -noout -fingerprint -sha256 -in CERT prints it' },
+  { code: 'MSH12', context: 'inventory', meaning: 'the last broker of the mesh was to be removed', remedy: 'add the broker that replaces it first (mesh broker add HOST:PORT --fingerprint FP), then remove this one' },
+  { code: 'MSH13', context: 'inventory', meaning: 'a broker names a node that is not enrolled as the one running it', remedy: 'enrol it first, or leave out --node; see mesh node list' },
+  { code: 'MSH14', context: 'inventory', meaning: 'a broker the mesh does not know was to be removed', remedy: 'see mesh broker list for the addresses it knows' },
 
   { code: 'MSH20', context: 'assignment', meaning: 'an assignment names a module the catalogue does not have', remedy: 'add it first: mesh module add FILE' },
   { code: 'MSH21', context: 'assignment', meaning: 'an assignment names a node that is not enrolled', remedy: 'see mesh node list' },

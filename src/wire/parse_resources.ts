@@ -49,6 +49,10 @@ const endpoint: Check = (v, at) => {
   if (typeof v !== 'string' || !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(v)) throw bad(at, 'must be HOST:PORT');
   return v;
 };
+const fingerprint: Check = (v, at) => {
+  if (typeof v !== 'string' || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(v)) throw bad(at, 'must be a SHA-256 fingerprint: 32 upper-case hex pairs joined by ":"');
+  return v;
+};
 const port: Check = (v, at) => { if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 65535) throw bad(at, 'must be a port number'); return v; };
 const seconds: Check = (v, at) => { if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 3600) throw bad(at, 'must be whole seconds'); return v; };
 const arr = (item: Check, max = 1024): Check => (v, at) => {
@@ -143,6 +147,12 @@ const KINDS: Record<string, Check> = {
     peers: [arr(shape({ publicKey: [key, true], endpoint: [endpoint, false], allowedIps: [arr(cidr, 64), true], keepalive: [seconds, false] }), FLEET), true],
   }),
   secret: shape({ ...common, path: [absPath, true], mode: [mode, true], sealed: [base64, true] }),
+  // Never empty: a list with no broker would leave the node nothing to dial.
+  brokers: (v, at) => {
+    const r = shape({ ...common, brokers: [arr(shape({ address: [endpoint, true], fingerprint: [fingerprint, true] }), 64), true] })(v, at) as { brokers: unknown[] };
+    if (r.brokers.length === 0) throw bad(`${at}.brokers`, 'must name at least one broker');
+    return r;
+  },
   firewall: shape({
     ...common, name: [(v, at) => { if (v !== 'mesh') throw bad(at, 'must be "mesh" (the one table mesh owns)'); return v; }, true],
     rules: [arr(ranged(shape({ proto: [proto, true], port: [port, true], to: [port, false], from: [arr(sourceCidr, FLEET), false], via: [ifname, false], why: [why, true] })), 4096), true],
@@ -156,6 +166,8 @@ const MODULE_ONLY: Record<string, Check> = {
 };
 
 function idOf(r: Record<string, unknown>): string {
+  // One list a node: its id is its kind alone.
+  if (r.kind === 'brokers') return 'brokers';
   return `${r.kind}:${(r.path ?? r.name) as string}`;
 }
 
@@ -193,8 +205,9 @@ const COMPOSED: Record<string, string> = {
   wireguard: 'is composed by the mesh from the overlay graph: take it out of the module (mesh overlay shows the graph)',
   firewall: 'is composed by the mesh from the openings of the modules a node runs: declare an opening instead ({ kind: opening, port, from })',
   secret: 'is sealed by the mesh for each holder: take it out and store the value with mesh secret make|accept NAME',
+  brokers: 'is composed by the mesh from the brokers it knows: take it out of the module and add a broker with mesh broker add HOST:PORT --fingerprint FP',
 };
-const { wireguard: _w, firewall: _f, secret: _s, ...PUT } = KINDS;
+const { wireguard: _w, firewall: _f, secret: _s, brokers: _b, ...PUT } = KINDS;
 const MODULE_KINDS: Record<string, Check> = { ...PUT, ...MODULE_ONLY };
 
 function parseList(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown>[] {

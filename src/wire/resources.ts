@@ -110,8 +110,26 @@ export interface OpeningResource extends Base {
   why?: string;
 }
 
+/** A broker a host may dial, and the certificate fingerprint it pins there. */
+export interface BrokerEntry {
+  address: string;       // host:port, TLS
+  fingerprint: string;   // SHA-256, upper-case hex pairs joined by ':' (X509Certificate.fingerprint256)
+}
+
+/**
+ * Every broker the node may dial, tried in turn (issue 19.2), composed by the
+ * mesh from inventory.broker on every node once one is recorded. Applying it
+ * rewrites the identity's list; a later declaration without it leaves the list
+ * as it is, so a node is never left with no broker to dial.
+ */
+export interface BrokersResource extends Base {
+  kind: 'brokers';
+  brokers: BrokerEntry[];
+}
+
 export type Resource =
   | FileResource
+  | BrokersResource
   | FirewallResource
   | DirectoryResource
   | ServiceResource

@@ -1,25 +1,57 @@
 // The line an operator pastes on a new machine: `mesh-host enrol <token>`.
-// It carries where the broker is, the fingerprint to pin, the node's name and
-// the one-time secret (which is also the node's first broker password).
+// It carries where the brokers are, the fingerprint to pin at each, the
+// node's name and the one-time secret (which is also the node's first broker
+// password). `b` and `f` are the first broker, as every token had them before
+// there were several (an older mesh-host reads them and nothing else);
+// `bs` lists every broker, the first among them, when there is more than one.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
 
-export interface Token { broker: string; fingerprint: string; vhost: string; node: string; user: string; secret: string }
+export interface TokenBroker { address: string; fingerprint: string }
+
+export interface Token {
+  /** The first broker: the one an older mesh-host dials. */
+  broker: string;
+  fingerprint: string;
+  /** Every broker, tried in turn; the first is `broker`. */
+  brokers: TokenBroker[];
+  vhost: string; node: string; user: string; secret: string;
+}
 
 const PREFIX = 'mesh1.';
+/** Several brokers with their fingerprints fit; an older reader stops at 2,000 characters, which three brokers stay well under. */
+const MAX = 8000;
 
-export function writeToken(t: Token): string {
-  return PREFIX + Buffer.from(JSON.stringify({ b: t.broker, f: t.fingerprint, v: t.vhost, n: t.node, u: t.user, s: t.secret })).toString('base64url');
+const ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$/;
+const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
+
+/** `brokers`, when it names more than one, must start with `broker` and `fingerprint`. */
+export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[] }): string {
+  const several = t.brokers && t.brokers.length > 1 ? t.brokers : undefined;
+  return PREFIX + Buffer.from(JSON.stringify({
+    b: t.broker, f: t.fingerprint, v: t.vhost, n: t.node, u: t.user, s: t.secret,
+    ...(several ? { bs: several.map((b) => ({ a: b.address, f: b.fingerprint })) } : {}),
+  })).toString('base64url');
 }
 
 export class TokenError extends Error {}
 
 export function readToken(text: string): Token {
   const fail = () => new TokenError('this is not a mesh token: paste the whole line `mesh token issue NAME` printed.');
-  if (!text.startsWith(PREFIX) || text.length > 2000) throw fail();
+  if (!text.startsWith(PREFIX) || text.length > MAX) throw fail();
   let v: unknown;
   try { v = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8')); } catch { throw fail(); }
   if (!isObject(v) || typeof v.b !== 'string' || typeof v.f !== 'string' || typeof v.v !== 'string' || typeof v.s !== 'string' || typeof v.u !== 'string' || v.u.length > 200) throw fail();
-  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(v.b) || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(v.f)) throw fail();
-  return { broker: v.b, fingerprint: v.f, vhost: v.v, node: nodeName(v.n), user: v.u, secret: v.s };
+  if (!ADDRESS.test(v.b) || !FINGERPRINT.test(v.f)) throw fail();
+  let brokers: TokenBroker[] = [{ address: v.b, fingerprint: v.f }];
+  if (v.bs !== undefined) {
+    if (!Array.isArray(v.bs) || v.bs.length === 0 || v.bs.length > 64) throw fail();
+    brokers = v.bs.map((x: unknown) => {
+      if (!isObject(x) || typeof x.a !== 'string' || typeof x.f !== 'string' || !ADDRESS.test(x.a) || !FINGERPRINT.test(x.f)) throw fail();
+      return { address: x.a, fingerprint: x.f };
+    });
+    // The first of the list is the one an older reader dials: one broker, said once.
+    if (brokers[0]!.address !== v.b || brokers[0]!.fingerprint !== v.f) throw fail();
+  }
+  return { broker: v.b, fingerprint: v.f, brokers, vhost: v.v, node: nodeName(v.n), user: v.u, secret: v.s };
 }

@@ -139,7 +139,7 @@ P('resources: names that widen patterns and paths that escape', () => {
 P('the disk: kept declaration, state file and identity, tampered or random', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-faults-'));
   const keys = nodeKeys();
-  const id = { v: 1 as const, name: 'web1', mesh: signer.mesh, signingKey: b64(signer.public), broker: { host: 'h', port: 1, vhost: '/', user: 'u', fingerprint: 'f' }, password: 'p',
+  const id = { v: 1 as const, name: 'web1', mesh: signer.mesh, signingKey: b64(signer.public), broker: { host: 'h', port: 1, vhost: '/', user: 'u', fingerprint: 'f' }, brokers: [{ host: 'h', port: 1, fingerprint: 'f' }], password: 'p',
     keys: { identity: b64(keys.identity.secret), overlay: b64(keys.overlay.secret), sealing: b64(keys.sealing.secret) } };
   let n = 0;
   fc.assert(fc.property(hostileBytes, (b) => {

@@ -2,6 +2,8 @@
 // dirs, its own epmd port and Erlang cookie (HOME), TLS on a free port with a
 // self-signed certificate, the management API on loopback. Never a broker
 // someone else started: every port is fresh and the node name is unique.
+// brokerNode is one node however it is used; startRabbit is one node alone,
+// test/harness/rabbit_cluster.ts three of them joined.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +30,7 @@ export interface Rabbit {
   resume(): Promise<void>;
 }
 
-const BIN = '/usr/lib/rabbitmq/bin';
+export const BIN = '/usr/lib/rabbitmq/bin';
 
 export async function makeCertificate(dir: string, cn: string): Promise<{ cert: string; key: string; fingerprint: string }> {
   const cert = join(dir, 'broker.pem');
@@ -39,37 +41,49 @@ export async function makeCertificate(dir: string, cn: string): Promise<{ cert: 
   return { cert, key, fingerprint };
 }
 
-export async function startRabbit(dir: string, opts: { listenAddress?: string } = {}): Promise<Rabbit> {
+export interface NodeSpec {
+  dir: string;
+  nodename: string;
+  admin: { user: string; password: string };
+  /** epmd is shared by the nodes of one cluster: each finds the others through it. */
+  ports: { amqp: number; amqps: number; mgmt: number; dist: number; epmd: number };
+  listenAddress?: string;
+  /** The Erlang cookie (HOME/.erlang.cookie): one for every node of a cluster. Unset: the node makes its own. */
+  cookie?: string;
+  /** Nodes it joins at its first boot (classic config peer discovery). */
+  peers?: string[];
+}
+
+/** One node, configured as the bundle configures it (one writer), not started yet. */
+export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
+  const { dir, nodename, admin, ports } = spec;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const [amqpPort, amqpsPort, mgmtPort, distPort, epmdPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const { cert, key, fingerprint } = await makeCertificate(dir, 'mesh-broker');
-  const admin = { user: ADMIN, password: randomBytes(18).toString('base64url') };
-  const nodename = `mesh-${randomBytes(4).toString('hex')}@localhost`;
-  // The first node's broker, as the bundle configures it (one writer), on fresh ports.
   writeFileSync(join(dir, 'rabbitmq.conf'), brokerConf({
-    amqp: amqpPort, amqps: amqpsPort, amqpsAddress: opts.listenAddress, mgmt: mgmtPort,
-    user: admin.user, password: admin.password, cert, key, statsIntervalMs: 60_000,
+    amqp: ports.amqp, amqps: ports.amqps, amqpsAddress: spec.listenAddress, mgmt: ports.mgmt,
+    user: admin.user, password: admin.password, cert, key, statsIntervalMs: 60_000, peers: spec.peers,
   }), { mode: 0o600 });
   writeFileSync(join(dir, 'enabled_plugins'), PLUGINS);
   writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
-  const env: NodeJS.ProcessEnv = { ...process.env, ...brokerEnv(dir, nodename, { dist: distPort, epmd: epmdPort }), RABBITMQ_NODE_PORT: String(amqpPort) };
+  if (spec.cookie) writeFileSync(join(dir, '.erlang.cookie'), spec.cookie, { mode: 0o400 });
+  const env: NodeJS.ProcessEnv = { ...process.env, ...brokerEnv(dir, nodename, { dist: ports.dist, epmd: ports.epmd }), RABBITMQ_NODE_PORT: String(ports.amqp) };
   let child: ChildProcess | undefined;
-  const api = new ManagementApi({ url: `http://127.0.0.1:${mgmtPort}`, user: admin.user, password: admin.password }, 5_000);
+  const api = new ManagementApi({ url: `http://127.0.0.1:${ports.mgmt}`, user: admin.user, password: admin.password }, 5_000);
   const start = async () => {
     child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + 120_000;
     for (;;) {
       try {
         if ((await api.raw('GET', '/overview')).ok) break;
       } catch { /* not yet */ }
-      if (child.exitCode !== null) throw new Error(`RabbitMQ exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
-      if (Date.now() > deadline) throw new Error(`RabbitMQ did not start within 90s; see ${join(dir, 'log')}`);
+      if (child.exitCode !== null) throw new Error(`RabbitMQ ${nodename} exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
+      if (Date.now() > deadline) throw new Error(`RabbitMQ ${nodename} did not start within 120s; see ${join(dir, 'log')}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   };
   const halt = async () => {
     const c = child;
-    if (!c || c.exitCode !== null) return;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise((r) => c.once('exit', r));
     // rabbitmqctl can hang on a node in a bad state: the kill comes regardless.
     const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 20_000);
@@ -79,14 +93,13 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
   };
   const kill = async () => {
     const c = child;
-    if (!c || c.exitCode !== null) return;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise((r) => c.once('exit', r));
     try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ }
     await done;
   };
-  await start();
   return {
-    amqpPort, amqpsPort, mgmtPort, admin, fingerprint, certPath: cert, nodename, env,
+    amqpPort: ports.amqp, amqpsPort: ports.amqps, mgmtPort: ports.mgmt, admin, fingerprint, certPath: cert, nodename, env,
     halt,
     kill,
     resume: start,
@@ -96,4 +109,18 @@ export async function startRabbit(dir: string, opts: { listenAddress?: string } 
       try { await run('epmd', ['-kill'], { env }); } catch { /* already gone */ }
     },
   };
+}
+
+export async function freePorts<K extends string>(names: readonly K[]): Promise<Record<K, number>> {
+  const ports = await Promise.all(names.map(() => freePort()));
+  return Object.fromEntries(names.map((n, i) => [n, ports[i]])) as Record<K, number>;
+}
+
+export const newAdmin = () => ({ user: ADMIN, password: randomBytes(18).toString('base64url') });
+
+export async function startRabbit(dir: string, opts: { listenAddress?: string } = {}): Promise<Rabbit> {
+  const ports = await freePorts(['amqp', 'amqps', 'mgmt', 'dist', 'epmd'] as const);
+  const node = await brokerNode({ dir, nodename: `mesh-${randomBytes(4).toString('hex')}@localhost`, admin: newAdmin(), ports, listenAddress: opts.listenAddress });
+  await node.resume();
+  return node;
 }

@@ -70,6 +70,7 @@ export async function identityFor(port: number, fingerprint = 'AA:'.repeat(31) +
   const id: Identity = {
     v: 1, name: 'lap1', mesh: '0123456789abcdef', signingKey: key(),
     broker: { host: '127.0.0.1', port, vhost: 'v-none', user: 'none.lap1', fingerprint },
+    brokers: [{ host: '127.0.0.1', port, fingerprint }],
     password: randomBytes(18).toString('base64url'),
     keys: { identity: key(), overlay: key(), sealing: key() },
   };

@@ -9,7 +9,7 @@ import { sqlRaises } from './sql_codes.js';
 import { freshStore, type Store } from '../harness/store.js';
 
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH0\d$/, assignment: /^MSH2\d$/, catalogue: /^MSH3\d$/, secret: /^MSH4\d$/, provision: /^MSH5\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
+  inventory: /^MSH[01]\d$/, assignment: /^MSH2\d$/, catalogue: /^MSH3\d$/, secret: /^MSH4\d$/, provision: /^MSH5\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
 };
 
 const R = suite<{ store: Store }>('the register of error codes');
