@@ -75,16 +75,16 @@ export function readCookie(o: Options): string {
 }
 
 /** This machine's broker is a node of a cluster from now on: its overlay address, kept in STATE/rabbitmq/cluster.json. */
-export async function markClustered(o: Options, address: string): Promise<void> {
-  clusterNodeName(address);
-  await writeAtomic(paths(o).rabbitCluster, JSON.stringify({ address }) + '\n', 0o644);
+export async function markClustered(o: Options, address: string, name: string): Promise<void> {
+  clusterNodeName(address, name);
+  await writeAtomic(paths(o).rabbitCluster, JSON.stringify({ address, name }) + '\n', 0o644);
 }
 
-/** The overlay address kept by markClustered, if any. */
-export function clusteredAddress(state: string): string | undefined {
+/** The overlay address and node name kept by markClustered, if any. */
+export function clustered(state: string): { address: string; name: string } | undefined {
   const p = paths({ state } as Options).rabbitCluster;
   if (!existsSync(p)) return undefined;
-  return (JSON.parse(readFileSync(p, 'utf8')) as { address: string }).address;
+  return JSON.parse(readFileSync(p, 'utf8')) as { address: string; name: string };
 }
 
 interface Status { disk_nodes?: string[]; running_nodes?: string[] }
@@ -138,3 +138,62 @@ export async function joinCluster(o: Options, firstNode: string): Promise<string
 export function removeHandOver(path: string): void {
   rmSync(path, { force: true });
 }
+
+// RabbitMQ's rename (rabbitmq-start.sh) carries accounts, permissions,
+// policies, exchanges and classic queues with their messages, but not quorum
+// queues (a Ra cluster is named by its nodes): their records are left broken
+// (not found, and refused when declared again). So before the first node's
+// broker is renamed, the bundle (1) holds every publisher (a memory watermark
+// of 0 raises RabbitMQ's own alarm: publishes are blocked, unconfirmed, and
+// their senders publish again later, R1; serve keeps consuming), (2) waits
+// until every quorum queue is empty with nothing unacknowledged, (3) keeps
+// their definitions and bindings in a file (0600) and deletes them, and after
+// the start (4) declares them again from that file and removes it; a run cut
+// off between (3) and (4) declares them at its next start. A queue that does
+// not drain (a build request waiting for a builder) lifts the hold and
+// refuses, naming it.
+
+export interface QuorumSnapshot { queues: unknown[]; bindings: unknown[] }
+
+interface Defs { queues?: { name: string; arguments?: Record<string, unknown> }[]; bindings?: { destination: string; destination_type: string }[] }
+interface QueueRow { name: string; type?: string; messages?: number; messages_unacknowledged?: number }
+
+export async function holdAndDrainQuorum(o: Options, api: ManagementApiLike, vhost: string, keptFile: string, seconds = 60): Promise<QuorumSnapshot> {
+  const env = ctlEnv(o);
+  const watermark = (v: string) => run(`${BIN}/rabbitmqctl`, ['-q', 'set_vm_memory_high_watermark', v], { env, timeoutMs: 60_000 });
+  await watermark('0');
+  try {
+    const deadline = Date.now() + seconds * 1000;
+    let left: QueueRow[] = [];
+    for (;;) {
+      const rows = (await api.call<QueueRow[]>('GET', `/queues/${encodeURIComponent(vhost)}?columns=name,type,messages,messages_unacknowledged`)) ?? [];
+      left = rows.filter((q) => q.type === 'quorum' && (Number(q.messages ?? 0) > 0 || Number(q.messages_unacknowledged ?? 0) > 0));
+      if (left.length === 0) break;
+      if (Date.now() > deadline) {
+        throw new Error(`quorum queue(s) ${left.map((q) => `${q.name} (${q.messages ?? 0} messages)`).join(', ')} did not empty within ${seconds}s, and RabbitMQ's rename would drop what they hold: let their consumers run (mesh serve, a builder for mesh.build), then run this again.`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const defs = (await api.call<Defs>('GET', `/definitions/${encodeURIComponent(vhost)}`)) ?? {};
+    const quorum = (defs.queues ?? []).filter((q) => q.arguments?.['x-queue-type'] === 'quorum');
+    const names = new Set(quorum.map((q) => q.name));
+    const kept = { queues: quorum, bindings: (defs.bindings ?? []).filter((b) => b.destination_type === 'queue' && names.has(b.destination)) };
+    await writeAtomic(keptFile, JSON.stringify(kept) + '\n', 0o600);
+    for (const q of names) await api.call('DELETE', `/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(q)}`, undefined, true);
+    return kept;
+  } catch (err) {
+    await watermark('0.4').catch(() => {});
+    throw err;
+  }
+}
+
+/** After the renamed broker started (its watermark is its config's again): the quorum queues and their bindings kept in KEPT_FILE, declared again; the file removed. */
+export async function restoreQuorum(api: ManagementApiLike, vhost: string, keptFile: string): Promise<string[]> {
+  if (!existsSync(keptFile)) return [];
+  const s = JSON.parse(readFileSync(keptFile, 'utf8')) as QuorumSnapshot;
+  if (s.queues.length) await api.call('POST', `/definitions/${encodeURIComponent(vhost)}`, { queues: s.queues, bindings: s.bindings });
+  rmSync(keptFile, { force: true });
+  return s.queues.length ? [`quorum queue(s) ${(s.queues as { name: string }[]).map((q) => q.name).join(', ')} declared again with their bindings`] : [];
+}
+
+export interface ManagementApiLike { call<T = unknown>(method: string, p: string, body?: unknown, absentOk?: boolean): Promise<T | undefined> }

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
 
   const o: Options = {
     state, home: join(state, 'home'), hostDir, name: self, site: 'default', publicHost: h.node.public, dialable: '',
-    ports: { ...DEFAULT_PORTS, ...h.ports }, roots: [], hostEnv: {}, brokerAddress: h.node.address,
+    ports: { ...DEFAULT_PORTS, ...h.ports }, roots: [], hostEnv: {}, brokerAddress: h.node.address, brokerName: self,
   };
   const p = paths(o);
   const said: string[] = [];
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   await writeAtomic(p.rabbitAdmin, h.adminPassword + '\n', 0o600);
   await writeAtomic(key, h.key, 0o600);
   await writeAtomic(cert, h.cert, 0o644);
-  await markClustered(o, h.node.address);
+  await markClustered(o, h.node.address, self);
   const secrets: BrokerSecrets = { password: h.adminPassword, cert, key, fingerprint: '' };
 
   const systemd = hasSystemd();

@@ -12,8 +12,8 @@ import { mkdirSync, chmodSync } from 'node:fs';
 import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
 import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
-import { ensureSecrets, brokerResources, brokerSpec, brokerNode, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
-import { clusteredAddress, markClustered } from './broker_cluster.js';
+import { ensureSecrets, brokerResources, brokerSpec, brokerNode, waitForBroker, ensureVhost, waitForConsumer, managementApi, VHOST } from './rabbitmq.js';
+import { clustered, markClustered, holdAndDrainQuorum, restoreQuorum } from './broker_cluster.js';
 import { overlayAddress, handOverBroker } from './broker_hand_over.js';
 import { controlResources, serveSpec, consoleSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
@@ -115,7 +115,8 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     hostEnv,
     // Checked here, before anything is installed: a typo must not wait for the unit to fail.
     console: v.console === undefined ? undefined : (parseListen(v.console), v.console),
-    brokerAddress: clusteredAddress(state),
+    brokerAddress: clustered(state)?.address,
+    brokerName: clustered(state)?.name,
     ...(v['add-broker-node'] ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } } : {}),
   };
 }
@@ -139,11 +140,13 @@ async function main(): Promise<void> {
   // Adding a broker node: this node's broker becomes a node of a cluster
   // first, named by its overlay address (the store says it; the first install
   // enrolled this node), so the plan below raises it so (renamed, restarted).
+  let renaming = false;
   if (o.addBroker && !o.brokerAddress) {
     const self = loadIdentity(o.hostDir)?.name;
     if (!self) throw new Error('this machine is not enrolled yet: run the install without --add-broker-node first.');
     o.brokerAddress = await overlayAddress(o, self);
-    await markClustered(o, o.brokerAddress);
+    o.brokerName = self;
+    renaming = true;
     console.log(`broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`);
   }
   const broker = await ensureSecrets(o);
@@ -178,8 +181,14 @@ async function main(): Promise<void> {
   const ran = await migrateStore(o);
   step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
 
+  // The rename drops quorum queues: publishers held and those queues drained and kept first (broker_cluster.ts).
+  const alone = { ...o, brokerAddress: undefined };
+  if (renaming) await holdAndDrainQuorum(alone, managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept);
+  if (renaming) await markClustered(o, o.brokerAddress!, o.brokerName!);
   const rabbitUp = [...(await carried.upTo(rabbit.at(-1)!.id)), ...(await units(specs.rabbit))];
   await waitForBroker(o, broker.secrets.password);
+  if (renaming) rabbitUp.push(`renamed to ${brokerNode(o)}`);
+  rabbitUp.push(...(await restoreQuorum(managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept)));
   const vhost = await ensureVhost(o, broker.secrets.password);
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 

@@ -119,10 +119,16 @@ export function brokerConf(c: BrokerConf): string {
 /** The Erlang node of a broker alone: everything Erlang on loopback. */
 export const LOCAL_NODE = 'mesh@localhost';
 
-/** The Erlang node of a broker in a cluster: named by its overlay address (long names), which other broker nodes reach. */
-export function clusterNodeName(address: string): string {
+/**
+ * The Erlang node of a broker in a cluster: mesh-NODE@OVERLAY-ADDRESS (long
+ * names). The address is what other broker nodes reach, with no resolver in
+ * between; the mesh node's name makes it one of its own to epmd and to a
+ * person reading cluster_status.
+ */
+export function clusterNodeName(address: string, node: string): string {
   erlAddress(address);
-  return `mesh@${address}`;
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node)) throw new Error(`${JSON.stringify(node)} is not a node name.`);
+  return `mesh-${node}@${address}`;
 }
 
 /** An IPv4 address as Erlang's inet_dist_use_interface takes it: {10,99,0,1}. */
@@ -155,7 +161,7 @@ export function brokerEnv(dir: string, nodename: string, ports: { dist: number; 
     // In a cluster, the overlay address too (other broker nodes ask epmd
     // there for the distribution port; the firewall admits both from the
     // other broker nodes alone, X2), and the distribution listens only there.
-    ERL_EPMD_ADDRESS: distAddress ? `127.0.0.1,${distAddress}` : '127.0.0.1',
+    ERL_EPMD_ADDRESS: distAddress && distAddress !== '127.0.0.1' ? `127.0.0.1,${distAddress}` : '127.0.0.1',
     RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: `-kernel inet_dist_use_interface ${dist}`,
     ...(distAddress ? { RABBITMQ_USE_LONGNAME: 'true' } : {}),
     RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
@@ -193,7 +199,7 @@ export const START_SCRIPT = fileURLToPath(new URL('../../bundle/rabbitmq-start.s
 
 /** The Erlang node this machine's broker runs as. */
 export function brokerNode(o: Options): string {
-  return o.brokerAddress ? clusterNodeName(o.brokerAddress) : LOCAL_NODE;
+  return o.brokerAddress ? clusterNodeName(o.brokerAddress, o.brokerName ?? o.name) : LOCAL_NODE;
 }
 
 /**
@@ -201,7 +207,8 @@ export function brokerNode(o: Options): string {
  * password. In a cluster it starts through START_SCRIPT, which renames the
  * data of a broker that ran alone (mesh@localhost: its accounts, queues and
  * messages) to mesh@ADDRESS before the node starts, so a first node joins a
- * cluster without a node re-enrolled.
+ * cluster without a node re-enrolled (quorum queues are carried by the
+ * bundle around it: broker_cluster.ts holdAndDrainQuorum).
  */
 export function brokerSpec(o: Options): Spec {
   const p = paths(o);
