@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { connect } from '../src/store/connect.js';
 import { declare } from '../src/assignment/declare.js';
+import { brokerAdd } from '../src/inventory/broker.js';
 import { controlEnv, paths, type Options } from './layout.js';
 import { brokerNode, makeCertificate } from './rabbitmq.js';
 import { readCookie, writeHandOver } from './broker_cluster.js';
@@ -50,16 +51,11 @@ export async function handOverBroker(o: Options, self: string, node: string, pub
   try {
     await ov`select overlay.set_broker_ports(${o.ports.epmd}::int, ${o.ports.dist}::int)`;
   } finally { await ov.end(); }
-  const inv = await connect('inventory', { max: 1 });
-  try {
-    const [mine] = await inv`select 1 from inventory.broker_nodes where node = ${self}`;
-    if (!mine) {
-      await inv`select inventory.put_broker(${`${o.publicHost}:${o.ports.amqps}`}::text, ${ownFingerprint}::text, ${self}::text)`;
-      changed.push(`broker ${o.publicHost}:${o.ports.amqps} (${self}) recorded`);
-    }
-    await inv`select inventory.put_broker(${`${publicHost}:${o.ports.amqps}`}::text, ${made.fingerprint}::text, ${node}::text)`;
-    changed.push(`broker ${publicHost}:${o.ports.amqps} (${node}) recorded with its fingerprint ${made.fingerprint}`);
-  } finally { await inv.end(); }
+  // `mesh broker add`'s own function: the first node's broker first, with its node (the first add would otherwise record it without one).
+  const mine = await brokerAdd(`${o.publicHost}:${o.ports.amqps}`, ownFingerprint, self);
+  if (mine.outcome !== 'unchanged') changed.push(`broker ${mine.address} (${self}) ${mine.outcome}`);
+  const added = await brokerAdd(`${publicHost}:${o.ports.amqps}`, made.fingerprint, node);
+  changed.push(`broker ${added.address} (${node}) ${added.outcome} with its fingerprint ${added.fingerprint}`);
   // Every host's `brokers` and the broker nodes' firewalls changed: owed now (W2).
   const sent = await declare({ changedOnly: true });
   if (sent.length) changed.push(`${sent.length} declaration(s) owed (brokers, firewall)`);

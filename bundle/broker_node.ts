@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import { Carried } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR } from './units.js';
 import { brokerResources, brokerSpec, brokerNode, waitForBroker, type BrokerSecrets } from './rabbitmq.js';
@@ -79,7 +80,8 @@ async function main(): Promise<void> {
   await writeAtomic(key, h.key, 0o600);
   await writeAtomic(cert, h.cert, 0o644);
   await markClustered(o, h.node.address, self);
-  const secrets: BrokerSecrets = { password: h.adminPassword, cert, key, fingerprint: '' };
+  // A new certificate (the first node's step run again) changes the config, so the broker restarts to serve it.
+  const secrets: BrokerSecrets = { password: h.adminPassword, cert, key, fingerprint: new X509Certificate(h.cert).fingerprint256 };
 
   const systemd = hasSystemd();
   const spec = brokerSpec(o);

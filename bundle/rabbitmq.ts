@@ -73,6 +73,12 @@ export interface BrokerConf {
   /** Where TLS listens: every address on a first node, one address in a lab. */
   amqpsAddress?: string;
   user: string; password: string; cert: string; key: string;
+  /**
+   * A broker node's certificate fingerprint, written as a comment: the config
+   * then changes with the certificate, and the broker restarts to serve the
+   * one hosts now pin (D4). Set for a node of a cluster.
+   */
+  certFingerprint?: string;
   /** Management statistics interval; tests set it long, the broker's own default is 5 s. */
   statsIntervalMs?: number;
   /** Nodes of the cluster this one joins at its first boot (RabbitMQ's classic config peer discovery). */
@@ -87,6 +93,7 @@ export interface BrokerConf {
 export function brokerConf(c: BrokerConf): string {
   return [
     '# Written by mesh. TLS is the only listener off loopback.',
+    ...(c.certFingerprint ? [`# certificate ${c.certFingerprint}`] : []),
     `listeners.tcp.1 = 127.0.0.1:${c.amqp}`,
     `listeners.ssl.1 = ${c.amqpsAddress ?? '0.0.0.0'}:${c.amqps}`,
     `ssl_options.cacertfile = ${c.cert}`,
@@ -182,7 +189,7 @@ export const PLUGINS = '[rabbitmq_management].\n';
 
 export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   const p = paths(o);
-  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key });
+  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key, ...(o.brokerAddress ? { certFingerprint: s.fingerprint } : {}) });
   return [
     file(p.rabbitConf, conf, '0600'),
     file(p.rabbitPlugins, PLUGINS, '0644'),
