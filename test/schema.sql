@@ -1256,6 +1256,26 @@ $$;
 ALTER FUNCTION audit.link(prev bytea, e audit.event) OWNER TO mesh_audit;
 
 --
+-- Name: on_broker(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_broker() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+begin
+  if tg_op = 'DELETE' then
+    perform audit.append('broker-removed', old.node, jsonb_build_object('address', old.address, 'fingerprint', old.fingerprint));
+  else
+    perform audit.append(case when tg_op = 'INSERT' then 'broker-added' else 'broker-changed' end, new.node,
+      jsonb_strip_nulls(jsonb_build_object('address', new.address, 'fingerprint', new.fingerprint, 'node', new.node)));
+  end if;
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_broker() OWNER TO mesh_audit;
+
+--
 -- Name: on_declaration(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
 --
 
@@ -6024,6 +6044,24 @@ CREATE TRIGGER apply_failure_changed AFTER INSERT OR DELETE ON inventory.apply_f
 CREATE TRIGGER apply_failure_updated AFTER UPDATE ON inventory.apply_failure FOR EACH ROW WHEN (((old.serial IS DISTINCT FROM new.serial) OR (old.failed IS DISTINCT FROM new.failed))) EXECUTE FUNCTION inventory.notify_console();
 
 --
+-- Name: broker audit_broker_added; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_broker_added AFTER INSERT ON inventory.broker DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_broker();
+
+--
+-- Name: broker audit_broker_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_broker_changed AFTER UPDATE OF fingerprint, node ON inventory.broker DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((new.fingerprint IS DISTINCT FROM old.fingerprint) OR (new.node IS DISTINCT FROM old.node))) EXECUTE FUNCTION audit.on_broker();
+
+--
+-- Name: broker audit_broker_removed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE CONSTRAINT TRIGGER audit_broker_removed AFTER DELETE ON inventory.broker DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_broker();
+
+--
 -- Name: node audit_node_enrolled; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -6373,6 +6411,12 @@ GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
 --
 
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
+
+--
+-- Name: TABLE broker; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.broker TO mesh_audit;
 
 --
 -- Name: TABLE broker_nodes; Type: ACL; Schema: inventory; Owner: mesh_inventory

@@ -84,3 +84,7 @@ comment on function inventory.remove_broker(text) is 'Forget a broker. Refuses o
 create view inventory.broker_nodes as select address, fingerprint, node from inventory.broker;
 comment on view inventory.broker_nodes is 'The brokers hosts may dial with the fingerprints they pin, and the mesh node running each (null: outside the mesh). Empty: the home''s broker is the only one and nothing is declared about brokers.';
 grant select on inventory.broker_nodes to mesh_assignment, mesh_overlay;
+
+-- The audit context hangs its trigger here: which brokers nodes were told to
+-- trust, and when, is history (C3). It is granted TRIGGER only.
+grant trigger on inventory.broker to mesh_audit;

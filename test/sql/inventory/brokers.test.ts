@@ -110,6 +110,14 @@ B('only what is granted: assignment reads the view, never the table, and cannot 
   await refusedWith(put(ctx.as.assignment, 'mq5:5671', fp('mq5')), '42501');
 });
 
+B('C3: every broker added, changed and removed is a row of the history, with its fingerprint', async (ctx) => {
+  const rows = (await ctx.store.admin`select kind, node, detail from audit.event where kind like 'broker-%' order by seq`).map((r) => `${r.kind} ${r.detail.address} ${r.detail.fingerprint === fp('mq2-renewed') ? 'renewed' : '-'}`);
+  assert.ok(rows.includes('broker-added mq1.example.net:5671 -'), rows.join('\n'));
+  assert.ok(rows.includes('broker-changed mq2.example.net:5671 renewed'), rows.join('\n'));
+  assert.ok(rows.some((r) => r.startsWith('broker-removed ')), rows.join('\n'));
+  assert.not.ok(rows.some((r) => r.startsWith('broker-changed mq1')), 'an unchanged put is no history');
+});
+
 B('a module carrying a brokers resource is refused in SQL too (MSH31): only the mesh composes it', async (ctx) => {
   await refusedWith(ctx.as.catalogue`select * from catalogue.put_module(module_name => 'sneaky', module_resources => ${ctx.as.catalogue.json([{ id: 'brokers', kind: 'brokers', brokers: [{ address: 'evil:5671', fingerprint: fp('evil') }] }] as never)}::jsonb, module_origin => 'handed')`, 'MSH31');
 });
