@@ -8,7 +8,11 @@ import { LIMITS } from '../wire/envelope.js';
 /** Messages a node's queue keeps while nobody reads it; the oldest go first (W3). */
 export const NODE_QUEUE_KEEPS = 16;
 
-export interface Management { url: string; user: string; password: string; vhost: string; accountPrefix?: string }
+export interface Management {
+  url: string | string[]; user: string; password: string; vhost: string; accountPrefix?: string;
+  /** Node queues as quorum queues: where the broker is a cluster (BENCHMARKS.md, "W3 on a broker cluster"). */
+  quorumNodeQueues?: boolean;
+}
 
 const anchored = (name: string) => `^${name.replace(/\./g, '\\.')}$`;
 
@@ -25,7 +29,8 @@ export class Accounts {
     const user = this.account(node);
     await this.api.putUser(user, password);
     await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(queueOf(node)) });
-    await this.api.putQueue(this.m.vhost, queueOf(node));
+    // An existing queue stays as it is (its type cannot change, and a node enrolled again keeps it).
+    if (!(await this.api.queue(this.m.vhost, queueOf(node)))) await this.api.putQueue(this.m.vhost, queueOf(node), this.m.quorumNodeQueues ? { 'x-queue-type': 'quorum' } : {});
   }
 
   /**

@@ -72,8 +72,8 @@ export class ManagementApi {
   async users(): Promise<{ name: string }[]> { return (await this.call<{ name: string }[]>('GET', '/users')) ?? []; }
   putPermissions(vhost: string, user: string, p: Permissions): Promise<unknown> { return this.call('PUT', `/permissions/${path(vhost, user)}`, p); }
 
-  putQueue(vhost: string, queue: string): Promise<unknown> {
-    return this.call('PUT', `/queues/${path(vhost, queue)}`, { durable: true, auto_delete: false, arguments: {} });
+  putQueue(vhost: string, queue: string, args: Record<string, unknown> = {}): Promise<unknown> {
+    return this.call('PUT', `/queues/${path(vhost, queue)}`, { durable: true, auto_delete: false, arguments: args });
   }
   putPolicy(vhost: string, name: string, policy: { pattern: string; definition: Record<string, unknown>; 'apply-to': 'queues'; priority: number }): Promise<unknown> {
     return this.call('PUT', `/policies/${path(vhost, name)}`, policy);

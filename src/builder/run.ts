@@ -117,7 +117,9 @@ async function connection(b: Builder, backoff: Backoff): Promise<void> {
     ch.on('error', () => {});
     await ch.prefetch(1);
     let chain: Promise<void> = Promise.resolve();
-    await ch.consume(BUILD_QUEUE, (msg) => { if (msg) chain = chain.then(() => handle(b, ch, msg, link.signal)); });
+    // No message: the broker cancelled us (the queue was made again as quorum, issue 19):
+    // once the build under way is answered, connect again to consume the new one.
+    await ch.consume(BUILD_QUEUE, (msg) => { chain = chain.then(() => (msg ? handle(b, ch, msg, link.signal) : void conn.close().catch(() => {}))); });
     backoff.connected(Date.now());
     b.opts.log(`builder ${b.cred.name} consuming ${BUILD_QUEUE} on ${e.host}:${e.port}, pushing to ${b.settings.registry}`);
     const why = await closed;

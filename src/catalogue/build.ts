@@ -8,11 +8,10 @@ import { randomUUID } from 'node:crypto';
 import type { ConfirmChannel } from 'amqplib';
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
-import { connectBroker } from '../broker/connect.js';
 import { publish, Unroutable } from '../broker/publish.js';
 import { EXCHANGE, BUILD_REQUEST, BUILD_QUEUE, declareTopology } from '../broker/topology.js';
 import { readBroker } from '../home/home.js';
-import { adminEndpoint } from '../broker/admin.js';
+import { adminTurns } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
 
@@ -69,10 +68,10 @@ export async function build(module: string, opts: BuildOptions): Promise<BuildAn
       select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
     const req: BuildRequest = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
     try {
-      const conn = await connectBroker(adminEndpoint(broker), { name: `mesh build ${module}` });
+      const conn = (await adminTurns(broker).connect(`mesh build ${module}`)).conn;
       try {
         const ch = await conn.createConfirmChannel();
-        await declareTopology(ch);
+        await declareTopology(conn);
         await send(ch, req, broker.user);
       } finally { await conn.close().catch(() => {}); }
     } catch (err) {

@@ -5,9 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { Accounts } from '../broker/accounts.js';
 import { BUILD_QUEUE, declareTopology } from '../broker/topology.js';
-import { connectBroker } from '../broker/connect.js';
 import { readBroker } from '../home/home.js';
-import { management, adminEndpoint } from '../broker/admin.js';
+import { management, adminTurns } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { writeEnrolLine } from '../wire/builder_line.js';
 
@@ -15,9 +14,9 @@ export async function builderAdd(name: string) {
   nodeName(name, 'builder name');
   const broker = readBroker();
   // The build queue must exist before a builder, which may configure nothing, consumes it.
-  const conn = await connectBroker(adminEndpoint(broker), { name: 'mesh builder add' });
+  const conn = (await adminTurns(broker).connect('mesh builder add')).conn;
   try {
-    await declareTopology(await conn.createChannel());
+    await declareTopology(conn);
   } finally {
     await conn.close().catch(() => {});
   }

@@ -9,13 +9,16 @@ import { writeAtomic } from '../sys/atomic.js';
 import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
 
 export interface BrokerConfig {
-  /** Loopback, plaintext, admin: the control plane's own hop. */
-  amqp: { host: string; port: number };
+  /**
+   * Loopback (or a private address), plaintext, admin: the control plane's own
+   * hop. A broker cluster: every node's, tried in turn on a lost connection.
+   */
+  amqp: { host: string; port: number } | { host: string; port: number }[];
   vhost: string;
   user: string;
   password: string;
-  /** http://127.0.0.1:PORT of the management API. */
-  management: string;
+  /** http://127.0.0.1:PORT of the management API; a cluster: every node's (any answers for all). */
+  management: string | string[];
   /** host:port nodes dial over TLS. */
   public: string;
   fingerprint: string;

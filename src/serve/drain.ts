@@ -8,8 +8,9 @@
 import type { ConfirmChannel } from 'amqplib';
 import type { Sql } from '../store/connect.js';
 import type { BrokerConfig } from '../home/home.js';
-import { adminEndpoint } from '../broker/admin.js';
-import { connectBroker, type Connection } from '../broker/connect.js';
+import { adminTurns } from '../broker/admin.js';
+import type { Connection } from '../broker/connect.js';
+import type { Turns } from '../broker/turns.js';
 import { publish, Unroutable } from '../broker/publish.js';
 import { queueOf } from '../wire/names.js';
 
@@ -77,15 +78,18 @@ export class Drainer {
   private conn?: Connection;
   private channels?: ConfirmChannel[];
   private brokerError?: string;
+  private lost = false;
   private woken = false;
   private wake?: () => void;
   private stopped = false;
   private running?: Promise<void>;
   private unlisten?: () => Promise<void>;
   private readonly sweepMs: number;
+  private readonly turns: Turns;
 
-  constructor(private readonly sql: Sql, private readonly broker: BrokerConfig, private readonly opts: DrainerOptions) {
+  constructor(private readonly sql: Sql, broker: BrokerConfig, private readonly opts: DrainerOptions) {
     this.sweepMs = opts.sweepMs ?? 5_000;
+    this.turns = adminTurns(broker);
   }
 
   async start(): Promise<void> {
@@ -151,10 +155,13 @@ export class Drainer {
   private async connect(): Promise<ConfirmChannel[] | undefined> {
     if (this.channels) return this.channels;
     try {
-      const conn = await connectBroker(adminEndpoint(this.broker), { name: 'mesh serve outbox' });
+      // A connection lost (its broker node died) is followed by the next node's.
+      if (this.brokerError === undefined && this.lost) this.turns.moveOn();
+      this.lost = false;
+      const { conn } = await this.turns.connect('mesh serve outbox');
       const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
       conn.on('error', () => {});
-      conn.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; } });
+      conn.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; this.lost = true; } });
       // A channel that closed cannot confirm again: start over with a fresh connection.
       for (const ch of channels) { ch.on('error', () => {}); ch.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; void conn.close().catch(() => {}); } }); }
       this.conn = conn;

@@ -5,11 +5,12 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { connect } from '../store/connect.js';
 import { CONTEXTS, type Context } from '../store/contexts.js';
-import { connectBroker, type Connection } from '../broker/connect.js';
+import type { Connection, Endpoint } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
+import { Mover } from './move.js';
 import { readBroker, readSigner, type BrokerConfig } from '../home/home.js';
-import { adminEndpoint, management } from '../broker/admin.js';
+import { adminTurns, management } from '../broker/admin.js';
 import { codeEntry } from '../store/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
@@ -83,22 +84,29 @@ interface Running {
 }
 
 /** One connection: declare the topology, consume the control queue until the connection closes. */
-async function consume(s: Running, conn: Connection): Promise<void> {
+async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void> {
   const ch = await conn.createConfirmChannel();
   s.channel = ch;
-  await declareTopology(ch);
+  const { moving } = await declareTopology(conn);
   // Each connect, in case the broker was made again: what a node's queue keeps (W3).
   await s.base.accounts.carryPolicy().catch((err) => s.base.log(`serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`));
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, channel: ch };
   const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });
-  await ch.consume(CONTROL_QUEUE, (msg) => {
-    if (!msg) return;
-    if (msg.fields.routingKey === 'heard') s.heard.add(msg);
-    else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
+  // mesh.control, and while it moves to quorum the queue that holds its traffic meanwhile (src/serve/move.ts).
+  const mover = new Mover(conn, ch, {
+    consume: async (queue) => (await ch.consume(queue, (msg) => {
+      if (!msg) return;
+      if (msg.fields.routingKey === 'heard') s.heard.add(msg);
+      else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
+    })).consumerTag,
+    settled: async () => { await s.chains.settled(); await s.heard.flush(); },
+    log: s.base.log,
   });
-  log(`serve: consuming ${CONTROL_QUEUE} on ${s.broker.amqp.host}:${s.broker.amqp.port}`);
+  await mover.start(moving);
+  log(`serve: consuming ${CONTROL_QUEUE} on ${at.host}:${at.port}`);
   await closed;
+  mover.stop();
 }
 
 export async function serve(opts: ServeOptions = {}): Promise<void> {
@@ -126,13 +134,17 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   let delay = 1000;
   let stopping = false;
   opts.signal?.addEventListener('abort', () => { stopping = true; void conn?.close().catch(() => {}); });
+  // A broker cluster: every node of broker.json in turn, the next after the one lost.
+  const turns = adminTurns(broker);
   while (!stopping) {
     try {
-      conn = await connectBroker(adminEndpoint(broker), { name: 'mesh serve' });
-      await consume(s, conn);
+      const c = await turns.connect('mesh serve');
+      conn = c.conn;
+      await consume(s, conn, c.endpoint);
       // It held: the next failure starts the waits from the bottom again.
       delay = 1000;
-      if (!stopping) log('serve: lost the broker; reconnecting');
+      turns.moveOn();
+      if (!stopping) log(`serve: lost the broker at ${c.endpoint.host}:${c.endpoint.port}; reconnecting`);
     } catch (err) {
       if (stopping) break;
       log(`serve: cannot reach the broker (${(err as Error).message}); retrying in ${delay / 1000}s`);

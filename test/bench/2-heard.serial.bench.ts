@@ -23,7 +23,7 @@ await bench('2 heard ingestion', async (figs) => {
     const names = await insertNodes(mesh, FLEET);
     const topo = await admin(mesh);
     const tch = await topo.createChannel();
-    await declareTopology(tch);
+    await declareTopology(topo);
     await tch.assertQueue('bench.raw', { durable: true });
     await tch.bindQueue('bench.raw', EXCHANGE, 'bench.raw');
 

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
 import { startCluster, type RabbitCluster } from '../harness/rabbit_cluster.js';
+import { startRabbit } from '../harness/rabbitmq.js';
 import { NODE_QUEUE_KEEPS } from '../../src/broker/accounts.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import { LIMITS } from '../../src/wire/envelope.js';
@@ -111,6 +112,21 @@ await bench('8.5 node queues on a broker cluster', async (figs) => {
       bound: `a classic queue whose node died, through another node: publish ${classicPublish}, consume ${classicConsume}; a quorum queue: publish ${quorumPublish}, consume ${quorumConsume}` }));
   } finally {
     await c.stop();
+  }
+  // One broker node alone (the first node before a cluster): the same two types, the same envelopes.
+  const one = await startRabbit(`${dir}/alone`);
+  try {
+    const alone = { nodes: [one], admin: one.admin } as unknown as RabbitCluster;
+    const classic = await makeQueues(alone, 'classic');
+    const quorum = await makeQueues(alone, 'quorum');
+    const best = async (f: () => Promise<{ rate: number; failed: number }>) => { const a = await f(); const b = await f(); return a.rate > b.rate ? a : b; };
+    const cT = await best(() => publishRate(alone, 0, classic.names, false));
+    const q = await best(() => publishRate(alone, 0, quorum.names, false));
+    figs.push(figure({ id: 'queues.alone', what: 'publish+confirm to quorum node queues, one broker node alone', value: q.rate, unit: '/s',
+      limit: { what: 'the same to classic queues, not persistent', value: cT.rate, unit: '/s' },
+      bound: `queues made/s alone: quorum ${(NODES / quorum.seconds).toFixed(0)}, classic ${(NODES / classic.seconds).toFixed(0)}` }));
+  } finally {
+    await one.stop();
     removeDir(dir);
   }
 });

@@ -13,6 +13,7 @@ import { writeBroker, ensureSigner, type BrokerConfig, type Signer } from '../..
 import { runAny } from '../../src/sys/proc.js';
 import { ManagementApi } from '../../src/broker/management.js';
 import { leave, suiteDir } from './leftovers.js';
+import type { RabbitCluster } from './rabbit_cluster.js';
 
 export const MESH = fileURLToPath(new URL('../../src/cli/mesh.js', import.meta.url));
 export const MESH_HOST = fileURLToPath(new URL('../../host/cli.js', import.meta.url));
@@ -93,22 +94,32 @@ export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Pr
   return runAny(process.execPath, [file, ...args], { env });
 }
 
-export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers; store?: Store; serveEnv?: NodeJS.ProcessEnv } = {}): Promise<Mesh> {
+/** The run's one broker, or a suite's own cluster (test/harness/rabbit_cluster.ts): what freshMesh needs of either. */
+function brokerOf(s: Servers, cluster?: RabbitCluster) {
+  if (!cluster) return { admin: s.rabbit.admin, mgmtPorts: [s.rabbit.mgmtPort], amqpPorts: [s.rabbit.amqpPort], amqps: s.rabbit.amqpsPort, fingerprint: s.rabbit.fingerprint };
+  return { admin: cluster.admin, mgmtPorts: cluster.nodes.map((n) => n.mgmtPort), amqpPorts: cluster.nodes.map((n) => n.amqpPort), amqps: cluster.nodes[0]!.amqpsPort, fingerprint: cluster.nodes[0]!.fingerprint };
+}
+
+export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers; store?: Store; serveEnv?: NodeJS.ProcessEnv; cluster?: RabbitCluster } = {}): Promise<Mesh> {
   const s = opts.servers ?? servers();
+  const b = brokerOf(s, opts.cluster);
   // A suite may bring a store of its own (a primary and its standby, test/harness/replicated.ts).
   const store = opts.store ?? await freshStore(s);
   const id = randomBytes(4).toString('hex');
   const vhost = `v-${id}`;
   const prefix = `${id}.`;
-  const api = new ManagementApi({ url: `http://127.0.0.1:${s.rabbit.mgmtPort}`, user: s.rabbit.admin.user, password: s.rabbit.admin.password });
+  const mgmtUrls = b.mgmtPorts.map((p) => `http://127.0.0.1:${p}`);
+  const api = new ManagementApi({ url: mgmtUrls, user: b.admin.user, password: b.admin.password });
   const mgmt = (method: string, path: string, body?: unknown) => api.raw(method, path, body);
-  leave({ kind: 'vhost', name: vhost, prefix, mgmtPort: s.rabbit.mgmtPort });
+  if (!opts.cluster) leave({ kind: 'vhost', name: vhost, prefix, mgmtPort: s.rabbit.mgmtPort });
   await api.putVhost(vhost);
-  await api.putPermissions(vhost, s.rabbit.admin.user, { configure: '.*', write: '.*', read: '.*' });
+  await api.putPermissions(vhost, b.admin.user, { configure: '.*', write: '.*', read: '.*' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
+  // A cluster: every node's AMQP and management API, in turn (serve's list of brokers, issue 19).
+  const amqpList = b.amqpPorts.map((port) => ({ host: '127.0.0.1', port }));
   const broker: BrokerConfig = {
-    amqp: { host: '127.0.0.1', port: s.rabbit.amqpPort }, vhost, user: s.rabbit.admin.user, password: s.rabbit.admin.password,
-    management: `http://127.0.0.1:${s.rabbit.mgmtPort}`, public: `127.0.0.1:${s.rabbit.amqpsPort}`, fingerprint: s.rabbit.fingerprint,
+    amqp: opts.cluster ? amqpList : amqpList[0]!, vhost, user: b.admin.user, password: b.admin.password,
+    management: opts.cluster ? mgmtUrls : mgmtUrls[0]!, public: `127.0.0.1:${b.amqps}`, fingerprint: b.fingerprint,
     accountPrefix: prefix,
   };
   const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
@@ -152,7 +163,7 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
       await Promise.allSettled(procs.map((p) => p.stop()));
       // A declared service outlives its host by design; the suite's do not outlive the suite.
       for (const d of dirs) stopServices(join(d, 'services'));
-      if (!suiteDir()) await deleteVhost(s.rabbit.mgmtPort, s.rabbit.admin, vhost, prefix);
+      if (!suiteDir() && !opts.cluster) await deleteVhost(s.rabbit.mgmtPort, s.rabbit.admin, vhost, prefix);
       await store.drop();
       // Under the run, these are inside the suite's own dir: removed with it when the suite passed.
       if (!suiteDir() && !process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });

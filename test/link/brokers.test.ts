@@ -45,7 +45,7 @@ L.before(async (ctx) => {
   const r = ctx.second;
   await new Accounts({ url: `http://127.0.0.1:${r.mgmtPort}`, user: r.admin.user, password: r.admin.password, vhost: VHOST }).createNode('web1', loadIdentity(ctx.host.dir)!.password);
   const conn = await amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: r.amqpPort, username: r.admin.user, password: r.admin.password, vhost: VHOST });
-  try { await declareTopology(await conn.createChannel()); } finally { await conn.close(); }
+  try { await declareTopology(conn); } finally { await conn.close(); }
 });
 
 L.after(async (ctx) => {
