@@ -82,7 +82,7 @@ export async function markClustered(o: Options, address: string, name: string): 
 
 /** The overlay address and node name kept by markClustered, if any. */
 export function clustered(state: string): { address: string; name: string } | undefined {
-  const p = paths({ state } as Options).rabbitCluster;
+  const p = paths({ state, home: '' } as Options).rabbitCluster;
   if (!existsSync(p)) return undefined;
   return JSON.parse(readFileSync(p, 'utf8')) as { address: string; name: string };
 }
