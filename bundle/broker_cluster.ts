@@ -89,7 +89,22 @@ export function clustered(state: string): { address: string; name: string } | un
 
 interface Status { disk_nodes?: string[]; running_nodes?: string[] }
 
+/**
+ * The broker's app up (the management API answers a little before it is):
+ * await_startup exits at once while the node is not yet there, so it is asked again.
+ */
+export async function awaitApp(o: Options, seconds = 180): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const r = await runAny(`${BIN}/rabbitmqctl`, ['-q', 'await_startup', '--timeout', '30'], { env: ctlEnv(o), timeoutMs: 40_000 });
+    if (r.code === 0) return;
+    if (Date.now() > deadline) throw new Error(`the broker ${brokerNode(o)} did not finish starting within ${seconds}s: ${r.stderr.trim().split('\n')[0]}; see ${paths(o).rabbit}/log.`);
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+}
+
 export async function clusterStatus(o: Options): Promise<Status> {
+  await awaitApp(o);
   const out = await run(`${BIN}/rabbitmqctl`, ['-q', 'cluster_status', '--formatter', 'json'], { env: ctlEnv(o), timeoutMs: 60_000 });
   return JSON.parse(out) as Status;
 }

@@ -21,4 +21,14 @@ if [ -n "$old" ] && [ "$old" != "$new" ] && [ -d "$base/$old" ] && [ ! -e "$base
     mv "$f" "$base/$new${f#"$base/$old"}"
   done
 fi
+# epmd outlives its broker: one started while the broker ran alone listens on
+# loopback only, and this node would find no epmd on its overlay address
+# (epmd_error). Such an epmd is ended (it refuses while a node lives) and the
+# node starts its own on every address of ERL_EPMD_ADDRESS.
+for a in $(echo "${ERL_EPMD_ADDRESS:-}" | tr ',' ' '); do
+  if ! ss -Hltn "( sport = :${ERL_EPMD_PORT} )" | grep -qF "$a:${ERL_EPMD_PORT}"; then
+    epmd -kill >/dev/null 2>&1 || true
+    break
+  fi
+done
 exec /usr/lib/rabbitmq/bin/rabbitmq-server
