@@ -10,6 +10,8 @@ import { readFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { DIST, NODE, type LabHandle } from '../handle.js';
 import { overlayNodes } from '../mesh_ops.js';
+import { ctlEnv } from '../../bundle/broker_cluster.js';
+import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 
 export const BROKER_MACHINES = ['b1', 'b2'];
 
@@ -46,16 +48,31 @@ export async function ensureBrokerNodes(h: LabHandle, say: (l: string) => void, 
   }
 }
 
-/** The pid of the machine's broker node (its beam.smp, found by its node name: the service's shell is not the broker). */
+/** The pid of the machine's broker node (its beam.smp, found by its node name: the service's shell, rabbitmq-server, waits on it and is not the broker). */
 export function beamPid(h: LabHandle, m: string): number | null {
   const node = erlNodeOf(h, m);
   if (!node) return null;
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-      if (cmd[0]?.endsWith('beam.smp') && cmd.some((a, i) => a === node && (cmd[i - 1] === '-name' || cmd[i - 1] === '-sname'))) return Number(d);
+      if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0')[0]?.endsWith('beam.smp')) continue;
+      // The node name reaches erl in its environment (RABBITMQ_NODENAME), not its argv.
+      if (readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(`RABBITMQ_NODENAME=${node}`)) return Number(d);
     } catch { /* gone */ }
   }
   return null;
 }
+
+export interface Member { node: string; state: string; commit: number }
+
+/** A quorum queue's members as the hub's broker says (rabbitmq-queues quorum_status): each node, its Raft state and commit index. */
+export async function quorumStatus(h: LabHandle, queue: string): Promise<Member[]> {
+  const c = JSON.parse(readFileSync(join(h.hubState(), 'rabbitmq', 'cluster.json'), 'utf8')) as { address: string; name: string };
+  const o: Options = { state: h.hubState(), home: '', hostDir: h.hostDir(h.hub), name: c.name, site: '', publicHost: '', dialable: '', ports: DEFAULT_PORTS, roots: [], hostEnv: {}, brokerAddress: c.address, brokerName: c.name };
+  const env = Object.entries(ctlEnv(o)).map(([k, v]) => `${k}=${v}`);
+  const out = await h.ok(h.hub, ['/usr/bin/env', '-i', ...env, '/usr/lib/rabbitmq/bin/rabbitmq-queues', '-q', 'quorum_status', queue, '--vhost', 'mesh', '--formatter', 'json']);
+  return (JSON.parse(out) as Record<string, unknown>[]).map((m) => ({ node: String(m['Node Name']), state: String(m['Raft State']), commit: Number(m['Commit Index']) }));
+}
+
+/** Online: the member answers as leader or follower (a dead node's member is noproc or the like). */
+export const online = (m: Member) => m.state === 'leader' || m.state === 'follower';
