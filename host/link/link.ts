@@ -3,10 +3,12 @@
 // certificate is said in full every time (L2). SIGUSR1 rouses: it ends the
 // current attempt or connection at once and tries again now, without
 // resetting the backoff (L3); rouses in the same instant are one. A node that
-// knows several brokers tries them in turn (issue 19.2): a failed attempt or
+// knows several brokers tries them in turn (issue 19.2), from a place its
+// name decides (startOf): a failed attempt or
 // a lost connection moves to the next, a rouse tries the same one again; the
 // list is read afresh at every attempt, so a brokers resource applied meanwhile
 // (host/apply/brokers.ts) counts from the next attempt on.
+import { createHash } from 'node:crypto';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { PinMismatch } from '../../src/broker/pin.js';
 import { Backoff, type BackoffSettings } from '../../src/sys/backoff.js';
@@ -18,6 +20,11 @@ export interface LinkEvents {
   /** The connection is gone; stop timers that publish. */
   lost(): void;
   log(line: string): void;
+}
+
+/** Where NAME starts in a list of N brokers: the same place every run, different places across a fleet. */
+export function startOf(name: string, n: number): number {
+  return createHash('sha256').update(name).digest().readUInt32BE(0) % n;
 }
 
 /** Rouses closer together than this are one. */
@@ -41,12 +48,17 @@ export class Link {
     this.backoff = new Backoff(settings);
   }
 
-  /** The broker to dial: the one after the last (NEXT), or the same again; the first when the last left the list. */
+  /**
+   * The broker to dial: the one after the last (NEXT), or the same again.
+   * The first of a run, or when the last left the list, is chosen by the
+   * node's name: a fleet starting at once spreads over a cluster's nodes
+   * instead of every host piling onto the first.
+   */
   private pick(next: boolean): BrokerAddress {
     const list = this.brokers();
     const c = this.current;
     const at = c ? list.findIndex((b) => b.host === c.host && b.port === c.port) : -1;
-    const i = at < 0 ? 0 : (at + (next ? 1 : 0)) % list.length;
+    const i = at < 0 ? startOf(this.id.name, list.length) : (at + (next ? 1 : 0)) % list.length;
     this.current = list[i]!;
     return this.current;
   }
