@@ -44,7 +44,9 @@ async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<vo
       ch.on('error', () => {});
       await agent.attach(ch);
       await ch.prefetch(256);
-      await ch.consume(queueOf(id.name), (msg) => { if (msg) agent.receive(msg); });
+      // No message: the broker cancelled us (this node's queue was made again, a quorum
+      // queue on a broker cluster): connect again, which asks for the newest (recover).
+      await ch.consume(queueOf(id.name), (msg) => { if (msg) agent.receive(msg); else { opts.log('this node\'s queue was made again; connecting again'); void conn.close().catch(() => {}); } });
       publishHeard(ch, id.name, id.broker.user);
       heard = setInterval(() => { try { publishHeard(ch, id.name, id.broker.user); } catch { /* link gone: the link says so */ } }, heardSeconds(opts.env) * 1000);
     },

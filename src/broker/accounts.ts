@@ -48,6 +48,25 @@ export class Accounts {
     });
   }
 
+  /**
+   * A single broker become a cluster: each node's classic queue is made again
+   * as quorum, so it outlives the broker node it was on (W3). What it held is
+   * dropped, as the cap drops it (W3 again): its host, whose consumer the
+   * broker cancels, connects again and asks for its newest (recover). A
+   * publish meanwhile is unroutable and stays owed in the outbox (W1).
+   */
+  async quorumNodeQueues(): Promise<string[]> {
+    if (!this.m.quorumNodeQueues) return [];
+    const moved: string[] = [];
+    for (const q of await this.api.queues(this.m.vhost)) {
+      if (q.type !== 'classic' || !q.name.startsWith(queueOf(''))) continue;
+      await this.api.deleteQueue(this.m.vhost, q.name);
+      await this.api.putQueue(this.m.vhost, q.name, { 'x-queue-type': 'quorum' });
+      moved.push(q.name);
+    }
+    return moved;
+  }
+
   async setPassword(node: string, password: string): Promise<void> {
     await this.api.putUser(this.account(nodeName(node)), password);
   }

@@ -78,6 +78,10 @@ export class ManagementApi {
   putPolicy(vhost: string, name: string, policy: { pattern: string; definition: Record<string, unknown>; 'apply-to': 'queues'; priority: number }): Promise<unknown> {
     return this.call('PUT', `/policies/${path(vhost, name)}`, policy);
   }
+  /** Every queue of a vhost, its name and type. */
+  async queues(vhost: string): Promise<{ name: string; type: string }[]> {
+    return (await this.call<{ name: string; type: string }[]>('GET', `/queues/${path(vhost)}?columns=name,type`)) ?? [];
+  }
   /** The queue, or undefined when there is none. */
   queue(vhost: string, queue: string): Promise<QueueInfo | undefined> { return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true); }
   deleteQueue(vhost: string, queue: string): Promise<unknown> { return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true); }

@@ -90,6 +90,9 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
   const { moving } = await declareTopology(conn);
   // Each connect, in case the broker was made again: what a node's queue keeps (W3).
   await s.base.accounts.carryPolicy().catch((err) => s.base.log(`serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`));
+  // A single broker become a cluster: node queues move to quorum, in the background (hosts come back by themselves).
+  void s.base.accounts.quorumNodeQueues().then((moved) => { if (moved.length) s.base.log(`serve: ${moved.length} node queue(s) made again as quorum queues (a cluster): ${moved.slice(0, 5).join(', ')}${moved.length > 5 ? ', ...' : ''}`); },
+    (err) => s.base.log(`serve: node queues not moved to quorum yet (${(err as Error).message}); tried again at the next connect`));
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, channel: ch };
   const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });
