@@ -69,22 +69,23 @@ T('the list is read at each attempt: one that changed counts from the next attem
 
 T('a rouse (L3) tries the same broker again at once: it was not that broker that failed', async () => {
   const hang = await Promise.all([0, 1, 2].map(() => fakeBroker(() => 'hang')));
+  let link: Link | undefined;
   try {
     const list = hang.map((f) => ({ host: '127.0.0.1', port: f.port, fingerprint: FP }));
     const name = NAMES.find((x) => startOf(x, 3) === 1)!;
-    const link = new Link(identity(name, list), { minMs: 10, maxMs: 20, resetAfterMs: 30_000 }, { connected: async () => {}, lost: () => {}, log: () => {} }, () => list);
-    const running = link.run();
+    link = new Link(identity(name, list), { minMs: 10, maxMs: 20, resetAfterMs: 30_000 }, { connected: async () => {}, lost: () => {}, log: () => {} }, () => list);
+    const running = link!.run();
     const until = async (what: string, ok: () => boolean) => {
       for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
       assert.ok(ok(), what);
     };
     await until('the first attempt reached broker 1', () => hang[1]!.accepted() === 1);
-    link.rouse();
+    link!.rouse();
     await until('a second attempt', () => hang.reduce((n, f) => n + f.accepted(), 0) === 2);
     assert.equal(hang.map((f) => f.accepted()), [0, 2, 0]);
-    link.stop();
+    link!.stop();
     await running;
-  } finally { await Promise.all(hang.map((f) => f.close())); }
+  } finally { link?.stop(); await Promise.all(hang.map((f) => f.close())); }
 });
 
 T.run();
