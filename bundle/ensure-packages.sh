@@ -4,6 +4,7 @@
 #   ensure-packages.sh test   what `npm test` needs
 #   ensure-packages.sh node   what a mesh node needs (mesh-host)
 #   ensure-packages.sh first  what the first node carries (store, broker, ...)
+#   ensure-packages.sh broker what a broker node adds to a node (install.sh --broker-node)
 #   ensure-packages.sh peers  what the peers bench compares mesh with (Puppet, Ansible, sshd)
 set -euo pipefail
 role=${1:-test}
@@ -13,12 +14,13 @@ case "$role" in
   # chromium: the console's browser tests (test/console), driven by playwright-core.
   test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap chromium) ;;
   node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
+  broker) want=("${base[@]}" rabbitmq-server wireguard-go wireguard-tools nftables iptables) ;;
   first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;
   # The tools an operator would install instead (test/bench/6-peers), all from Debian 12 main;
   # dbconfig-no-thanks: puppetdb's postinst then leaves the machine's PostgreSQL alone.
   peers) want=(puppet-agent puppetserver puppetdb dbconfig-no-thanks ansible ansible-core openssh-server openssh-client time iproute2) ;;
   lab)   want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping mmdebstrap systemd-container nmap) ;;
-  *) echo "ensure-packages.sh: unknown role '$role' (test, node, first, lab, peers)" >&2; exit 2 ;;
+  *) echo "ensure-packages.sh: unknown role '$role' (test, node, broker, first, lab, peers)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${want[@]}"; do

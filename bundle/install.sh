@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The first node, on a bare Debian 12 machine, as root: the packages it
+# The first node, on a bare Debian 12 machine, as root (or, with
+# --broker-node, a broker node joining it: bundle/broker_node.ts): the packages it
 # carries, then the installer (bundle/install.ts). Arguments pass through
 # (install.sh --help). Safe to run again: a second run changes nothing.
 #
@@ -26,16 +27,23 @@ else
   exit 1
 fi
 
+# --broker-node: this enrolled machine becomes a broker node of the first
+# node's cluster (bundle/broker_node.ts); otherwise the first node.
+program=dist/bundle/install.js
+role=first
 for a in "$@"; do
-  case $a in -h|--help) exec "$node_bin" dist/bundle/install.js --help ;; esac
+  case $a in --broker-node) program=dist/bundle/broker_node.js; role=broker ;; esac
+done
+for a in "$@"; do
+  case $a in -h|--help) exec "$node_bin" "$program" --help ;; esac
 done
 if [ "$(id -u)" -ne 0 ]; then
   echo "the first-node bundle runs as root: sudo bash bundle/install.sh" >&2
   exit 1
 fi
 if [ -f BUNDLE ]; then
-  bash bundle/ensure-packages.sh first
+  bash bundle/ensure-packages.sh "$role"
 else
-  bash bundle/prepare.sh first
+  bash bundle/prepare.sh "$role"
 fi
-exec "$node_bin" dist/bundle/install.js "$@"
+exec "$node_bin" "$program" "$@"

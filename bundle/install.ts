@@ -12,7 +12,9 @@ import { mkdirSync, chmodSync } from 'node:fs';
 import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
 import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
-import { ensureSecrets, brokerResources, brokerSpec, waitForBroker, ensureVhost, waitForConsumer } from './rabbitmq.js';
+import { ensureSecrets, brokerResources, brokerSpec, brokerNode, waitForBroker, ensureVhost, waitForConsumer, managementApi, VHOST } from './rabbitmq.js';
+import { clustered, markClustered, holdAndDrainQuorum, restoreQuorum } from './broker_cluster.js';
+import { overlayAddress, handOverBroker } from './broker_hand_over.js';
 import { controlResources, serveSpec, consoleSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
 import { file } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
@@ -43,6 +45,16 @@ it puts back what is missing and otherwise changes nothing.
   --console A:P      also run mesh console (read-only web console) on A:P, e.g.
                      127.0.0.1:7780; none unless asked. Give a loopback or overlay
                      address: the firewall admits only what a module's opening says.
+  --add-broker-node NAME   (with --broker-public HOST) on the first node, once
+                     installed: make the enrolled node NAME a broker node of this
+                     mesh. This node's broker becomes a node of a RabbitMQ
+                     cluster (named by its overlay address; nothing it holds is
+                     lost), NAME's TLS certificate is made and recorded (every
+                     host pins it), and STATE/rabbitmq/hand-over-NAME.json (0600)
+                     is written: copy it to NAME (scp), then there run
+                       bash bundle/install.sh --broker-node --join THIS-NODE --hand-over FILE
+                     Give the same other flags as the install.
+  --broker-public HOST  the address nodes dial for NAME's broker (its certificate's name)
   --ssh-port N (22)  the ssh port the firewall keeps open. Input is closed by
                      default (X1): only loopback, answers, the ICMP a network
                      needs, this port, the broker's TLS port and WireGuard get
@@ -53,7 +65,7 @@ Every other service (epmd, the Erlang distribution, the management API,
 PostgreSQL, plaintext AMQP) listens on loopback only.
 `;
 
-function options(argv: string[]): Options {
+function options(argv: string[]): Options & { addBroker?: { node: string; publicHost: string } } {
   const { values: v } = parseArgs({
     args: argv,
     options: {
@@ -62,9 +74,13 @@ function options(argv: string[]): Options {
       roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true }, console: { type: 'string' },
       'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
       'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' }, 'ssh-port': { type: 'string' },
+      'add-broker-node': { type: 'string' }, 'broker-public': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
+  if ((v['add-broker-node'] === undefined) !== (v['broker-public'] === undefined)) {
+    throw new Error('--add-broker-node NAME and --broker-public HOST go together: the node, and the address nodes dial for its broker.');
+  }
   if (v.help) { process.stdout.write(HELP); process.exit(0); }
   const custom = v.state !== undefined && v.state !== '/var/lib/mesh';
   const state = v.state ?? '/var/lib/mesh';
@@ -99,6 +115,9 @@ function options(argv: string[]): Options {
     hostEnv,
     // Checked here, before anything is installed: a typo must not wait for the unit to fail.
     console: v.console === undefined ? undefined : (parseListen(v.console), v.console),
+    brokerAddress: clustered(state)?.address,
+    brokerName: clustered(state)?.name,
+    ...(v['add-broker-node'] ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } } : {}),
   };
 }
 
@@ -118,6 +137,18 @@ async function main(): Promise<void> {
   mkdirSync(o.home, { recursive: true, mode: 0o700 });
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
 
+  // Adding a broker node: this node's broker becomes a node of a cluster
+  // first, named by its overlay address (the store says it; the first install
+  // enrolled this node), so the plan below raises it so (renamed, restarted).
+  let renaming = false;
+  if (o.addBroker && !o.brokerAddress) {
+    const self = loadIdentity(o.hostDir)?.name;
+    if (!self) throw new Error('this machine is not enrolled yet: run the install without --add-broker-node first.');
+    o.brokerAddress = await overlayAddress(o, self);
+    o.brokerName = self;
+    renaming = true;
+    console.log(`broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`);
+  }
   const broker = await ensureSecrets(o);
   // Under systemd each service is a unit file the bundle carries; elsewhere a
   // service mesh-host supervises (units.ts). Same specs, same order.
@@ -150,8 +181,14 @@ async function main(): Promise<void> {
   const ran = await migrateStore(o);
   step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
 
+  // The rename drops quorum queues: publishers held and those queues drained and kept first (broker_cluster.ts).
+  const alone = { ...o, brokerAddress: undefined };
+  if (renaming) await holdAndDrainQuorum(alone, managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept);
+  if (renaming) await markClustered(o, o.brokerAddress!, o.brokerName!);
   const rabbitUp = [...(await carried.upTo(rabbit.at(-1)!.id)), ...(await units(specs.rabbit))];
   await waitForBroker(o, broker.secrets.password);
+  if (renaming) rabbitUp.push(`renamed to ${brokerNode(o)}`);
+  rabbitUp.push(...(await restoreQuorum(managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept)));
   const vhost = await ensureVhost(o, broker.secrets.password);
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 
@@ -168,6 +205,12 @@ async function main(): Promise<void> {
   const serial = await declareSelf(o);
   step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...opened, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
 
+  if (o.addBroker) {
+    const r = await handOverBroker(o, name, o.addBroker.node, o.addBroker.publicHost);
+    step('broker node', r.changed);
+    console.log(`copy ${r.file} (0600: it holds the cluster's Erlang cookie) to ${o.addBroker.node}, e.g. scp -p, remove it here, then on ${o.addBroker.node} as root:`);
+    console.log(`  bash /opt/mesh/bundle/install.sh --broker-node --join ${name} --hand-over /root/${r.file.split('/').at(-1)}`);
+  }
   if (said.length === 0) console.log(`nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`);
   else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);
   console.log(`operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`);

@@ -46,6 +46,15 @@ export interface Options {
   pgListen?: string[];
   /** ADDRESS:PORT for mesh console, when the operator asked for it (--console); no console otherwise. */
   console?: string;
+  /**
+   * This node's overlay address, once its broker is a node of a cluster
+   * (STATE/rabbitmq/cluster.json): the Erlang node is mesh@ADDRESS and epmd
+   * and the distribution listen there (and on loopback), never on a public
+   * address. Absent: a broker alone, mesh@localhost, all of it on loopback.
+   */
+  brokerAddress?: string;
+  /** The mesh node name in its Erlang node's name (mesh-NAME@ADDRESS: epmd knows a machine's nodes by that part), kept with the address. */
+  brokerName?: string;
 }
 
 /** The repository this bundle runs from: services exec its compiled programs. */
@@ -65,6 +74,14 @@ export function paths(o: Options) {
     rabbitEnv: join(s, 'rabbitmq/rabbitmq-env.conf'),
     rabbitAdmin: join(s, 'rabbitmq/admin.password'),
     tls: join(s, 'rabbitmq/tls'),
+    /** The Erlang cookie: in the broker's HOME, 0600; what lets a node join the cluster. */
+    rabbitCookie: join(s, 'rabbitmq/.erlang.cookie'),
+    /** {"address": OVERLAY, "name": NODE}: this node's broker is a node of a cluster (Options.brokerAddress, brokerName). */
+    rabbitCluster: join(s, 'rabbitmq/cluster.json'),
+    /** What the first node hands a new broker node (0600; copied there, removed once used). */
+    handOver: (node: string) => join(s, 'rabbitmq', `hand-over-${node}.json`),
+    /** The quorum queues' definitions while the broker is renamed (broker_cluster.ts); gone once declared again. */
+    quorumKept: join(s, 'rabbitmq/quorum-kept.json'),
     store: join(s, 'store'),
     storeFile: (ctx: string) => join(s, 'store', `${ctx}.url`),
     nft: join(s, 'nftables.nft'),

@@ -4,9 +4,10 @@
 // fingerprint -- plaintext AMQP and the management API on loopback only, for
 // the control plane. The admin password is generated once into a 0600 file
 // and reaches RabbitMQ only through its 0600 config file.
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { isRunning } from '../host/apply/proc.js';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { ManagementApi } from '../src/broker/management.js';
@@ -34,19 +35,36 @@ export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecret
   const cert = join(p.tls, 'broker.pem');
   const key = join(p.tls, 'broker.key');
   if (!statSync(cert, { throwIfNoEntry: false }) || !statSync(key, { throwIfNoEntry: false })) {
-    const tmpKey = `${key}.new`;
-    // The key is made 0600 by openssl's own umask handling below; the
-    // certificate is public (its fingerprint is what nodes pin).
-    await exec('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', tmpKey, '-out', cert, '-days', '3650', '-subj', `/CN=${o.publicHost}`,
-      '-addext', `subjectAltName=${/^[\d.]+$/.test(o.publicHost) ? 'IP' : 'DNS'}:${o.publicHost}`]);
-    await writeAtomic(key, readFileSync(tmpKey), 0o600);
-    await exec('rm', ['-f', tmpKey]);
+    const made1 = await makeCertificate(o.publicHost, p.tls);
+    await writeAtomic(key, made1.key, 0o600);
+    await writeAtomic(cert, made1.cert, 0o644);
     made.push(`TLS certificate for ${o.publicHost}`);
   }
   const password = readFileSync(p.rabbitAdmin, 'utf8').trim();
   const fingerprint = new X509Certificate(readFileSync(cert)).fingerprint256;
   return { secrets: { password, cert, key, fingerprint }, made };
+}
+
+/**
+ * A broker's own certificate and key for HOST (its name and subjectAltName),
+ * made in a 0700 scratch folder under DIR that is removed at once: the key
+ * is handed back, for the caller to write 0600 where it belongs (this
+ * machine's broker, or the hand-over file of a new broker node).
+ */
+export async function makeCertificate(host: string, dir: string): Promise<{ cert: string; key: string; fingerprint: string }> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const scratch = mkdtempSync(join(dir, '.cert-'));
+  try {
+    const key = join(scratch, 'key.pem');
+    const cert = join(scratch, 'cert.pem');
+    await exec('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', key, '-out', cert, '-days', '3650', '-subj', `/CN=${host}`,
+      '-addext', `subjectAltName=${/^[\d.]+$/.test(host) ? 'IP' : 'DNS'}:${host}`]);
+    const pem = readFileSync(cert, 'utf8');
+    return { cert: pem, key: readFileSync(key, 'utf8'), fingerprint: new X509Certificate(pem).fingerprint256 };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** What the broker's config says, wherever it runs. */
@@ -55,6 +73,12 @@ export interface BrokerConf {
   /** Where TLS listens: every address on a first node, one address in a lab. */
   amqpsAddress?: string;
   user: string; password: string; cert: string; key: string;
+  /**
+   * A broker node's certificate fingerprint, written as a comment: the config
+   * then changes with the certificate, and the broker restarts to serve the
+   * one hosts now pin (D4). Set for a node of a cluster.
+   */
+  certFingerprint?: string;
   /** Management statistics interval; tests set it long, the broker's own default is 5 s. */
   statsIntervalMs?: number;
   /** Nodes of the cluster this one joins at its first boot (RabbitMQ's classic config peer discovery). */
@@ -69,6 +93,7 @@ export interface BrokerConf {
 export function brokerConf(c: BrokerConf): string {
   return [
     '# Written by mesh. TLS is the only listener off loopback.',
+    ...(c.certFingerprint ? [`# certificate ${c.certFingerprint}`] : []),
     `listeners.tcp.1 = 127.0.0.1:${c.amqp}`,
     `listeners.ssl.1 = ${c.amqpsAddress ?? '0.0.0.0'}:${c.amqps}`,
     `ssl_options.cacertfile = ${c.cert}`,
@@ -98,8 +123,38 @@ export function brokerConf(c: BrokerConf): string {
   ].join('\n');
 }
 
-/** The broker's environment: a node of its own, its files under DIR (HOME holds its Erlang cookie). */
-export function brokerEnv(dir: string, nodename: string, ports: { dist: number; epmd: number }): Record<string, string> {
+/** The Erlang node of a broker alone: everything Erlang on loopback. */
+export const LOCAL_NODE = 'mesh@localhost';
+
+/**
+ * The Erlang node of a broker in a cluster: mesh-NODE@OVERLAY-ADDRESS (long
+ * names). The address is what other broker nodes reach, with no resolver in
+ * between; the mesh node's name makes it one of its own to epmd and to a
+ * person reading cluster_status.
+ */
+export function clusterNodeName(address: string, node: string): string {
+  erlAddress(address);
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node)) throw new Error(`${JSON.stringify(node)} is not a node name.`);
+  return `mesh-${node}@${address}`;
+}
+
+/** An IPv4 address as Erlang's inet_dist_use_interface takes it: {10,99,0,1}. */
+export function erlAddress(address: string): string {
+  const parts = address.split('.');
+  if (parts.length !== 4 || parts.some((x) => !/^\d{1,3}$/.test(x) || Number(x) > 255)) {
+    throw new Error(`${JSON.stringify(address)} is not an IPv4 overlay address: a broker node's Erlang distribution listens on its overlay address.`);
+  }
+  return `{${parts.map(Number).join(',')}}`;
+}
+
+/**
+ * The broker's environment: a node of its own, its files under DIR (HOME
+ * holds its Erlang cookie). DIST_ADDRESS: the node is one of a cluster and
+ * its epmd and distribution listen on that address (its overlay address,
+ * never a public one) besides loopback, with long node names (mesh@ADDRESS).
+ */
+export function brokerEnv(dir: string, nodename: string, ports: { dist: number; epmd: number }, distAddress?: string): Record<string, string> {
+  const dist = distAddress ? erlAddress(distAddress) : '{127,0,0,1}';
   return {
     HOME: dir,
     RABBITMQ_NODENAME: nodename,
@@ -110,8 +165,12 @@ export function brokerEnv(dir: string, nodename: string, ports: { dist: number; 
     // The CLI tools (rabbitmqctl) reach the node over loopback too, and their
     // own distribution listener is kept there as well. The scripts word-split
     // these with globbing off, so the braces reach erl as written.
-    ERL_EPMD_ADDRESS: '127.0.0.1',
-    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+    // In a cluster, the overlay address too (other broker nodes ask epmd
+    // there for the distribution port; the firewall admits both from the
+    // other broker nodes alone, X2), and the distribution listens only there.
+    ERL_EPMD_ADDRESS: distAddress && distAddress !== '127.0.0.1' ? `127.0.0.1,${distAddress}` : '127.0.0.1',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: `-kernel inet_dist_use_interface ${dist}`,
+    ...(distAddress ? { RABBITMQ_USE_LONGNAME: 'true' } : {}),
     RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
     RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
     RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
@@ -130,7 +189,7 @@ export const PLUGINS = '[rabbitmq_management].\n';
 
 export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   const p = paths(o);
-  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key });
+  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key, ...(o.brokerAddress ? { certFingerprint: s.fingerprint } : {}) });
   return [
     file(p.rabbitConf, conf, '0600'),
     file(p.rabbitPlugins, PLUGINS, '0644'),
@@ -142,12 +201,31 @@ export function managementApi(o: Options, password: string): ManagementApi {
   return new ManagementApi({ url: `http://127.0.0.1:${o.ports.mgmt}`, user: ADMIN, password });
 }
 
-/** The broker as a service: its environment holds paths and ports, never the password. */
+/** The script a clustered broker starts through: it renames a broker made alone (mesh@localhost) first. */
+export const START_SCRIPT = fileURLToPath(new URL('../../bundle/rabbitmq-start.sh', import.meta.url));
+
+/** The Erlang node this machine's broker runs as. */
+export function brokerNode(o: Options): string {
+  return o.brokerAddress ? clusterNodeName(o.brokerAddress, o.brokerName ?? o.name) : LOCAL_NODE;
+}
+
+/**
+ * The broker as a service: its environment holds paths and ports, never the
+ * password. In a cluster it starts through START_SCRIPT, which renames the
+ * data of a broker that ran alone (mesh@localhost: its accounts, queues and
+ * messages) to mesh@ADDRESS before the node starts, so a first node joins a
+ * cluster without a node re-enrolled (quorum queues are carried by the
+ * bundle around it: broker_cluster.ts holdAndDrainQuorum).
+ */
 export function brokerSpec(o: Options): Spec {
   const p = paths(o);
+  const node = brokerNode(o);
+  const env = brokerEnv(p.rabbit, node, o.ports, o.brokerAddress);
   return {
     name: 'mesh-rabbitmq', description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)', profile: 'service',
-    after: ['mesh-nftables'], env: brokerEnv(p.rabbit, 'mesh@localhost', o.ports), exec: [join(BIN, 'rabbitmq-server')],
+    after: ['mesh-nftables'],
+    env: o.brokerAddress ? { ...env, MESH_RABBITMQ_RENAME_FROM: LOCAL_NODE } : env,
+    exec: o.brokerAddress ? ['/bin/sh', START_SCRIPT] : [join(BIN, 'rabbitmq-server')],
     restartOn: [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`],
   };
 }

@@ -391,9 +391,37 @@ module as (
          case when o."from" = 'any' then null else (select interface from fm limit 1) end,
          coalesce(o.why, 'module ' || o.module || ': ' || o.name || ' from ' || o."from"), 'module',
          'module ' || o.module || ' serves ' || o.name || ' (' || o.proto || ' ' || o.port || coalesce('-' || o.port_to, '') || ') to ' || o."from"
-    from opening o)
+    from opening o),
+-- Broker nodes: the mesh nodes named in inventory.broker_nodes.node.
+bn as materialized (
+  select b.node, b.address, substring(b.address from ':([0-9]{1,5})$')::int as amqps
+    from inventory.broker_nodes b join inventory.enrolled_node e on e.name = b.node),
+broker_tls as (
+  -- Every node dials a broker node (W3: its link tries each broker in turn),
+  -- from wherever it is: TLS from anywhere, as the first node's (X1). Left out
+  -- where a module already opens that port to anyone (the first node's
+  -- mesh-broker module, the bundle's), so no port is opened twice.
+  select bn.node, 'tcp', bn.amqps, null::int, null::text[], null::text, 'broker, TLS', 'broker',
+         'broker node ' || bn.address || ': every node may dial its broker over TLS (inventory.broker_nodes)'
+    from bn
+   where not exists (select 1 from opening o where o.node = bn.node and o.proto = 'tcp' and o.port = bn.amqps and o.port_to is null and o."from" = 'any')),
+bp as (select * from overlay.broker_ports()),
+broker_erl as (
+  -- epmd and the Erlang distribution: from the other broker nodes' overlay
+  -- addresses, over the overlay, and from nothing else (the cookie is all
+  -- that guards a node's distribution: it must never face the internet).
+  select n.node, 'tcp', x.port, null::int,
+         coalesce((select array_agg(distinct f.address order by f.address) from bn o join fm f on f.node = o.node where o.node <> n.node), '{}'),
+         (select interface from fm limit 1),
+         'broker cluster: ' || x.what, 'broker',
+         'broker cluster: ' || x.what || ' from the other broker nodes ('
+           || coalesce((select string_agg(distinct o.node, ', ' order by o.node) from bn o where o.node <> n.node), 'none yet') || ') over the overlay'
+    from (select distinct node from bn) n
+   cross join lateral (select 'epmd' as what, bp.epmd_port as port from bp
+                       union all select 'Erlang distribution', bp.dist_port from bp) x)
 select node, proto, port, port_to, sources, via, left(why, 128) as why, origin, reason
-  from (select * from ssh union all select * from wg union all select * from pg union all select * from route union all select * from module) x
+  from (select * from ssh union all select * from wg union all select * from pg union all select * from route union all select * from module
+        union all select * from broker_tls union all select * from broker_erl) x
  where port is not null
 $_$;
 
@@ -403,7 +431,7 @@ ALTER FUNCTION assignment.firewall_openings(with_reasons boolean) OWNER TO mesh_
 -- Name: FUNCTION firewall_openings(with_reasons boolean); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.firewall_openings(with_reasons boolean) IS 'Every opening in every node''s firewall (X2), as assignment.firewall_opening; with_reasons false leaves the WireGuard opening''s reason null and does not compute the peer graph.';
+COMMENT ON FUNCTION assignment.firewall_openings(with_reasons boolean) IS 'Every opening in every node''s firewall (X2), as assignment.firewall_opening, broker nodes'' TLS, epmd and distribution openings among them; with_reasons false leaves the WireGuard opening''s reason null and does not compute the peer graph.';
 
 --
 -- Name: firewalls(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -2061,6 +2089,25 @@ end $$;
 ALTER FUNCTION "overlay".allocate_addresses() OWNER TO mesh_overlay;
 
 --
+-- Name: broker_ports(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".broker_ports() RETURNS TABLE(epmd_port integer, dist_port integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select epmd_port, dist_port from overlay.firewall_setting
+$$;
+
+ALTER FUNCTION "overlay".broker_ports() OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION broker_ports(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".broker_ports() IS 'The broker cluster''s epmd and distribution ports, for the firewall (assignment 0021).';
+
+--
 -- Name: firewall_members(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2262,6 +2309,30 @@ begin
 end $$;
 
 ALTER FUNCTION "overlay".set_address(node_name text, wanted inet) OWNER TO mesh_overlay;
+
+--
+-- Name: set_broker_ports(integer, integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".set_broker_ports(epmd integer, dist integer) RETURNS TABLE(epmd_port integer, dist_port integer)
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if epmd is null or dist is null or epmd not between 1 and 65535 or dist not between 1 and 65535 or epmd = dist then
+    raise exception 'broker ports epmd % and distribution % are not two port numbers', epmd, dist using errcode = 'MSH66',
+      hint = 'give two different ports from 1 to 65535 (install.sh --epmd-port, --dist-port)';
+  end if;
+  update overlay.firewall_setting f set epmd_port = epmd, dist_port = dist;
+  return query select f.epmd_port, f.dist_port from overlay.firewall_setting f;
+end $$;
+
+ALTER FUNCTION "overlay".set_broker_ports(epmd integer, dist integer) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION set_broker_ports(epmd integer, dist integer); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".set_broker_ports(epmd integer, dist integer) IS 'Set the broker cluster''s epmd and distribution ports (X2). Refuses anything but two different ports from 1 to 65535 (MSH66).';
 
 --
 -- Name: set_hub(text, boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -3048,7 +3119,7 @@ ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
 -- Name: VIEW firewall_opening; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module) and the reason in full.';
+COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module, broker) and the reason in full.';
 
 --
 -- Name: freshness_setting; Type: TABLE; Schema: assignment; Owner: mesh_assignment
@@ -4611,6 +4682,10 @@ COMMENT ON COLUMN "overlay".address.allocated_at IS 'When it was allocated or pi
 CREATE TABLE "overlay".firewall_setting (
     one boolean DEFAULT true NOT NULL,
     ssh_port integer DEFAULT 22 NOT NULL,
+    epmd_port integer DEFAULT 4373 NOT NULL,
+    dist_port integer DEFAULT 25673 NOT NULL,
+    CONSTRAINT firewall_setting_dist_port_check CHECK (((dist_port >= 1) AND (dist_port <= 65535))),
+    CONSTRAINT firewall_setting_epmd_port_check CHECK (((epmd_port >= 1) AND (epmd_port <= 65535))),
     CONSTRAINT firewall_setting_one_check CHECK (one),
     CONSTRAINT firewall_setting_ssh_port_check CHECK (((ssh_port >= 1) AND (ssh_port <= 65535)))
 );
@@ -4634,6 +4709,18 @@ COMMENT ON COLUMN "overlay".firewall_setting.one IS 'Always true: there is one r
 --
 
 COMMENT ON COLUMN "overlay".firewall_setting.ssh_port IS 'The ssh port every node''s firewall keeps open, so an operator over ssh is never locked out (X1). The first-node bundle sets it from --ssh-port.';
+
+--
+-- Name: COLUMN firewall_setting.epmd_port; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".firewall_setting.epmd_port IS 'The port epmd listens on, on every broker node''s overlay address (the bundle''s --epmd-port; 4373, not 4369, so it never meets a distribution''s own epmd). Admitted from the other broker nodes alone.';
+
+--
+-- Name: COLUMN firewall_setting.dist_port; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".firewall_setting.dist_port IS 'The Erlang distribution port of every broker node (the bundle''s --dist-port), on its overlay address. Admitted from the other broker nodes alone.';
 
 --
 -- Name: hub; Type: TABLE; Schema: overlay; Owner: mesh_overlay
@@ -6293,6 +6380,13 @@ GRANT SELECT,INSERT,REFERENCES,TRIGGER ON TABLE audit.event TO mesh_audit;
 
 REVOKE ALL ON FUNCTION "overlay".allocate_addresses() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".allocate_addresses() TO mesh_assignment;
+
+--
+-- Name: FUNCTION broker_ports(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".broker_ports() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".broker_ports() TO mesh_assignment;
 
 --
 -- Name: FUNCTION firewall_members(); Type: ACL; Schema: overlay; Owner: mesh_overlay

@@ -9,9 +9,12 @@
 // with the one clear refusal and then succeeded on retry, and no token was
 // spent twice.
 //
-// The broker part of issue 19 (three broker nodes, one killed and rejoining,
-// its quorum queues catching up) waits for the broker cluster of the bundle:
-// see the comment at BROKER below.
+// The broker part (issue 19.1, 19.5): broker nodes on b1 and b2 joined to
+// the hub's with the README's commands (lab/cluster/brokers.ts); b2's broker
+// node is SIGKILLed at the same moment as the serve, and after the counts its
+// mesh-host starts it again and every quorum queue (mesh.control, mesh.build)
+// lists it as a member, online, caught up to the leader's commit index. Not
+// yet: serve and the simulated hosts on a list of brokers (see BROKER below).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -20,6 +23,7 @@ import type { Scenario } from './scenario.js';
 import { DIST, NODE, until, sleep, type LabHandle } from '../handle.js';
 import { waitSettled } from '../mesh_ops.js';
 import { ensureSecondServe, removeSecondServe, serveLogPath, SERVE_MACHINE } from '../cluster/serve2.js';
+import { ensureBrokerNodes, beamPid, erlNodeOf, quorumStatus, online, type Member } from '../cluster/brokers.js';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { REFUSAL } from '../../src/wire/enrol.js';
 
@@ -27,6 +31,9 @@ const HOSTS = 50;
 const REPORTS_PER_HOST = 20;
 const SIM_MACHINE = 'b2';
 const PREFIX = 'lab-sim-';
+/** The broker node killed with the serve (the simulated hosts and both serves are not on it). */
+const KILLED_BROKER = 'b2';
+const QUORUM = ['mesh.control', 'mesh.build'];
 
 /** The cluster scenario's tool on the first node, with the control plane's environment (paths only). */
 async function hubTool<T>(h: LabHandle, op: string, input: unknown): Promise<T> {
@@ -49,7 +56,7 @@ function serveRecord(h: LabHandle): { pid: number } {
 
 export const cluster: Scenario = {
   name: 'cluster',
-  proves: 'with two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve killed mid-burst loses nothing: every confirmed report is a row, every node at its newest serial, every enrolment done or refused clearly and retried, no token spent twice',
+  proves: 'with three broker nodes and two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve and one broker node killed mid-burst lose nothing: every confirmed report is a row, every node at its newest serial, every enrolment done or refused clearly and retried, no token spent twice; the broker node rejoins every quorum queue, caught up',
   async run(h, say) {
     // A run before this one may have left its simulated nodes: they go first.
     await hubTool(h, 'retire', { prefix: PREFIX });
@@ -62,6 +69,8 @@ export const cluster: Scenario = {
     /** Two identities race for this one's token (E1): exactly one may enrol. */
     const RACED = names[1]!;
     await ensureSecondServe(h, say);
+    await ensureBrokerNodes(h, say);
+    for (const q of QUORUM) say(`${q}: members ${(await quorumStatus(h, q)).map((m) => `${m.node} ${m.state}`).join(', ')}`);
 
     const t0 = Date.now();
     // One token already expired: its enrolment is refused, and retried with a fresh token.
@@ -117,9 +126,12 @@ export const cluster: Scenario = {
         // Once the reports flow (the enrolments still coming in): kill one serve, and declare --all beside it.
         if (!killed && (progress.confirmed >= 150 || enrolled.size >= 45)) {
           const rec = serveRecord(h);
+          const beam = beamPid(h, KILLED_BROKER);
+          if (!beam) throw new Error(`${KILLED_BROKER}'s broker node is not running`);
           process.kill(rec.pid, 'SIGKILL');
+          process.kill(beam, 'SIGKILL');
           killed = true;
-          say(`SIGKILLed ${h.hub}'s mesh serve (pid ${rec.pid}) with ${enrolled.size} of ${HOSTS} enrolled, ${progress.published} reports sent and ${progress.confirmed} confirmed`);
+          say(`SIGKILLed ${h.hub}'s mesh serve (pid ${rec.pid}) and ${KILLED_BROKER}'s broker node (${erlNodeOf(h, KILLED_BROKER)}, pid ${beam}) with ${enrolled.size} of ${HOSTS} enrolled, ${progress.published} reports sent and ${progress.confirmed} confirmed`);
           const at = { enrolled: enrolled.size, confirmed: progress.confirmed };
           declared = h.meshOk(['declare', '--all', '--json']).then((out) => {
             const rows = JSON.parse(out) as unknown[];
@@ -168,18 +180,31 @@ export const cluster: Scenario = {
       const onB1 = (h.readLog(serveLogPath(h), b1Mark).match(/enrol: lab-sim-[0-9a-f]+-\d+ (enrolled|asked again)/g) ?? []).length;
       const again = (h.readLog(serveLogPath(h), b1Mark) + h.readLog(h.serviceLogPath('mesh-serve'), hubMark)).match(/enrol: lab-sim-[0-9a-f]+-\d+ asked again and was answered again/g)?.length ?? 0;
       say(`the serve on ${SERVE_MACHINE} answered ${onB1} enrolment request(s); ${again} redelivered request(s) were answered again (the first node's log may miss what its killed serve did)`);
+
+      // The killed broker node: its mesh-host starts it again; it rejoins and its quorum queues catch up.
+      const killedNode = erlNodeOf(h, KILLED_BROKER)!;
+      const status: Record<string, Member[]> = {};
+      await until(async () => {
+        for (const q of QUORUM) status[q] = await quorumStatus(h, q).catch(() => []);
+        return QUORUM.every((q) => {
+          const ms = status[q]!;
+          const leader = ms.find((m) => m.state === 'leader');
+          const back = ms.find((m) => m.node === killedNode);
+          return !!leader && !!back && online(back) && back.commit === leader.commit && ms.every(online);
+        });
+      }, 180, () => `${killedNode} did not come back into every quorum queue: ${JSON.stringify(status)}`);
+      for (const q of QUORUM) say(`${q}: members ${status[q]!.map((m) => m.node).join(', ')}; online ${status[q]!.filter(online).map((m) => `${m.node} (${m.state}, commit ${m.commit})`).join(', ')}`);
     } finally {
       if (sims.exitCode === null) sims.kill('SIGKILL');
-      // BROKER: the broker half of issue 19 waits for the bundle's broker
-      // cluster (branch wt-cluster). Once it lands: bring up broker nodes on
-      // b1 and b2 joining the hub's (the bundle's add-a-node command), give
-      // serve its list of broker nodes and the simulated hosts theirs (the
-      // burst then reconnects to the next broker on a lost link, as the host
-      // link does), SIGKILL the b2 broker node (its beam's pid) at the same
-      // moment as the serve, and after the counts start it again and wait
-      // until every quorum queue (mesh.control, mesh.build) lists it in
-      // members and online again (GET /api/queues/mesh/NAME on the
-      // management API, or rabbitmq-queues quorum_status), printing both.
+      // BROKER: still to do: give serve its list of broker nodes (broker.json
+      // `amqp` as a list; the other nodes' plaintext AMQP is on their
+      // loopback, so the list needs it on their overlay address and an
+      // opening from the serve nodes) and the simulated hosts theirs (the
+      // burst reconnecting to the next broker on a lost link, as the host
+      // link does). Until then the simulated hosts and both serves are on
+      // brokers that stay up (the hub's, b1's relay to it), and the killed
+      // b2 broker node proves the quorum queues carry on with a node dead
+      // and catch up when it is back.
     }
     // Leave the lab as it was: the simulated nodes retired, one serve.
     await hubTool(h, 'retire', { names });

@@ -70,6 +70,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
   { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
   { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535' },
+  { code: 'MSH66', context: 'overlay', meaning: 'broker cluster ports (epmd, Erlang distribution) that are not two different ports from 1-65535', remedy: 'give two different ports from 1 to 65535 (install.sh --epmd-port, --dist-port)' },
 
   { code: 'MSH70', context: 'audit', meaning: 'a row of the audit history was to be changed or removed: it is append-only (C3)', remedy: 'nothing was changed; history is never edited: a correction is a new row' },
   { code: 'MSH71', context: 'audit', meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh (C3)', remedy: 'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights' },

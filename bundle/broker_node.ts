@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// A new broker node's step (bundle/broker_cluster.ts says the whole of it),
+// on a machine already enrolled in the mesh, as root:
+//
+//   bash bundle/install.sh --broker-node --join FIRST --hand-over FILE
+//
+// FILE is what `install.sh --add-broker-node NAME` wrote on FIRST (copied
+// here over ssh). This machine then runs a broker of its own (a carried
+// service, as the first node's: a systemd unit where it boots with systemd,
+// else supervised by its mesh-host), with the certificate made for it and
+// the cluster's Erlang cookie, and joins FIRST's cluster. Safe to run again.
+import { parseArgs } from 'node:util';
+import { mkdirSync, chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { Carried } from './carried.js';
+import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR } from './units.js';
+import { brokerResources, brokerSpec, brokerNode, waitForBroker, type BrokerSecrets } from './rabbitmq.js';
+import { readHandOver, markClustered, waitReachable, joinCluster, clusterStatus, removeHandOver } from './broker_cluster.js';
+import { DEFAULT_PORTS, paths, type Options } from './layout.js';
+import { writeAtomic } from '../src/sys/atomic.js';
+import { nodeName } from '../src/wire/names.js';
+import { loadIdentity } from '../host/identity.js';
+
+const HELP = `Usage: install.sh --broker-node --join FIRST --hand-over FILE [options]   (as root)
+
+Makes this machine, already enrolled in the mesh, a broker node joined to the
+RabbitMQ cluster of FIRST (the first node). FILE is what FIRST wrote with
+  install.sh --add-broker-node THIS-NODE --broker-public HOST
+copied here (scp -p; it must be 0600: it holds the cluster's Erlang cookie).
+It is removed once used; to run this again, the first node's step writes a
+new one (a second run changes nothing else).
+
+  --join FIRST       the first node's name (checked against FILE)
+  --hand-over FILE   the hand-over file
+  --state DIR        the broker's data lives under DIR/rabbitmq (default /var/lib/mesh)
+  --host-dir DIR     this machine's MESH_HOST_DIR (default /var/lib/mesh-host)
+
+The broker listens for TLS on the mesh's broker port from everywhere (nodes
+dial it), epmd and the Erlang distribution on this node's overlay address
+only (the firewall admits them from the other broker nodes alone), and the
+rest on loopback.
+`;
+
+async function main(): Promise<void> {
+  const { values: v } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      'broker-node': { type: 'boolean' }, join: { type: 'string' }, 'hand-over': { type: 'string' },
+      state: { type: 'string' }, 'host-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (v.help) { process.stdout.write(HELP); return; }
+  if (!v.join || !v['hand-over']) throw new Error('--broker-node needs --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote there). See --help.');
+  if (process.getuid?.() !== 0) throw new Error('a broker node is installed as root (it writes the broker\'s unit and key): sudo it.');
+  const state = v.state ?? '/var/lib/mesh';
+  const hostDir = v['host-dir'] ?? '/var/lib/mesh-host';
+  const self = loadIdentity(hostDir)?.name;
+  if (!self) throw new Error(`${hostDir} holds no identity: this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here).`);
+  const h = readHandOver(v['hand-over'], { first: nodeName(v.join), node: self });
+
+  const o: Options = {
+    state, home: join(state, 'home'), hostDir, name: self, site: 'default', publicHost: h.node.public, dialable: '',
+    ports: { ...DEFAULT_PORTS, ...h.ports }, roots: [], hostEnv: {}, brokerAddress: h.node.address, brokerName: self,
+  };
+  const p = paths(o);
+  const said: string[] = [];
+  const step = (what: string, changed: string[]) => { console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`); said.push(...changed); };
+  console.log(`mesh broker node ${self} as ${brokerNode(o)}, joining ${h.first.name} (${h.first.erlNode})`);
+
+  // The broker's files: its HOME holds the cookie, so it is 0700 as the first node's tls folder.
+  mkdirSync(state, { recursive: true, mode: 0o755 });
+  mkdirSync(p.rabbit, { recursive: true, mode: 0o700 });
+  chmodSync(p.rabbit, 0o700);
+  mkdirSync(p.tls, { recursive: true, mode: 0o700 });
+  const cert = join(p.tls, 'broker.pem');
+  const key = join(p.tls, 'broker.key');
+  await writeAtomic(p.rabbitCookie, h.cookie, 0o600);
+  await writeAtomic(p.rabbitAdmin, h.adminPassword + '\n', 0o600);
+  await writeAtomic(key, h.key, 0o600);
+  await writeAtomic(cert, h.cert, 0o644);
+  await markClustered(o, h.node.address, self);
+  // A new certificate (the first node's step run again) changes the config, so the broker restarts to serve it.
+  const secrets: BrokerSecrets = { password: h.adminPassword, cert, key, fingerprint: new X509Certificate(h.cert).fingerprint256 };
+
+  const systemd = hasSystemd();
+  const spec = brokerSpec(o);
+  const plan = [...brokerResources(o, secrets), carriedService(spec, systemd)];
+  const carried = new Carried(plan, hostDir, [state, ...(systemd ? [UNIT_DIR] : [])], (l) => console.log(`  ${l}`));
+  await carried.load();
+  const up = [...(systemd ? await quietDistroListeners() : []), ...(await carried.upTo(plan.at(-1)!.id))];
+  if (systemd) up.push(...(await ensureUnits([spec], new Set(carried.changed))));
+  await waitForBroker(o, h.adminPassword);
+  step('broker', up);
+
+  // The first node's firewall admits this node's epmd and distribution once
+  // the first node's step declared it (the broker recorded with --node): wait for it.
+  const st = await clusterStatus(o);
+  if (!(st.disk_nodes ?? []).includes(h.first.erlNode)) await waitReachable(h.first.address, o.ports.epmd, 300, (l) => console.log(`  ${l}`));
+  step('cluster', await joinCluster(o, h.first.erlNode));
+  removeHandOver(v['hand-over']);
+  const now = await clusterStatus(o);
+  console.log(`the cluster's nodes: ${(now.disk_nodes ?? []).join(', ')}; running: ${(now.running_nodes ?? []).join(', ')}`);
+  console.log(said.length ? `${self} is a broker node: ${said.length} change(s).` : `nothing changed: ${self} already is a broker node of ${h.first.name}'s cluster.`);
+}
+
+main().then(() => process.exit(0), (err) => {
+  process.stderr.write(`bundle: ${(err as Error).message}\n`);
+  if (process.env.MESH_DEBUG) console.error(err);
+  process.exit(1);
+});
