@@ -29,6 +29,10 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
     management: `http://127.0.0.1:${o.ports.mgmt}`,
     public: `${o.publicHost}:${o.ports.amqps}`,
     fingerprint: s.fingerprint,
+    // A node of a cluster: serve makes node queues quorum (and moves the classic
+    // ones at its restart, which this file's change causes), though it dials
+    // only its own node over loopback.
+    ...(o.brokerAddress ? { cluster: true } : {}),
   };
 }
 

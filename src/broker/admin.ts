@@ -24,7 +24,12 @@ export function adminTurns(b: BrokerConfig): Turns {
   return new Turns(adminEndpoints(b));
 }
 
+/** A cluster: several nodes named, or the one named said to be a node of one (the bundle's broker.json). */
+export function clustered(b: BrokerConfig): boolean {
+  return list(b.amqp).length > 1 || b.cluster === true;
+}
+
 export function management(b: BrokerConfig): Management {
-  // A cluster (several nodes named): a node's queue must outlive the broker node it was made on, so quorum (W3).
-  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix, quorumNodeQueues: list(b.amqp).length > 1 };
+  // On a cluster a node's queue must outlive the broker node it was made on, so quorum (W3).
+  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix, quorumNodeQueues: clustered(b) };
 }

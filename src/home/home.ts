@@ -24,6 +24,12 @@ export interface BrokerConfig {
   fingerprint: string;
   /** Prefix of every account this mesh makes, where one broker serves several meshes. */
   accountPrefix?: string;
+  /**
+   * This broker is one node of a RabbitMQ cluster (the bundle sets it once the
+   * first node's broker is clustered), though `amqp` names only this node's
+   * loopback: node queues are then quorum, as with a list (W3).
+   */
+  cluster?: boolean;
 }
 
 export class HomeError extends Error {}
