@@ -3,17 +3,15 @@
 // from the same connections: the broker's raw request/reply rate (a trivial
 // echo consumer answering on each host's queue), and the management API's
 // sequential PUT /users rate, which every enrolment pays once.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { freshMesh, type Proc } from '../harness/mesh.js';
-import { servers } from '../harness/servers.js';
 import { connect } from '../../src/store/connect.js';
-import { EXCHANGE } from '../../src/broker/topology.js';
-import { sender } from '../../src/serve/context.js';
 import { queueOf } from '../../src/wire/names.js';
 import {
-  bench, figure, worker, deal, now, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
-  summarizeProfile, describeProfile, createAccounts, admin, percentile, sequentialMs, type Worker,
+  bench, figure, now, envInt, startServe, tempDir, removeDir, serverPids, describeCpu,
+  summarizeProfile, describeProfile, sequentialMs, type Worker,
 } from './lib.js';
+import { issueTokens, startEcho, connectHosts, storm as stormOf } from './steps.js';
 
 const N = envInt('MESH_BENCH_ENROL_HOSTS', 200);
 const PROCS = envInt('MESH_BENCH_PROCS', 4);
@@ -24,52 +22,20 @@ await bench('1 enrolment storm', async (figs) => {
   const workers: Worker[] = [];
   let serve: Proc | undefined;
   try {
-    const s = servers();
-    // Tokens as `mesh token issue` makes them: a row and hash in SQL, then the account and queue.
-    const hosts = Array.from({ length: N }, (_, i) => ({ name: `e${String(i + 1).padStart(5, '0')}`, password: randomBytes(24).toString('base64url') }));
-    const inv = await connect('inventory', { env: mesh.env, max: 4 });
-    await Promise.all(hosts.map((h) => inv`select inventory.issue_token(node_name => ${h.name}::text,
-      token_hash => ${createHash('sha256').update(h.password).digest()}::bytea, node_site => null::text, node_dialable => null::text, ttl => '1 hour'::interval)`));
-    await inv.end();
-    await createAccounts(mesh, hosts);
+    const hosts = await issueTokens(mesh, Array.from({ length: N }, (_, i) => `e${String(i + 1).padStart(5, '0')}`));
 
     serve = await startServe(mesh, profile);
     const servePid = serve.child.pid!;
-    const conn = await admin(mesh);
-    const ch = await conn.createConfirmChannel();
-    // The echo: what serve does for a request, minus the work (answer on the sender's queue, confirmed, then ack).
-    await ch.assertQueue('bench.echo', { durable: true });
-    await ch.bindQueue('bench.echo', EXCHANGE, 'bench.echo');
-    await ch.prefetch(1000);
-    const reply = Buffer.from(JSON.stringify({ ok: true, mesh: mesh.signer.mesh, node: 'x'.repeat(6), signingKey: 'k'.repeat(44), password: 'p'.repeat(120) }));
-    await ch.consume('bench.echo', (msg) => {
-      if (!msg) return;
-      const from = sender(msg, mesh.prefix);
-      ch.publish('', queueOf(from.name), reply, { persistent: true, correlationId: msg.properties.correlationId, type: 'enrol-reply' }, () => ch.ack(msg));
-    });
+    const echoer = await startEcho(mesh);
+    const { ch, reply } = echoer;
 
-    const user = (n: string) => `${mesh.prefix}node.${n}`;
     const t0 = now();
-    for (const part of deal(hosts, PROCS)) {
-      const w = worker();
-      workers.push(w);
-      w.send({ type: 'connect', hosts: part.map((h) => ({ name: h.name, user: user(h.name), password: h.password })),
-        broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint } });
-    }
-    await Promise.all(workers.map((w) => w.next('ready')));
+    workers.push(...await connectHosts(mesh, hosts, PROCS));
     console.log(`[enrol] ${N} hosts connected over pinned TLS in ${((now() - t0) / 1000).toFixed(1)}s`);
 
-    const storm = async (kind: 'echo' | 'enrol') => {
+    const storm = (kind: 'echo' | 'enrol') => {
       const pids = serverPids();
-      const meter = cpuMeter({ serve: () => [servePid], rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg, hosts: () => workers.map((w) => w.child.pid!) });
-      workers.forEach((w) => w.send({ type: kind }));
-      const done = await Promise.all(workers.map((w) => w.next(`${kind}-done`)));
-      const cpu = meter.stop();
-      const start = Math.min(...done.map((d) => d.t0));
-      const end = Math.max(...done.map((d) => d.t1));
-      const ok = done.reduce((a, d) => a + d.ok, 0);
-      const lat = done.flatMap((d) => d.lat as number[]).sort((a, b) => a - b);
-      return { rate: ok / ((end - start) / 1000), ok, seconds: (end - start) / 1000, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), cpu };
+      return stormOf(workers, kind, { serve: () => [servePid], rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
     };
     const echo = await storm('echo');
     const enrol = await storm('enrol');
@@ -87,7 +53,7 @@ await bench('1 enrolment storm', async (figs) => {
     const sqlMs = await sequentialMs(100, () => inv2`select inventory.mark_heard(${hosts[0]!.name})`);
     await inv2.end();
     const confirmMs = await sequentialMs(100, () => new Promise<void>((res, rej) => ch.publish('', queueOf(hosts[0]!.name), reply, { persistent: true, type: 'bench.noise' }, (e) => (e ? rej(e) : res()))));
-    await conn.close();
+    await echoer.close();
     await serve.stop();
     serve = undefined;
     const prof = summarizeProfile(profile);

@@ -11,6 +11,7 @@ import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
   summarizeProfile, describeProfile, insertNodes, impersonator, admin,
 } from './lib.js';
+import { flood as floodOf, rawConsume } from './steps.js';
 
 const FLEET = envInt('MESH_BENCH_HEARD_NODES', 100_000);
 const OFFER_SECONDS = envInt('MESH_BENCH_HEARD_OFFER_SECONDS', 15);
@@ -30,24 +31,11 @@ await bench('2 heard ingestion', async (figs) => {
     // Heards from many nodes over one connection: an impersonator sets each node's user_id, as its own connection would.
     const imp = await impersonator(mesh);
     const pub = await imp.createConfirmChannel();
-    const flood = async (key: string, list: string[]) => {
-      for (let i = 0; i < list.length; i += 2000) {
-        for (const n of list.slice(i, i + 2000)) pub.publish(EXCHANGE, key, Buffer.from(n), { userId: `${mesh.prefix}node.${n}` });
-        await pub.waitForConfirms();
-      }
-    };
+    const flood = (key: string, list: string[]) => floodOf(pub, mesh, key, list);
 
     // Raw consume: a consumer that only acks, prefetch as serve's, the same messages.
     await flood('bench.raw', names);
-    const cch = await topo.createChannel();
-    await cch.prefetch(1000);
-    let got = 0;
-    const r0 = now();
-    const rawDone = new Promise<number>((resolve) => {
-      void cch.consume('bench.raw', (m) => { if (!m) return; cch.ack(m); if (++got === FLEET) resolve(now()); });
-    });
-    const rawRate = FLEET / ((await rawDone - r0) / 1000);
-    await cch.close();
+    const rawRate = await rawConsume(topo, 'bench.raw', FLEET);
 
     // Raw single-row UPDATE: the statement mark_heard makes, one row each, 32 in flight on 4 connections.
     const inv = await connect('inventory', { env: mesh.env, max: 4 });

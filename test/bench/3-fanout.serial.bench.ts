@@ -5,18 +5,15 @@
 // same key, and the raw publish-with-confirms rate of envelopes of the same size
 // to the same 10,000 queues. Then (5a) the RSS of `mesh serve` at 10,000 nodes,
 // once it has heard from every one of them.
-import { execFile } from 'node:child_process';
-import { freshMesh, MESH, type Proc } from '../harness/mesh.js';
-import { connect } from '../../src/store/connect.js';
+import { freshMesh, type Proc } from '../harness/mesh.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
-import { sign } from '../../src/crypto/sign.js';
 import { envelope } from '../../src/assignment/declare.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
-import { bodyText, fresh } from '../../src/wire/declaration.js';
 import {
   bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
   summarizeProfile, describeProfile, insertNodes, purgeQueues, settle, perNodeFiles, createQueues, admin, impersonator, rssOf, bareNodeRss,
 } from './lib.js';
+import { composedBodies, signRate as signRateOf, publishAll, declareAll } from './steps.js';
 
 const N = envInt('MESH_BENCH_FANOUT_NODES', 10_000);
 // A fleet's overlay: 100 sites, each with one dialable node, and two hubs that peer with everyone.
@@ -41,20 +38,12 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const idleServe = rssOf(servePid);
 
     // What one declaration is: a body of the real size, from the one composing path.
-    const asg = await connect('assignment', { env: mesh.env, max: 1 });
-    const c0 = now();
-    await asg`select overlay.allocate_addresses()`;
-    const composed = await asg`select node, resources::text as resources from assignment.compose_each(null)`;
-    const composeSeconds = (now() - c0) / 1000;
-    await asg.end();
+    const { texts, seconds: composeSeconds } = await composedBodies(mesh);
     stage(`composed ${N} in ${composeSeconds.toFixed(2)}s`);
-    const texts = composed.map((r) => bodyText(mesh.signer.mesh, r.node as string, 1, r.resources, fresh()));
     const bodies = texts.map((t) => Buffer.from(t, 'utf8'));
 
     // Raw sign: the same key over the same bodies.
-    const sg0 = now();
-    for (const b of bodies) sign(b, mesh.signer.secret);
-    const signRate = N / ((now() - sg0) / 1000);
+    const signRate = signRateOf(mesh, texts);
 
     // Raw publish with confirms: the same envelopes to the same queues, all at once, over as many confirm
     // channels as declare uses. Then the same not persistent: the difference is the broker's disk path.
@@ -65,9 +54,8 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const rawPublish = async (persistent: boolean, channels = chs.length) => {
       await settle(rabbitPids);
       const m = cpuMeter({ rabbitmq: () => rabbitPids });
-      const p0 = now();
-      await Promise.all(envs.map((e, i) => new Promise<void>((res, rej) => chs[i % channels]!.publish('', `node.${names[i]}`, e, { persistent, mandatory: true, type: 'bench.noise' }, (err) => (err ? rej(err) : res())))));
-      const out = { rate: N / ((now() - p0) / 1000), cpu: m.stop() };
+      const rate = await publishAll(chs.slice(0, channels), names, envs, persistent);
+      const out = { rate, cpu: m.stop() };
       await purgeQueues(mesh, names);
       return out;
     };
@@ -87,24 +75,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
     stage(`broker idle after ${settled.toFixed(1)}s`);
     const pids = serverPids();
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
-    const d0 = now();
-    // Profiled: node's own flags go before the script, so not through runCli (and NODE_OPTIONS refuses --cpu-prof).
-    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profile, MESH, 'declare', '--all', '--json'], { env: mesh.env, maxBuffer: 256 << 20 },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
-    });
-    // The command returns once SQL committed (W1); serve's drain, woken by the commit, publishes.
-    const seconds = (now() - d0) / 1000;
-    if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);
-    const owed = (JSON.parse(r.stdout) as { queued: boolean }[]).filter((d) => d.queued).length;
-    if (owed !== N) throw new Error(`declare owed ${owed} of ${N}`);
-    for (;;) {
-      const [row] = await mesh.store.admin`select count(*)::int as n from assignment.outbox where delivered_at is null`;
-      if (row!.n === 0) break;
-      await sleep(20);
-    }
-    // Every node's queue holds its newest declaration: the broker confirmed each.
-    const deliveredSeconds = (now() - d0) / 1000;
+    const { seconds, deliveredSeconds } = await declareAll(mesh, N, profile);
     const cpu = meter.stop();
     const [span] = await mesh.store.admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
     const drainSeconds = Math.max(deliveredSeconds - seconds, 1e-3);

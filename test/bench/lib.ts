@@ -13,6 +13,7 @@ import { servers } from '../harness/servers.js';
 import { spawnProc, MESH, type Mesh, type Proc } from '../harness/mesh.js';
 import { Accounts } from '../../src/broker/accounts.js';
 import { management } from '../../src/broker/admin.js';
+import { QUORUM } from '../../src/broker/topology.js';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RESULTS = join(REPO, 'bench-results.json');
@@ -144,15 +145,20 @@ export function serverPids(): { pg: number[]; rabbit: number[] } {
     const pm = Number(readFileSync(join(s.tmp, 'pg', 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0]);
     if (pm) pg.push(pm, ...children(pm));
   } catch { /* layout differs: leave pg out */ }
-  const rabbit: number[] = [];
+  return { pg, rabbit: beamPids((arg) => arg === s.rabbit.dir) };
+}
+
+/** The RabbitMQ nodes (beam.smp) one of whose arguments passes MINE: the run's broker by its dir, a cluster by the dir above its nodes'. */
+export function beamPids(mine: (arg: string) => boolean): number[] {
+  const out: number[] = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      if (cmd.includes('beam.smp') && cmd.split('\0').includes(s.rabbit.dir)) rabbit.push(Number(d));
+      if (cmd.includes('beam.smp') && cmd.split('\0').some(mine)) out.push(Number(d));
     } catch { /* gone */ }
   }
-  return { pg, rabbit };
+  return out;
 }
 
 export interface CpuShare { seconds: number; cores: Record<string, number>; machineBusy: number }
@@ -314,9 +320,12 @@ export async function perNodeFiles(mesh: Mesh, root: string): Promise<void> {
                            ('${lit}/' || n.name || '/motd', repeat('welcome to ' || n.name || E'\\n', 20))) v(p, c)`);
 }
 
+/** The mesh's first broker node (the run's broker, or a cluster's first): its loopback AMQP port. */
+const firstAmqp = (mesh: Mesh) => { const a = mesh.broker.amqp; return Array.isArray(a) ? a[0]! : a; };
+
 export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
-  const s = servers();
-  return amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
+  const a = firstAmqp(mesh);
+  return amqp.connect({ protocol: 'amqp', hostname: a.host, port: a.port, username: mesh.broker.user, password: mesh.broker.password, vhost: mesh.vhost });
 }
 
 /** F on every node's queue, as the admin over AMQP (no account), over a few channels at once. */
@@ -332,16 +341,19 @@ async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue
   } finally { await conn.close(); }
 }
 
-/** Each node's durable queue, as createNode makes it. */
-export const createQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true }));
+/** Each node's durable queue, as createNode makes it: quorum on a cluster (management().quorumNodeQueues), else classic. */
+export const createQueues = (mesh: Mesh, names: string[]) => {
+  const args = management(mesh.broker).quorumNodeQueues ? { ...QUORUM } : {};
+  return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }));
+};
 
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
 export const purgeQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q));
 
-/** Wait until PIDS use under a tenth of a core for 2 s (at most a minute): a broker still writing out the last measurement would be charged to the next. */
-export async function settle(pids: number[]): Promise<number> {
+/** Wait until PIDS use under a tenth of a core for 2 s (at most MAXMS, a minute unless told): a broker still writing out the last measurement would be charged to the next. */
+export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
   const t0 = now();
-  while (now() - t0 < 60_000) {
+  while (now() - t0 < maxMs) {
     const m = cpuMeter({ p: () => pids });
     await sleep(2000);
     if ((m.stop().cores.p ?? 0) < 0.1) break;
@@ -364,13 +376,13 @@ export async function createAccounts(mesh: Mesh, nodes: { name: string; password
  * with the mesh (its name carries the mesh's prefix).
  */
 export async function impersonator(mesh: Mesh): Promise<amqp.ChannelModel> {
-  const s = servers();
   const user = `${mesh.prefix}bench-impersonator`;
   const password = randomBytes(18).toString('base64url');
   const { api } = new Accounts(management(mesh.broker));
   await api.putUser(user, password, 'impersonator');
   await api.putPermissions(mesh.vhost, user, { configure: '^bench\\..*', write: '^(mesh|bench\\..*)$', read: '^bench\\..*' });
-  return amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: user, password, vhost: mesh.vhost });
+  const a = firstAmqp(mesh);
+  return amqp.connect({ protocol: 'amqp', hostname: a.host, port: a.port, username: user, password, vhost: mesh.vhost });
 }
 
 /** Mean milliseconds of one step done one at a time, as serve's handler chain does it. */
