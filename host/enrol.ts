@@ -9,6 +9,7 @@ import { queueOf } from '../src/wire/names.js';
 import { nodeKeys, b64 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
 import { connectBroker, hostPort, type Connection } from '../src/broker/connect.js';
+import { Turns, NoneAnswered } from '../src/broker/turns.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
@@ -25,7 +26,7 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
   }
   const token = readToken(tokenText.trim());
   const keys = nodeKeys();
-  const { conn, host, port, fingerprint } = await dialFirst(token);
+  const { conn, host, port, fingerprint } = await dial(token);
   try {
     const ch = await conn.createConfirmChannel();
     const correlationId = randomBytes(12).toString('hex');
@@ -68,27 +69,29 @@ export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: 
   }
 }
 
+/** The broker refused the account itself: the same on every broker of one cluster (one set of accounts). */
+function accountRefused(err: Error): boolean {
+  // amqplib says "Handshake terminated by server: 403 (ACCESS-REFUSED) ..."; a bare 403 could be a port.
+  return /ACCESS[-_]REFUSED/.test(err.message);
+}
+
 /**
- * The token's brokers in turn: the first that answers is where the request
- * goes. A refused account is the token's fault on every broker (one cluster,
- * one set of accounts), said at once; a broker down or presenting another
- * certificate is passed over, and said with the rest if none answers.
+ * The token's brokers in turn (src/broker/turns.ts): the first that answers is
+ * where the request goes. A refused account is the token's fault on every
+ * broker, said at once; a broker down or presenting another certificate is
+ * passed over, and said with the rest if none answers.
  */
-async function dialFirst(token: Token): Promise<{ conn: Connection; host: string; port: number; fingerprint: string }> {
-  const failed: string[] = [];
-  for (const b of token.brokers) {
-    const { host, port } = hostPort(b.address);
-    try {
-      const conn = await connectBroker({ host, port, vhost: token.vhost, user: token.user, password: token.secret, fingerprint: b.fingerprint }, { name: `mesh-host enrol ${token.node}` });
-      return { conn, host, port, fingerprint: b.fingerprint };
-    } catch (err) {
-      if ((err as Error).message.includes('ACCESS_REFUSED') || (err as Error).message.includes('403')) {
-        throw new EnrolError(`the broker refused this token's account (${token.node}): the token was spent, replaced or the node retired. Ask the operator for a new one (mesh token issue ${token.node}).`, { cause: err });
-      }
-      // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
-      if (token.brokers.length === 1) throw err;
-      failed.push(`${b.address}: ${(err as Error).message}`);
+async function dial(token: Token): Promise<{ conn: Connection; host: string; port: number; fingerprint: string }> {
+  const turns = new Turns(token.brokers.map((b) => ({ ...hostPort(b.address), vhost: token.vhost, user: token.user, password: token.secret, fingerprint: b.fingerprint })));
+  try {
+    // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
+    const { conn, endpoint } = await turns.connect(`mesh-host enrol ${token.node}`, (err) => accountRefused(err) || token.brokers.length === 1);
+    return { conn, host: endpoint.host, port: endpoint.port, fingerprint: endpoint.fingerprint! };
+  } catch (err) {
+    if (accountRefused(err as Error)) {
+      throw new EnrolError(`the broker refused this token's account (${token.node}): the token was spent, replaced or the node retired. Ask the operator for a new one (mesh token issue ${token.node}).`, { cause: err });
     }
+    if (err instanceof NoneAnswered) throw new EnrolError(`no broker of this token answered: ${err.message}`, { cause: err });
+    throw err;
   }
-  throw new EnrolError(`no broker of this token answered: ${failed.join('; ')}`);
 }

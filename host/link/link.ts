@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { PinMismatch } from '../../src/broker/pin.js';
+import { Turns } from '../../src/broker/turns.js';
 import { Backoff, type BackoffSettings } from '../../src/sys/backoff.js';
 import type { Identity, BrokerAddress } from '../identity.js';
 
@@ -39,28 +40,19 @@ export class Link {
   private stopped = false;
   attempts = 0;
 
-  /** The broker of the current (or last) attempt. */
-  private current: BrokerAddress | undefined;
+  /**
+   * The order brokers are dialled in (src/broker/turns.ts): the first of a run,
+   * or when the last left the list, is chosen by the node's name, so a fleet
+   * starting at once spreads over a cluster's nodes instead of every host
+   * piling onto the first.
+   */
+  private readonly turns: Turns<BrokerAddress>;
 
   /** `brokers`: the list to try, read at each attempt; by default the identity's as loaded. */
   constructor(private readonly id: Identity, settings: BackoffSettings, private readonly ev: LinkEvents,
               private readonly brokers: () => BrokerAddress[] = () => id.brokers) {
     this.backoff = new Backoff(settings);
-  }
-
-  /**
-   * The broker to dial: the one after the last (NEXT), or the same again.
-   * The first of a run, or when the last left the list, is chosen by the
-   * node's name: a fleet starting at once spreads over a cluster's nodes
-   * instead of every host piling onto the first.
-   */
-  private pick(next: boolean): BrokerAddress {
-    const list = this.brokers();
-    const c = this.current;
-    const at = c ? list.findIndex((b) => b.host === c.host && b.port === c.port) : -1;
-    const i = at < 0 ? startOf(this.id.name, list.length) : (at + (next ? 1 : 0)) % list.length;
-    this.current = list[i]!;
-    return this.current;
+    this.turns = new Turns(brokers, (n) => startOf(id.name, n));
   }
 
   /** L3: end what is in progress and try again now. */
@@ -102,7 +94,8 @@ export class Link {
       this.attempt = new AbortController();
       const roused = () => this.attempt!.signal.aborted;
       this.attempts++;
-      const b = this.pick(moveOn);
+      if (moveOn) this.turns.moveOn();
+      const b = this.turns.current();
       moveOn = true;
       try {
         const conn = await connectBroker(

@@ -1,30 +1,64 @@
-// The control plane's broker hop when the broker is a cluster (issue 19):
-// broker.json names several nodes, and a connection tries them in turn, from
-// the one after the node it lost, so a dead node is passed over at once. The
-// host link takes its turns the same way over the nodes it dials (host/link).
+// Turns over a list of brokers, the one order for every program that knows
+// several (issue 19): serve and its drain over broker.json's nodes, a host's
+// link over its identity's brokers, enrolment over a token's. Each place once,
+// from the current one, the first that answers; a failure or a lost
+// connection moves on to the next, so a dead node is passed over at once.
 import { connectBroker, type Connection, type Endpoint } from './connect.js';
 
-export class Turns {
-  private at = 0;
-  constructor(private readonly endpoints: Endpoint[]) {
-    if (endpoints.length === 0) throw new Error('no broker to connect to: broker.json\'s "amqp" is an empty list.');
+/** What a turn needs of a list's entry: where it is. */
+export interface Place { host: string; port: number }
+
+/** Every place was tried and none answered; the message says what each said. */
+export class NoneAnswered extends Error {}
+
+export class Turns<T extends Place = Endpoint> {
+  /** The place of the current (or last) attempt, found again by address in a list read afresh. */
+  private last: Place | undefined;
+  private step = false;
+  private readonly list: () => T[];
+
+  /**
+   * LIST: fixed, or read at every turn (a host's brokers change while it runs).
+   * START: where a first turn goes, or one whose last place left the list.
+   */
+  constructor(list: T[] | (() => T[]), private readonly start: (n: number) => number = () => 0) {
+    if (Array.isArray(list) && list.length === 0) throw new Error('no broker to connect to: broker.json\'s "amqp" is an empty list.');
+    this.list = Array.isArray(list) ? () => list : list;
   }
 
-  /** The node to try first next time: the one after the last connected (or failed). */
-  moveOn(): void { this.at = (this.at + 1) % this.endpoints.length; }
+  /** The place to try next: the last again, or the one after it once moved on. */
+  current(): T {
+    const list = this.list();
+    if (list.length === 0) throw new Error('no broker to connect to: the list of brokers is empty.');
+    const l = this.last;
+    const at = l ? list.findIndex((p) => p.host === l.host && p.port === l.port) : -1;
+    const i = at < 0 ? this.start(list.length) : (at + (this.step ? 1 : 0)) % list.length;
+    this.step = false;
+    this.last = list[i]!;
+    return list[i]!;
+  }
 
-  /** Each node once, from the current one; the first that answers. Rejects saying what each said. */
-  async connect(name: string): Promise<{ conn: Connection; endpoint: Endpoint }> {
+  /** The next turn goes to the place after the current one (it failed, or was lost). */
+  moveOn(): void { this.step = true; }
+
+  /**
+   * Each place once, from the current one; the first that answers. STOP says
+   * which failure ends the round at once (rethrown as it came): one every place
+   * would give alike. Otherwise rejects with NoneAnswered saying what each said.
+   */
+  async connect(this: Turns<Endpoint>, name: string, stop: (err: Error) => boolean = () => false): Promise<{ conn: Connection; endpoint: Endpoint }> {
     const said: string[] = [];
-    for (let k = 0; k < this.endpoints.length; k++) {
-      const endpoint = this.endpoints[this.at]!;
+    const n = this.list().length;
+    for (let k = 0; k < n; k++) {
+      const endpoint = this.current();
       try {
         return { conn: await connectBroker(endpoint, { name }), endpoint };
       } catch (err) {
-        said.push(`${endpoint.host}:${endpoint.port}: ${(err as Error).message}`);
         this.moveOn();
+        if (stop(err as Error)) throw err;
+        said.push(`${endpoint.host}:${endpoint.port}: ${(err as Error).message}`);
       }
     }
-    throw new Error(said.join('; '));
+    throw new NoneAnswered(said.join('; '));
   }
 }

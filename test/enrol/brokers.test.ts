@@ -9,6 +9,7 @@ import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
 import { loadIdentity } from '../../host/identity.js';
 import { freePort } from '../harness/ports.js';
+import { createServer, type Server } from 'node:net';
 
 const E = suite<{ mesh: Mesh; serve: Proc; dead: string }>('enrolment tries the token\'s brokers in turn (issue 19.2)');
 const fp = (seed: string) => createHash('sha256').update(seed).digest('hex').toUpperCase().match(/../g)!.join(':');
@@ -48,6 +49,26 @@ E('no broker of the token answers: refused, each broker said with its reason, an
   assert.is(r.code, 1);
   assert.match(r.stderr, new RegExp(`no broker of this token answered: ${dead}: .+; ${other}: .+`));
   assert.is(loadIdentity(host.dir), null);
+});
+
+E('a refused account stops at once: the next broker of the token is never dialled', async ({ mesh }) => {
+  const token = await mesh.token('web3');
+  assert.is((await mesh.host('web3').enrol(token)).code, 0);
+  // The spent token again, its home broker first and then a listener that counts who dials it.
+  let dialled = 0;
+  const counter: Server = createServer((s) => { dialled++; s.destroy(); });
+  await new Promise<void>((r) => counter.listen(0, '127.0.0.1', r));
+  try {
+    const t = readToken(token);
+    const other = `127.0.0.1:${(counter.address() as { port: number }).port}`;
+    const again = writeToken({ ...t, broker: mesh.broker.public, fingerprint: mesh.broker.fingerprint, brokers: [{ address: mesh.broker.public, fingerprint: mesh.broker.fingerprint }, { address: other, fingerprint: fp('other') }] });
+    const host = mesh.host('web3');
+    const r = await host.enrol(again);
+    assert.is(r.code, 1);
+    assert.match(r.stderr, /the broker refused this token's account \(web3\)/, r.stderr);
+    assert.is(dialled, 0, 'the broker after the one that refused the account');
+    assert.is(loadIdentity(host.dir), null);
+  } finally { await new Promise((r) => counter.close(r)); }
 });
 
 E.run();
