@@ -1778,40 +1778,50 @@ end $$;
 ALTER FUNCTION inventory.notify_console() OWNER TO mesh_inventory;
 
 --
--- Name: put_broker(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+-- Name: put_broker(text, text, text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE FUNCTION inventory.put_broker(address text, fingerprint text, node_name text DEFAULT NULL::text) RETURNS text
+CREATE FUNCTION inventory.put_broker(address text, fingerprint text, home_address text, home_fingerprint text, node_name text DEFAULT NULL::text, OUT outcome text, OUT fingerprint_pinned text, OUT home_recorded boolean) RETURNS record
     LANGUAGE plpgsql
     AS $$
 declare
+  fp constant text := upper(btrim(fingerprint));
+  home_fp constant text := upper(btrim(home_fingerprint));
   was inventory.broker;
 begin
-  perform inventory.check_broker(address, fingerprint);
+  home_recorded := false;
+  fingerprint_pinned := fp;
+  perform inventory.check_broker(address, fp);
+  perform inventory.check_broker(home_address, home_fp);
   if node_name is not null and not exists (select 1 from inventory.node n where n.name = node_name and n.enrolled_at is not null) then
     raise exception 'node % is not enrolled, so it cannot run broker %', node_name, address using errcode = 'MSH13',
       hint = 'enrol it first (mesh token issue NAME, then mesh-host enrol on it), or leave out --node; see mesh node list';
   end if;
+  if home_address <> address and not exists (select 1 from inventory.broker) then
+    insert into inventory.broker (address, fingerprint) values (home_address, home_fp)
+    on conflict on constraint broker_pkey do nothing;
+    home_recorded := found;
+  end if;
   select * into was from inventory.broker b where b.address = put_broker.address for update;
   if not found then
-    insert into inventory.broker (address, fingerprint, node) values (put_broker.address, put_broker.fingerprint, node_name)
+    insert into inventory.broker (address, fingerprint, node) values (put_broker.address, fp, node_name)
     on conflict on constraint broker_pkey do nothing;
     -- A concurrent add of the same address won the insert: this one is a put over it.
-    if found then return 'added'; end if;
+    if found then outcome := 'added'; return; end if;
     select * into was from inventory.broker b where b.address = put_broker.address for update;
   end if;
-  if was.fingerprint = put_broker.fingerprint and was.node is not distinct from node_name then return 'unchanged'; end if;
-  update inventory.broker b set fingerprint = put_broker.fingerprint, node = node_name where b.address = put_broker.address;
-  return 'changed';
+  if was.fingerprint = fp and was.node is not distinct from node_name then outcome := 'unchanged'; return; end if;
+  update inventory.broker b set fingerprint = fp, node = node_name where b.address = put_broker.address;
+  outcome := 'changed';
 end $$;
 
-ALTER FUNCTION inventory.put_broker(address text, fingerprint text, node_name text) OWNER TO mesh_inventory;
+ALTER FUNCTION inventory.put_broker(address text, fingerprint text, home_address text, home_fingerprint text, node_name text, OUT outcome text, OUT fingerprint_pinned text, OUT home_recorded boolean) OWNER TO mesh_inventory;
 
 --
--- Name: FUNCTION put_broker(address text, fingerprint text, node_name text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+-- Name: FUNCTION put_broker(address text, fingerprint text, home_address text, home_fingerprint text, node_name text, OUT outcome text, OUT fingerprint_pinned text, OUT home_recorded boolean); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON FUNCTION inventory.put_broker(address text, fingerprint text, node_name text) IS 'Add a broker or change its fingerprint or node: added, changed or unchanged. Refuses a malformed address (MSH10) or fingerprint (MSH11) and a node that is not enrolled (MSH13).';
+COMMENT ON FUNCTION inventory.put_broker(address text, fingerprint text, home_address text, home_fingerprint text, node_name text, OUT outcome text, OUT fingerprint_pinned text, OUT home_recorded boolean) IS 'Add a broker or change its fingerprint or node: added, changed or unchanged, with the fingerprint as stored (upper-case) and whether the home''s broker (HOME_ADDRESS, HOME_FINGERPRINT from broker.json) was recorded first because the table was empty. Refuses a malformed address (MSH10) or fingerprint (MSH11), its own or the home''s, and a node that is not enrolled (MSH13).';
 
 --
 -- Name: receive_report(text, text, bigint); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory

@@ -1,7 +1,7 @@
 // `mesh broker add|list|remove`: the brokers hosts may dial (inventory.broker,
-// sql/inventory/0011). The rules are in SQL; here only the one fact SQL
+// sql/inventory/0011, 0012). The rules are in SQL; here only the one fact SQL
 // cannot know: the home's own broker (broker.json), which is the whole list
-// while the table is empty and is recorded beside the first one added.
+// while the table is empty; put_broker records it beside the first one added.
 import { withStore } from '../store/with_store.js';
 import { readBroker } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
@@ -18,27 +18,22 @@ export interface BrokerAdded {
   recordedHome?: { address: string; fingerprint: string };
 }
 
-/** Fingerprints as openssl and Node print them, whatever case was pasted. */
-export const normalFingerprint = (fp: string) => fp.trim().toUpperCase();
-
+/**
+ * One put (inventory.put_broker, sql/inventory/0012): SQL records the home's
+ * broker first when none is recorded yet, and upper-cases fingerprints; the
+ * home is passed on every add because only this side can read broker.json.
+ */
 export async function brokerAdd(address: string, fingerprint: string, node?: string): Promise<BrokerAdded> {
   if (node !== undefined) nodeName(node);
-  const fp = normalFingerprint(fingerprint);
-  return withStore('inventory', (sql) => sql.begin(async (tx) => {
-    let recordedHome: BrokerAdded['recordedHome'];
-    const [{ n }] = await tx`select count(*)::int as n from inventory.broker` as unknown as [{ n: number }];
-    if (n === 0) {
-      // Until now the home's broker was the whole list, implicitly; a list that
-      // left it out would have every node drop the broker it is on.
-      const home = readBroker();
-      if (home.public !== address) {
-        const [h] = await tx`select inventory.put_broker(address => ${home.public}::text, fingerprint => ${home.fingerprint}::text) as outcome`;
-        if (h!.outcome === 'added') recordedHome = { address: home.public, fingerprint: home.fingerprint };
-      }
-    }
-    const [r] = await tx`select inventory.put_broker(address => ${address}::text, fingerprint => ${fp}::text, node_name => ${node ?? null}::text) as outcome`;
-    return { address, fingerprint: fp, node: node ?? null, outcome: r!.outcome as BrokerAdded['outcome'], ...(recordedHome ? { recordedHome } : {}) };
-  }));
+  const home = readBroker();
+  return withStore('inventory', async (sql) => {
+    const [r] = await sql`select outcome, fingerprint_pinned, home_recorded from inventory.put_broker(address => ${address}::text, fingerprint => ${fingerprint}::text,
+      home_address => ${home.public}::text, home_fingerprint => ${home.fingerprint}::text, node_name => ${node ?? null}::text)`;
+    return {
+      address, fingerprint: r!.fingerprint_pinned as string, node: node ?? null, outcome: r!.outcome as BrokerAdded['outcome'],
+      ...(r!.home_recorded ? { recordedHome: { address: home.public, fingerprint: home.fingerprint } } : {}),
+    };
+  });
 }
 
 /** Every broker hosts may dial; while none is recorded, the home's (recorded: false). */

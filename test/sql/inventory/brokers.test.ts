@@ -1,7 +1,8 @@
-// The brokers hosts may dial (inventory 0011), as mesh_inventory calls them:
+// The brokers hosts may dial (inventory 0011, 0012), as mesh_inventory calls them:
 // an address is HOST:PORT (MSH10), a fingerprint is SHA-256 as Node prints it
 // (MSH11), the node running one is enrolled (MSH13), an unknown one is not
-// removed in silence (MSH14), the last one never (MSH12); and the list every
+// removed in silence (MSH14), the last one never (MSH12); the home's broker
+// recorded by the first put and fingerprints upper-cased; and the list every
 // node's composition carries, in address order, only once there is one (W2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -20,8 +21,13 @@ B.after(async (ctx) => { await closeRoles(ctx); });
 
 /** A fingerprint as X509Certificate.fingerprint256 prints one. */
 const fp = (seed: string) => createHash('sha256').update(seed).digest('hex').toUpperCase().match(/../g)!.join(':');
-const put = (sql: postgres.Sql, address: string, fingerprint: string, node: string | null = null) =>
-  sql`select inventory.put_broker(address => ${address}::text, fingerprint => ${fingerprint}::text, node_name => ${node}::text) as outcome`.then((r) => r[0]!.outcome as string);
+/** The home's broker (broker.json), passed on every put; the first put of this suite is the home itself. */
+const HOME = { address: 'mq1.example.net:5671', fingerprint: fp('mq1') };
+const putAll = (sql: postgres.Sql, address: string, fingerprint: string, node: string | null = null, home = HOME) =>
+  sql`select outcome, fingerprint_pinned, home_recorded from inventory.put_broker(address => ${address}::text, fingerprint => ${fingerprint}::text,
+    home_address => ${home.address}::text, home_fingerprint => ${home.fingerprint}::text, node_name => ${node}::text)`
+    .then((r) => ({ outcome: r[0]!.outcome as string, fingerprint: r[0]!.fingerprint_pinned as string, home: r[0]!.home_recorded as boolean }));
+const put = (sql: postgres.Sql, address: string, fingerprint: string, node: string | null = null) => putAll(sql, address, fingerprint, node).then((r) => r.outcome);
 const remove = (sql: postgres.Sql, address: string) => sql`select inventory.remove_broker(address => ${address}::text)`;
 const list = async (ctx: SqlCtx) => (await ctx.as.assignment`select address, fingerprint, node from inventory.broker_nodes order by address`).map((r) => ({ ...r }));
 const composed = async (ctx: SqlCtx, node: string) =>
@@ -36,13 +42,13 @@ B('a broker address that is not HOST:PORT is refused (MSH10), and nothing is sto
   for (const a of ['mq2', 'mq2:', ':5671', 'mq2:0', 'mq2:65536', 'mq2:99999', 'mq 2:5671', 'mq2:5671;drop', 'amqps://mq2:5671', '[::1]:5671', '']) {
     await refusedWith(put(ctx.as.inventory, a, fp('x')), 'MSH10');
   }
-  await refusedWith(ctx.as.inventory`select inventory.put_broker(address => null, fingerprint => ${fp('x')}::text)`, 'MSH10');
+  await refusedWith(ctx.as.inventory`select inventory.put_broker(address => null, fingerprint => ${fp('x')}::text, home_address => ${HOME.address}::text, home_fingerprint => ${HOME.fingerprint}::text)`, 'MSH10');
   assert.equal(await list(ctx), []);
 });
 
-B('a fingerprint that is not 32 upper-case hex pairs joined by colons is refused (MSH11)', async (ctx) => {
+B('a fingerprint that is not 32 hex pairs joined by colons is refused (MSH11)', async (ctx) => {
   const good = fp('x');
-  for (const f of [good.toLowerCase(), good.replace(/:/g, ''), good.slice(3), good + ':AA', good.replace(/:/g, '-'), 'SHA256 Fingerprint=' + good, '']) {
+  for (const f of [good.replace(/:/g, ''), good.slice(3), good + ':AA', good.replace(/:/g, '-'), 'SHA256 Fingerprint=' + good, '']) {
     await refusedWith(put(ctx.as.inventory, 'mq2.example.net:5671', f), 'MSH11');
   }
   assert.equal(await list(ctx), []);
@@ -120,6 +126,33 @@ B('C3: every broker added, changed and removed is a row of the history, with its
 
 B('a module carrying a brokers resource is refused in SQL too (MSH31): only the mesh composes it', async (ctx) => {
   await refusedWith(ctx.as.catalogue`select * from catalogue.put_module(module_name => 'sneaky', module_resources => ${ctx.as.catalogue.json([{ id: 'brokers', kind: 'brokers', brokers: [{ address: 'evil:5671', fingerprint: fp('evil') }] }] as never)}::jsonb, module_origin => 'handed')`, 'MSH31');
+});
+
+B('the first put records the home\'s broker first, and only while none is recorded; fingerprints are stored upper-case whatever case came', async (ctx) => {
+  await ctx.store.admin`delete from inventory.broker`;
+  const home = { address: 'mq0.example.net:5671', fingerprint: fp('home').toLowerCase() };
+  // Pasted in lower case with spaces around: stored as openssl and Node print it.
+  assert.equal(await putAll(ctx.as.inventory, 'mq7.example.net:5671', ` ${fp('mq7').toLowerCase()} `, null, home), { outcome: 'added', fingerprint: fp('mq7'), home: true });
+  assert.equal(await list(ctx), [
+    { address: 'mq0.example.net:5671', fingerprint: fp('home'), node: null },
+    { address: 'mq7.example.net:5671', fingerprint: fp('mq7'), node: null },
+  ]);
+  assert.equal(await putAll(ctx.as.inventory, 'mq8.example.net:5671', fp('mq8'), null, home), { outcome: 'added', fingerprint: fp('mq8'), home: false });
+  // The home's broker removed by an operator (the mesh moved off it): a later put does not bring it back.
+  await remove(ctx.as.inventory, home.address);
+  assert.equal(await putAll(ctx.as.inventory, 'mq9.example.net:5671', fp('mq9'), null, home), { outcome: 'added', fingerprint: fp('mq9'), home: false });
+  assert.equal((await list(ctx)).map((r) => r.address), ['mq7.example.net:5671', 'mq8.example.net:5671', 'mq9.example.net:5671']);
+  // The first put being the home itself records it once.
+  await ctx.store.admin`delete from inventory.broker`;
+  assert.equal(await putAll(ctx.as.inventory, home.address, fp('home'), null, home), { outcome: 'added', fingerprint: fp('home'), home: false });
+  assert.equal(await list(ctx), [{ address: 'mq0.example.net:5671', fingerprint: fp('home'), node: null }]);
+});
+
+B('a malformed home broker is refused like any other (MSH10, MSH11), and nothing is stored', async (ctx) => {
+  await ctx.store.admin`delete from inventory.broker`;
+  await refusedWith(putAll(ctx.as.inventory, 'mq7.example.net:5671', fp('mq7'), null, { address: 'mq0', fingerprint: fp('home') }), 'MSH10');
+  await refusedWith(putAll(ctx.as.inventory, 'mq7.example.net:5671', fp('mq7'), null, { address: 'mq0.example.net:5671', fingerprint: 'AA' }), 'MSH11');
+  assert.equal(await list(ctx), []);
 });
 
 B.run();
