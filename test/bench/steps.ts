@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import type amqp from 'amqplib';
 import { MESH, type Mesh } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
-import { EXCHANGE } from '../../src/broker/topology.js';
+import { EXCHANGE, CONTROL_QUEUE, QUORUM, kindOf } from '../../src/broker/topology.js';
 import { sender } from '../../src/serve/context.js';
 import { queueOf } from '../../src/wire/names.js';
 import { bodyText, fresh } from '../../src/wire/declaration.js';
@@ -81,6 +81,22 @@ export async function flood(pub: amqp.ConfirmChannel, mesh: Mesh, key: string, n
     for (const n of names.slice(i, i + 2000)) pub.publish(EXCHANGE, key, Buffer.from(n), { userId: `${mesh.prefix}node.${n}` });
     await pub.waitForConfirms();
   }
+}
+
+/**
+ * The raw consume's queue, declared of mesh.control's type (quorum since issue
+ * 19) and bound to its own name: a limit read from a classic queue would
+ * measure a cheaper queue than the one serve consumes. Says the type it took.
+ */
+export async function rawQueue(conn: amqp.ChannelModel, queue: string): Promise<'quorum' | 'classic'> {
+  const kind = await kindOf(conn, CONTROL_QUEUE);
+  if (kind === 'absent') throw new Error(`${CONTROL_QUEUE} does not exist: declare the topology first, the raw queue takes its type.`);
+  const ch = await conn.createChannel();
+  try {
+    await ch.assertQueue(queue, { durable: true, ...(kind === 'quorum' ? { arguments: { ...QUORUM } } : {}) });
+    await ch.bindQueue(queue, EXCHANGE, queue);
+  } finally { await ch.close(); }
+  return kind;
 }
 
 /** Raw consume: a consumer that only acks, prefetch as serve's, until COUNT arrived; messages/s. */
