@@ -10,39 +10,13 @@ import { tmpdir } from 'node:os';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { readRows, rowProblem, type Row } from './mutation_rows.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TABLE = join(ROOT, 'test', 'mutations.tsv');
-const HEADER = 'invariant\tfile\tfind\treplace\ttest_filter\tnote';
 
-interface Row { id: string; line: number; invariant: string; file: string; find: string; replace: string; filters: string[]; note: string }
 type Verdict = 'killed' | 'survived' | 'error';
 interface Result { row: Row; verdict: Verdict; why: string; seconds: number }
-
-/** `\n`, `\t` and `\\` in find and replace; anything else is kept as written. */
-function unescape(s: string): string {
-  return s.replace(/\\([nt\\])/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\'));
-}
-
-export function readRows(text: string): Row[] {
-  const lines = text.split('\n');
-  const first = lines.findIndex((l) => l.trim() !== '' && !l.startsWith('#'));
-  if (first < 0 || lines[first] !== HEADER) throw new Error(`${TABLE}: the first line that is not a comment must be the header "${HEADER.replace(/\t/g, '\\t')}"; put it back.`);
-  const rows: Row[] = [];
-  const seen = new Map<string, number>();
-  lines.forEach((l, i) => {
-    if (i <= first || l.trim() === '' || l.startsWith('#')) return;
-    const f = l.split('\t');
-    if (f.length !== 6) throw new Error(`${TABLE}:${i + 1}: a row has 6 tab-separated fields, this one has ${f.length}; fix the row.`);
-    const [invariant, file, find, replace, filter, note] = f;
-    const filters = filter.split(' ').filter(Boolean);
-    if (!invariant || !file || !find || filters.length === 0) throw new Error(`${TABLE}:${i + 1}: invariant, file, find and test_filter must not be empty; fix the row.`);
-    const n = (seen.get(invariant) ?? 0) + 1;
-    seen.set(invariant, n);
-    rows.push({ id: `${invariant}.${n}`, line: i + 1, invariant, file, find: unescape(find), replace: unescape(replace), filters, note });
-  });
-  return rows;
-}
 
 /** Git-tracked files and untracked ones git does not ignore: the tree a clean clone would hold, plus work in progress. */
 function treeFiles(): string[] {
@@ -126,11 +100,10 @@ const tail = (s: string, n = 25) => s.trimEnd().split('\n').slice(-n).map((l) =>
 async function mutant(base: string, row: Row): Promise<Result> {
   const t0 = Date.now();
   const done = (verdict: Verdict, why: string): Result => ({ row, verdict, why, seconds: (Date.now() - t0) / 1000 });
+  const problem = rowProblem(base, row);
+  if (problem) return done('error', problem);
   const src = join(base, row.file);
-  if (!existsSync(src)) return done('error', `line ${row.line}: ${row.file} does not exist`);
   const text = readFileSync(src, 'utf8');
-  const count = text.split(row.find).length - 1;
-  if (count !== 1) return done('error', `line ${row.line}: the find string occurs ${count} times in ${row.file}, it must occur exactly once`);
   const dir = mkdtempSync(join(tmpdir(), `mesh-mutant-${row.id}-`));
   dirs.add(dir);
   try {
@@ -174,12 +147,11 @@ async function main(): Promise<number> {
   const rows = only.length ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))] : all;
   if (rows.length === 0) { console.error(`no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`); return 2; }
   if (check) {
-    // Only what can be told without building: the file is there and the find string occurs once.
+    // Only what can be told without building: the file is there, the find string occurs once, the SQL it edits still runs.
     let bad = 0;
     for (const r of rows) {
-      const p = join(ROOT, r.file);
-      const n = existsSync(p) ? readFileSync(p, 'utf8').split(r.find).length - 1 : -1;
-      if (n !== 1) { bad++; console.log(`error    ${r.id.padEnd(6)} line ${r.line}: ${n < 0 ? `${r.file} does not exist` : `the find string occurs ${n} times in ${r.file}`}`); }
+      const problem = rowProblem(ROOT, r);
+      if (problem) { bad++; console.log(`error    ${r.id.padEnd(6)} ${problem}`); }
     }
     console.log(`${rows.length - bad} of ${rows.length} rows apply`);
     return bad ? 1 : 0;
