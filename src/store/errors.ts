@@ -1,19 +1,31 @@
-// The one register of the codes our SQL raises (`raise exception ... using
-// errcode = 'MSHnn'`). A code means one thing, in one context, everywhere;
-// test/store/errors.test.ts scans sql/ and holds the migrations and this
-// table to each other: every code raised is here once, every entry is raised.
-// Ranges by context: inventory 0x (and 1x for its brokers), assignment 2x,
-// catalogue 3x, secret 4x, provision 5x, overlay 6x, audit 7x. A new refusal takes a new code; an old code is
-// never reused for another meaning.
+// The one register of the codes mesh refuses with: those our SQL raises
+// (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
+// with refuse() below (an argument, a module file, a declaration mesh-host
+// will not apply, an install option). A code means one thing, in one context,
+// everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
+// and holds them and this table to each other: every code raised is here
+// once, every entry is raised where it says, and some test asserts it.
+// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
+// inventory 0x (and 1x for its brokers), assignment 2x then Ax, catalogue 3x,
+// secret 4x, provision 5x then Bx, overlay 6x, audit 7x, mesh-host 8x then
+// Cx (a declaration or token it refuses), the bundle's installers 9x then Dx,
+// the store's own tools (promote) Ex. A context whose decade is full takes
+// the next free letter. A new refusal takes a new code; an old code is never
+// reused for another meaning.
 import type { Context } from './contexts.js';
+
+/** Who refuses: a store context, or a part with no schema of its own. */
+export type Refuser = Context | 'host' | 'bundle' | 'store';
 
 export interface Code {
   code: string;
-  context: Context;
+  context: Refuser;
   /** What was refused, in a few words. */
   meaning: string;
   /** What a person does about it, when the raise carries no hint of its own. */
   remedy: string;
+  /** The TypeScript files that raise it with refuse(); none for a code only sql/<context> raises. */
+  raisedIn?: readonly string[];
 }
 
 export const REGISTER: readonly Code[] = [
@@ -83,10 +95,10 @@ export function codeEntry(code: string): Code | undefined {
   return BY_CODE.get(code);
 }
 
-/** A refusal our SQL raised on purpose: the code says which, the message says it to a person. */
+/** A refusal mesh made on purpose, in SQL or by refuse(): the code says which, the message says it to a person. */
 export class MeshError extends Error {
   readonly code: string;
-  readonly context: Context;
+  readonly context: Refuser;
   readonly remedy: string;
   constructor(entry: Code, said: string, hint: string | undefined, cause: unknown) {
     const remedy = hint || entry.remedy;
@@ -115,4 +127,23 @@ export function storeError(err: unknown): Error {
   const entry = BY_CODE.get(e.code);
   if (!entry) return new UnregisteredCode(e.code, e.message ?? '', err);
   return new MeshError(entry, e.message ?? entry.meaning, e.hint, err);
+}
+
+/**
+ * The one way TypeScript refuses bad input: `throw refuse('MSH80', 'what was
+ * refused', 'what to do')`. It is the MeshError a SQL raise becomes, so the
+ * CLI prints both alike; the remedy defaults to the register's. A code the
+ * register lacks is the bug UnregisteredCode says it is.
+ */
+export function refuse(code: string, said: string, remedy?: string, cause?: unknown): MeshError | UnregisteredCode {
+  const entry = BY_CODE.get(code);
+  if (!entry) return new UnregisteredCode(code, said, cause);
+  return new MeshError(entry, said, remedy, cause);
+}
+
+/** What --json prints for a failed command: the code, context and remedy of a refusal; the message alone for anything else. */
+export function errorJson(err: unknown): { error: { message: string; code?: string; context?: string; remedy?: string } } {
+  const e = err as Error;
+  if (e instanceof MeshError) return { error: { code: e.code, context: e.context, message: e.message, remedy: e.remedy } };
+  return { error: { message: e?.message ?? String(err) } };
 }
