@@ -134,7 +134,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
         readKinds(stores.audit)]);
       json(res, { rows, kinds });
     } catch (err) {
-      if (!(err instanceof FilterError)) throw err;
+      if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
       send(res, 400, 'application/json', JSON.stringify({ error: err.message }));
     }
   }

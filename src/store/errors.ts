@@ -6,7 +6,7 @@
 // and holds them and this table to each other: every code raised is here
 // once, every entry is raised where it says, and some test asserts it.
 // Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
-// inventory 0x (and 1x for its brokers), assignment 2x then Ax, catalogue 3x,
+// inventory 0x (and 1x for its brokers) then Fx, assignment 2x then Ax, catalogue 3x,
 // secret 4x, provision 5x then Bx, overlay 6x, audit 7x, mesh-host 8x then
 // Cx (a declaration or token it refuses), the bundle's installers 9x then Dx,
 // the store's own tools (promote) Ex. A context whose decade is full takes
@@ -49,7 +49,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH22', context: 'assignment', meaning: 'a declaration lifetime outside 10 seconds to 1 year', remedy: 'give a lifetime such as 7d, 12h or 30m: mesh freshness --lifetime 7d' },
   { code: 'MSH23', context: 'assignment', meaning: 'a hold asked for while a rollout is already open', remedy: 'one rollout at a time: see mesh rollout status; end it with mesh rollout release or abort' },
   { code: 'MSH24', context: 'assignment', meaning: 'a rollout command with no rollout open: no change is held', remedy: 'run mesh rollout hold before making the changes, then mesh rollout start' },
-  { code: 'MSH25', context: 'assignment', meaning: 'rollout waves, wait or failure limit that cannot be used', remedy: 'give waves as counts or shares ending at 100% (--waves 1,10%,50%,100%), a positive --wait-healthy and --max-failing of 0 or more' },
+  { code: 'MSH25', context: 'assignment', meaning: 'rollout waves, wait or failure limit that cannot be used', remedy: 'give waves as counts or shares ending at 100% (--waves 1,10%,50%,100%), a positive --wait-healthy and --max-failing of 0 or more', raisedIn: ['src/assignment/rollout.ts'] },
   { code: 'MSH26', context: 'assignment', meaning: 'a pinned canary (--first) the rollout does not change', remedy: 'pin only nodes with a held change: see mesh plan --all' },
   { code: 'MSH27', context: 'assignment', meaning: 'a rollout started with no held change differing from what the nodes hold', remedy: 'make the changes first (mesh plan --all shows what is pending), then mesh rollout start' },
   { code: 'MSH28', context: 'assignment', meaning: 'an explicit declare of a node whose change a rollout holds', remedy: 'release it with mesh rollout start (in waves) or mesh rollout release (at once)' },
@@ -81,11 +81,45 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH62', context: 'overlay', meaning: 'a hub that nothing can dial', remedy: 'retire it and issue its token again with --dialable HOST:PORT' },
   { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
   { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
-  { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535' },
+  { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535', raisedIn: ['src/cli/firewall.ts'] },
   { code: 'MSH66', context: 'overlay', meaning: 'broker cluster ports (epmd, Erlang distribution) that are not two different ports from 1-65535', remedy: 'give two different ports from 1 to 65535 (install.sh --epmd-port, --dist-port)' },
 
   { code: 'MSH70', context: 'audit', meaning: 'a row of the audit history was to be changed or removed: it is append-only (C3)', remedy: 'nothing was changed; history is never edited: a correction is a new row' },
   { code: 'MSH71', context: 'audit', meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh (C3)', remedy: 'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights' },
+
+  // Refused in TypeScript, by refuse(): raisedIn names the files (the test holds it to the tree).
+  { code: 'MSH15', context: 'inventory', meaning: 'a lifetime or age (--ttl, --since) that is not a duration', remedy: 'use a number and s, m, h or d (e.g. 30m, 24h)', raisedIn: ['src/inventory/token.ts'] },
+  { code: 'MSH16', context: 'inventory', meaning: 'a token\'s --dialable that is not HOST:PORT', remedy: 'give the address other nodes dial, e.g. --dialable hub1.example.net:51820', raisedIn: ['src/inventory/token.ts'] },
+  { code: 'MSH17', context: 'inventory', meaning: 'a drift threshold (--times) that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/inventory/drift.ts'] },
+  { code: 'MSH18', context: 'inventory', meaning: 'a command names a node that is not enrolled', remedy: 'see mesh node list', raisedIn: ['src/assignment/declare.ts', 'src/assignment/firewall.ts', 'src/inventory/node.ts', 'src/secret/accept.ts'] },
+  { code: 'MSH19', context: 'inventory', meaning: 'a broker added without its certificate fingerprint', remedy: 'give --fingerprint FP (openssl x509 -noout -fingerprint -sha256 -in CERT prints it)', raisedIn: ['src/cli/broker.ts'] },
+  { code: 'MSHF0', context: 'inventory', meaning: 'the console given one of --tls-cert and --tls-key without the other', remedy: 'give both --tls-cert and --tls-key, or neither', raisedIn: ['src/cli/console.ts'] },
+  { code: 'MSHF1', context: 'inventory', meaning: 'a console --listen that is not ADDRESS:PORT', remedy: 'give an IP address and a port, e.g. 127.0.0.1:7780 or [::1]:7780', raisedIn: ['src/console/listen.ts'] },
+
+  { code: 'MSHA0', context: 'assignment', meaning: 'a declare or redeclare given both a node and --all, or neither', remedy: 'name a node, or give --all for every enrolled node', raisedIn: ['src/cli/declaration.ts'] },
+  { code: 'MSHA1', context: 'assignment', meaning: 'a declaration over the size limit', remedy: 'move large content out of modules (an image, or a file the node fetches)', raisedIn: ['src/assignment/declare.ts'] },
+
+  { code: 'MSH32', context: 'catalogue', meaning: 'a source whose --git names no repository', remedy: 'give a URL git can clone, or a path on the build machine (not starting with "-")', raisedIn: ['src/catalogue/source.ts'] },
+  { code: 'MSH33', context: 'catalogue', meaning: 'a source --path that is not a relative folder inside the repository', remedy: 'use letters, digits, . _ / -; no ".."', raisedIn: ['src/catalogue/source.ts'] },
+  { code: 'MSH34', context: 'catalogue', meaning: 'a --ref that is not a branch, tag or commit name', remedy: 'use letters, digits, . _ / -, not starting with "-"', raisedIn: ['src/catalogue/build.ts', 'src/catalogue/source.ts'] },
+  { code: 'MSH35', context: 'catalogue', meaning: 'a build --timeout that is not a duration above 0', remedy: 'use a number and s, m or h (e.g. 90s, 30m)', raisedIn: ['src/catalogue/build.ts'] },
+  { code: 'MSH36', context: 'catalogue', meaning: 'a module file that is not JSON', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+  { code: 'MSH37', context: 'catalogue', meaning: 'a module file that is not {name, resources}', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+
+  { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSH48', context: 'secret', meaning: 'a secret placed with no path on its holders', remedy: 'say where it goes: --path /ABSOLUTE/PATH', raisedIn: ['src/cli/secret.ts'] },
+
+  { code: 'MSHB0', context: 'provision', meaning: 'a provision offered without its kind or provider', remedy: 'say what it is and who provides it: --kind postgres|route --provider MODULE', raisedIn: ['src/cli/provision.ts'] },
+  { code: 'MSHB1', context: 'provision', meaning: 'a postgres provision offered without where its server listens', remedy: 'give --host HOST --port PORT', raisedIn: ['src/provision/grants.ts'] },
+
+  { code: 'MSH67', context: 'overlay', meaning: 'a pinned overlay address that is not an IPv4 address', remedy: 'give an address such as 10.99.0.7', raisedIn: ['src/overlay/hub.ts'] },
+
+  { code: 'MSH72', context: 'audit', meaning: 'a history filter --kind that is no kind of the history', remedy: 'use one of the kinds mesh log lists, or a prefix before a dash (e.g. token)', raisedIn: ['src/audit/log.ts'] },
+  { code: 'MSH73', context: 'audit', meaning: 'a history --limit that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/audit/log.ts'] },
+
+  { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
+  { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));

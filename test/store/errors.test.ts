@@ -12,7 +12,7 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH3\d$/, secret: /^MSH4\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
+  inventory: /^MSH[01F]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH3\d$/, secret: /^MSH4\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
   host: /^MSH[8C]\d$/, bundle: /^MSH[9D]\d$/, store: /^MSHE\d$/,
 };
 
@@ -23,7 +23,7 @@ const raises = sqlRaises();
 const refusals = tsRaises();
 
 R('the scan finds the raises (a scanner that reads nothing proves nothing)', () => {
-  assert.ok(raises.length >= REGISTER.length, `${raises.length} raises found`);
+  assert.ok(raises.length >= REGISTER.filter((c) => !c.raisedIn).length, `${raises.length} raises found`);
   assert.ok(raises.some((r) => r.where === 'overlay.set_hub' && r.code === 'MSH62'));
 });
 
@@ -61,7 +61,7 @@ R('every register entry is raised somewhere, in sql/ or by refuse()', () => {
 
 R('the TypeScript scan finds the refusals, and reads a computed code as one it cannot check', () => {
   assert.ok(refusals.some((r) => r.file === 'src/store/promote.ts' && r.code === 'MSHE0'), `${refusals.length} refusals found`);
-  assert.equal(raisesIn("throw refuse('MSH80', `x`);\nthrow refuse(code, 'y');\n// refuse('MSH81', ...) in a comment").map((r) => r.code), ['MSH80', '?']);
+  assert.equal(raisesIn("throw refuse('MSH80', `x`);\nthrow refuse(code, 'y');\nthis.refuse(1);\n// refuse('MSH81', ...) in a comment").map((r) => r.code), ['MSH80', '?']);
 });
 
 R('every code TypeScript refuses with is a literal in the register, and the entry names each file that raises it', () => {
