@@ -24,6 +24,7 @@ export function raisesIn(text: string): { line: number; code: string }[] {
     // refuse( not after a dot: a method of that name (this.refuse in host/agent.ts) is another thing.
     for (const m of l.matchAll(/(?<![.\w])refuse\(\s*(?:'([^']*)'|([^'\s)][^,)]*))/g)) {
       if (/^\s*(\/\/|\*)/.test(l)) continue; // a comment that names refuse('MSH80', ...) raises nothing
+      if (/\b(private|function)\s+refuse\(/.test(l)) continue; // a definition of another refuse
       out.push({ line: i + 1, code: m[1] ?? '?' });
     }
   });
