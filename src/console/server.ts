@@ -135,7 +135,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       json(res, { rows, kinds });
     } catch (err) {
       if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
-      send(res, 400, 'application/json', JSON.stringify({ error: err.message }));
+      send(res, 400, 'application/json', JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }));
     }
   }
 

@@ -156,6 +156,8 @@ export class UnregisteredCode extends Error {
 
 /** Map a store error to what a person reads: a known code to a MeshError, an unknown MSH code to the bug it is; anything else as it came. */
 export function storeError(err: unknown): Error {
+  // A refusal already made (refuse() inside a transaction) passes as it is: wrapped again it would say its remedy twice.
+  if (err instanceof MeshError || err instanceof UnregisteredCode) return err;
   const e = err as { code?: string; message?: string; hint?: string };
   if (typeof e?.code !== 'string' || !e.code.startsWith('MSH')) return err as Error;
   const entry = BY_CODE.get(e.code);

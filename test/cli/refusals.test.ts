@@ -40,6 +40,7 @@ const CASES: [string, string[], string][] = [
   ['a build --timeout of 0s', ['build', 'm', '--timeout', '0s'], 'MSH35'],
   ['a module file that is not JSON', ['module', 'add', 'D/not-json'], 'MSH36'],
   ['a module file without resources', ['module', 'add', 'D/no-resources.json'], 'MSH37'],
+  ['an accepted secret whose value is empty', ['secret', 'accept', 's', '--node', 'a1', '--path', '/etc/s', '--from', '/dev/null'], 'MSH46'],
   ['a secret made with no holder', ['secret', 'make', 's', '--path', '/etc/s'], 'MSH47'],
   ['a secret made with no --path', ['secret', 'make', 's', '--node', 'a1'], 'MSH48'],
   ['a provision offered without --kind', ['provision', 'offer', 'p', '--provider', 'm'], 'MSHB0'],

@@ -88,6 +88,7 @@ R('refuse: a TypeScript refusal is the MeshError a SQL raise becomes: code, cont
   assert.is((refuse('MSHE0', 'no') as MeshError).remedy, REGISTER.find((c) => c.code === 'MSHE0')!.remedy);
   assert.equal(errorJson(e), { error: { code: 'MSHE0', context: 'store', message: e.message, remedy: e.remedy } });
   assert.equal(errorJson(new Error('plain')), { error: { message: 'plain' } });
+  assert.is(storeError(e), e, 'a refusal made inside a transaction passes storeError as it is, its remedy said once');
 });
 
 R('refuse: a code the register lacks is said to be the bug it is', () => {
