@@ -8,7 +8,7 @@
 // Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
 // inventory 0x (and 1x for its brokers) then Fx, assignment 2x then Ax, catalogue 3x,
 // secret 4x, provision 5x then Bx, overlay 6x, audit 7x, mesh-host 8x then
-// Cx (a declaration or token it refuses), the bundle's installers 9x then Dx,
+// Cx then Gx (a declaration or token it refuses), the bundle's installers 9x then Dx,
 // the store's own tools (promote) Ex. A context whose decade is full takes
 // the next free letter. A new refusal takes a new code; an old code is never
 // reused for another meaning.
@@ -120,6 +120,32 @@ export const REGISTER: readonly Code[] = [
 
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
+
+  // mesh-host: a declaration (or a command line) it will not apply; reported with the code, as the message said it.
+  { code: 'MSH80', context: 'host', meaning: 'mesh-host overlay take without a tunnel named', remedy: 'name the tunnel to take over: --tunnel IFACE', raisedIn: ['host/cli.ts'] },
+  { code: 'MSH81', context: 'host', meaning: 'a service or container name outside [a-z][a-z0-9-]{0,62}', remedy: 'fix the declaration: names are [a-z][a-z0-9-]{0,62}', raisedIn: ['host/apply/container.ts', 'host/apply/service.ts'] },
+  { code: 'MSH82', context: 'host', meaning: 'a service whose exec is not an argv starting with an absolute path', remedy: 'fix the declaration: exec\'s first word is an absolute path', raisedIn: ['host/apply/service.ts'] },
+  { code: 'MSH83', context: 'host', meaning: 'a container network other than none or a named network namespace', remedy: 'use "none" or "ns:/run/netns/NAME" (podman\'s own networks change the host\'s firewall)', raisedIn: ['host/apply/container.ts'] },
+  { code: 'MSH84', context: 'host', meaning: 'a container mount that is not two absolute paths without \':\' or \',\'', remedy: 'both must be absolute paths without \':\' or \',\' (podman -v splits on them)', raisedIn: ['host/apply/container.ts'] },
+  { code: 'MSH85', context: 'host', meaning: 'a declared path that is not absolute and normalised', remedy: 'fix the declaration: an absolute path, no "..", under an allowed root', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH86', context: 'host', meaning: 'a declared path under none of the host\'s allowed roots', remedy: 'declare it under an allowed root, or add the root to this host\'s configuration', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH87', context: 'host', meaning: 'a declared path whose directory leads out of the allowed roots through a symlink', remedy: 'remove the symlink or fix the declaration', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH88', context: 'host', meaning: 'a declared owner that is no user on this host', remedy: 'create the user (or declare it) before files owned by it', raisedIn: ['host/apply/owner.ts'] },
+  { code: 'MSH89', context: 'host', meaning: 'a declared mode that is not an octal mode', remedy: 'fix the declaration: an octal mode like "0644"', raisedIn: ['host/apply/owner.ts'] },
+  { code: 'MSHC0', context: 'host', meaning: 'a resource kind this mesh-host has no driver for', remedy: 'update mesh-host to a version that knows the kind', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC1', context: 'host', meaning: 'a resource id listed twice in one apply: nothing was applied', remedy: 'fix the declaration so each id appears once', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC2', context: 'host', meaning: 'a resource another origin (carried or declared) holds (D3)', remedy: 'remove it from the other origin\'s resources first', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC3', context: 'host', meaning: 'a declared directory whose path holds something else', remedy: 'move it away so the directory can be made', raisedIn: ['host/apply/directory.ts'] },
+  { code: 'MSHC4', context: 'host', meaning: 'a WireGuard interface name wg-quick cannot take', remedy: 'fix the declaration: a lower-case letter, then up to 14 lower-case letters, digits, _ or -', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC5', context: 'host', meaning: 'a WireGuard key that is not 32 bytes in base64', remedy: 'give 44 characters of base64 (wg genkey, wg pubkey)', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC6', context: 'host', meaning: 'a WireGuard address or allowed IP without a valid prefix', remedy: 'write it like 10.99.0.2/24', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC7', context: 'host', meaning: 'a WireGuard listen or endpoint port outside 1-65535', remedy: 'give a port from 1 to 65535', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC8', context: 'host', meaning: 'a WireGuard interface whose peers are not a list', remedy: 'fix the declaration: peers is a list', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC9', context: 'host', meaning: 'a WireGuard peer key listed twice (O1)', remedy: 'the mesh must give each peer once, routing through a hub by its one entry', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG0', context: 'host', meaning: 'a WireGuard peer endpoint that is not host:port', remedy: 'write it as HOST:PORT or [IPV6]:PORT', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG1', context: 'host', meaning: 'a WireGuard peer with no allowed IPs', remedy: 'a peer nothing routes to carries nothing: give it its addresses', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { runCli, MESH } from '../harness/mesh.js';
+import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
 import { codeEntry } from '../../src/store/errors.js';
 
 const C = suite<{ dir: string; env: NodeJS.ProcessEnv }>('the CLI refuses bad input with its code');
@@ -62,6 +62,13 @@ for (const [what, argv, code] of CASES) {
     assert.is(r.stdout, '', 'nothing printed as if it were done');
   });
 }
+
+C('mesh-host refuses a command line with a code too: overlay take with no --tunnel is MSH80', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--json'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });
+  assert.is(r.code, 1, r.stderr);
+  assert.is(r.stderr, 'mesh-host: no tunnel was named: name the tunnel to take over: --tunnel IFACE (MSH80).\n');
+  assert.is((JSON.parse(r.stdout) as { error: { code: string } }).error.code, 'MSH80');
+});
 
 C('with --json a refusal is also one JSON document on stdout: its code, context, message and remedy', async ({ env }) => {
   const r = await runCli(MESH, ['token', 'issue', 'x', '--ttl', '1w', '--json'], env);
