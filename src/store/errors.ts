@@ -146,6 +146,26 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHG1', context: 'host', meaning: 'a WireGuard peer with no allowed IPs', remedy: 'a peer nothing routes to carries nothing: give it its addresses', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+
+  // The bundle's installers (install.sh and what it runs): refused before anything is installed.
+  { code: 'MSH90', context: 'bundle', meaning: 'install given only one of --add-broker-node and --broker-public', remedy: 'give both: the node, and the address nodes dial for its broker', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH91', context: 'bundle', meaning: 'an install port option that is not a port number', remedy: 'give a port from 1 to 65535', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH92', context: 'bundle', meaning: 'an install --host-env that is not MESH_NAME=value', remedy: 'give a MESH_ variable and its value, e.g. --host-env MESH_HOST_HEARD_SECONDS=60', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH93', context: 'bundle', meaning: 'a bundle step run without root', remedy: 'sudo it', raisedIn: ['bundle/broker_node.ts', 'bundle/install.ts', 'bundle/standby.ts'] },
+  { code: 'MSH94', context: 'bundle', meaning: 'a bundle step that needs this machine enrolled, on one that is not', remedy: 'enrol it first (mesh token issue NAME on the first node, then mesh-host enrol here), or give --host-dir', raisedIn: ['bundle/broker_node.ts', 'bundle/install.ts', 'bundle/standby.ts'] },
+  { code: 'MSH95', context: 'bundle', meaning: 'the standby bundle\'s primary half without its options', remedy: 'give --standby NODE --standby-address ADDR --listen ADDR', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH96', context: 'bundle', meaning: 'the standby bundle\'s standby half without its options', remedy: 'give --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH97', context: 'bundle', meaning: 'a standby --primary that is not HOST:PORT', remedy: 'give the primary\'s overlay address and store port, e.g. --primary 10.99.0.1:5432', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH98', context: 'bundle', meaning: 'the standby bundle run without naming its half', remedy: 'standby.js primary ... on the primary, standby.js standby ... on the standby (see bundle/standby.ts)', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH99', context: 'bundle', meaning: 'install --broker-node without --join or --hand-over', remedy: 'give --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote); see --help', raisedIn: ['bundle/broker_node.ts'] },
+  { code: 'MSHD0', context: 'bundle', meaning: 'a broker node\'s hand-over file that is not there', remedy: 'run install.sh --add-broker-node NODE on the first node and copy the file it names here (scp)', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD1', context: 'bundle', meaning: 'a hand-over file others may read (it holds the Erlang cookie)', remedy: 'chmod 600 it, and run the first node\'s step again if others may have read it', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD2', context: 'bundle', meaning: 'a hand-over file that is not JSON or not complete', remedy: 'copy it again from the first node', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD3', context: 'bundle', meaning: 'a hand-over file another first node wrote than --join names', remedy: 'give --join as the file says, or the file that node wrote', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD4', context: 'bundle', meaning: 'a hand-over file written for another node than this machine', remedy: 'on the first node run install.sh --add-broker-node with this node\'s name', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD5', context: 'bundle', meaning: '--add-broker-node names the first node itself', remedy: '--add-broker-node names another enrolled node', raisedIn: ['bundle/broker_hand_over.ts'] },
+  { code: 'MSHD6', context: 'bundle', meaning: 'a standby name no replication slot can take', remedy: 'use lower-case letters, digits and _', raisedIn: ['bundle/replication.ts'] },
+  { code: 'MSHD7', context: 'bundle', meaning: 'a standby cloned into a folder that already holds a cluster', remedy: 'a standby is cloned into an empty directory: move it away first if it is an old primary', raisedIn: ['bundle/replication.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
