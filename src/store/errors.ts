@@ -96,6 +96,9 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHF0', context: 'inventory', meaning: 'the console given one of --tls-cert and --tls-key without the other', remedy: 'give both --tls-cert and --tls-key, or neither', raisedIn: ['src/cli/console.ts'] },
   { code: 'MSHF1', context: 'inventory', meaning: 'a console --listen that is not ADDRESS:PORT', remedy: 'give an IP address and a port, e.g. 127.0.0.1:7780 or [::1]:7780', raisedIn: ['src/console/listen.ts'] },
 
+  { code: 'MSHF2', context: 'inventory', meaning: 'a node, site or module name outside [a-z][a-z0-9-]{0,62} (names become broker accounts and queue patterns)', remedy: 'use a lower-case letter, then up to 62 lower-case letters, digits or dashes', raisedIn: ['src/wire/names.ts'] },
+  { code: 'MSHF3', context: 'inventory', meaning: 'a token that is not a mesh token (mesh-host enrol)', remedy: 'paste the whole line mesh token issue NAME printed', raisedIn: ['src/wire/token.ts'] },
+
   { code: 'MSHA0', context: 'assignment', meaning: 'a declare or redeclare given both a node and --all, or neither', remedy: 'name a node, or give --all for every enrolled node', raisedIn: ['src/cli/declaration.ts'] },
   { code: 'MSHA1', context: 'assignment', meaning: 'a declaration over the size limit', remedy: 'move large content out of modules (an image, or a file the node fetches)', raisedIn: ['src/assignment/declare.ts'] },
 

@@ -24,6 +24,7 @@ C.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
 
 // [what is refused, argv (D is the suite's temp dir), its code]
 const CASES: [string, string[], string][] = [
+  ['a node name that could widen a permission pattern', ['token', 'issue', 'a.*'], 'MSHF2'],
   ['a --ttl that is not a duration', ['token', 'issue', 'x', '--ttl', '1w'], 'MSH15'],
   ['a --dialable that is not HOST:PORT', ['token', 'issue', 'x', '--dialable', 'hub1'], 'MSH16'],
   ['a drift threshold of 0', ['drift', 'fighting-after', '0'], 'MSH17'],
@@ -68,6 +69,12 @@ C('mesh-host refuses a command line with a code too: overlay take with no --tunn
   assert.is(r.code, 1, r.stderr);
   assert.is(r.stderr, 'mesh-host: no tunnel was named: name the tunnel to take over: --tunnel IFACE (MSH80).\n');
   assert.is((JSON.parse(r.stdout) as { error: { code: string } }).error.code, 'MSH80');
+});
+
+C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'host') });
+  assert.is(r.code, 1, r.stderr);
+  assert.is(r.stderr, 'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n');
 });
 
 C('with --json a refusal is also one JSON document on stdout: its code, context, message and remedy', async ({ env }) => {
