@@ -121,6 +121,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH72', context: 'audit', meaning: 'a history filter --kind that is no kind of the history', remedy: 'use one of the kinds mesh log lists, or a prefix before a dash (e.g. token)', raisedIn: ['src/audit/log.ts'] },
   { code: 'MSH73', context: 'audit', meaning: 'a history --limit that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/audit/log.ts'] },
 
+  { code: 'MSHE2', context: 'store', meaning: 'a MESH_STORE_WAIT_SECONDS that is not a number of seconds', remedy: 'give whole or fractional seconds, 0 or more (unset: the default)', raisedIn: ['src/store/wait.ts'] },
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 
@@ -148,6 +149,8 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHG0', context: 'host', meaning: 'a WireGuard peer endpoint that is not host:port', remedy: 'write it as HOST:PORT or [IPV6]:PORT', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG1', context: 'host', meaning: 'a WireGuard peer with no allowed IPs', remedy: 'a peer nothing routes to carries nothing: give it its addresses', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/heard.ts', 'src/sys/backoff.ts'] },
+  { code: 'MSHG5', context: 'host', meaning: 'a reconnect backoff whose floor is above its ceiling', remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS', raisedIn: ['src/sys/backoff.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
 import { codeEntry } from '../../src/store/errors.js';
+import { waitLimit } from '../../src/store/wait.js';
 
 const C = suite<{ dir: string; env: NodeJS.ProcessEnv }>('the CLI refuses bad input with its code');
 
@@ -63,6 +64,10 @@ for (const [what, argv, code] of CASES) {
     assert.is(r.stdout, '', 'nothing printed as if it were done');
   });
 }
+
+C('a store wait that is not seconds is refused with MSHE2', () => {
+  assert.throws(() => waitLimit({ MESH_STORE_WAIT_SECONDS: 'long' }), (e: Error) => e.message.endsWith('(MSHE2).'));
+});
 
 C('mesh-host refuses a command line with a code too: overlay take with no --tunnel is MSH80', async ({ dir }) => {
   const r = await runCli(MESH_HOST, ['overlay', 'take', '--json'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { apply } from '../../host/apply/engine.js';
 import { drivers } from '../../host/apply/registry.js';
 import { checkResource } from '../../host/apply/wireguard/wgconf.js';
+import { heardSeconds } from '../../host/heard.js';
 import { agreementPair, b64 } from '../../src/crypto/keys.js';
 import { sandbox, file, counter, type Sandbox } from './helpers.js';
 import type { Resource, WireguardResource } from '../../src/wire/resources.js';
@@ -87,6 +88,12 @@ H('a WireGuard interface it cannot write as a wg-quick file is refused with the 
     try { checkResource(r); } catch (e) { said = (e as Error).message; }
     coded(said, code);
   }
+});
+
+H('a seconds setting mesh-host cannot use is refused with MSHG4', () => {
+  let said = '';
+  try { heardSeconds({ MESH_HOST_HEARD_SECONDS: 'often' }); } catch (e) { said = (e as Error).message; }
+  coded(said, 'MSHG4');
 });
 
 H.run();
