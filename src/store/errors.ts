@@ -6,12 +6,14 @@
 // and holds them and this table to each other: every code raised is here
 // once, every entry is raised where it says, and some test asserts it.
 // Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
-// inventory 0x (and 1x for its brokers) then Fx, assignment 2x then Ax, catalogue 3x,
-// secret 4x, provision 5x then Bx, overlay 6x, audit 7x, mesh-host 8x then
-// Cx then Gx (a declaration or token it refuses), the bundle's installers 9x then Dx,
-// the store's own tools (promote) Ex. A context whose decade is full takes
-// the next free letter. A new refusal takes a new code; an old code is never
-// reused for another meaning.
+// inventory 0x, 1x (its brokers), then Fx (names, tokens, the console);
+// assignment 2x then Ax; catalogue 3x; secret 4x; provision 5x then Bx;
+// overlay 6x; audit 7x; mesh-host 8x, Cx then Gx (a declaration it will not
+// apply, its settings); the bundle's installers 9x then Dx; the store's own
+// tools and settings Ex. A context whose decade is full takes the next free
+// letter (H is next). A code may be raised both in SQL and, earlier, in
+// TypeScript when it means the same (MSH25, MSH65). A new refusal takes a
+// new code; an old code is never reused for another meaning.
 import type { Context } from './contexts.js';
 
 /** Who refuses: a store context, or a part with no schema of its own. */
