@@ -76,6 +76,12 @@ C('mesh-host refuses a command line with a code too: overlay take with no --tunn
   assert.is((JSON.parse(r.stdout) as { error: { code: string } }).error.code, 'MSH80');
 });
 
+C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wg0'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'none') });
+  assert.is(r.code, 2, r.stderr);
+  assert.is(r.stdout, 'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n');
+});
+
 C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
   const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'host') });
   assert.is(r.code, 1, r.stderr);
