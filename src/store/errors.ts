@@ -124,6 +124,12 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH73', context: 'audit', meaning: 'a history --limit that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/audit/log.ts'] },
 
   { code: 'MSHE2', context: 'store', meaning: 'a MESH_STORE_WAIT_SECONDS that is not a number of seconds', remedy: 'give whole or fractional seconds, 0 or more (unset: the default)', raisedIn: ['src/store/wait.ts'] },
+  { code: 'MSHE3', context: 'store', meaning: 'a migration file that is not named NNNN-words.sql', remedy: 'rename it: four digits, a dash, lower-case words joined by dashes', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE4', context: 'store', meaning: 'a migration file with nothing but comments', remedy: 'a migration must change something: write its SQL or delete the file', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE5', context: 'store', meaning: 'two migrations of a context sharing a number', remedy: 'renumber the one that has not run to follow the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE6', context: 'store', meaning: 'a migration that ran is no longer in the folder', remedy: 'restore it as it was: a migration that ran is never deleted', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE7', context: 'store', meaning: 'a migration edited after it ran', remedy: 'put it back as it was (git checkout) and write the change as a new migration numbered above the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE8', context: 'store', meaning: 'a new migration numbered below one that already ran', remedy: 'renumber it above the highest', raisedIn: ['src/store/migrate.ts'] },
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 
