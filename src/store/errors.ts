@@ -10,8 +10,8 @@
 // assignment 2x then Ax; catalogue 3x; secret 4x; provision 5x then Bx;
 // overlay 6x; audit 7x; mesh-host 8x, Cx then Gx (a declaration it will not
 // apply, its settings); the bundle's installers 9x then Dx; the store's own
-// tools and settings Ex. A context whose decade is full takes the next free
-// letter (H is next). A code may be raised both in SQL and, earlier, in
+// tools and settings Ex then Hx. A context whose decade is full takes the
+// next free letter (I is next). A code may be raised both in SQL and, earlier, in
 // TypeScript when it means the same (MSH25, MSH65). A new refusal takes a
 // new code; an old code is never reused for another meaning.
 import type { Context } from './contexts.js';
@@ -130,6 +130,13 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHE6', context: 'store', meaning: 'a migration that ran is no longer in the folder', remedy: 'restore it as it was: a migration that ran is never deleted', raisedIn: ['src/store/migrate.ts'] },
   { code: 'MSHE7', context: 'store', meaning: 'a migration edited after it ran', remedy: 'put it back as it was (git checkout) and write the change as a new migration numbered above the highest', raisedIn: ['src/store/migrate.ts'] },
   { code: 'MSHE8', context: 'store', meaning: 'a new migration numbered below one that already ran', remedy: 'renumber it above the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE9', context: 'store', meaning: 'a context\'s store variable (MESH_STORE_<CONTEXT>) that is not set', remedy: 'set it to the URL of its store (postgres://mesh_CONTEXT@HOST:PORT/DB) or the path of a 0600 file holding it', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH0', context: 'store', meaning: 'a store variable naming a file that does not exist', remedy: 'give the path of the 0600 file holding the URL', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH1', context: 'store', meaning: 'a store variable naming a file others can read', remedy: 'chmod 600 the file', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH2', context: 'store', meaning: 'a store URL carrying a password in the environment', remedy: 'put the URL in a 0600 file and set the variable to its path', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH3', context: 'store', meaning: 'a store URL that is not a valid postgres:// URL', remedy: 'write postgres://ROLE@HOST:PORT[,HOST:PORT...]/DB', raisedIn: ['src/store/hosts.ts'] },
+  { code: 'MSHH4', context: 'store', meaning: 'a store URL listing a host that is not HOST or HOST:PORT', remedy: 'write each host as HOST or HOST:PORT, joined by commas', raisedIn: ['src/store/hosts.ts'] },
+  { code: 'MSHH5', context: 'store', meaning: 'a store URL of several hosts that does not ask for the primary', remedy: 'add ?target_session_attrs=read-write, so only the primary is taken', raisedIn: ['src/store/hosts.ts'] },
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 
