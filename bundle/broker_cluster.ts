@@ -24,6 +24,7 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { run, runAny } from '../src/sys/proc.js';
 import { brokerEnv, brokerNode, clusterNodeName, erlAddress } from './rabbitmq.js';
 import { paths, type Options, type Ports } from './layout.js';
+import { refuse } from '../src/store/errors.js';
 
 const BIN = '/usr/lib/rabbitmq/bin';
 
@@ -45,19 +46,19 @@ export async function writeHandOver(path: string, h: HandOver): Promise<void> {
 /** The hand-over, refused when others may read it (it holds the cookie) or when it is not for this join. */
 export function readHandOver(path: string, want: { first: string; node: string }): HandOver {
   const st = statSync(path, { throwIfNoEntry: false });
-  if (!st) throw new Error(`no hand-over file at ${path}: run install.sh --add-broker-node ${want.node} on ${want.first} and copy the file it names here (scp).`);
+  if (!st) throw refuse('MSHD0', `no hand-over file at ${path}`, `run install.sh --add-broker-node ${want.node} on ${want.first} and copy the file it names here (scp)`);
   if (st.mode & 0o077) {
-    throw new Error(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}): it holds the cluster's Erlang cookie. chmod 600 it, and run the first node's step again if others may have read it.`);
+    throw refuse('MSHD1', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, 'it holds the cluster\'s Erlang cookie. chmod 600 it, and run the first node\'s step again if others may have read it');
   }
   let h: HandOver;
   try {
     h = JSON.parse(readFileSync(path, 'utf8')) as HandOver;
   } catch (err) {
-    throw new Error(`${path} is not a hand-over file (not JSON): copy it again from ${want.first}.`, { cause: err });
+    throw refuse('MSHD2', `${path} is not a hand-over file (not JSON)`, `copy it again from ${want.first}`, err);
   }
-  if (!h.first?.erlNode || !h.node?.address || !h.cookie || !h.key) throw new Error(`${path} is not a complete hand-over file: copy it again from ${want.first}.`);
-  if (h.first.name !== want.first) throw new Error(`${path} was written by ${h.first.name}, not ${want.first}: give --join ${h.first.name}, or the file ${want.first} wrote.`);
-  if (h.node.name !== want.node) throw new Error(`${path} is for ${h.node.name}, and this machine is enrolled as ${want.node}: on the first node run install.sh --add-broker-node ${want.node}.`);
+  if (!h.first?.erlNode || !h.node?.address || !h.cookie || !h.key) throw refuse('MSHD2', `${path} is not a complete hand-over file`, `copy it again from ${want.first}`);
+  if (h.first.name !== want.first) throw refuse('MSHD3', `${path} was written by ${h.first.name}, not ${want.first}`, `give --join ${h.first.name}, or the file ${want.first} wrote`);
+  if (h.node.name !== want.node) throw refuse('MSHD4', `${path} is for ${h.node.name}, and this machine is enrolled as ${want.node}`, `on the first node run install.sh --add-broker-node ${want.node}`);
   erlAddress(h.node.address);
   return h;
 }

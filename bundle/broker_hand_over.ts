@@ -9,6 +9,7 @@ import { brokerAdd } from '../src/inventory/broker.js';
 import { controlEnv, paths, type Options } from './layout.js';
 import { brokerNode, makeCertificate } from './rabbitmq.js';
 import { readCookie, writeHandOver } from './broker_cluster.js';
+import { refuse } from '../src/store/errors.js';
 
 /** A node's overlay address, from the store; refused with the remedy when it has none. */
 export async function overlayAddress(o: Options, node: string): Promise<string> {
@@ -39,7 +40,7 @@ function readFileSafe(p: string): string | null {
  * write the hand-over file. Returns what changed and the file's path.
  */
 export async function handOverBroker(o: Options, self: string, node: string, publicHost: string): Promise<{ changed: string[]; file: string }> {
-  if (node === self) throw new Error(`${node} is the first node itself: --add-broker-node names another enrolled node.`);
+  if (node === self) throw refuse('MSHD5', `${node} is the first node itself`);
   const firstAddress = o.brokerAddress!;
   const address = await overlayAddress(o, node);
   const p = paths(o);

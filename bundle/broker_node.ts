@@ -21,6 +21,7 @@ import { DEFAULT_PORTS, paths, type Options } from './layout.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
+import { refuse } from '../src/store/errors.js';
 
 const HELP = `Usage: install.sh --broker-node --join FIRST --hand-over FILE [options]   (as root)
 
@@ -51,12 +52,12 @@ async function main(): Promise<void> {
     },
   });
   if (v.help) { process.stdout.write(HELP); return; }
-  if (!v.join || !v['hand-over']) throw new Error('--broker-node needs --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote there). See --help.');
-  if (process.getuid?.() !== 0) throw new Error('a broker node is installed as root (it writes the broker\'s unit and key): sudo it.');
+  if (!v.join || !v['hand-over']) throw refuse('MSH99', '--broker-node needs --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote there)');
+  if (process.getuid?.() !== 0) throw refuse('MSH93', 'a broker node is installed as root (it writes the broker\'s unit and key)');
   const state = v.state ?? '/var/lib/mesh';
   const hostDir = v['host-dir'] ?? '/var/lib/mesh-host';
   const self = loadIdentity(hostDir)?.name;
-  if (!self) throw new Error(`${hostDir} holds no identity: this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here).`);
+  if (!self) throw refuse('MSH94', `${hostDir} holds no identity`, 'this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here)');
   const h = readHandOver(v['hand-over'], { first: nodeName(v.join), node: self });
 
   const o: Options = {

@@ -23,6 +23,7 @@ import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
+import { refuse } from '../src/store/errors.js';
 
 const HELP = `Usage: install.js [options]   (as root)
 
@@ -79,7 +80,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     },
   });
   if ((v['add-broker-node'] === undefined) !== (v['broker-public'] === undefined)) {
-    throw new Error('--add-broker-node NAME and --broker-public HOST go together: the node, and the address nodes dial for its broker.');
+    throw refuse('MSH90', 'only one of --add-broker-node and --broker-public was given');
   }
   if (v.help) { process.stdout.write(HELP); process.exit(0); }
   const custom = v.state !== undefined && v.state !== '/var/lib/mesh';
@@ -88,7 +89,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     const s = (v as Record<string, string | undefined>)[flag];
     if (s === undefined) return DEFAULT_PORTS[k];
     const n = Number(s);
-    if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`--${flag} ${JSON.stringify(s)} is not a port number.`);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) throw refuse('MSH91', `--${flag} ${JSON.stringify(s)} is not a port number`);
     return n;
   };
   const ports: Ports = {
@@ -99,7 +100,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
   const hostEnv: Record<string, string> = {};
   for (const kv of v['host-env'] ?? []) {
     const m = /^(MESH_[A-Z0-9_]+)=(.*)$/.exec(kv);
-    if (!m) throw new Error(`--host-env ${JSON.stringify(kv)} is not MESH_NAME=value.`);
+    if (!m) throw refuse('MSH92', `--host-env ${JSON.stringify(kv)} is not MESH_NAME=value`);
     hostEnv[m[1]!] = m[2]!;
   }
   return {
@@ -123,7 +124,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
 
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
-  if (process.getuid?.() !== 0) throw new Error('the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables): sudo it.');
+  if (process.getuid?.() !== 0) throw refuse('MSH93', 'the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables)');
   const p = paths(o);
   const said: string[] = [];
   const step = (what: string, changed: string[]) => {
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   let renaming = false;
   if (o.addBroker && !o.brokerAddress) {
     const self = loadIdentity(o.hostDir)?.name;
-    if (!self) throw new Error('this machine is not enrolled yet: run the install without --add-broker-node first.');
+    if (!self) throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
     o.brokerAddress = await overlayAddress(o, self);
     o.brokerName = self;
     renaming = true;

@@ -25,12 +25,13 @@ import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { writeAtomic, type Owner } from '../src/sys/atomic.js';
 import { run as exec } from '../src/sys/proc.js';
+import { refuse } from '../src/store/errors.js';
 
 export const REPLICATION_ROLE = 'mesh_replication';
 
 /** A standby's slot and application_name: one name, so pg_stat_replication and the slot say the same. */
 export function standbySlot(standby: string): string {
-  if (!/^[a-z][a-z0-9_]{0,40}$/.test(standby)) throw new Error(`${JSON.stringify(standby)} cannot name a standby: use lower-case letters, digits and _.`);
+  if (!/^[a-z][a-z0-9_]{0,40}$/.test(standby)) throw refuse('MSHD6', `${JSON.stringify(standby)} cannot name a standby`);
   return `mesh_standby_${standby}`;
 }
 
@@ -110,7 +111,7 @@ export interface StandbyHalf {
  */
 export async function cloneStandby(s: StandbyHalf): Promise<void> {
   if (existsSync(join(s.pgData, 'PG_VERSION'))) {
-    throw new Error(`${s.pgData} already holds a cluster: a standby is cloned into an empty directory (move it away first if it is an old primary).`);
+    throw refuse('MSHD7', `${s.pgData} already holds a cluster`);
   }
   const slot = standbySlot(s.standby);
   const conn = `host=${s.primaryHost} port=${s.primaryPort} user=${REPLICATION_ROLE} application_name=${slot} passfile=${s.passfile}`;

@@ -24,6 +24,7 @@ import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { assign } from '../src/assignment/assign.js';
 import { declare } from '../src/assignment/declare.js';
 import { loadIdentity } from '../host/identity.js';
+import { refuse } from '../src/store/errors.js';
 
 export const STORE_MODULE = 'mesh-store';
 export const STANDBY_MODULE = 'mesh-store-standby';
@@ -48,7 +49,7 @@ async function raiseStore(o: Options): Promise<string[]> {
 
 async function primary(v: Record<string, string | undefined>): Promise<void> {
   const standby = v.standby, address = v['standby-address'], listen = v.listen;
-  if (!standby || !address || !listen) throw new Error('primary needs --standby NODE --standby-address ADDR (the standby\'s overlay address) --listen ADDR (this node\'s overlay address).');
+  if (!standby || !address || !listen) throw refuse('MSH95', 'primary needs --standby NODE --standby-address ADDR (the standby\'s overlay address) --listen ADDR (this node\'s overlay address)');
   const o = options(v, [listen]);
   const p = paths(o);
   const su = await superuser(o, 'mesh');
@@ -69,7 +70,7 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
     await cat`select * from catalogue.put_module(${STANDBY_MODULE}, ${cat.json([] as never)}, 'shipped')`;
   } finally { await cat.end(); }
   const self = loadIdentity(o.hostDir)?.name;
-  if (!self) throw new Error(`${o.hostDir} holds no identity: run this on the first node (or give --host-dir).`);
+  if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
   await assign(STORE_MODULE, self, true);
   await assign(STANDBY_MODULE, standby, true);
   const sent = await declare({ nodes: [self, standby], changedOnly: true });
@@ -79,9 +80,9 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
 
 async function standbyHalf(v: Record<string, string | undefined>): Promise<void> {
   const name = v.name, primaryAt = v.primary, given = v.passfile;
-  if (!name || !primaryAt || !given) throw new Error('standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote).');
+  if (!name || !primaryAt || !given) throw refuse('MSH96', 'standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)');
   const m = /^(.+):(\d+)$/.exec(primaryAt);
-  if (!m) throw new Error(`--primary ${JSON.stringify(primaryAt)} is not HOST:PORT.`);
+  if (!m) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
   const o = options(v);
   const p = paths(o);
   const owner = await ids();
@@ -108,10 +109,10 @@ async function main(): Promise<void> {
       name: { type: 'string' }, primary: { type: 'string' }, passfile: { type: 'string' },
     },
   });
-  if (process.getuid?.() !== 0) throw new Error('the standby bundle runs as root (it runs PostgreSQL as postgres): sudo it.');
+  if (process.getuid?.() !== 0) throw refuse('MSH93', 'the standby bundle runs as root (it runs PostgreSQL as postgres)');
   if (positionals[0] === 'primary') return primary(v);
   if (positionals[0] === 'standby') return standbyHalf(v);
-  throw new Error('say which half: standby.js primary ... on the primary, standby.js standby ... on the standby (see bundle/standby.ts).');
+  throw refuse('MSH98', 'no half was named');
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -8,6 +8,7 @@ import { enrol } from './enrol.js';
 import { runHost } from './run.js';
 import { stateDir } from './identity.js';
 import { take } from './overlay/take.js';
+import { refuse } from '../src/store/errors.js';
 
 const p = program('mesh-host', '0.1.0',
   'The mesh agent on a machine. Keeps its identity, keys and applied state in MESH_HOST_DIR (default /var/lib/mesh-host).');
@@ -46,7 +47,7 @@ p.prog.command('overlay take')
   .option('--json', 'Print the account as JSON')
   .example('overlay take --tunnel wg0')
   .action(p.wrap(async (o: { tunnel?: string; json?: boolean }) => {
-    if (!o.tunnel) throw new Error('name the tunnel to take over: --tunnel IFACE.');
+    if (!o.tunnel) throw refuse('MSH80', 'no tunnel was named');
     const acc = await take({ dir: stateDir(), tunnel: String(o.tunnel), log });
     if (o.json) process.stdout.write(JSON.stringify(acc, null, 2) + '\n');
     else process.stdout.write(`${acc.state}: ${acc.reason}\n`);

@@ -6,6 +6,7 @@ import type { Driver, DriverContext, Observed } from './driver.js';
 import { digestOf } from './digest.js';
 import { checkPath } from './paths.js';
 import { run, runAny } from '../../src/sys/proc.js';
+import { refuse } from '../../src/store/errors.js';
 
 // systemctl and podman answer in seconds; five minutes is a hung tool (or a slow image pull), said as such.
 const LIMIT = { timeoutMs: 300_000 };
@@ -22,18 +23,18 @@ const containerName = (r: { name: string }) => `mesh-${r.name}`;
 
 function check(r: ContainerResource, ctx: DriverContext): void {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
-    throw new Error(`Container name ${JSON.stringify(r.name)} is refused: names are [a-z][a-z0-9-]{0,62}. Fix the declaration.`);
+    throw refuse('MSH81', `Container name ${JSON.stringify(r.name)} is refused`, 'names are [a-z][a-z0-9-]{0,62}. Fix the declaration');
   }
   const network = r.network ?? 'none';
   if (network !== 'none' && !/^ns:\/run\/netns\/[A-Za-z0-9_.-]+$/.test(network)) {
-    throw new Error(`Container ${r.name}: network ${JSON.stringify(network)} is refused; use "none" or "ns:/run/netns/NAME" (podman's own networks change the host's firewall).`);
+    throw refuse('MSH83', `Container ${r.name}: network ${JSON.stringify(network)} is refused`);
   }
   for (const f of r.envFiles ?? []) checkPath(f, ctx.roots);
   for (const m of r.mounts ?? []) {
     checkPath(m.source, ctx.roots);
     // -v splits on ':' and options on ','; a path holding either would be misread.
     if (!m.target.startsWith('/') || /[:,]/.test(m.source + m.target)) {
-      throw new Error(`Container ${r.name}: mount ${m.source} -> ${m.target} is refused; both must be absolute paths without ':' or ','.`);
+      throw refuse('MSH84', `Container ${r.name}: mount ${m.source} -> ${m.target} is refused`);
     }
   }
 }

@@ -6,6 +6,7 @@ import type { Driver } from './driver.js';
 import { digestOf } from './digest.js';
 import { parseMode } from './owner.js';
 import { checkPath, checkRealPath } from './paths.js';
+import { refuse } from '../../src/store/errors.js';
 
 export const directoryDriver: Driver<DirectoryResource> = {
   kind: 'directory',
@@ -28,7 +29,7 @@ export const directoryDriver: Driver<DirectoryResource> = {
     const seen = await directoryDriver.observe(r, ctx);
     if (seen === 'ok') return false;
     if (seen === 'drift' && !(await lstat(r.path)).isDirectory()) {
-      throw new Error(`${r.path} exists and is not a directory. Move it away so the directory can be made.`);
+      throw refuse('MSHC3', `${r.path} exists and is not a directory`);
     }
     await mkdir(r.path, { recursive: true, mode });
     await chmod(r.path, mode); // mkdir's mode passes through the umask

@@ -6,6 +6,7 @@ import type { DriverContext, Held } from './driver.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, writeState, withOrigin } from './state.js';
 import { withStateLock } from './lock.js';
+import { refuse } from '../../src/store/errors.js';
 
 /** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
 export const KIND_ORDER: ResourceKind[] = ['firewall', 'directory', 'file', 'secret', 'wireguard', 'container', 'service', 'brokers'];
@@ -110,7 +111,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
 function driverFor(kind: ResourceKind, opts: ApplyOptions): AnyDriver {
   const d = (opts.drivers ?? registered).get(kind);
   if (!d) {
-    throw new Error(`No driver for resource kind "${kind}" on this host, so it was not applied. Update mesh-host to a version that knows "${kind}".`);
+    throw refuse('MSHC0', `No driver for resource kind "${kind}" on this host, so it was not applied`, `update mesh-host to a version that knows "${kind}"`);
   }
   return d;
 }
@@ -125,7 +126,7 @@ const byKind = <T extends { kind: ResourceKind }>(xs: T[]): T[] =>
 async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, reconciling: boolean): Promise<ReconcileResult> {
   const seenIds = new Set<string>();
   for (const r of resources) {
-    if (seenIds.has(r.id)) throw new Error(`The ${origin} resources list ${r.id} twice; nothing was applied. Fix the declaration so each id appears once.`);
+    if (seenIds.has(r.id)) throw refuse('MSHC1', `The ${origin} resources list ${r.id} twice; nothing was applied`);
     seenIds.add(r.id);
   }
   const ctx = contextOf(opts);
@@ -140,7 +141,7 @@ async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, re
     const prev = prevById.get(r.id);
     try {
       if (prev && prev.origin !== origin) {
-        throw new Error(`${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3). Remove it from the ${prev.origin} resources first.`);
+        throw refuse('MSHC2', `${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3)`, `Remove it from the ${prev.origin} resources first`);
       }
       const d = driverFor(r.kind, opts);
       let changed: boolean;

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Owner } from '../../src/sys/atomic.js';
 import { run } from '../../src/sys/proc.js';
+import { refuse } from '../../src/store/errors.js';
 
 /** uid and primary gid of `name`; root when absent. /etc/passwd first, then `id` (LDAP, sssd). */
 export async function resolveOwner(name: string | undefined): Promise<Owner> {
@@ -16,13 +17,13 @@ export async function resolveOwner(name: string | undefined): Promise<Owner> {
     const gid = (await run('id', ['-g', '--', name])).trim();
     return { uid: Number(uid), gid: Number(gid) };
   } catch (err) {
-    throw new Error(`User ${name} does not exist on this host. Create the user (or declare it) before files owned by it.`, { cause: err });
+    throw refuse('MSH88', `User ${name} does not exist on this host`, undefined, err);
   }
 }
 
 /** "0644" -> 0o644, refusing anything that is not an octal mode. */
 export function parseMode(mode: string | undefined, fallback: number): number {
   if (mode === undefined) return fallback;
-  if (!/^0?[0-7]{3,4}$/.test(mode)) throw new Error(`Mode ${JSON.stringify(mode)} is not an octal mode like "0644". Fix the declaration.`);
+  if (!/^0?[0-7]{3,4}$/.test(mode)) throw refuse('MSH89', `Mode ${JSON.stringify(mode)} is not an octal mode`);
   return parseInt(mode, 8);
 }

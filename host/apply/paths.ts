@@ -3,6 +3,7 @@
 // refused here, before any driver touches the disk.
 import { posix } from 'node:path';
 import { realpath } from 'node:fs/promises';
+import { refuse } from '../../src/store/errors.js';
 
 /**
  * Throw unless `path` is absolute, already normalised (no `.`/`..` segments,
@@ -12,10 +13,10 @@ export function checkPath(path: string, roots: string[]): void {
   const allowed = roots.join(', ') || '(none configured)';
   if (typeof path !== 'string' || !posix.isAbsolute(path) || posix.normalize(path) !== path
       || path.endsWith('/') || path.split('/').includes('..') || path.includes('\0')) {
-    throw new Error(`Path ${JSON.stringify(path)} is refused: it must be absolute and normalised (no "..") and under one of ${allowed}. Fix the declaration.`);
+    throw refuse('MSH85', `Path ${JSON.stringify(path)} is refused`, `it must be absolute and normalised (no "..") and under one of ${allowed}. Fix the declaration`);
   }
   if (!roots.some((root) => isUnder(path, root))) {
-    throw new Error(`Path ${path} is refused: it is not under any allowed root (${allowed}). Declare it under an allowed root or add the root to this host's configuration.`);
+    throw refuse('MSH86', `Path ${path} is refused`, `it is not under any allowed root (${allowed}). Declare it under an allowed root or add the root to this host's configuration`);
   }
 }
 
@@ -28,7 +29,7 @@ export async function checkRealPath(path: string, roots: string[]): Promise<void
   const real = await realpathOfExisting(posix.dirname(path));
   const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
   if (!realRoots.some((root) => isUnder(real, root))) {
-    throw new Error(`Path ${path} is refused: its directory resolves to ${real}, outside the allowed roots (${roots.join(', ')}). Remove the symlink or fix the declaration.`);
+    throw refuse('MSH87', `Path ${path} is refused`, `its directory resolves to ${real}, outside the allowed roots (${roots.join(', ')}). Remove the symlink or fix the declaration`);
   }
 }
 

@@ -7,16 +7,17 @@ import type { Driver } from './driver.js';
 import { digestOf } from './digest.js';
 import { observeProcess, removeProcess, startProcess, stopProcess } from './service_process.js';
 import { applyUnit, observeUnit, removeUnit, restartUnit } from './service_systemd.js';
+import { refuse } from '../../src/store/errors.js';
 
 // Checked on every call, not once: the lab runs hosts with and without it.
 const hasSystemd = () => existsSync('/run/systemd/system');
 
 function check(r: ServiceResource): void {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
-    throw new Error(`Service name ${JSON.stringify(r.name)} is refused: names are [a-z][a-z0-9-]{0,62}. Fix the declaration.`);
+    throw refuse('MSH81', `Service name ${JSON.stringify(r.name)} is refused`, 'names are [a-z][a-z0-9-]{0,62}. Fix the declaration');
   }
   if (!Array.isArray(r.exec) || r.exec.length === 0 || !posix.isAbsolute(r.exec[0]!)) {
-    throw new Error(`Service ${r.name} is refused: exec must be an argv whose first word is an absolute path. Fix the declaration.`);
+    throw refuse('MSH82', `Service ${r.name} is refused`, 'exec must be an argv whose first word is an absolute path. Fix the declaration');
   }
 }
 

@@ -58,6 +58,7 @@ export interface TakeAccount {
 }
 
 import { accountPath } from './found.js';
+import { refuse, MeshError } from '../../src/store/errors.js';
 export { accountPath };
 
 class NotTaken extends Error {}
@@ -73,7 +74,7 @@ export async function take(opts: TakeOptions): Promise<TakeAccount> {
     await attempt(opts, acc);
   } catch (err) {
     if (acc.state === 'not taken') {
-      acc.reason = err instanceof NotTaken ? err.message : `nothing was stopped: ${(err as Error).message}`;
+      acc.reason = err instanceof NotTaken || err instanceof MeshError ? err.message : `nothing was stopped: ${(err as Error).message}`;
     } else {
       acc.reason = (err as Error).message;
     }
@@ -87,7 +88,7 @@ export async function take(opts: TakeOptions): Promise<TakeAccount> {
 async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
   const tunnel = checkInterfaceName(opts.tunnel);
   const id = loadIdentity(opts.dir);
-  if (!id) throw new NotTaken(`this machine is not enrolled: run mesh-host enrol TOKEN first, then take ${tunnel} over`);
+  if (!id) throw refuse('MSHG6', 'this machine is not enrolled', `run mesh-host enrol TOKEN first, then take ${tunnel} over`);
   const found = await look(tunnel, opts, acc);
   const r = prove(tunnel, found, id, opts, acc);
   await adoptKey(tunnel, found, id, opts, acc);
@@ -132,7 +133,7 @@ function prove(tunnel: string, found: Found, id: Identity, opts: TakeOptions, ac
   }
   const declaredAddress = r.address.split('/')[0]!;
   if (declaredAddress !== acc.found.address) {
-    throw new NotTaken(`${tunnel} has address ${acc.found.address ?? '(none)'} but the mesh declares ${r.name} with ${declaredAddress}: on the control plane, mesh overlay address ${id.name} ${acc.found.address ?? 'ADDRESS'} and mesh declare --all --changed, then take it over again`);
+    throw refuse('MSHG7', `${tunnel} has address ${acc.found.address ?? '(none)'} but the mesh declares ${r.name} with ${declaredAddress}`, `on the control plane, mesh overlay address ${id.name} ${acc.found.address ?? 'ADDRESS'} and mesh declare --all --changed, then take it over again`);
   }
   return r;
 }

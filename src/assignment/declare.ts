@@ -9,7 +9,7 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError } from '../store/errors.js';
+import { storeError, refuse } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
 import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
@@ -28,7 +28,7 @@ export async function plan(node: string) {
     await sql`select overlay.allocate_addresses()`;
     const [row] = await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node})::text as resources,
                                    exists (select 1 from assignment.declarable(array[${node}]::text[])) as known`;
-    if (!row!.known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
+    if (!row!.known) throw refuse('MSH18', `no enrolled node named ${node}`);
     const serial = Number(row!.serial);
     return { text: bodyText(signer.mesh, node, serial, row!.resources, await freshness(sql)), serial, resources: JSON.parse(row!.resources) as { id: string; kind: string }[] };
   });
@@ -78,7 +78,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
     await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
     const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
-    if (missing.length) throw new Error(`no enrolled node named ${missing.join(', ')}: see mesh node list.`);
+    if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
     const fresh = await freshness(tx);
     const held: string[] = [];
     // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
@@ -94,7 +94,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       });
       // Refused here, named, rather than by every host that would receive it.
       const big = made.find((m) => m.env.length > LIMITS.declaration);
-      if (big) throw new Error(`the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}: move large content out of modules (an image, or a file the node fetches).`);
+      if (big) throw refuse('MSHA1', `the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}`);
       // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
       await tx`select assignment.record_declarations(${made.map((m) => m.node)}::text[], ${made.map((m) => m.serial)}::bigint[],
                  ${made.map((m) => m.digest.toString('hex'))}::text[], ${made.map((m) => m.rhash.toString('hex'))}::text[], ${made.map((m) => m.env.toString('utf8')).join('\n')}::text)`;

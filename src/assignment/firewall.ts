@@ -4,6 +4,7 @@
 // declaration's, not a second computation.
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
+import { refuse } from '../store/errors.js';
 
 export interface Opening {
   proto: string;
@@ -27,7 +28,7 @@ export async function firewallShow(node: string): Promise<FirewallShown> {
   nodeName(node);
   return withStore('assignment', async (sql) => {
     const [known] = await sql`select 1 from inventory.enrolled_node where name = ${node}`;
-    if (!known) throw new Error(`no enrolled node named ${node}: see mesh node list.`);
+    if (!known) throw refuse('MSH18', `no enrolled node named ${node}`);
     // Addresses first, as declare does, so sources show the nodes the next declaration names.
     await sql`select overlay.allocate_addresses()`;
     const rows = await sql`select proto, port, port_to, sources, via, why, origin, reason from assignment.firewall_opening

@@ -7,6 +7,7 @@ import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
 import { declare, declareChanged, type Declared } from './declare.js';
+import { refuse } from '../store/errors.js';
 
 export interface StartOptions { waves?: string; waitHealthy?: string; maxFailing?: string | number; first?: string }
 
@@ -28,7 +29,7 @@ export function startRollout(o: StartOptions, signer: Signer = readSigner()) {
   const waves = (o.waves ?? '1,10%,50%,100%').split(',').map((w) => w.trim());
   const wait = parseDuration(o.waitHealthy ?? '2m', '--wait-healthy');
   const maxFailing = Number(o.maxFailing ?? 0);
-  if (!Number.isSafeInteger(maxFailing)) throw new Error(`--max-failing ${JSON.stringify(String(o.maxFailing))} is not a whole number: give 0 to halt on the first failure.`);
+  if (!Number.isSafeInteger(maxFailing)) throw refuse('MSH25', `--max-failing ${JSON.stringify(String(o.maxFailing))} is not a whole number`, 'give 0 to halt on the first failure');
   const first = o.first ? String(o.first).split(',').map((n) => nodeName(n.trim())) : [];
   return inStore(async (sql) => {
     await sql`select assignment.start_rollout(${waves}::text[], ${wait}::interval, ${maxFailing}::int, ${first}::text[])`;

@@ -5,6 +5,7 @@ import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
+import { refuse, MeshError } from '../store/errors.js';
 
 export interface LogOptions { node?: string; since?: string; kind?: string; limit?: number }
 
@@ -28,7 +29,7 @@ export async function readHistory(sql: Sql, o: LogOptions = {}) {
     const kinds = await readKinds(sql);
     // A family by its prefix: --kind token is token-issued and token-spent.
     if (!kinds.some((k) => k === o.kind || k.startsWith(`${o.kind}-`))) {
-      throw new FilterError(`--kind ${JSON.stringify(o.kind)} is not a kind of the history: use one of ${kinds.join(', ')} (or a prefix before a dash, e.g. token).`);
+      throw refuse('MSH72', `--kind ${JSON.stringify(o.kind)} is not a kind of the history`, `use one of ${kinds.join(', ')} (or a prefix before a dash, e.g. token)`);
     }
   }
   // The newest LIMIT rows that match, printed oldest first as a log reads.
@@ -46,9 +47,10 @@ function checkFilter(o: LogOptions): { since: string | null; limit: number } {
     if (o.node !== undefined) nodeName(o.node);
     const since = o.since === undefined ? null : parseDuration(o.since, '--since');
     const limit = o.limit ?? 100;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`--limit ${o.limit} is not a number of rows: give a whole number above 0.`);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw refuse('MSH73', `--limit ${o.limit} is not a number of rows`);
     return { since, limit };
   } catch (err) {
+    if (err instanceof MeshError) throw err; // a coded refusal keeps its code
     throw new FilterError((err as Error).message, { cause: err });
   }
 }

@@ -14,6 +14,7 @@ import { readBroker } from '../home/home.js';
 import { adminTurns } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
+import { refuse } from '../store/errors.js';
 
 export interface BuildOptions {
   ref?: string;
@@ -42,7 +43,7 @@ export class BuildTimeout extends Error { exitCode = 5; }
 
 export function parseTimeout(s: string): number {
   const m = /^(\d+)(s|m|h)$/.exec(s);
-  if (!m || Number(m[1]) === 0) throw new Error(`--timeout ${JSON.stringify(s)} is not a duration: use a number and s, m or h (e.g. 90s, 30m).`);
+  if (!m || Number(m[1]) === 0) throw refuse('MSH35', `--timeout ${JSON.stringify(s)} is not a duration`);
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's'];
 }
 
@@ -60,7 +61,7 @@ async function send(ch: ConfirmChannel, req: BuildRequest, requester: string): P
 
 export async function build(module: string, opts: BuildOptions): Promise<BuildAnswer> {
   nodeName(module, 'module name');
-  if (opts.ref !== undefined && !REF.test(opts.ref)) throw new Error(`--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit.`);
+  if (opts.ref !== undefined && !REF.test(opts.ref)) throw refuse('MSH34', `--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit`);
   const broker = readBroker(opts.env);
   const id = randomUUID();
   return withStore('catalogue', async (sql) => {

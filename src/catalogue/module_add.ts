@@ -5,15 +5,16 @@ import { withStore } from '../store/with_store.js';
 import { parseModuleEntries, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
+import { refuse } from '../store/errors.js';
 
 export function readModuleFile(path: string): { name: string; resources: unknown[] } {
   let v: unknown;
   try {
     v = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`${path} is not a JSON module file (${(err as Error).message}): write {"name": "...", "resources": [...]}.`);
+    throw refuse('MSH36', `${path} is not a JSON module file (${(err as Error).message})`);
   }
-  if (!isObject(v) || !Array.isArray(v.resources)) throw new Error(`${path} must be {"name": "...", "resources": [...]}.`);
+  if (!isObject(v) || !Array.isArray(v.resources)) throw refuse('MSH37', `${path} is not a module`);
   const name = nodeName(v.name, 'module name');
   const resources = parseModuleEntries(withIds(v.resources), `${path}: resources`);
   return { name, resources };

@@ -4,6 +4,7 @@ import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { brokerAdd, brokerList, brokerRemove } from '../inventory/broker.js';
+import { refuse } from '../store/errors.js';
 
 export function registerBroker(p: Program): void {
   p.prog.command('broker add <address>')
@@ -20,7 +21,7 @@ export function registerBroker(p: Program): void {
     .example('broker add mq2.example.net:5671 --fingerprint 3A:9F:...:C1 --node mq2')
     .action(p.wrap(async (address: string, o: { fingerprint?: string; node?: string; json?: boolean }) => {
       if (typeof o.fingerprint !== 'string' || o.fingerprint === '') {
-        throw new Error('give the broker\'s certificate fingerprint: --fingerprint FP (openssl x509 -noout -fingerprint -sha256 -in CERT prints it).');
+        throw refuse('MSH19', 'the broker\'s certificate fingerprint is missing', 'give --fingerprint FP (openssl x509 -noout -fingerprint -sha256 -in CERT prints it)');
       }
       const r = await redeclare(await brokerAdd(String(address), o.fingerprint, o.node === undefined ? undefined : String(o.node)));
       emit(r, o, (d) => [

@@ -5,6 +5,7 @@ import { emit } from './print.js';
 import { startConsole } from '../console/server.js';
 import { DEFAULT_LISTEN, parseListen, consoleUrl } from '../console/listen.js';
 import { issueSignIn } from '../inventory/console.js';
+import { refuse } from '../store/errors.js';
 
 export function registerConsole(p: Program): void {
   p.prog.command('console')
@@ -20,7 +21,7 @@ export function registerConsole(p: Program): void {
     .example('console')
     .example('console --listen 10.99.0.1:7780')
     .action(p.wrap(async (o: { listen?: string; 'tls-cert'?: string; 'tls-key'?: string }) => {
-      if (Boolean(o['tls-cert']) !== Boolean(o['tls-key'])) throw new Error('give both --tls-cert and --tls-key, or neither.');
+      if (Boolean(o['tls-cert']) !== Boolean(o['tls-key'])) throw refuse('MSHF0', 'only one of --tls-cert and --tls-key was given');
       const c = await startConsole({ listen: o.listen, tlsCert: o['tls-cert'], tlsKey: o['tls-key'] });
       await new Promise<void>((resolve) => {
         for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());

@@ -8,6 +8,7 @@ import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
 import { freshness } from '../assignment/freshness.js';
 import { planSummary, planNodes, describeGroups } from '../assignment/plan_all.js';
+import { refuse } from '../store/errors.js';
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
@@ -36,7 +37,7 @@ export function registerDeclaration(p: Program): void {
     .example('plan web1 --json')
     .action(p.wrap(async (n: string | undefined, o: { all?: boolean; json?: boolean }) => {
       if (o.all) {
-        if (n !== undefined) throw new Error('name a node or give --all, not both.');
+        if (n !== undefined) throw refuse('MSHA0', 'both a node and --all were given', 'name a node or give --all, not both');
         if (o.json) return emit(await planNodes(), o, () => '');
         return console.log(describeGroups(await planSummary()));
       }
@@ -81,8 +82,8 @@ export function registerDeclaration(p: Program): void {
     .example('declare web1')
     .example('declare --all --changed')
     .action(p.wrap(async (n: string | undefined, o: { all?: boolean; changed?: boolean; wait?: boolean; json?: boolean }) => {
-      if (!n && !o.all) throw new Error('name a node, or --all for every enrolled node.');
-      if (n && o.all) throw new Error('name a node or give --all, not both.');
+      if (!n && !o.all) throw refuse('MSHA0', 'neither a node nor --all was given', 'name a node, or --all for every enrolled node');
+      if (n && o.all) throw refuse('MSHA0', 'both a node and --all were given', 'name a node or give --all, not both');
       const r = await declare({ nodes: o.all ? undefined : [String(n)], changedOnly: o.changed, refuseHeld: true });
       if (o.wait) await waitDelivered(r);
       emit(r, o, (rows) => rows.length ? `${o.wait ? 'delivered' : 'queued'}:\n` + table(rows, ['node', 'serial']) : 'nothing to declare: every node already holds its composition');

@@ -3,6 +3,7 @@ import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { firewallShow, firewallRows } from '../assignment/firewall.js';
 import { setSshPort } from '../overlay/firewall.js';
+import { refuse } from '../store/errors.js';
 
 export function registerFirewall(p: Program): void {
   p.prog.command('firewall show <node>')
@@ -24,7 +25,7 @@ export function registerFirewall(p: Program): void {
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (port: string, o: { json?: boolean }) => {
       const n = Number(port);
-      if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${JSON.stringify(port)} is not a port number: give one from 1 to 65535.`);
+      if (!Number.isInteger(n) || n < 1 || n > 65535) throw refuse('MSH65', `${JSON.stringify(port)} is not a port number`);
       emit(await setSshPort(n), o, (d) => `every firewall keeps ssh port ${d.sshPort} open from the next declaration on`);
     }));
 }

@@ -5,6 +5,7 @@ import { emit, table } from './print.js';
 import { redeclare, redeclareLine } from './redeclare.js';
 import { sentLine } from './sent.js';
 import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
+import { refuse } from '../store/errors.js';
 
 export function registerProvision(p: Program): void {
   for (const command of [rootCommand, offerCommand, grantCommand, revokeCommand, listingCommand, holdersCommand]) command(p);
@@ -31,7 +32,7 @@ function offerCommand(p: Program): void {
     .option('--json', 'Print as JSON')
     .example('provision offer appdb --kind postgres --provider pg --host db1.mesh --port 5432')
     .action(p.wrap(async (name: string, o: { kind?: string; provider?: string; host?: string; port?: number; json?: boolean }) => {
-      if (!o.kind || !o.provider) throw new Error('say what it is and who provides it: --kind postgres|route --provider MODULE.');
+      if (!o.kind || !o.provider) throw refuse('MSHB0', 'an offer without --kind or --provider');
       emit(await offer(String(name), { kind: o.kind, provider: o.provider, host: o.host, port: o.port }), o, (d) => `${d.provision}: ${d.kind} provided by ${d.provider}`);
     }));
 }

@@ -7,6 +7,7 @@ import { list, sentLine } from './sent.js';
 import { rotate } from '../secret/rotate.js';
 import { remake } from '../secret/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
+import { refuse } from '../store/errors.js';
 
 export function registerSecret(p: Program): void {
   for (const command of [listingCommand, acceptCommand, makeCommand, rotateCommand, remakeCommand]) command(p);
@@ -33,7 +34,7 @@ function acceptCommand(p: Program): void {
     .option('--json', 'Print as JSON')
     .example('secret accept pg-admin --node db1 --path /etc/mesh/secrets/pg-admin --from ./pg-admin.pw')
     .action(p.wrap(async (name: string, o: { node?: unknown; path?: string; mode?: string; from?: string; json?: boolean }) => {
-      if (!o.path) throw new Error('say where it goes: --path /ABSOLUTE/PATH.');
+      if (!o.path) throw refuse('MSH48', 'no --path was given');
       const r = await placeSecret(String(name), 'accepted', { nodes: list(o.node), path: o.path, mode: o.mode, from: o.from });
       emit(r, o, (d) => `accepted ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; ${sentLine(d.sent)}`);
     }));
@@ -46,7 +47,7 @@ function makeCommand(p: Program): void {
     .option('--path', 'Where it is written on each holder')
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (name: string, o: { node?: unknown; path?: string; json?: boolean }) => {
-      if (!o.path) throw new Error('say where it goes: --path /ABSOLUTE/PATH.');
+      if (!o.path) throw refuse('MSH48', 'no --path was given');
       const r = await placeSecret(String(name), 'made', { nodes: list(o.node), path: o.path });
       emit(r, o, (d) => `made ${d.name} generation ${d.generation}, sealed to ${d.holders.join(', ')}; ${sentLine(d.sent)}`);
     }));

@@ -2,6 +2,7 @@
 // address (e.g. the first node's overlay address); never every interface by
 // default, and 0.0.0.0 or :: only when typed out.
 import { isIP } from 'node:net';
+import { refuse } from '../store/errors.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7780';
 
@@ -12,7 +13,7 @@ export function parseListen(s: string = DEFAULT_LISTEN): Listen {
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
   if (!m || !host || !isIP(host) || !(port >= 0 && port <= 65535)) {
-    throw new Error(`--listen ${JSON.stringify(s)} is not ADDRESS:PORT: give an IP address and a port, e.g. ${DEFAULT_LISTEN} or [::1]:7780.`);
+    throw refuse('MSHF1', `--listen ${JSON.stringify(s)} is not ADDRESS:PORT`, `give an IP address and a port, e.g. ${DEFAULT_LISTEN} or [::1]:7780`);
   }
   return { host, port };
 }

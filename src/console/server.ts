@@ -134,8 +134,8 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
         readKinds(stores.audit)]);
       json(res, { rows, kinds });
     } catch (err) {
-      if (!(err instanceof FilterError)) throw err;
-      send(res, 400, 'application/json', JSON.stringify({ error: err.message }));
+      if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
+      send(res, 400, 'application/json', JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }));
     }
   }
 

@@ -3,6 +3,7 @@
 // something on its machine: a cron job or another tool that keeps changing it.
 import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
+import { refuse } from '../store/errors.js';
 
 export async function driftList() {
   return withStore('inventory', (sql) => readDrift(sql));
@@ -16,7 +17,7 @@ export function readDrift(sql: Sql, node?: string) {
 }
 
 export async function setFightingAfter(times: number) {
-  if (!Number.isSafeInteger(times) || times < 1) throw new Error(`${times} is not a number of times: give a whole number above 0.`);
+  if (!Number.isSafeInteger(times) || times < 1) throw refuse('MSH17', `${times} is not a number of times`, 'give a whole number above 0');
   return withStore('inventory', async (sql) => {
     const [r] = await sql<{ fighting_after: number }[]>`select inventory.set_fighting_after(times => ${times}::integer) as fighting_after`;
     return { fighting_after: r!.fighting_after };

@@ -5,6 +5,7 @@ import { nodeName } from '../wire/names.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
+import { refuse } from '../store/errors.js';
 
 export async function nodeList() {
   return withStore('inventory', readNodeStatus);
@@ -24,7 +25,7 @@ export async function nodeRetire(name: string) {
   await new Accounts(management(readBroker())).retire(name);
   return withStore('inventory', async (sql) => {
     const rows = await sql`select inventory.retire_node(${name}) as gone`;
-    if (!rows[0]?.gone) throw new Error(`no node named ${name}: see mesh node list.`);
+    if (!rows[0]?.gone) throw refuse('MSH18', `no node named ${name}`);
     return { retired: name };
   });
 }

@@ -7,10 +7,11 @@ import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
+import { refuse } from '../store/errors.js';
 
 export function parseDuration(s: string, option = '--ttl'): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);
-  if (!m) throw new Error(`${option} ${JSON.stringify(s)} is not a duration: use a number and s, m, h or d (e.g. 30m, 24h).`);
+  if (!m) throw refuse('MSH15', `${option} ${JSON.stringify(s)} is not a duration`, 'use a number and s, m, h or d (e.g. 30m, 24h)');
   return `${m[1]} ${{ s: 'seconds', m: 'minutes', h: 'hours', d: 'days' }[m[2] as 's']}`;
 }
 
@@ -20,7 +21,7 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
   nodeName(name);
   if (opts.site !== undefined) nodeName(opts.site, 'site');
   if (opts.dialable !== undefined && !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(opts.dialable)) {
-    throw new Error(`--dialable ${JSON.stringify(opts.dialable)} is not HOST:PORT.`);
+    throw refuse('MSH16', `--dialable ${JSON.stringify(opts.dialable)} is not HOST:PORT`);
   }
   const ttl = parseDuration(opts.ttl ?? '1h');
   const broker = readBroker();

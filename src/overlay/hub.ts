@@ -3,6 +3,7 @@
 // dialable, an address is never shared) are in SQL.
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
+import { refuse } from '../store/errors.js';
 
 export async function overlayHub(node: string, on: boolean): Promise<{ node: string; hub: boolean; changed: boolean }> {
   nodeName(node);
@@ -14,7 +15,7 @@ export async function overlayHub(node: string, on: boolean): Promise<{ node: str
 
 export async function overlayAddress(node: string, address: string): Promise<{ node: string; address: string; changed: boolean }> {
   nodeName(node);
-  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw new Error(`${address} is not an IPv4 address such as 10.99.0.7.`);
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw refuse('MSH67', `${address} is not an IPv4 address`);
   return withStore('overlay', async (sql) => {
     const [r] = await sql`select overlay.set_address(node_name => ${node}::text, wanted => ${address}::inet) as changed`;
     return { node, address, changed: r!.changed as boolean };

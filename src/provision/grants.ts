@@ -7,6 +7,7 @@ import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, type Made, type Prepared } from './credential.js';
 import { storePair, forgetSecret } from '../secret/store_pair.js';
 import { windowOf } from '../secret/window.js';
+import { refuse } from '../store/errors.js';
 
 const withProvision = <T>(f: (sql: Sql) => Promise<T>): Promise<T> => withStore('provision', f);
 
@@ -26,7 +27,7 @@ export async function offer(name: string, o: OfferOptions) {
   nodeName(o.provider, 'provider module');
   const facts: Record<string, unknown> = {};
   if (o.kind === 'postgres') {
-    if (!o.host || !o.port) throw new Error('a postgres provision needs where its server listens: --host HOST --port PORT.');
+    if (!o.host || !o.port) throw refuse('MSHB1', 'a postgres provision needs where its server listens');
     facts.host = o.host;
     facts.port = Number(o.port);
   }

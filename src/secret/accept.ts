@@ -9,6 +9,7 @@ import { nodeName } from '../wire/names.js';
 import { sealTo, makeSealed, type Sealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
+import { refuse } from '../store/errors.js';
 
 export interface PlacedSecret { name: string; origin: 'made' | 'accepted'; generation: number; holders: string[]; sent: Declared[] }
 
@@ -16,34 +17,31 @@ export interface PlaceOptions { nodes: string[]; path: string; mode?: string; fr
 
 function readValue(from: string): Buffer {
   const v = readFileSync(from === '-' ? 0 : from);
-  if (v.length === 0) throw new Error(`${from === '-' ? 'stdin' : from} is empty: put the value the other system knows in it.`);
+  if (v.length === 0) throw refuse('MSH46', `${from === '-' ? 'stdin' : from} is empty`);
   return v;
 }
 
 /** Accept a value (origin 'accepted'), or make one (origin 'made'), and send it to its holders. */
 export async function placeSecret(name: string, origin: 'made' | 'accepted', o: PlaceOptions): Promise<PlacedSecret> {
   o.nodes.forEach((n) => nodeName(n));
-  if (o.nodes.length === 0) throw new Error('name at least one holder: --node NAME.');
+  if (o.nodes.length === 0) throw refuse('MSH47', 'no holder was named');
+  // Read first, so an empty value is refused before the store or the broker is asked.
+  const value = origin === 'accepted' ? readValue(o.from ?? '-') : undefined;
   const { generation, sealed } = await withStore('secret', async (sql) => {
     let sealed: Sealed;
     const holders = await sealingKeys(sql, o.nodes);
     const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
-    if (unknown.length) throw new Error(`no enrolled node named ${unknown.join(', ')}: nothing was stored; see mesh node list.`);
+    if (unknown.length) throw refuse('MSH18', `no enrolled node named ${unknown.join(', ')}`, 'nothing was stored; see mesh node list');
     const gone = await missingQueues(o.nodes);
     if (gone?.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
-    if (origin === 'accepted') {
-      const value = readValue(o.from ?? '-');
-      try { sealed = sealTo(value, holders); } finally { value.fill(0); }
-    } else {
-      sealed = makeSealed(holders);
-    }
+    sealed = value ? sealTo(value, holders) : makeSealed(holders);
     const [row] = origin === 'accepted'
       ? await sql`select secret.put_accepted(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text, secret_mode => ${o.mode ?? '0600'}::text) as generation`
       : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text) as generation`;
     return { generation: Number(row!.generation), sealed };
-  });
+  }).finally(() => value?.fill(0));
   const sent = await declare({ nodes: sealed.holders });
   return { name, origin, generation, holders: sealed.holders, sent };
 }

@@ -1,19 +1,33 @@
-// The one register of the codes our SQL raises (`raise exception ... using
-// errcode = 'MSHnn'`). A code means one thing, in one context, everywhere;
-// test/store/errors.test.ts scans sql/ and holds the migrations and this
-// table to each other: every code raised is here once, every entry is raised.
-// Ranges by context: inventory 0x (and 1x for its brokers), assignment 2x,
-// catalogue 3x, secret 4x, provision 5x, overlay 6x, audit 7x. A new refusal takes a new code; an old code is
-// never reused for another meaning.
+// The one register of the codes mesh refuses with: those our SQL raises
+// (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
+// with refuse() below (an argument, a module file, a declaration mesh-host
+// will not apply, an install option). A code means one thing, in one context,
+// everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
+// and holds them and this table to each other: every code raised is here
+// once, every entry is raised where it says, and some test asserts it.
+// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
+// inventory 0x, 1x (its brokers), then Fx (names, tokens, the console);
+// assignment 2x then Ax; catalogue 3x; secret 4x; provision 5x then Bx;
+// overlay 6x; audit 7x; mesh-host 8x, Cx then Gx (a declaration it will not
+// apply, its settings); the bundle's installers 9x then Dx; the store's own
+// tools and settings Ex then Hx. A context whose decade is full takes the
+// next free letter (I is next). A code may be raised both in SQL and, earlier, in
+// TypeScript when it means the same (MSH25, MSH65). A new refusal takes a
+// new code; an old code is never reused for another meaning.
 import type { Context } from './contexts.js';
+
+/** Who refuses: a store context, or a part with no schema of its own. */
+export type Refuser = Context | 'host' | 'bundle' | 'store';
 
 export interface Code {
   code: string;
-  context: Context;
+  context: Refuser;
   /** What was refused, in a few words. */
   meaning: string;
   /** What a person does about it, when the raise carries no hint of its own. */
   remedy: string;
+  /** The TypeScript files that raise it with refuse(); none for a code only sql/<context> raises. */
+  raisedIn?: readonly string[];
 }
 
 export const REGISTER: readonly Code[] = [
@@ -37,7 +51,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH22', context: 'assignment', meaning: 'a declaration lifetime outside 10 seconds to 1 year', remedy: 'give a lifetime such as 7d, 12h or 30m: mesh freshness --lifetime 7d' },
   { code: 'MSH23', context: 'assignment', meaning: 'a hold asked for while a rollout is already open', remedy: 'one rollout at a time: see mesh rollout status; end it with mesh rollout release or abort' },
   { code: 'MSH24', context: 'assignment', meaning: 'a rollout command with no rollout open: no change is held', remedy: 'run mesh rollout hold before making the changes, then mesh rollout start' },
-  { code: 'MSH25', context: 'assignment', meaning: 'rollout waves, wait or failure limit that cannot be used', remedy: 'give waves as counts or shares ending at 100% (--waves 1,10%,50%,100%), a positive --wait-healthy and --max-failing of 0 or more' },
+  { code: 'MSH25', context: 'assignment', meaning: 'rollout waves, wait or failure limit that cannot be used', remedy: 'give waves as counts or shares ending at 100% (--waves 1,10%,50%,100%), a positive --wait-healthy and --max-failing of 0 or more', raisedIn: ['src/assignment/rollout.ts'] },
   { code: 'MSH26', context: 'assignment', meaning: 'a pinned canary (--first) the rollout does not change', remedy: 'pin only nodes with a held change: see mesh plan --all' },
   { code: 'MSH27', context: 'assignment', meaning: 'a rollout started with no held change differing from what the nodes hold', remedy: 'make the changes first (mesh plan --all shows what is pending), then mesh rollout start' },
   { code: 'MSH28', context: 'assignment', meaning: 'an explicit declare of a node whose change a rollout holds', remedy: 'release it with mesh rollout start (in waves) or mesh rollout release (at once)' },
@@ -69,11 +83,112 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH62', context: 'overlay', meaning: 'a hub that nothing can dial', remedy: 'retire it and issue its token again with --dialable HOST:PORT' },
   { code: 'MSH63', context: 'overlay', meaning: 'a pinned address outside the overlay range, or its network or broadcast address', remedy: 'choose an address inside the range, neither its first nor its last' },
   { code: 'MSH64', context: 'overlay', meaning: 'a pinned address another node holds', remedy: 'an address is never shared: choose another, or retire the node that holds it' },
-  { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535' },
+  { code: 'MSH65', context: 'overlay', meaning: 'an ssh port outside 1-65535 (mesh firewall ssh-port)', remedy: 'give a port from 1 to 65535', raisedIn: ['src/cli/firewall.ts'] },
   { code: 'MSH66', context: 'overlay', meaning: 'broker cluster ports (epmd, Erlang distribution) that are not two different ports from 1-65535', remedy: 'give two different ports from 1 to 65535 (install.sh --epmd-port, --dist-port)' },
 
   { code: 'MSH70', context: 'audit', meaning: 'a row of the audit history was to be changed or removed: it is append-only (C3)', remedy: 'nothing was changed; history is never edited: a correction is a new row' },
   { code: 'MSH71', context: 'audit', meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh (C3)', remedy: 'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights' },
+
+  // Refused in TypeScript, by refuse(): raisedIn names the files (the test holds it to the tree).
+  { code: 'MSH15', context: 'inventory', meaning: 'a lifetime or age (--ttl, --since) that is not a duration', remedy: 'use a number and s, m, h or d (e.g. 30m, 24h)', raisedIn: ['src/inventory/token.ts'] },
+  { code: 'MSH16', context: 'inventory', meaning: 'a token\'s --dialable that is not HOST:PORT', remedy: 'give the address other nodes dial, e.g. --dialable hub1.example.net:51820', raisedIn: ['src/inventory/token.ts'] },
+  { code: 'MSH17', context: 'inventory', meaning: 'a drift threshold (--times) that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/inventory/drift.ts'] },
+  { code: 'MSH18', context: 'inventory', meaning: 'a command names a node that is not enrolled', remedy: 'see mesh node list', raisedIn: ['src/assignment/declare.ts', 'src/assignment/firewall.ts', 'src/inventory/node.ts', 'src/secret/accept.ts'] },
+  { code: 'MSH19', context: 'inventory', meaning: 'a broker added without its certificate fingerprint', remedy: 'give --fingerprint FP (openssl x509 -noout -fingerprint -sha256 -in CERT prints it)', raisedIn: ['src/cli/broker.ts'] },
+  { code: 'MSHF0', context: 'inventory', meaning: 'the console given one of --tls-cert and --tls-key without the other', remedy: 'give both --tls-cert and --tls-key, or neither', raisedIn: ['src/cli/console.ts'] },
+  { code: 'MSHF1', context: 'inventory', meaning: 'a console --listen that is not ADDRESS:PORT', remedy: 'give an IP address and a port, e.g. 127.0.0.1:7780 or [::1]:7780', raisedIn: ['src/console/listen.ts'] },
+
+  { code: 'MSHF2', context: 'inventory', meaning: 'a node, site or module name outside [a-z][a-z0-9-]{0,62} (names become broker accounts and queue patterns)', remedy: 'use a lower-case letter, then up to 62 lower-case letters, digits or dashes', raisedIn: ['src/wire/names.ts'] },
+  { code: 'MSHF3', context: 'inventory', meaning: 'a token that is not a mesh token (mesh-host enrol)', remedy: 'paste the whole line mesh token issue NAME printed', raisedIn: ['src/wire/token.ts'] },
+
+  { code: 'MSHA0', context: 'assignment', meaning: 'a declare or redeclare given both a node and --all, or neither', remedy: 'name a node, or give --all for every enrolled node', raisedIn: ['src/cli/declaration.ts'] },
+  { code: 'MSHA1', context: 'assignment', meaning: 'a declaration over the size limit', remedy: 'move large content out of modules (an image, or a file the node fetches)', raisedIn: ['src/assignment/declare.ts'] },
+
+  { code: 'MSH32', context: 'catalogue', meaning: 'a source whose --git names no repository', remedy: 'give a URL git can clone, or a path on the build machine (not starting with "-")', raisedIn: ['src/catalogue/source.ts'] },
+  { code: 'MSH33', context: 'catalogue', meaning: 'a source --path that is not a relative folder inside the repository', remedy: 'use letters, digits, . _ / -; no ".."', raisedIn: ['src/catalogue/source.ts'] },
+  { code: 'MSH34', context: 'catalogue', meaning: 'a --ref that is not a branch, tag or commit name', remedy: 'use letters, digits, . _ / -, not starting with "-"', raisedIn: ['src/catalogue/build.ts', 'src/catalogue/source.ts'] },
+  { code: 'MSH35', context: 'catalogue', meaning: 'a build --timeout that is not a duration above 0', remedy: 'use a number and s, m or h (e.g. 90s, 30m)', raisedIn: ['src/catalogue/build.ts'] },
+  { code: 'MSH36', context: 'catalogue', meaning: 'a module file that is not JSON', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+  { code: 'MSH37', context: 'catalogue', meaning: 'a module file that is not {name, resources}', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+
+  { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSH48', context: 'secret', meaning: 'a secret placed with no path on its holders', remedy: 'say where it goes: --path /ABSOLUTE/PATH', raisedIn: ['src/cli/secret.ts'] },
+
+  { code: 'MSHB0', context: 'provision', meaning: 'a provision offered without its kind or provider', remedy: 'say what it is and who provides it: --kind postgres|route --provider MODULE', raisedIn: ['src/cli/provision.ts'] },
+  { code: 'MSHB1', context: 'provision', meaning: 'a postgres provision offered without where its server listens', remedy: 'give --host HOST --port PORT', raisedIn: ['src/provision/grants.ts'] },
+
+  { code: 'MSH67', context: 'overlay', meaning: 'a pinned overlay address that is not an IPv4 address', remedy: 'give an address such as 10.99.0.7', raisedIn: ['src/overlay/hub.ts'] },
+
+  { code: 'MSH72', context: 'audit', meaning: 'a history filter --kind that is no kind of the history', remedy: 'use one of the kinds mesh log lists, or a prefix before a dash (e.g. token)', raisedIn: ['src/audit/log.ts'] },
+  { code: 'MSH73', context: 'audit', meaning: 'a history --limit that is not a whole number above 0', remedy: 'give a whole number above 0', raisedIn: ['src/audit/log.ts'] },
+
+  { code: 'MSHE2', context: 'store', meaning: 'a MESH_STORE_WAIT_SECONDS that is not a number of seconds', remedy: 'give whole or fractional seconds, 0 or more (unset: the default)', raisedIn: ['src/store/wait.ts'] },
+  { code: 'MSHE3', context: 'store', meaning: 'a migration file that is not named NNNN-words.sql', remedy: 'rename it: four digits, a dash, lower-case words joined by dashes', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE4', context: 'store', meaning: 'a migration file with nothing but comments', remedy: 'a migration must change something: write its SQL or delete the file', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE5', context: 'store', meaning: 'two migrations of a context sharing a number', remedy: 'renumber the one that has not run to follow the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE6', context: 'store', meaning: 'a migration that ran is no longer in the folder', remedy: 'restore it as it was: a migration that ran is never deleted', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE7', context: 'store', meaning: 'a migration edited after it ran', remedy: 'put it back as it was (git checkout) and write the change as a new migration numbered above the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE8', context: 'store', meaning: 'a new migration numbered below one that already ran', remedy: 'renumber it above the highest', raisedIn: ['src/store/migrate.ts'] },
+  { code: 'MSHE9', context: 'store', meaning: 'a context\'s store variable (MESH_STORE_<CONTEXT>) that is not set', remedy: 'set it to the URL of its store (postgres://mesh_CONTEXT@HOST:PORT/DB) or the path of a 0600 file holding it', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH0', context: 'store', meaning: 'a store variable naming a file that does not exist', remedy: 'give the path of the 0600 file holding the URL', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH1', context: 'store', meaning: 'a store variable naming a file others can read', remedy: 'chmod 600 the file', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH2', context: 'store', meaning: 'a store URL carrying a password in the environment', remedy: 'put the URL in a 0600 file and set the variable to its path', raisedIn: ['src/store/locate.ts'] },
+  { code: 'MSHH3', context: 'store', meaning: 'a store URL that is not a valid postgres:// URL', remedy: 'write postgres://ROLE@HOST:PORT[,HOST:PORT...]/DB', raisedIn: ['src/store/hosts.ts'] },
+  { code: 'MSHH4', context: 'store', meaning: 'a store URL listing a host that is not HOST or HOST:PORT', remedy: 'write each host as HOST or HOST:PORT, joined by commas', raisedIn: ['src/store/hosts.ts'] },
+  { code: 'MSHH5', context: 'store', meaning: 'a store URL of several hosts that does not ask for the primary', remedy: 'add ?target_session_attrs=read-write, so only the primary is taken', raisedIn: ['src/store/hosts.ts'] },
+  { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
+  { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
+
+  // mesh-host: a declaration (or a command line) it will not apply; reported with the code, as the message said it.
+  { code: 'MSH80', context: 'host', meaning: 'mesh-host overlay take without a tunnel named', remedy: 'name the tunnel to take over: --tunnel IFACE', raisedIn: ['host/cli.ts'] },
+  { code: 'MSH81', context: 'host', meaning: 'a service or container name outside [a-z][a-z0-9-]{0,62}', remedy: 'fix the declaration: names are [a-z][a-z0-9-]{0,62}', raisedIn: ['host/apply/container.ts', 'host/apply/service.ts'] },
+  { code: 'MSH82', context: 'host', meaning: 'a service whose exec is not an argv starting with an absolute path', remedy: 'fix the declaration: exec\'s first word is an absolute path', raisedIn: ['host/apply/service.ts'] },
+  { code: 'MSH83', context: 'host', meaning: 'a container network other than none or a named network namespace', remedy: 'use "none" or "ns:/run/netns/NAME" (podman\'s own networks change the host\'s firewall)', raisedIn: ['host/apply/container.ts'] },
+  { code: 'MSH84', context: 'host', meaning: 'a container mount that is not two absolute paths without \':\' or \',\'', remedy: 'both must be absolute paths without \':\' or \',\' (podman -v splits on them)', raisedIn: ['host/apply/container.ts'] },
+  { code: 'MSH85', context: 'host', meaning: 'a declared path that is not absolute and normalised', remedy: 'fix the declaration: an absolute path, no "..", under an allowed root', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH86', context: 'host', meaning: 'a declared path under none of the host\'s allowed roots', remedy: 'declare it under an allowed root, or add the root to this host\'s configuration', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH87', context: 'host', meaning: 'a declared path whose directory leads out of the allowed roots through a symlink', remedy: 'remove the symlink or fix the declaration', raisedIn: ['host/apply/paths.ts'] },
+  { code: 'MSH88', context: 'host', meaning: 'a declared owner that is no user on this host', remedy: 'create the user (or declare it) before files owned by it', raisedIn: ['host/apply/owner.ts'] },
+  { code: 'MSH89', context: 'host', meaning: 'a declared mode that is not an octal mode', remedy: 'fix the declaration: an octal mode like "0644"', raisedIn: ['host/apply/owner.ts'] },
+  { code: 'MSHC0', context: 'host', meaning: 'a resource kind this mesh-host has no driver for', remedy: 'update mesh-host to a version that knows the kind', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC1', context: 'host', meaning: 'a resource id listed twice in one apply: nothing was applied', remedy: 'fix the declaration so each id appears once', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC2', context: 'host', meaning: 'a resource another origin (carried or declared) holds (D3)', remedy: 'remove it from the other origin\'s resources first', raisedIn: ['host/apply/engine.ts'] },
+  { code: 'MSHC3', context: 'host', meaning: 'a declared directory whose path holds something else', remedy: 'move it away so the directory can be made', raisedIn: ['host/apply/directory.ts'] },
+  { code: 'MSHC4', context: 'host', meaning: 'a WireGuard interface name wg-quick cannot take', remedy: 'fix the declaration: a lower-case letter, then up to 14 lower-case letters, digits, _ or -', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC5', context: 'host', meaning: 'a WireGuard key that is not 32 bytes in base64', remedy: 'give 44 characters of base64 (wg genkey, wg pubkey)', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC6', context: 'host', meaning: 'a WireGuard address or allowed IP without a valid prefix', remedy: 'write it like 10.99.0.2/24', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC7', context: 'host', meaning: 'a WireGuard listen or endpoint port outside 1-65535', remedy: 'give a port from 1 to 65535', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC8', context: 'host', meaning: 'a WireGuard interface whose peers are not a list', remedy: 'fix the declaration: peers is a list', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHC9', context: 'host', meaning: 'a WireGuard peer key listed twice (O1)', remedy: 'the mesh must give each peer once, routing through a hub by its one entry', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG0', context: 'host', meaning: 'a WireGuard peer endpoint that is not host:port', remedy: 'write it as HOST:PORT or [IPV6]:PORT', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG1', context: 'host', meaning: 'a WireGuard peer with no allowed IPs', remedy: 'a peer nothing routes to carries nothing: give it its addresses', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+  { code: 'MSHG6', context: 'host', meaning: 'a tunnel taken over on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHG7', context: 'host', meaning: 'a tunnel taken over whose address is not the one the mesh declares (O3)', remedy: 'on the control plane, pin the found address (mesh overlay address NODE ADDRESS) and declare again, then take it over again', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/heard.ts', 'src/sys/backoff.ts'] },
+  { code: 'MSHG5', context: 'host', meaning: 'a reconnect backoff whose floor is above its ceiling', remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS', raisedIn: ['src/sys/backoff.ts'] },
+  { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+
+  // The bundle's installers (install.sh and what it runs): refused before anything is installed.
+  { code: 'MSH90', context: 'bundle', meaning: 'install given only one of --add-broker-node and --broker-public', remedy: 'give both: the node, and the address nodes dial for its broker', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH91', context: 'bundle', meaning: 'an install port option that is not a port number', remedy: 'give a port from 1 to 65535', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH92', context: 'bundle', meaning: 'an install --host-env that is not MESH_NAME=value', remedy: 'give a MESH_ variable and its value, e.g. --host-env MESH_HOST_HEARD_SECONDS=60', raisedIn: ['bundle/install.ts'] },
+  { code: 'MSH93', context: 'bundle', meaning: 'a bundle step run without root', remedy: 'sudo it', raisedIn: ['bundle/broker_node.ts', 'bundle/install.ts', 'bundle/standby.ts'] },
+  { code: 'MSH94', context: 'bundle', meaning: 'a bundle step that needs this machine enrolled, on one that is not', remedy: 'enrol it first (mesh token issue NAME on the first node, then mesh-host enrol here), or give --host-dir', raisedIn: ['bundle/broker_node.ts', 'bundle/install.ts', 'bundle/standby.ts'] },
+  { code: 'MSH95', context: 'bundle', meaning: 'the standby bundle\'s primary half without its options', remedy: 'give --standby NODE --standby-address ADDR --listen ADDR', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH96', context: 'bundle', meaning: 'the standby bundle\'s standby half without its options', remedy: 'give --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH97', context: 'bundle', meaning: 'a standby --primary that is not HOST:PORT', remedy: 'give the primary\'s overlay address and store port, e.g. --primary 10.99.0.1:5432', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH98', context: 'bundle', meaning: 'the standby bundle run without naming its half', remedy: 'standby.js primary ... on the primary, standby.js standby ... on the standby (see bundle/standby.ts)', raisedIn: ['bundle/standby.ts'] },
+  { code: 'MSH99', context: 'bundle', meaning: 'install --broker-node without --join or --hand-over', remedy: 'give --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote); see --help', raisedIn: ['bundle/broker_node.ts'] },
+  { code: 'MSHD0', context: 'bundle', meaning: 'a broker node\'s hand-over file that is not there', remedy: 'run install.sh --add-broker-node NODE on the first node and copy the file it names here (scp)', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD1', context: 'bundle', meaning: 'a hand-over file others may read (it holds the Erlang cookie)', remedy: 'chmod 600 it, and run the first node\'s step again if others may have read it', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD2', context: 'bundle', meaning: 'a hand-over file that is not JSON or not complete', remedy: 'copy it again from the first node', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD3', context: 'bundle', meaning: 'a hand-over file another first node wrote than --join names', remedy: 'give --join as the file says, or the file that node wrote', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD4', context: 'bundle', meaning: 'a hand-over file written for another node than this machine', remedy: 'on the first node run install.sh --add-broker-node with this node\'s name', raisedIn: ['bundle/broker_cluster.ts'] },
+  { code: 'MSHD5', context: 'bundle', meaning: '--add-broker-node names the first node itself', remedy: '--add-broker-node names another enrolled node', raisedIn: ['bundle/broker_hand_over.ts'] },
+  { code: 'MSHD6', context: 'bundle', meaning: 'a standby name no replication slot can take', remedy: 'use lower-case letters, digits and _', raisedIn: ['bundle/replication.ts'] },
+  { code: 'MSHD7', context: 'bundle', meaning: 'a standby cloned into a folder that already holds a cluster', remedy: 'a standby is cloned into an empty directory: move it away first if it is an old primary', raisedIn: ['bundle/replication.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
@@ -83,10 +198,10 @@ export function codeEntry(code: string): Code | undefined {
   return BY_CODE.get(code);
 }
 
-/** A refusal our SQL raised on purpose: the code says which, the message says it to a person. */
+/** A refusal mesh made on purpose, in SQL or by refuse(): the code says which, the message says it to a person. */
 export class MeshError extends Error {
   readonly code: string;
-  readonly context: Context;
+  readonly context: Refuser;
   readonly remedy: string;
   constructor(entry: Code, said: string, hint: string | undefined, cause: unknown) {
     const remedy = hint || entry.remedy;
@@ -110,9 +225,30 @@ export class UnregisteredCode extends Error {
 
 /** Map a store error to what a person reads: a known code to a MeshError, an unknown MSH code to the bug it is; anything else as it came. */
 export function storeError(err: unknown): Error {
+  // A refusal already made (refuse() inside a transaction) passes as it is: wrapped again it would say its remedy twice.
+  if (err instanceof MeshError || err instanceof UnregisteredCode) return err;
   const e = err as { code?: string; message?: string; hint?: string };
   if (typeof e?.code !== 'string' || !e.code.startsWith('MSH')) return err as Error;
   const entry = BY_CODE.get(e.code);
   if (!entry) return new UnregisteredCode(e.code, e.message ?? '', err);
   return new MeshError(entry, e.message ?? entry.meaning, e.hint, err);
+}
+
+/**
+ * The one way TypeScript refuses bad input: `throw refuse('MSH80', 'what was
+ * refused', 'what to do')`. It is the MeshError a SQL raise becomes, so the
+ * CLI prints both alike; the remedy defaults to the register's. A code the
+ * register lacks is the bug UnregisteredCode says it is.
+ */
+export function refuse(code: string, said: string, remedy?: string, cause?: unknown): MeshError | UnregisteredCode {
+  const entry = BY_CODE.get(code);
+  if (!entry) return new UnregisteredCode(code, said, cause);
+  return new MeshError(entry, said, remedy, cause);
+}
+
+/** What --json prints for a failed command: the code, context and remedy of a refusal; the message alone for anything else. */
+export function errorJson(err: unknown): { error: { message: string; code?: string; context?: string; remedy?: string } } {
+  const e = err as Error;
+  if (e instanceof MeshError) return { error: { code: e.code, context: e.context, message: e.message, remedy: e.remedy } };
+  return { error: { message: e?.message ?? String(err) } };
 }

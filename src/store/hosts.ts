@@ -11,9 +11,7 @@
 // the URL says what libpq and psql understand, and the driver is given
 // `primary`, which it decides on in_hot_standby, reported since 14.
 import postgres from 'postgres';
-
-/** A store setting that cannot work as it is; the message names the remedy. */
-export class StoreConfigError extends Error {}
+import { refuse } from './errors.js';
 
 export interface StoreHost { host: string; port: number }
 
@@ -28,18 +26,18 @@ export interface StoreTarget {
 /** The parts of a store URL, every host of its list. */
 export function parseStoreUrl(url: string): StoreTarget {
   const m = /^(postgres(?:ql)?:\/\/)(?:([^@/?]*)@)?([^/?]*)(.*)$/.exec(url.trim());
-  if (!m) throw new StoreConfigError(`${redact(url)} is not a postgres:// URL: write postgres://ROLE@HOST:PORT[,HOST:PORT...]/DB.`);
+  if (!m) throw refuse('MSHH3', `${redact(url)} is not a postgres:// URL`);
   const [, scheme, userinfo, hostlist, rest] = m as unknown as [string, string, string | undefined, string, string];
   const first = hostlist.split(',')[0] || 'localhost';
   let u: URL;
   try {
     u = new URL(`${scheme}${userinfo !== undefined ? `${userinfo}@` : ''}${first}${rest}`);
   } catch {
-    throw new StoreConfigError(`${redact(url)} is not a valid URL: write postgres://ROLE@HOST:PORT[,HOST:PORT...]/DB.`);
+    throw refuse('MSHH3', `${redact(url)} is not a valid URL`);
   }
   const hosts = (hostlist || 'localhost').split(',').map((h) => {
     const hm = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(h);
-    if (!hm) throw new StoreConfigError(`${redact(url)} lists a host ${JSON.stringify(h)} that is not HOST or HOST:PORT.`);
+    if (!hm) throw refuse('MSHH4', `${redact(url)} lists a host ${JSON.stringify(h)} that is not HOST or HOST:PORT`);
     return { host: hm[1]!.replace(/^\[|\]$/g, ''), port: hm[2] ? Number(hm[2]) : 5432 };
   });
   return {
@@ -74,10 +72,7 @@ export function driverSessionAttrs(url: string): 'primary' | undefined {
   const asked = t.params.get('target_session_attrs');
   if (t.hosts.length === 1 && !asked) return undefined;
   if (asked === 'read-write' || asked === 'primary') return 'primary';
-  throw new StoreConfigError(
-    `${describeUrl(url)} lists ${t.hosts.length} hosts but says target_session_attrs=${asked ?? '(nothing)'}: ` +
-      `add ?target_session_attrs=read-write, so only the primary is taken.`,
-  );
+  throw refuse('MSHH5', `${describeUrl(url)} lists ${t.hosts.length} hosts but says target_session_attrs=${asked ?? '(nothing)'}`);
 }
 
 /** host:port[,host:port...]/db of a URL, for messages; never the credentials. */

@@ -5,32 +5,28 @@
 // environment, where `ps e` and /proc/<pid>/environ print it.
 import { readFileSync, statSync } from 'node:fs';
 import { type Context, storeVariable } from './contexts.js';
-import { StoreConfigError, parseStoreUrl, describeUrl } from './hosts.js';
+import { parseStoreUrl, describeUrl } from './hosts.js';
+import { refuse } from './errors.js';
 
-export { StoreConfigError, describeUrl };
+export { describeUrl };
 
 export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): string {
   const name = storeVariable(ctx);
   const value = env[name];
   if (!value) {
-    throw new StoreConfigError(
-      `${name} is not set: the ${ctx} context needs the URL of its store ` +
-        `(postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it.`,
-    );
+    throw refuse('MSHE9', `${name} is not set`, `the ${ctx} context needs the URL of its store (postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it`);
   }
   if (value.startsWith('/')) {
     const st = statSync(value, { throwIfNoEntry: false });
-    if (!st) throw new StoreConfigError(`${name} names ${value}, which does not exist.`);
+    if (!st) throw refuse('MSHH0', `${name} names ${value}, which does not exist`);
     if ((st.mode & 0o077) !== 0) {
-      throw new StoreConfigError(`${name} names ${value}, which others can read (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${value}.`);
+      throw refuse('MSHH1', `${name} names ${value}, which others can read (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${value}`);
     }
     return readFileSync(value, 'utf8').trim();
   }
   // A list of hosts is a URL too (src/store/hosts.ts): its password is looked for the same way.
   if (parseStoreUrl(value).password) {
-    throw new StoreConfigError(
-      `${name} carries a password in the environment: put the URL in a 0600 file and set ${name} to its path.`,
-    );
+    throw refuse('MSHH2', `${name} carries a password in the environment`, `put the URL in a 0600 file and set ${name} to its path`);
   }
   return value;
 }

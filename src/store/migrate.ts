@@ -15,15 +15,11 @@ import { CONTEXTS, type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
 import { primaryUrl } from './hosts.js';
+import { refuse } from './errors.js';
 
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
 
-export class MigrationRefused extends Error {
-  constructor(readonly context: string, readonly file: string, message: string) {
-    super(message);
-  }
-}
 
 interface File { name: string; number: number; path: string; text: string; digest: string }
 
@@ -35,12 +31,12 @@ export function readMigrations(ctx: string, dir: string): File[] {
     const m = NAME.exec(name);
     const path = join(dir, name);
     if (!m) {
-      throw new MigrationRefused(ctx, path, `${path} is misnamed: a migration is named NNNN-words.sql (four digits, a dash, lower-case words joined by dashes). Rename it.`);
+      throw refuse('MSHE3', `${path} is misnamed`, 'a migration is named NNNN-words.sql (four digits, a dash, lower-case words joined by dashes). Rename it');
     }
     const text = readFileSync(path, 'utf8');
     const body = text.replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim();
     if (body === '') {
-      throw new MigrationRefused(ctx, path, `${path} is empty: a migration must change something. Write its SQL or delete the file.`);
+      throw refuse('MSHE4', `${path} is empty`, 'a migration must change something. Write its SQL or delete the file');
     }
     files.push({ name: name.slice(0, -4), number: Number(m[1]), path, text, digest: createHash('sha256').update(text).digest('hex') });
   }
@@ -48,7 +44,7 @@ export function readMigrations(ctx: string, dir: string): File[] {
   for (const f of files) {
     const other = seen.get(f.number);
     if (other) {
-      throw new MigrationRefused(ctx, f.path, `${f.path} and ${other.path} share the number ${String(f.number).padStart(4, '0')}: renumber the one that has not run to follow the highest.`);
+      throw refuse('MSHE5', `${f.path} and ${other.path} share the number ${String(f.number).padStart(4, '0')}`);
     }
     seen.set(f.number, f);
   }
@@ -64,10 +60,10 @@ export function plan(ctx: string, files: File[], applied: Applied[]): File[] {
   for (const a of applied) {
     const f = byName.get(a.name);
     if (!f) {
-      throw new MigrationRefused(ctx, a.name, `${ctx}/${a.name}.sql has run but is no longer in the folder: restore it as it was; a migration that ran is never deleted.`);
+      throw refuse('MSHE6', `${ctx}/${a.name}.sql has run but is no longer in the folder`);
     }
     if (f.digest !== a.sha256) {
-      throw new MigrationRefused(ctx, f.path, `${f.path} was edited after it ran: put it back as it was (git checkout) and write the change as a new migration numbered above the highest.`);
+      throw refuse('MSHE7', `${f.path} was edited after it ran`);
     }
     highest = Math.max(highest, f.number);
   }
@@ -75,7 +71,7 @@ export function plan(ctx: string, files: File[], applied: Applied[]): File[] {
   const pending = files.filter((f) => !done.has(f.name));
   for (const f of pending) {
     if (f.number < highest) {
-      throw new MigrationRefused(ctx, f.path, `${f.path} is numbered below ${String(highest).padStart(4, '0')}, which has already run: renumber it above the highest.`);
+      throw refuse('MSHE8', `${f.path} is numbered below ${String(highest).padStart(4, '0')}, which has already run`);
     }
   }
   return pending;

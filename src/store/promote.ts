@@ -9,11 +9,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../sys/proc.js';
+import { refuse } from './errors.js';
 
 /** The bundle's cluster (bundle/layout.ts: STATE/postgres/data). */
 export const DEFAULT_PG_DATA = '/var/lib/mesh/postgres/data';
-
-export class NotAStandby extends Error {}
 
 /** A server binary of the newest PostgreSQL installed. */
 export function pgBin(name: string): string {
@@ -27,8 +26,8 @@ export function pgBin(name: string): string {
 
 export async function promote(opts: { data?: string } = {}): Promise<{ data: string; promoted: true }> {
   const data = opts.data ?? DEFAULT_PG_DATA;
-  if (!existsSync(join(data, 'PG_VERSION'))) throw new NotAStandby(`${data} holds no PostgreSQL cluster: give the standby's data directory with --data.`);
-  if (!existsSync(join(data, 'standby.signal'))) throw new NotAStandby(`${data} is not a standby (no standby.signal): it is a primary already, nothing to promote.`);
+  if (!existsSync(join(data, 'PG_VERSION'))) throw refuse('MSHE0', `${data} holds no PostgreSQL cluster`);
+  if (!existsSync(join(data, 'standby.signal'))) throw refuse('MSHE1', `${data} is not a standby (no standby.signal)`);
   // postgres refuses to run as root; as root, pg_ctl runs as the cluster's owner.
   const argv = [pgBin('pg_ctl'), 'promote', '-D', data, '-w', '-t', '120'];
   const [cmd, args] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', ...argv]] : [argv[0]!, argv.slice(1)];

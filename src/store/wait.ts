@@ -2,6 +2,7 @@
 // one: initdb on a cold first node took longer than sixty seconds, and a wait
 // that a second run always fixes is the worst kind of flake.
 import { describeUrl } from './locate.js';
+import { refuse } from './errors.js';
 
 export const DEFAULT_WAIT_SECONDS = 180;
 
@@ -14,7 +15,7 @@ export function waitLimit(env: NodeJS.ProcessEnv = process.env): number {
   const v = env.MESH_STORE_WAIT_SECONDS;
   if (v === undefined || v === '') return DEFAULT_WAIT_SECONDS;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`MESH_STORE_WAIT_SECONDS must be a number of seconds, not ${JSON.stringify(v)}.`);
+  if (!Number.isFinite(n) || n < 0) throw refuse('MSHE2', `MESH_STORE_WAIT_SECONDS must be a number of seconds, not ${JSON.stringify(v)}`);
   return n;
 }
 

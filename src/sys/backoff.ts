@@ -2,6 +2,8 @@
 // held 30 s. Without the reset condition, a node that reconnects and drops at
 // once would retry at full speed for ever; without the reset at all, it would
 // stay at two minutes long after the cause was gone.
+import { refuse } from '../store/errors.js';
+
 export interface BackoffSettings { minMs: number; maxMs: number; resetAfterMs: number }
 
 export const DEFAULT_BACKOFF: BackoffSettings = { minMs: 2_000, maxMs: 120_000, resetAfterMs: 30_000 };
@@ -38,7 +40,7 @@ export function backoffFromEnv(env: NodeJS.ProcessEnv = process.env): BackoffSet
     const v = env[name];
     if (v === undefined || v === '') return d;
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number of seconds, not ${JSON.stringify(v)}.`);
+    if (!Number.isFinite(n) || n <= 0) throw refuse('MSHG4', `${name} must be a positive number of seconds, not ${JSON.stringify(v)}`);
     return n * 1000;
   };
   const s = {
@@ -47,6 +49,6 @@ export function backoffFromEnv(env: NodeJS.ProcessEnv = process.env): BackoffSet
     resetAfterMs: num('MESH_HOST_BACKOFF_RESET_SECONDS', DEFAULT_BACKOFF.resetAfterMs),
   };
   // A floor above the ceiling would make the first wait longer than the longest.
-  if (s.minMs > s.maxMs) throw new Error(`MESH_HOST_BACKOFF_MIN_SECONDS (${s.minMs / 1000}) is above MESH_HOST_BACKOFF_MAX_SECONDS (${s.maxMs / 1000}): lower the first or raise the second.`);
+  if (s.minMs > s.maxMs) throw refuse('MSHG5', `MESH_HOST_BACKOFF_MIN_SECONDS (${s.minMs / 1000}) is above MESH_HOST_BACKOFF_MAX_SECONDS (${s.maxMs / 1000})`);
   return s;
 }

@@ -5,6 +5,7 @@
 // (sade alone would accept `--stie b` and run the command without a site);
 // `--help` lists the commands grouped by noun, each group sorted.
 import sade from 'sade';
+import { errorJson, MeshError } from '../store/errors.js';
 
 export type Sade = sade.Sade;
 
@@ -29,6 +30,10 @@ export interface Program {
 export function fail(bin: string, err: unknown): void {
   const e = err as Error & { exitCode?: number };
   process.stderr.write(`${bin}: ${e.message}\n`);
+  // A program reading --json reads a refusal's code, not the sentence. Only a
+  // refusal: a command that printed its result and then failed (secret remake
+  // with a secret refused) keeps stdout one JSON document.
+  if (err instanceof MeshError && process.argv.includes('--json')) process.stdout.write(JSON.stringify(errorJson(err), null, 2) + '\n');
   if (process.env.MESH_DEBUG) console.error(e);
   process.exitCode = e.exitCode ?? 1;
 }

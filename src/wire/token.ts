@@ -6,6 +6,7 @@
 // `bs` lists every broker, the first among them, when there is more than one.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
+import { refuse } from '../store/errors.js';
 
 export interface TokenBroker { address: string; fingerprint: string }
 
@@ -34,10 +35,9 @@ export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[]
   })).toString('base64url');
 }
 
-export class TokenError extends Error {}
 
 export function readToken(text: string): Token {
-  const fail = () => new TokenError('this is not a mesh token: paste the whole line `mesh token issue NAME` printed.');
+  const fail = () => refuse('MSHF3', 'this is not a mesh token', 'paste the whole line `mesh token issue NAME` printed');
   if (!text.startsWith(PREFIX) || text.length > MAX) throw fail();
   let v: unknown;
   try { v = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8')); } catch { throw fail(); }

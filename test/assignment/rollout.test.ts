@@ -68,6 +68,8 @@ R.after(async (ctx) => {
 
 R('nothing is held yet: start, pause and release are refused with their codes', async (ctx) => {
   assert.match(refused(await ctx.mesh.cli(['rollout', 'start']), 'MSH24'), /mesh rollout hold/);
+  // A limit the CLI cannot read is refused with the code of a limit the store cannot use, before the store is asked.
+  assert.match(refused(await ctx.mesh.cli(['rollout', 'start', '--max-failing', 'some']), 'MSH25'), /give 0 to halt on the first failure/);
   assert.match(refused(await ctx.mesh.cli(['rollout', 'pause']), 'MSH24'), /no change is held/);
   refused(await ctx.mesh.cli(['rollout', 'release']), 'MSH24');
   assert.match(ok(await ctx.mesh.cli(['rollout', 'status'])), /no rollout yet/);

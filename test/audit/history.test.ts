@@ -111,9 +111,11 @@ H('mesh audit verify: whole says so; a row a superuser edited behind the trigger
 H('mesh log refuses what it cannot read, naming the remedy', async (ctx) => {
   const kind = await ctx.mesh.cli(['log', '--kind', 'nonsense']);
   assert.is(kind.code, 1);
-  assert.match(kind.stderr, /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, retired, rollout, rotated, secret-created, token-issued, token-spent/);
+  assert.match(kind.stderr, /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/);
   const since = await ctx.mesh.cli(['log', '--since', 'yesterday']);
-  assert.match(since.stderr, /--since "yesterday" is not a duration: use a number and s, m, h or d/);
+  assert.match(since.stderr, /--since "yesterday" is not a duration: use a number and s, m, h or d.* \(MSH15\)\.\n$/);
+  const limit = await ctx.mesh.cli(['log', '--limit', '0']);
+  assert.match(limit.stderr, /--limit 0 is not a number of rows: give a whole number above 0 \(MSH73\)\.\n$/);
 });
 
 H.run();

@@ -135,7 +135,7 @@ Fw('the ssh port is the mesh\'s to set, and every firewall follows it', async (c
   }
   const r = await ctx.mesh.cli(['firewall', 'ssh-port', '70000']);
   assert.is.not(r.code, 0);
-  assert.match(r.stderr, /not a port number/);
+  assert.match(r.stderr, /not a port number: give a port from 1 to 65535 \(MSH65\)/);
   await cli(ctx, 'firewall', 'ssh-port', '22');
 });
 

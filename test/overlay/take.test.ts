@@ -90,7 +90,7 @@ Take('O3: a declared interface that does not match the found tunnel is refused b
   const before = await meshKey(ctx);
   const { code, account } = await take(ctx);
   assert.is(account.state, 'not taken');
-  assert.match(String(account.reason), new RegExp(`mesh overlay address t1 ${FOUND.replace(/\./g, '\\.')}`));
+  assert.match(String(account.reason), new RegExp(`mesh overlay address t1 ${FOUND.replace(/\./g, '\\.')}.* \\(MSHG7\\)\\.$`));
   assert.is(account.told, false);
   assert.is(account.foundTunnel, 'running');
   assert.is(code, 2);

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { run, runAny } from '../../src/sys/proc.js';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { migrate, MigrationRefused } from '../../src/store/migrate.js';
+import { migrate, plan } from '../../src/store/migrate.js';
+import { MeshError } from '../../src/store/errors.js';
 import { waitLimit } from '../../src/store/wait.js';
 import { emptyStore, freshStore, type Store } from '../harness/store.js';
 
@@ -37,13 +38,14 @@ const M1 = suite<{ store: Store }>('M1 migration refusals');
 M1.before.each(async (ctx) => { ctx.store = await emptyStore(); });
 M1.after.each(async (ctx) => { await ctx.store.drop(); });
 
-async function refused(store: Store, root: string, match: RegExp): Promise<void> {
+async function refused(store: Store, root: string, match: RegExp, code: string): Promise<void> {
   const before = await tables(store);
   try {
     await migrate({ root, contexts: ['inventory'], env: store.env });
     assert.unreachable('the migration set should have been refused');
   } catch (err) {
-    assert.instance(err, MigrationRefused);
+    assert.instance(err, MeshError);
+    assert.is((err as MeshError).code, code);
     assert.match((err as Error).message, match);
   }
   assert.equal(await tables(store), before, 'nothing ran');
@@ -63,29 +65,33 @@ M1('an edited migration that already ran is refused', async ({ store }) => {
   await migrate({ root, contexts: ['inventory'], env: store.env });
   writeFileSync(join(root, 'inventory', '0001-a.sql'), 'create table inventory.a (x int, y int);');
   writeFileSync(join(root, 'inventory', '0002-b.sql'), 'create table inventory.b (x int);');
-  await refused(store, root, /0001-a\.sql was edited after it ran.*new migration/);
+  await refused(store, root, /0001-a\.sql was edited after it ran.*new migration/, 'MSHE7');
 });
 
 M1('a migration numbered below one that ran is refused', async ({ store }) => {
   const root = folder({ inventory: { '0002-b.sql': 'create table inventory.b (x int);' } });
   await migrate({ root, contexts: ['inventory'], env: store.env });
   writeFileSync(join(root, 'inventory', '0001-a.sql'), 'create table inventory.a (x int);');
-  await refused(store, root, /0001-a\.sql is numbered below 0002.*renumber/);
+  await refused(store, root, /0001-a\.sql is numbered below 0002.*renumber/, 'MSHE8');
+});
+
+M1('a migration that ran and is gone from the folder is refused (MSHE6)', () => {
+  assert.throws(() => plan('inventory', [], [{ name: '0001-a', sha256: 'x' }]), (e: MeshError) => e.code === 'MSHE6' && /0001-a\.sql has run but is no longer in the folder/.test(e.message));
 });
 
 M1('duplicate numbers are refused', async ({ store }) => {
   const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0001-b.sql': 'create table inventory.b (x int);' } });
-  await refused(store, root, /share the number 0001/);
+  await refused(store, root, /share the number 0001/, 'MSHE5');
 });
 
 M1('a misnamed file is refused', async ({ store }) => {
   const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '2-Things.sql': 'create table inventory.b (x int);' } });
-  await refused(store, root, /2-Things\.sql is misnamed.*Rename/);
+  await refused(store, root, /2-Things\.sql is misnamed.*Rename/, 'MSHE3');
 });
 
 M1('an empty file is refused, comments alone count as empty', async ({ store }) => {
   const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0002-b.sql': '-- nothing yet\n\n' } });
-  await refused(store, root, /0002-b\.sql is empty/);
+  await refused(store, root, /0002-b\.sql is empty/, 'MSHE4');
 });
 
 M1('a refusal in one context stops every context before anything runs', async ({ store }) => {
@@ -96,7 +102,7 @@ M1('a refusal in one context stops every context before anything runs', async ({
   try {
     await migrate({ root, contexts: ['inventory', 'overlay'], env: store.env });
     assert.unreachable();
-  } catch (err) { assert.instance(err, MigrationRefused); }
+  } catch (err) { assert.is((err as MeshError).code, 'MSHE4'); }
   assert.equal(await tables(store), []);
 });
 

@@ -4,6 +4,7 @@
 // as root, so every field is checked against a strict pattern before a
 // byte is written.
 import type { WireguardResource } from '../../../src/wire/resources.js';
+import { refuse } from '../../../src/store/errors.js';
 
 /** wg-quick derives the interface from the file name and allows only this. */
 const IFACE = /^[a-z][a-z0-9_-]{0,14}$/;
@@ -14,14 +15,14 @@ const ENDPOINT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):(\d{1,5})$/;
 
 export function checkInterfaceName(name: unknown): string {
   if (typeof name !== 'string' || !IFACE.test(name)) {
-    throw new Error(`Interface name ${JSON.stringify(name)} is refused: it must match ${IFACE} (wg-quick takes the name from the file name, at most 15 characters). Fix the declaration.`);
+    throw refuse('MSHC4', `Interface name ${JSON.stringify(name)} is refused`, `it must match ${IFACE} (wg-quick takes the name from the file name, at most 15 characters). Fix the declaration`);
   }
   return name;
 }
 
 export function checkKey(key: unknown, what: string): string {
   if (typeof key !== 'string' || !KEY.test(key)) {
-    throw new Error(`${what} is not a WireGuard key (44 characters of base64, 32 bytes).`);
+    throw refuse('MSHC5', `${what} is not a WireGuard key`);
   }
   return key;
 }
@@ -32,12 +33,12 @@ function checkCidr(c: unknown, what: string): string {
     if (m && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32) return c;
     if (CIDR6.test(c) && Number(c.split('/')[1]) <= 128) return c;
   }
-  throw new Error(`${what} ${JSON.stringify(c)} is not an address with a prefix length like 10.99.0.2/24.`);
+  throw refuse('MSHC6', `${what} ${JSON.stringify(c)} is not an address with a prefix length`);
 }
 
 function checkPort(p: unknown, what: string): number {
   if (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 65535) {
-    throw new Error(`${what} ${JSON.stringify(p)} is not a port (1-65535).`);
+    throw refuse('MSHC7', `${what} ${JSON.stringify(p)} is not a port`);
   }
   return p;
 }
@@ -52,32 +53,32 @@ export function checkResource(r: WireguardResource): void {
   const at = `wireguard ${name}`;
   checkCidr(r.address, `${at}: address`);
   if (r.listenPort !== undefined) checkPort(r.listenPort, `${at}: listenPort`);
-  if (!Array.isArray(r.peers)) throw new Error(`${at}: peers must be a list.`);
+  if (!Array.isArray(r.peers)) throw refuse('MSHC8', `${at}: peers is not a list`);
   const seen = new Map<string, number>();
   r.peers.forEach((p, i) => {
     const key = checkKey(p.publicKey, `${at}: peer ${i + 1} publicKey`);
     const first = seen.get(key);
     if (first !== undefined) {
-      throw new Error(`${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1). The mesh must give each peer once, routing through a hub by its one entry.`);
+      throw refuse('MSHC9', `${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1)`);
     }
     seen.set(key, i);
     if (p.endpoint !== undefined) {
       const m = typeof p.endpoint === 'string' ? ENDPOINT.exec(p.endpoint) : null;
-      if (!m) throw new Error(`${at}: peer ${key} endpoint ${JSON.stringify(p.endpoint)} is not host:port.`);
+      if (!m) throw refuse('MSHG0', `${at}: peer ${key} endpoint ${JSON.stringify(p.endpoint)} is not host:port`);
       checkPort(Number(m[2]), `${at}: peer ${key} endpoint port`);
     }
     if (!Array.isArray(p.allowedIps) || p.allowedIps.length === 0) {
-      throw new Error(`${at}: peer ${key} has no allowedIps; a peer nothing routes to carries nothing.`);
+      throw refuse('MSHG1', `${at}: peer ${key} has no allowedIps`);
     }
     p.allowedIps.forEach((c) => {
       checkCidr(c, `${at}: peer ${key} allowedIps`);
       // wg-quick turns a /0 into policy routing that takes over the host's
       // default route; the overlay never needs it and an update in place
       // (syncconf) would not mirror it.
-      if (c.endsWith('/0')) throw new Error(`${at}: peer ${key} allows ${c}; the overlay routes its own addresses only, never a default route.`);
+      if (c.endsWith('/0')) throw refuse('MSHG2', `${at}: peer ${key} allows ${c}`);
     });
     if (p.keepalive !== undefined && (!Number.isInteger(p.keepalive) || p.keepalive < 0 || p.keepalive > 65535)) {
-      throw new Error(`${at}: peer ${key} keepalive ${JSON.stringify(p.keepalive)} is not a number of seconds.`);
+      throw refuse('MSHG3', `${at}: peer ${key} keepalive ${JSON.stringify(p.keepalive)} is not a number of seconds`);
     }
   });
 }

@@ -1,0 +1,97 @@
+// The installers refuse bad options and bad files with codes, before they
+// change anything: install.js, standby.js and broker_node.js run for real
+// with options they refuse (as root, as the bundle runs, but with every
+// folder a temp one, and each refusal comes before anything is made), and
+// the hand-over and standby checks are called on temp files.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chmodSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { runAny } from '../../src/sys/proc.js';
+import { readHandOver, writeHandOver, type HandOver } from '../../bundle/broker_cluster.js';
+import { handOverBroker } from '../../bundle/broker_hand_over.js';
+import { standbySlot, cloneStandby } from '../../bundle/replication.js';
+import type { Options } from '../../bundle/layout.js';
+
+const bundleJs = (name: string) => fileURLToPath(new URL(`../../bundle/${name}.js`, import.meta.url));
+const B = suite<{ dir: string }>('the installers refuse with codes');
+B.before((ctx) => { ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-bundle-refusals-')); });
+B.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
+
+const coded = (said: string, code: string) => assert.ok(said.trimEnd().endsWith(`(${code}).`), `${code}: ${said}`);
+function throwsCoded(f: () => unknown, code: string): string {
+  try { f(); } catch (e) { coded((e as Error).message, code); return (e as Error).message; }
+  throw new Error(`expected ${code}, nothing was refused`);
+}
+async function rejectsCoded(p: Promise<unknown>, code: string): Promise<string> {
+  const said = await p.then(() => '', (e: Error) => e.message);
+  coded(said, code);
+  return said;
+}
+
+B('install.js, standby.js and broker_node.js refuse their options with codes, and make nothing', async ({ dir }) => {
+  const state = join(dir, 'state');
+  const temp = ['--state', state, '--home', join(dir, 'home'), '--host-dir', join(dir, 'host'), '--public', '192.0.2.1', '--name', 'b1'];
+  const cases: [string, string[], string][] = [
+    ['install', [...temp, '--add-broker-node', 'b2'], 'MSH90'],
+    ['install', [...temp, '--pg-port', '0'], 'MSH91'],
+    ['install', [...temp, '--host-env', 'PATH=/tmp'], 'MSH92'],
+    ['standby', ['primary', '--state', state], 'MSH95'],
+    ['standby', ['standby', '--state', state], 'MSH96'],
+    ['standby', ['standby', '--state', state, '--name', 'b2', '--primary', 'db1', '--passfile', join(dir, 'pass')], 'MSH97'],
+    ['standby', ['--state', state], 'MSH98'],
+    ['broker_node', ['--broker-node', '--state', state], 'MSH99'],
+    ['broker_node', ['--broker-node', '--state', state, '--join', 'b1', '--hand-over', join(dir, 'h.json'), '--host-dir', join(dir, 'host')], 'MSH94'],
+  ];
+  for (const [program, argv, code] of cases) {
+    const r = await runAny(process.execPath, [bundleJs(program), ...argv], { env: { PATH: process.env.PATH } });
+    assert.is(r.code, 1, `${program} ${argv.join(' ')}: ${r.stderr}`);
+    assert.ok(r.stderr.startsWith('bundle: '), r.stderr);
+    coded(r.stderr, code);
+  }
+  assert.equal(readdirSync(dir), [], 'nothing was made');
+});
+
+B('a bundle step run without root is refused with MSH93 before it reads anything', async () => {
+  const r = await runAny('runuser', ['-u', 'nobody', '--', process.execPath, bundleJs('standby'), 'primary'], { env: { PATH: process.env.PATH } });
+  assert.is(r.code, 1, r.stderr);
+  coded(r.stderr, 'MSH93');
+});
+
+B('a hand-over file that is missing, readable by others, not one, or for another join is refused with its code', async ({ dir }) => {
+  const file = join(dir, 'hand-over.json');
+  const want = { first: 'first', node: 'second' };
+  throwsCoded(() => readHandOver(file, want), 'MSHD0');
+  const h: HandOver = {
+    first: { name: 'first', erlNode: 'mesh-first@127.0.0.1', address: '127.0.0.1' },
+    node: { name: 'second', address: '127.0.0.2', public: '127.0.0.1' },
+    ports: { amqps: 1, amqp: 2, mgmt: 3, epmd: 4, dist: 5 }, cookie: 'c', adminPassword: 'p', cert: 'c', key: 'k',
+  };
+  await writeHandOver(file, h);
+  assert.is(readHandOver(file, want).cookie, 'c', 'the good file is read');
+  chmodSync(file, 0o644);
+  throwsCoded(() => readHandOver(file, want), 'MSHD1');
+  writeFileSync(file, 'not json', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  throwsCoded(() => readHandOver(file, want), 'MSHD2');
+  writeFileSync(file, JSON.stringify({ ...h, cookie: '' }));
+  throwsCoded(() => readHandOver(file, want), 'MSHD2');
+  await writeHandOver(file, h);
+  assert.match(throwsCoded(() => readHandOver(file, { ...want, first: 'hub' }), 'MSHD3'), /give --join first/);
+  throwsCoded(() => readHandOver(file, { ...want, node: 'web1' }), 'MSHD4');
+  rmSync(file);
+});
+
+B('adding the first node as a broker node of its own cluster, a standby name no slot can take, and a clone over a cluster are refused', async ({ dir }) => {
+  await rejectsCoded(handOverBroker({} as Options, 'b1', 'b1', '192.0.2.1'), 'MSHD5');
+  throwsCoded(() => standbySlot('db-2'), 'MSHD6');
+  const pgData = join(dir, 'data');
+  mkdirSync(pgData);
+  writeFileSync(join(pgData, 'PG_VERSION'), '15\n');
+  await rejectsCoded(cloneStandby({ pgData, primaryHost: '127.0.0.1', primaryPort: 1, passfile: join(dir, 'pass'), standby: 'b2', pgBasebackup: '/bin/false' }), 'MSHD7');
+  rmSync(pgData, { recursive: true });
+});
+
+B.run();

@@ -1,0 +1,103 @@
+// Bad input to the real CLI is refused with its code, before any store or
+// broker is asked (these runs have neither): the sentence names the remedy
+// and ends with the code, and with --json the refusal is a JSON document a
+// program reads by its code, as a SQL refusal is (src/store/errors.ts).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
+import { codeEntry } from '../../src/store/errors.js';
+import { waitLimit } from '../../src/store/wait.js';
+
+const C = suite<{ dir: string; env: NodeJS.ProcessEnv }>('the CLI refuses bad input with its code');
+
+C.before((ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-refusals-'));
+  // No store, no broker, no home: a refusal that needed one would fail otherwise, and say so.
+  ctx.env = { PATH: process.env.PATH, MESH_HOME: join(ctx.dir, 'home') };
+  writeFileSync(join(ctx.dir, 'not-json'), '# not JSON\n');
+  writeFileSync(join(ctx.dir, 'no-resources.json'), '{"name": "m"}\n');
+  writeFileSync(join(ctx.dir, 'PG_VERSION'), '15\n');
+});
+C.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
+
+// [what is refused, argv (D is the suite's temp dir), its code]
+const CASES: [string, string[], string][] = [
+  ['a node name that could widen a permission pattern', ['token', 'issue', 'a.*'], 'MSHF2'],
+  ['a --ttl that is not a duration', ['token', 'issue', 'x', '--ttl', '1w'], 'MSH15'],
+  ['a --dialable that is not HOST:PORT', ['token', 'issue', 'x', '--dialable', 'hub1'], 'MSH16'],
+  ['a drift threshold of 0', ['drift', 'fighting-after', '0'], 'MSH17'],
+  ['a broker without --fingerprint', ['broker', 'add', 'mq2.example.net:5671'], 'MSH19'],
+  ['--tls-cert without --tls-key', ['console', '--tls-cert', 'D/cert.pem'], 'MSHF0'],
+  ['a --listen that is not ADDRESS:PORT', ['console', '--listen', 'localhost'], 'MSHF1'],
+  ['declare with neither a node nor --all', ['declare'], 'MSHA0'],
+  ['declare with both a node and --all', ['declare', 'a1', '--all'], 'MSHA0'],
+  ['plan with both a node and --all', ['plan', 'a1', '--all'], 'MSHA0'],
+  ['a source --git that starts with a dash', ['module', 'source', 'm', '--git=-x'], 'MSH32'],
+  ['a source --path that climbs out', ['module', 'source', 'm', '--git', 'g', '--path', '../x'], 'MSH33'],
+  ['a source --ref that starts with a dash', ['module', 'source', 'm', '--git', 'g', '--ref=-x'], 'MSH34'],
+  ['a build --ref that starts with a dash', ['build', 'm', '--ref=-x'], 'MSH34'],
+  ['a build --timeout of 0s', ['build', 'm', '--timeout', '0s'], 'MSH35'],
+  ['a module file that is not JSON', ['module', 'add', 'D/not-json'], 'MSH36'],
+  ['a module file without resources', ['module', 'add', 'D/no-resources.json'], 'MSH37'],
+  ['an accepted secret whose value is empty', ['secret', 'accept', 's', '--node', 'a1', '--path', '/etc/s', '--from', '/dev/null'], 'MSH46'],
+  ['a secret made with no holder', ['secret', 'make', 's', '--path', '/etc/s'], 'MSH47'],
+  ['a secret made with no --path', ['secret', 'make', 's', '--node', 'a1'], 'MSH48'],
+  ['a provision offered without --kind', ['provision', 'offer', 'p', '--provider', 'm'], 'MSHB0'],
+  ['a postgres provision without --host', ['provision', 'offer', 'p', '--kind', 'postgres', '--provider', 'm'], 'MSHB1'],
+  ['an overlay address that is not IPv4', ['overlay', 'address', 'a1', '10.99.0'], 'MSH67'],
+  ['an ssh port of 0', ['firewall', 'ssh-port', '0'], 'MSH65'],
+  ['a history --limit of 0', ['log', '--limit', '0'], 'MSH73'],
+  ['a promote of a folder with no cluster', ['store', 'promote', '--data', 'D/none'], 'MSHE0'],
+  ['a promote of a cluster that is not a standby', ['store', 'promote', '--data', 'D'], 'MSHE1'],
+];
+
+for (const [what, argv, code] of CASES) {
+  C(`${what} is refused with ${code}, naming the remedy`, async ({ dir, env }) => {
+    const r = await runCli(MESH, argv.map((a) => a.replace(/^D\b/, dir).replace(/=D\b/, `=${dir}`)), env);
+    assert.is(r.code, 1, r.stderr);
+    assert.ok(r.stderr.startsWith('mesh: '), r.stderr);
+    assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), `${code} ends: ${r.stderr}`);
+    assert.ok(r.stderr.includes(`: ${r.stderr.split(': ').at(-1)!.replace(` (${code}).\n`, '')}`), 'a remedy after the refusal');
+    assert.is(r.stdout, '', 'nothing printed as if it were done');
+  });
+}
+
+C('a store wait that is not seconds is refused with MSHE2', () => {
+  assert.throws(() => waitLimit({ MESH_STORE_WAIT_SECONDS: 'long' }), (e: Error) => e.message.endsWith('(MSHE2).'));
+});
+
+C('mesh-host refuses a command line with a code too: overlay take with no --tunnel is MSH80', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--json'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });
+  assert.is(r.code, 1, r.stderr);
+  assert.is(r.stderr, 'mesh-host: no tunnel was named: name the tunnel to take over: --tunnel IFACE (MSH80).\n');
+  assert.is((JSON.parse(r.stdout) as { error: { code: string } }).error.code, 'MSH80');
+});
+
+C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wg0'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'none') });
+  assert.is(r.code, 2, r.stderr);
+  assert.is(r.stdout, 'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n');
+});
+
+C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
+  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'host') });
+  assert.is(r.code, 1, r.stderr);
+  assert.is(r.stderr, 'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n');
+});
+
+C('with --json a refusal is also one JSON document on stdout: its code, context, message and remedy', async ({ env }) => {
+  const r = await runCli(MESH, ['token', 'issue', 'x', '--ttl', '1w', '--json'], env);
+  assert.is(r.code, 1);
+  const { error } = JSON.parse(r.stdout) as { error: { code: string; context: string; message: string; remedy: string } };
+  assert.equal(error, {
+    code: 'MSH15', context: codeEntry('MSH15')!.context,
+    message: '--ttl "1w" is not a duration: use a number and s, m, h or d (e.g. 30m, 24h) (MSH15).',
+    remedy: 'use a number and s, m, h or d (e.g. 30m, 24h)',
+  });
+  assert.is(r.stderr, `mesh: ${error.message}\n`, 'the person reads the same sentence');
+});
+
+C.run();

@@ -1,0 +1,49 @@
+// Refusals made in TypeScript once the store has answered: a node the mesh
+// has not enrolled, and a declaration over its size limit, each with its
+// code, and nothing changed. Nodes are rows (nothing here crosses the broker).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freshMesh, type Mesh, type CliResult } from '../harness/mesh.js';
+import { insertNodes } from '../bench/lib.js';
+import { addModule } from '../declare/helpers.js';
+import { LIMITS } from '../../src/wire/envelope.js';
+
+const S = suite<{ mesh: Mesh }>('refusals after the store answered');
+const refused = (r: CliResult, code: string) => {
+  assert.is(r.code, 1, `expected ${code}, got exit ${r.code}: ${r.stdout}`);
+  assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
+  return r.stderr;
+};
+
+S.before(async (ctx) => {
+  ctx.mesh = await freshMesh();
+  await insertNodes(ctx.mesh, 1);
+});
+S.after(async (ctx) => { await ctx.mesh?.stop(); });
+
+S('a node that is not enrolled is refused with MSH18 by every command that names one', async ({ mesh }) => {
+  assert.match(refused(await mesh.cli(['firewall', 'show', 'ghost']), 'MSH18'), /no enrolled node named ghost: see mesh node list/);
+  assert.match(refused(await mesh.cli(['plan', 'ghost']), 'MSH18'), /no enrolled node named ghost/);
+  assert.match(refused(await mesh.cli(['node', 'retire', 'ghost']), 'MSH18'), /no node named ghost/);
+  const from = join(mesh.home, 'value');
+  writeFileSync(from, 'v\n', { mode: 0o600 });
+  assert.match(refused(await mesh.cli(['secret', 'accept', 's', '--node', 'ghost', '--path', '/etc/s', '--from', from]), 'MSH18'), /nothing was stored/);
+  const [row] = await mesh.store.admin`select (select count(*) from secret.secret)::int as secrets`;
+  assert.is(row!.secrets, 0, 'nothing was stored');
+});
+
+S('a declaration over the size limit is refused with MSHA1, naming the node, and nothing is recorded', async ({ mesh }) => {
+  // Base64 grows a file by a third: this one file alone puts the declaration over the limit.
+  const big = Buffer.alloc(Math.ceil(LIMITS.declaration * 0.8), 0x61).toString('base64');
+  await addModule(mesh, 'big', [{ kind: 'file', path: '/srv/big', content: big, mode: '0644' }]);
+  // The assignment declares at once, so it is refused there; so is any later declare.
+  for (const argv of [['assign', 'big', 'b000001'], ['declare', 'b000001']]) {
+    assert.match(refused(await mesh.cli(argv), 'MSHA1'), /the declaration for b000001 is \d+ bytes, over the limit of \d+: move large content out of modules/);
+  }
+  const [row] = await mesh.store.admin`select count(*)::int as n from assignment.declaration where length(envelope) > ${LIMITS.declaration}`;
+  assert.is(row!.n, 0, 'no declaration over the limit was recorded');
+});
+
+S.run();

@@ -1,0 +1,99 @@
+// What mesh-host refuses to apply, it reports with the refusal's code (the
+// register in src/store/errors.ts), the sentence kept: each bad declaration
+// goes through the real engine (or, for WireGuard, the check its driver runs
+// first) and fails with its own code; nothing is made.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdir, rm, symlink, writeFile, access } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { apply } from '../../host/apply/engine.js';
+import { drivers } from '../../host/apply/registry.js';
+import { checkResource } from '../../host/apply/wireguard/wgconf.js';
+import { heardSeconds } from '../../host/heard.js';
+import { agreementPair, b64 } from '../../src/crypto/keys.js';
+import { sandbox, file, counter, type Sandbox } from './helpers.js';
+import type { Resource, WireguardResource } from '../../src/wire/resources.js';
+
+const H = suite<{ s: Sandbox }>('mesh-host reports what it refuses with the code');
+H.before(async (ctx) => { ctx.s = await sandbox(); });
+H.after(async (ctx) => { await rm(dirname(ctx.s.root), { recursive: true, force: true }); });
+
+const coded = (said: string, code: string) => assert.ok(said.endsWith(`(${code}).`), `${code}: ${said}`);
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+/** One bad resource applied alone: it fails, with CODE, and is not held. */
+async function failsWith(s: Sandbox, r: Resource, code: string, opts = s.opts): Promise<string> {
+  const out = await apply([r], 'declared', opts);
+  assert.equal(out.changed, [], `${r.id} changed nothing`);
+  assert.is(out.failed.length, 1, `${r.id} failed`);
+  coded(out.failed[0]!.error, code);
+  return out.failed[0]!.error;
+}
+
+H('a declared file, directory, service or container it cannot take fails with its own code', async ({ s }) => {
+  assert.match(await failsWith(s, file('etc/x', 'x'), 'MSH85'), /Path "etc\/x" is refused/);
+  const decoy = join(s.stateDir, 'decoy'); // outside the roots: a sandbox path, never a real one
+  assert.match(await failsWith(s, file(decoy, 'x'), 'MSH86'), /not under any allowed root/);
+  assert.not.ok(await exists(decoy));
+  const outside = join(s.stateDir, 'outside');
+  await mkdir(outside);
+  await symlink(outside, join(s.root, 'link'));
+  assert.match(await failsWith(s, file(join(s.root, 'link', 'x'), 'x'), 'MSH87'), /outside the allowed roots/);
+  await failsWith(s, file(join(s.root, 'owned'), 'x', { owner: 'no-such-user-mesh' }), 'MSH88');
+  await failsWith(s, file(join(s.root, 'moded'), 'x', { mode: 'rw-r--r--' }), 'MSH89');
+  await writeFile(join(s.root, 'plain'), 'a file where a directory is declared');
+  await failsWith(s, { kind: 'directory', id: `directory:${join(s.root, 'plain')}`, path: join(s.root, 'plain'), mode: '0755' }, 'MSHC3');
+  await failsWith(s, counter('Bad_Name', join(s.root, 'count')), 'MSH81');
+  await failsWith(s, { ...counter('relexec', join(s.root, 'count')), exec: ['sh', '-c', 'true'] }, 'MSH82');
+  const box = { kind: 'container' as const, id: 'container:box', name: 'box', image: 'localhost/none:1' };
+  await failsWith(s, { ...box, name: 'Box' }, 'MSH81');
+  await failsWith(s, { ...box, network: 'bridge' }, 'MSH83');
+  await failsWith(s, { ...box, mounts: [{ source: join(s.root, 'data'), target: 'data' }] }, 'MSH84');
+});
+
+H('a kind it has no driver for, an id listed twice, and another origin\'s resource are refused with their codes', async ({ s }) => {
+  const f = file(join(s.root, 'f'), 'v1');
+  await failsWith(s, f, 'MSHC0', { ...s.opts, drivers: new Map([...drivers].filter(([kind]) => kind !== 'file')) });
+  let twice = '';
+  await apply([f, f], 'declared', s.opts).catch((e: Error) => (twice = e.message));
+  coded(twice, 'MSHC1');
+  assert.not.ok(await exists(f.path), 'nothing was applied');
+  await apply([f], 'carried', s.opts);
+  assert.match(await failsWith(s, f, 'MSHC2'), /Remove it from the carried resources first/);
+});
+
+const wg = (): WireguardResource => ({
+  id: 'wireguard:mesh0', kind: 'wireguard', name: 'mesh0', address: '10.99.0.1/24', listenPort: 51820,
+  peers: [{ publicKey: b64(agreementPair().public), allowedIps: ['10.99.0.2/32'] }],
+});
+
+H('a WireGuard interface it cannot write as a wg-quick file is refused with the code of what is wrong', () => {
+  const cases: [string, (r: WireguardResource) => void][] = [
+    ['MSHC4', (r) => { r.name = '../../etc/x'; }],
+    ['MSHC5', (r) => { r.peers[0]!.publicKey = 'not-a-key'; }],
+    ['MSHC6', (r) => { r.address = '10.99.0.1'; }],
+    ['MSHC7', (r) => { r.listenPort = 70000; }],
+    ['MSHC8', (r) => { (r as { peers: unknown }).peers = 'none'; }],
+    ['MSHC9', (r) => { r.peers.push({ ...r.peers[0]!, allowedIps: ['10.99.0.3/32'] }); }],
+    ['MSHG0', (r) => { r.peers[0]!.endpoint = '192.0.2.1:51820\nPostUp = id'; }],
+    ['MSHG1', (r) => { r.peers[0]!.allowedIps = []; }],
+    ['MSHG2', (r) => { r.peers[0]!.allowedIps = ['0.0.0.0/0']; }],
+    ['MSHG3', (r) => { r.peers[0]!.keepalive = -1; }],
+  ];
+  checkResource(wg()); // the base is fine: each case breaks one thing
+  for (const [code, spoil] of cases) {
+    const r = wg();
+    spoil(r);
+    let said = '';
+    try { checkResource(r); } catch (e) { said = (e as Error).message; }
+    coded(said, code);
+  }
+});
+
+H('a seconds setting mesh-host cannot use is refused with MSHG4', () => {
+  let said = '';
+  try { heardSeconds({ MESH_HOST_HEARD_SECONDS: 'often' }); } catch (e) { said = (e as Error).message; }
+  coded(said, 'MSHG4');
+});
+
+H.run();
