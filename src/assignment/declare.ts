@@ -70,6 +70,9 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       : opts.dueOnly
       ? await tx`select node from assignment.due_for_resigning()`
       : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
+    // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
+    const missing = (opts.restore ? [] : opts.nodes ?? []).filter((n) => !targets.includes(n));
+    if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
     // Nothing due (serve's freshness round, most of the time): no more SQL than that.
     if (targets.length === 0) return [];
     // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
@@ -77,8 +80,6 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // A node's overlay address exists before the composition that carries it; composed in parts, the
     // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
     await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
-    const missing = (opts.nodes ?? []).filter((n) => !targets.includes(n));
-    if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
     const fresh = await freshness(tx);
     const held: string[] = [];
     // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,

@@ -26,6 +26,9 @@ S.after(async (ctx) => { await ctx.mesh?.stop(); });
 S('a node that is not enrolled is refused with MSH18 by every command that names one', async ({ mesh }) => {
   assert.match(refused(await mesh.cli(['firewall', 'show', 'ghost']), 'MSH18'), /no enrolled node named ghost: see mesh node list/);
   assert.match(refused(await mesh.cli(['plan', 'ghost']), 'MSH18'), /no enrolled node named ghost/);
+  // Only unknown names: nothing to declare is no excuse to succeed in silence.
+  assert.match(refused(await mesh.cli(['declare', 'ghost']), 'MSH18'), /no enrolled node named ghost/);
+  assert.match(refused(await mesh.cli(['declare', 'ghost', 'b000001']), 'MSH18'), /no enrolled node named ghost/);
   assert.match(refused(await mesh.cli(['node', 'retire', 'ghost']), 'MSH18'), /no node named ghost/);
   const from = join(mesh.home, 'value');
   writeFileSync(from, 'v\n', { mode: 0o600 });
