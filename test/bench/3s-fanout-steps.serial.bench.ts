@@ -3,6 +3,7 @@
 // and committing them (the audit chain's trigger, 0001 against 0004), and
 // serve's drain of them (take_owed, 0012 against 0024), old and new taking
 // turns. Old definitions are put back by the admin between rounds.
+import { createHash } from 'node:crypto';
 import { freshMesh } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { envelope } from '../../src/assignment/declare.js';
@@ -98,6 +99,10 @@ await bench('3s fan-out steps', async (figs) => {
       await purgeQueues(mesh, names);
     }
     await use('new');
+    // The same bytes: md5 over every node's (node, composition, its sha256), as BENCHMARKS.md checks it; no composing function changed.
+    const [m] = await asg`select md5(string_agg(node || ' ' || resources::text || ' ' || encode(resources_hash, 'hex'), E'\n' order by node)) as md5 from assignment.compose_each(null)`;
+    const md5At = createHash('md5').update(composed.map((c) => `${c.node} ${c.resources} ${(c.resources_hash as Buffer).toString('hex')}`).join('\n')).digest('hex');
+    console.log(`[steps] compositions md5 before the rounds ${md5At}, after ${m!.md5}`);
     for (const [k, v] of Object.entries(sums)) figs.push(figure({ id: `steps.${k}`, what: k, value: v.reduce((a, b) => a + b, 0) / v.length, unit: k.includes('/s') ? '/s' : k.includes('ms') ? 'ms' : 's' }));
     await conn.close();
     await asg.end();
