@@ -1040,11 +1040,14 @@ ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
 CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
     LANGUAGE sql
     AS $$
-  select o.id, o.node, o.kind, o.serial, d.envelope from assignment.outbox o
-    join assignment.declaration d on d.node = o.node and d.serial = o.serial
-   where o.delivered_at is null and o.next_attempt_at <= due_by
-   order by o.id limit limit_rows
-   for update of o skip locked
+  with owed as (
+    select o.id, o.node, o.kind, o.serial from assignment.outbox o
+     where o.delivered_at is null and o.next_attempt_at <= due_by
+     order by o.id limit limit_rows
+     for update skip locked)
+  select w.id, w.node, w.kind, w.serial, d.envelope
+    from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
+   order by w.id
 $$;
 
 ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
@@ -1285,7 +1288,8 @@ CREATE FUNCTION audit.on_declaration() RETURNS trigger
     SET search_path TO 'pg_catalog', 'audit'
     AS $$
 begin
-  perform audit.append('declared', new.node, jsonb_build_object('serial', new.serial, 'digest', encode(new.digest, 'hex')));
+  insert into audit.event (kind, node, detail)
+  values ('declared', new.node, jsonb_build_object('serial', new.serial, 'digest', encode(new.digest, 'hex')));
   return null;
 end $$;
 
