@@ -117,7 +117,7 @@ export const cluster: Scenario = {
       if (m.type === 'enrolled') { enrolled.add(m.name); enrolments.set(m.name, (enrolments.get(m.name) ?? 0) + 1); }
       else if (m.type === 'contender-refused') lostRace.push(m.reason);
       else if (m.type === 'resent') resent++;
-      else if (m.type === 'connected' && !m.contender) onBroker.set(m.name, [...onBroker.get(m.name) ?? [], { at: m.at, t: Date.now() }]);
+      else if (m.type === 'connected') onBroker.set(m.name, [...onBroker.get(m.name) ?? [], { at: m.at, t: Date.now() }]);
       else if (m.type === 'link') linkSaid.push(`${m.name}: ${m.line}`);
       else if (m.type === 'burst-done') burstDone.add(m.name);
       else if (m.type === 'progress') progress = m;
