@@ -160,7 +160,11 @@ export const cluster: Scenario = {
           simsOnKilled = there.map((c) => SIM_CONN.exec(c.clientName)?.[1]).filter((n): n is string => !!n && names.includes(n));
           const b1Serve = there.filter((c) => c.clientName.startsWith('mesh serve') && c.peerHost === b1Addr);
           say(`on ${killedNode} at the kill (management API): ${there.length} connection(s); ${simsOnKilled.length} of the ${HOSTS} simulated hosts (${simsOnKilled.length ? simsOnKilled.map((n) => n.slice(-2)).join(' ') : 'none'}), ${b1Serve.length} of ${SERVE_MACHINE}'s serve (${b1Serve.map((c) => c.clientName).join(', ') || 'none'})`);
-          if (simsOnKilled.length === 0) throw new Error(`no simulated host is on ${killedNode}, the node to be killed: ${JSON.stringify(conns.map((c) => [c.clientName, c.node]))}`);
+          if (simsOnKilled.length === 0) {
+            const nodes = new Map<string, number>();
+            for (const c of conns) if (SIM_CONN.test(c.clientName)) nodes.set(c.node, (nodes.get(c.node) ?? 0) + 1);
+            throw new Error(`no simulated host is on ${killedNode}, the node to be killed; they are on ${[...nodes].map(([n, k]) => `${n} (${k})`).join(', ') || 'no node'}`);
+          }
           if (!b1Serve.some((c) => c.clientName === 'mesh serve')) throw new Error(`${SERVE_MACHINE}'s serve is not on ${killedNode}, the node to be killed: ${JSON.stringify(conns.filter((c) => c.clientName.startsWith('mesh serve')))}`);
           const rec = serveRecord(h);
           const beam = beamPid(h, KILLED_BROKER);
