@@ -46,6 +46,8 @@ interface Sim {
   reply?: (m: ConsumeMessage) => void;
   /** Declarations that came before the welcome was read (serve answers, then declares): applied once enrolled. */
   early: { msg: ConsumeMessage; ch: Channel }[];
+  /** Its declarations, one after another, whichever connection brought them. */
+  chain: Promise<void>;
   correlation?: string;
   /** One of several identities racing for one token (E1): the loser is refused, says so and goes. */
   contender?: boolean;
@@ -113,7 +115,6 @@ async function attach(s: Sim, token: string): Promise<void> {
       conn.on('error', () => {});
       const ch = await conn.createConfirmChannel();
       ch.on('error', (e) => errors.push(`${s.name}: channel: ${(e as Error).message}`));
-      let chain = Promise.resolve();
       await ch.consume(queueOf(s.name), (msg) => {
         if (!msg) return;
         if (msg.properties.correlationId && msg.properties.correlationId === s.correlation && s.reply) { ack(ch, msg); s.reply(msg); return; }
@@ -121,7 +122,7 @@ async function attach(s: Sim, token: string): Promise<void> {
         if (msg.properties.type === 'enrol-reply') { try { ch.nack(msg, false, true); } catch { /* gone */ } return; }
         if (msg.properties.type === 'declaration') {
           if (!s.signing) { s.early.push({ msg, ch }); return; }
-          chain = chain.then(() => onDeclaration(s, msg, ch));
+          s.chain = s.chain.then(() => onDeclaration(s, msg, ch));
           return;
         }
         ack(ch, msg);
@@ -162,16 +163,11 @@ async function attach(s: Sim, token: string): Promise<void> {
     s.mesh = r.mesh;
     s.signing = key32(r.signingKey, 'signingKey');
     send({ type: 'enrolled', name: s.name, attempts: attempt });
-    for (const early of s.early.splice(0)) onDeclarationLater(s, early);
+    for (const e of s.early.splice(0)) s.chain = s.chain.then(() => onDeclaration(s, e.msg, e.ch));
     return;
   }
 }
 
-/** Early declarations, in order, after the welcome. */
-function onDeclarationLater(s: Sim, e: { msg: ConsumeMessage; ch: Channel }): void {
-  pending = pending.then(() => onDeclaration(s, e.msg, e.ch));
-}
-let pending = Promise.resolve();
 
 async function burst(s: Sim, n: number): Promise<void> {
   // At once, whatever it holds by then: serial 0 is "nothing applied yet" (a host's first report may be that).
@@ -187,7 +183,7 @@ process.on('message', (m: any) => {
         await Promise.all((m.hosts as { name: string; token: string; contenders?: number }[]).flatMap(({ name, token, contenders }) => {
           const racing = (contenders ?? 1) > 1;
           return Array.from({ length: contenders ?? 1 }, async () => {
-            const s: Sim = (!racing && sims.get(name)) || { name, keys: nodeKeys(), user: '', serial: 0, said: 0, early: [], contender: racing };
+            const s: Sim = (!racing && sims.get(name)) || { name, keys: nodeKeys(), user: '', serial: 0, said: 0, early: [], chain: Promise.resolve(), contender: racing };
             if (!racing) sims.set(name, s);
             try {
               await attach(s, token);
