@@ -48,8 +48,11 @@ export class Link {
    */
   private readonly turns: Turns<BrokerAddress>;
 
-  /** `brokers`: the list to try, read at each attempt; by default the identity's as loaded. */
-  constructor(private readonly id: Identity, settings: BackoffSettings, private readonly ev: LinkEvents,
+  /**
+   * `brokers`: the list to try, read at each attempt; by default the identity's as loaded.
+   * Only what dialling needs of the identity (the lab's simulated hosts dial with it too).
+   */
+  constructor(private readonly id: Pick<Identity, 'name' | 'broker' | 'brokers' | 'password'>, settings: BackoffSettings, private readonly ev: LinkEvents,
               private readonly brokers: () => BrokerAddress[] = () => id.brokers) {
     this.backoff = new Backoff(settings);
     this.turns = new Turns(brokers, (n) => startOf(id.name, n));

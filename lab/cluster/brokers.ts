@@ -12,6 +12,8 @@ import { DIST, NODE, type LabHandle } from '../handle.js';
 import { overlayNodes } from '../mesh_ops.js';
 import { ctlEnv } from '../../bundle/broker_cluster.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
+import { hostPort } from '../../src/broker/connect.js';
+import type { BrokerHop } from '../../src/home/home.js';
 
 export const BROKER_MACHINES = ['b1', 'b2'];
 
@@ -61,6 +63,15 @@ export function beamPid(h: LabHandle, m: string): number | null {
     } catch { /* gone */ }
   }
   return null;
+}
+
+/** The TLS listener of a machine's broker node as the mesh records it (`mesh broker list --json`): what hosts dial and pin. */
+export async function brokerHop(h: LabHandle, m: string): Promise<BrokerHop> {
+  const rows = JSON.parse(await h.meshOk(['broker', 'list', '--json'])) as { address: string; fingerprint: string; node: string | null }[];
+  const r = rows.find((x) => x.node === m);
+  if (!r) throw new Error(`mesh broker list names no broker node run by ${m}: ${rows.map((x) => `${x.address} (${x.node ?? '-'})`).join(', ')}`);
+  const { host, port } = hostPort(r.address);
+  return { host, port, fingerprint: r.fingerprint };
 }
 
 export interface Member { node: string; state: string; commit: number }

@@ -6,10 +6,14 @@
 //   tokens   {names, ttl}            -> [{name, token}]   one token per name, issued concurrently
 //   check    {confirmed, nodes}      -> the counts the scenario asserts
 //   retire   {names} or {prefix}     -> {retired}         the simulated nodes go, and one re-declare
+//   connections {}                   -> [{node, user, peerHost, clientName}]  the broker's connections, each with its broker node
 import { withStore } from '../../src/store/with_store.js';
 import { issueToken } from '../../src/inventory/token.js';
 import { nodeRetire } from '../../src/inventory/node.js';
 import { declareChanged } from '../../src/assignment/declare.js';
+import { ManagementApi } from '../../src/broker/management.js';
+import { management } from '../../src/broker/admin.js';
+import { readBroker } from '../../src/home/home.js';
 
 let text = '';
 process.stdin.setEncoding('utf8');
@@ -83,7 +87,12 @@ async function retire(): Promise<unknown> {
   return { retired: names.length, redeclared: d.length };
 }
 
-const ops: Record<string, () => Promise<unknown>> = { tokens, check, retire };
+async function connections(): Promise<unknown> {
+  const m = management(readBroker());
+  return new ManagementApi({ url: m.url, user: m.user, password: m.password }).connections(m.vhost);
+}
+
+const ops: Record<string, () => Promise<unknown>> = { tokens, check, retire, connections };
 try {
   const op = ops[process.argv[2] ?? ''];
   if (!op) throw new Error(`say what: ${Object.keys(ops).join(', ')}`);

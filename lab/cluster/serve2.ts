@@ -1,17 +1,22 @@
 // A second `mesh serve`, on b1 (issue 19.3: "mesh serve on a second machine
 // needs only its store URLs and home"). Its home (broker.json, the signing
 // key) and its store URLs are files of its own on b1, 0600; it reaches the
-// first node's store and broker over the overlay, through relays on the first
-// node's overlay address (the bundle keeps them on loopback), which the first
-// node's declared firewall admits from b1 alone. Both are declared services:
-// b1's mesh-host supervises the serve and the first node's the relays, as
-// every long-running process of the lab is supervised (no systemd here).
+// first node's store over the overlay, through relays on the first node's
+// overlay address (the bundle keeps them on loopback), which the first node's
+// declared firewall admits from b1 alone. Its brokers are a list, tried in
+// turn (src/broker/turns.ts): first the node it is told (the cluster scenario
+// gives b2's, over TLS pinned to the fingerprint the mesh recorded for it, a
+// listener already open to the mesh), then b1's own node on loopback, then the
+// first node's through the relay. Both are declared services: b1's mesh-host
+// supervises the serve and the first node's the relays, as every
+// long-running process of the lab is supervised (no systemd here).
 import { join } from 'node:path';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { DEFAULT_PORTS } from '../../bundle/layout.js';
 import { DIST, NODE, type LabHandle } from '../handle.js';
+import type { BrokerHop } from '../../src/home/home.js';
 import { owedBy, overlayNodes, waitApplied, type DeclaredRow } from '../mesh_ops.js';
 
 export const SERVE_MACHINE = 'b1';
@@ -41,17 +46,25 @@ async function moduleOf(h: LabHandle, name: string, resources: unknown[]): Promi
   await h.meshOk(['module', 'add', file]);
 }
 
-/** Raise the second serve (idempotent); resolves once it consumes the control queue. */
-export async function ensureSecondServe(h: LabHandle, say: (l: string) => void): Promise<void> {
+/**
+ * Raise the second serve (idempotent); resolves once it consumes the control
+ * queue on FIRST, the broker node its list begins with.
+ */
+export async function ensureSecondServe(h: LabHandle, say: (l: string) => void, first: BrokerHop): Promise<void> {
   const ov = await overlayNodes(h);
   const hubAddr = ov?.nodes.find((n) => n.name === h.hub)?.address;
   if (!hubAddr) throw new Error(`${h.hub} has no overlay address: the second serve has no way to its store`);
-  // Its own home: the first node's broker.json pointed at the relays, and the signing key (both 0600).
+  // Its own home: the first node's broker.json with its own list of broker nodes, and the signing key (both 0600).
   const hubHome = join(h.hubState(), 'home');
   const broker = JSON.parse(readFileSync(join(hubHome, 'broker.json'), 'utf8')) as Record<string, unknown>;
+  const amqp: BrokerHop[] = [first, { host: '127.0.0.1', port: DEFAULT_PORTS.amqp }, { host: hubAddr, port: DEFAULT_PORTS.amqp }];
+  const text = JSON.stringify({ ...broker, amqp, management: `http://${hubAddr}:${DEFAULT_PORTS.mgmt}` }, null, 2);
+  // A serve left running by an earlier run holds the list it started with: it goes first, and starts again with this one.
+  const file = join(serveHome(h), 'broker.json');
+  if (servePidPath(h, SERVE_MACHINE) && existsSync(file) && readFileSync(file, 'utf8') !== text) await removeSecondServe(h);
   mkdirSync(serveHome(h), { recursive: true, mode: 0o700 });
   mkdirSync(serveStore(h), { recursive: true, mode: 0o700 });
-  await writeAtomic(join(serveHome(h), 'broker.json'), JSON.stringify({ ...broker, amqp: { host: hubAddr, port: DEFAULT_PORTS.amqp }, management: `http://${hubAddr}:${DEFAULT_PORTS.mgmt}` }, null, 2), 0o600);
+  await writeAtomic(file, text, 0o600);
   await writeAtomic(join(serveHome(h), 'signing.key'), readFileSync(join(hubHome, 'signing.key')), 0o600);
   const env: string[] = [`MESH_HOME=${serveHome(h)}`];
   for (const ctx of CONTEXTS) {
@@ -67,12 +80,13 @@ export async function ensureSecondServe(h: LabHandle, say: (l: string) => void):
   const mark = h.mark(serveLogPath(h));
   const owed: DeclaredRow[] = [...await owedBy(h, ['assign', RELAY_MODULE, h.hub]), ...await owedBy(h, ['assign', SERVE_MODULE, SERVE_MACHINE])];
   await waitApplied(h, owed);
+  const on = new RegExp(`consuming mesh\\.control on ${first.host.replaceAll('.', '\\.')}:${first.port}\\b`);
   if (owed.some((d) => d.node === SERVE_MACHINE)) {
-    await h.waitLog(serveLogPath(h), /consuming mesh\.control/, mark, 60, `the second serve on ${SERVE_MACHINE} did not consume the control queue`);
+    await h.waitLog(serveLogPath(h), on, mark, 60, `the second serve on ${SERVE_MACHINE} did not consume the control queue on ${first.host}:${first.port}`);
   } else {
-    await h.waitLog(serveLogPath(h), /consuming mesh\.control/, 0, 60, `the second serve on ${SERVE_MACHINE} is not consuming the control queue`);
+    await h.waitLog(serveLogPath(h), on, 0, 60, `the second serve on ${SERVE_MACHINE} is not consuming the control queue on ${first.host}:${first.port}`);
   }
-  say(`a second mesh serve runs on ${SERVE_MACHINE} (supervised by its mesh-host), reaching ${h.hub}'s store and broker over the overlay (${hubAddr}, admitted from ${SERVE_MACHINE} alone)`);
+  say(`a second mesh serve runs on ${SERVE_MACHINE} (supervised by its mesh-host), reaching ${h.hub}'s store over the overlay (${hubAddr}, admitted from ${SERVE_MACHINE} alone); its broker nodes in turn: ${amqp.map((a) => `${a.host}:${a.port}${a.fingerprint ? ' (TLS, pinned)' : ''}`).join(', ')}; consuming mesh.control on the first`);
 }
 
 /** Take it away again: the lab is left with one serve, as the other scenarios expect. */

@@ -2,16 +2,40 @@
 // loopback (or private) AMQP and the management API, both as the admin
 // account; a cluster's every node, tried in turn. Here, not in src/home/, so
 // home stays below broker (the arrows only run down).
-import type { BrokerConfig } from '../home/home.js';
+import { HomeError, type BrokerConfig, type BrokerHop } from '../home/home.js';
+import { FINGERPRINT } from '../wire/token.js';
 import type { Endpoint } from './connect.js';
 import type { Management } from './accounts.js';
 import { Turns } from './turns.js';
 
 const list = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
-/** Every AMQP endpoint broker.json names, in its order. */
+/**
+ * One entry of broker.json's "amqp", checked: a typo here would otherwise
+ * surface as a connection error naming neither the file nor the entry (or,
+ * a fingerprint in the wrong form, as a pin mismatch that reads like an impostor).
+ */
+function hop(a: unknown, i: number, n: number): BrokerHop {
+  const at = n > 1 ? `broker.json's "amqp" entry ${i + 1}` : 'broker.json\'s "amqp"';
+  const form = '{"host": HOST, "port": PORT} for a plaintext hop on loopback or a private address, or with "fingerprint" for another node\'s TLS listener';
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new HomeError(`${at} is not a broker node: give ${form}.`);
+  const { host, port, fingerprint } = a as Record<string, unknown>;
+  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host)) throw new HomeError(`${at} has no usable "host" (${JSON.stringify(host)}): give the node's address or name, e.g. "10.99.0.2".`);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw new HomeError(`${at} (${host}) has no usable "port" (${JSON.stringify(port)}): give a number from 1 to 65535 (the AMQP port, or the TLS port with "fingerprint").`);
+  if (fingerprint === undefined) return { host, port };
+  if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) {
+    throw new HomeError(`${at} (${host}:${port}) has a "fingerprint" that is not a SHA-256 fingerprint: give 32 upper-case hex pairs joined by colons, as \`openssl x509 -noout -fingerprint -sha256 -in CERT\` or \`mesh broker list\` print it, or leave it out for a plaintext hop.`);
+  }
+  return { host, port, fingerprint };
+}
+
+/** Every AMQP endpoint broker.json names, in its order; one with a fingerprint is dialled over TLS pinned to it. */
 export function adminEndpoints(b: BrokerConfig): Endpoint[] {
-  return list(b.amqp).map((a) => ({ host: a.host, port: a.port, vhost: b.vhost, user: b.user, password: b.password }));
+  const all = list(b.amqp as unknown);
+  return all.map((a, i) => {
+    const { host, port, fingerprint } = hop(a, i, all.length);
+    return { host, port, vhost: b.vhost, user: b.user, password: b.password, ...(fingerprint ? { fingerprint } : {}) };
+  });
 }
 
 /** The first endpoint: for a command that connects once (a failure is said, and the command run again). */

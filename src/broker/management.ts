@@ -13,6 +13,7 @@ export class BrokerAdminError extends Error {
 }
 
 export interface Permissions { configure: string; write: string; read: string }
+export interface ConnectionInfo { node: string; user: string; peerHost: string; clientName: string }
 export interface QueueInfo { name: string; consumers?: number; messages?: number }
 
 const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
@@ -85,6 +86,15 @@ export class ManagementApi {
   /** The queue, or undefined when there is none. */
   queue(vhost: string, queue: string): Promise<QueueInfo | undefined> { return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true); }
   deleteQueue(vhost: string, queue: string): Promise<unknown> { return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true); }
+
+  /**
+   * The connections of a vhost across the cluster, each with the broker node
+   * it is on (`node`): where a failover can be seen moving.
+   */
+  async connections(vhost: string): Promise<ConnectionInfo[]> {
+    const rows = (await this.call<Record<string, any>[]>('GET', `/vhosts/${path(vhost)}/connections?columns=name,node,user,peer_host,client_properties.connection_name`)) ?? [];
+    return rows.map((r) => ({ node: String(r.node), user: String(r.user), peerHost: String(r.peer_host), clientName: String(r.client_properties?.connection_name ?? '') }));
+  }
 
   /**
    * Close every connection of one user, in one call on the broker's side.

@@ -13,7 +13,7 @@ export interface BrokerConfig {
    * Loopback (or a private address), plaintext, admin: the control plane's own
    * hop. A broker cluster: every node's, tried in turn on a lost connection.
    */
-  amqp: { host: string; port: number } | { host: string; port: number }[];
+  amqp: BrokerHop | BrokerHop[];
   vhost: string;
   user: string;
   password: string;
@@ -31,6 +31,13 @@ export interface BrokerConfig {
    */
   cluster?: boolean;
 }
+
+/**
+ * One node's AMQP: plaintext where it is loopback or private; with
+ * `fingerprint`, TLS pinned to that certificate (another broker node's TLS
+ * listener, already open to the mesh, instead of a new plaintext opening).
+ */
+export interface BrokerHop { host: string; port: number; fingerprint?: string }
 
 export class HomeError extends Error {}
 

@@ -24,7 +24,8 @@ const PREFIX = 'mesh1.';
 const MAX = 8000;
 
 const ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$/;
-const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
+/** A certificate's SHA-256 as openssl prints it: 32 upper-case hex pairs joined by colons. */
+export const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 
 /** `brokers`, when it names more than one, must start with `broker` and `fingerprint`. */
 export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[] }): string {

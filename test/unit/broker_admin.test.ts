@@ -5,7 +5,8 @@
 // node's broker was made a node of a cluster (--add-broker-node).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { management } from '../../src/broker/admin.js';
+import { management, adminEndpoints } from '../../src/broker/admin.js';
+import { HomeError } from '../../src/home/home.js';
 import { brokerConfig } from '../../bundle/control.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 import type { BrokerConfig } from '../../src/home/home.js';
@@ -42,4 +43,40 @@ test('the bundle says "cluster" in broker.json once the first node\'s broker is 
   assert.is(management(clustered).quorumNodeQueues, true);
 });
 
+const FP = Array.from({ length: 32 }, (_, i) => (i * 7 % 256).toString(16).toUpperCase().padStart(2, '0')).join(':');
+
+const hops = suite('broker admin: the hops broker.json names');
+
+hops('an entry with a fingerprint is dialled over TLS pinned to it; one without stays plaintext, in broker.json\'s order', () => {
+  const eps = adminEndpoints({ ...base, amqp: [{ host: '10.88.0.3', port: 5671, fingerprint: FP }, { host: '127.0.0.1', port: 5673 }] });
+  assert.equal(eps.map((e) => [e.host, e.port, e.fingerprint, e.user, e.password]), [['10.88.0.3', 5671, FP, 'mesh-admin', 'p'], ['127.0.0.1', 5673, undefined, 'mesh-admin', 'p']]);
+  assert.not.ok('fingerprint' in eps[1]!, 'a plaintext hop carries no fingerprint at all');
+});
+
+const refused = (amqp: unknown, said: RegExp) => {
+  try {
+    adminEndpoints({ ...base, amqp } as BrokerConfig);
+  } catch (err) {
+    assert.instance(err, HomeError);
+    assert.match((err as Error).message, said);
+    return;
+  }
+  assert.unreachable(`${JSON.stringify(amqp)} was taken`);
+};
+
+hops('a fingerprint not in the SHA-256 form is refused naming the entry and where the right one is printed', () => {
+  refused([{ host: '127.0.0.1', port: 5673 }, { host: '10.88.0.3', port: 5671, fingerprint: FP.toLowerCase() }], /"amqp" entry 2 \(10\.88\.0\.3:5671\) has a "fingerprint" that is not a SHA-256 fingerprint: .*mesh broker list/);
+  refused({ host: '10.88.0.3', port: 5671, fingerprint: 'AA:BB' }, /broker\.json's "amqp" \(10\.88\.0\.3:5671\) has a "fingerprint"/);
+  refused([{ host: '10.88.0.3', port: 5671, fingerprint: 42 }], /not a SHA-256 fingerprint/);
+});
+
+hops('an entry without a usable host or port, or not an object, is refused saying what to give', () => {
+  refused([{ host: '10.88.0.3', port: '5671' }], /"amqp" \(10\.88\.0\.3\) has no usable "port" \("5671"\): give a number from 1 to 65535/);
+  refused([{ host: '127.0.0.1', port: 5673 }, { port: 5671 }], /entry 2 has no usable "host" \(undefined\): give the node's address/);
+  refused([{ host: 'a b', port: 5671 }], /no usable "host"/);
+  refused([{ host: '10.88.0.3', port: 70000 }], /no usable "port"/);
+  refused(['10.88.0.3:5671'], /is not a broker node: give \{"host": HOST, "port": PORT\}/);
+});
+
 test.run();
+hops.run();
