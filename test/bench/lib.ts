@@ -342,13 +342,13 @@ async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue
 }
 
 /** Each node's durable queue, as createNode makes it: quorum on a cluster (management().quorumNodeQueues), else classic. */
-export const createQueues = (mesh: Mesh, names: string[]) => {
+export const createQueues = (mesh: Mesh, names: string[], channels?: number) => {
   const args = management(mesh.broker).quorumNodeQueues ? { ...QUORUM } : {};
-  return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }));
+  return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }), channels);
 };
 
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
-export const purgeQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q));
+export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q), channels);
 
 /** Wait until PIDS use under a tenth of a core for 2 s (at most MAXMS, a minute unless told): a broker still writing out the last measurement would be charged to the next. */
 export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
