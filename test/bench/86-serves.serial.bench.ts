@@ -71,6 +71,10 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
     stage(`${where}: mesh.control declared by a serve`);
     await createQueues(mesh, names, QUEUE_CHANNELS);
     stage(`${where}: ${FLEET} node queues made (${QUEUE_CHANNELS} channels); broker RSS ${brokerRss(rabbitPids())}`);
+    // What the queues cost the broker doing nothing (quorum: a Raft member of each on every broker node, each ticking).
+    const idle = cpuMeter({ rabbitmq: rabbitPids });
+    await sleep(10_000);
+    stage(`${where}: broker idle with ${FLEET} node queues: ${(idle.stop().cores.rabbitmq ?? 0).toFixed(2)} cores over 10 s`);
     const conn = await admin(mesh);
     const tch = await conn.createChannel();
     // mesh.control is a quorum queue on one broker node too (src/broker/topology.ts).
@@ -96,6 +100,7 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       // waiting backlog drains it while the next one starts). Stopped, each holds at most its
       // prefetch undelivered in its socket; the flood takes seconds, within the heartbeat (15 s, twice).
       await startServes(k);
+      stage(`${s(k)}: consuming`);
       const f0 = now();
       for (const sv of serves) sv.child.kill('SIGSTOP');
       let h0: number;
@@ -183,7 +188,7 @@ await bench('8.6 one serve against two, one broker against three', async (figs) 
   let cluster: RabbitCluster | undefined;
   try {
     cluster = await startCluster(join(dir, 'rabbit'));
-    stage('three-node cluster up');
+    stage(`three-node cluster up; broker RSS ${brokerRss(beamPids((arg) => arg.startsWith(dir)))}`);
     await onBroker('3-node cluster', figs, () => beamPids((arg) => arg.startsWith(dir)), cluster);
   } finally {
     await cluster?.stop();
