@@ -65,12 +65,20 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
     const names = await insertNodes(mesh, FLEET, { sites: SITES, hubs: HUBS });
     await perNodeFiles(mesh, root);
     stage(`${where}: ${FLEET} nodes in SQL`);
-    // serve declares mesh.control as this broker has it (quorum on a cluster); none runs while a backlog is made.
-    await startServes(1);
-    await stopServes();
-    stage(`${where}: mesh.control declared by a serve`);
     await createQueues(mesh, names, QUEUE_CHANNELS);
     stage(`${where}: ${FLEET} node queues made (${QUEUE_CHANNELS} channels); broker RSS ${brokerRss(rabbitPids())}`);
+    // serve declares mesh.control as this broker has it (quorum on a cluster), and at its start declares
+    // every node never declared (W2): the fleet as it stands in use, each queue holding its declaration.
+    // Made here, not left to the first measured serve (whose drain would fill 10,000 quorum queues during
+    // the heards); none runs while a backlog is made.
+    await startServes(1);
+    for (;;) {
+      const [row] = await mesh.store.admin`select count(*)::int as n from assignment.outbox where delivered_at is null`;
+      if (row!.n === 0) break;
+      await sleep(200);
+    }
+    await stopServes();
+    stage(`${where}: mesh.control declared and every node declared once by a serve`);
     // What the queues cost the broker doing nothing (quorum: a Raft member of each on every broker node, each ticking).
     const idle = cpuMeter({ rabbitmq: rabbitPids });
     await sleep(10_000);
@@ -100,6 +108,8 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       // waiting backlog drains it while the next one starts). Stopped, each holds at most its
       // prefetch undelivered in its socket; the flood takes seconds, within the heartbeat (15 s, twice).
       await startServes(k);
+      // Their start's own work on the broker (topology, policy, the queue listing) done before they are held.
+      await settle(rabbitPids(), 15_000);
       stage(`${s(k)}: consuming`);
       const f0 = now();
       for (const sv of serves) sv.child.kill('SIGSTOP');
@@ -119,13 +129,12 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       }
       const heardRate = HEARDS / ((now() - h0) / 1000);
       const hcpu = hm.stop();
-      // Held too long, a serve would have lost its connection and consumed from a second one: not the same race.
-      for (const sv of serves) {
-        const connects = sv.output().match(/consuming mesh\.control/g)?.length ?? 0;
-        if (connects !== 1) throw new Error(`a serve connected ${connects} times while the heards were measured (held ${held.toFixed(1)} s); it said:\n${sv.output().slice(-2000)}`);
-      }
+      // Held too long, a serve would have lost its connection and consumed from a second one: not the
+      // same race, said in the figure (not thrown: the run's other figures stand).
+      const reconnected = serves.filter((sv) => (sv.output().match(/consuming mesh\.control/g)?.length ?? 0) !== 1).length;
+      const caveat = reconnected ? `; NOT COMPARABLE: ${reconnected} serve(s) reconnected after being held ${held.toFixed(1)} s` : `; serves held ${held.toFixed(1)} s while the backlog was queued`;
       figs.push(figure({ id: `serves.heard.${cluster ? 'cluster' : 'one'}.${k}`, what: `heards/s, ${s(k)} (${HEARDS} queued while every serve waited; load ${l})`, value: heardRate, unit: '/s',
-        limit: { what: 'raw consume+ack, same count, same queue type', value: rawRate, unit: '/s' }, bound: describeCpu(hcpu), detail: { cpu: hcpu, load: l, heldSeconds: held } }));
+        limit: { what: 'raw consume+ack, same count, same queue type', value: rawRate, unit: '/s' }, bound: describeCpu(hcpu) + caveat, detail: { cpu: hcpu, load: l, heldSeconds: held, reconnected } }));
       stage(`${s(k)}: heards ${heardRate.toFixed(0)}/s (serves held ${held.toFixed(1)} s while ${HEARDS} were queued), raw ${rawRate.toFixed(0)}/s`);
 
       // declare --all: raw sign and raw publish+confirm (not persistent, as the drain) of the same envelopes to the same queues, then the CLI.
