@@ -122,9 +122,10 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       }
       const held = (h0 - f0) / 1000;
       const hm = cpuMeter(groups());
-      for (;;) {
+      for (let said = now(); ;) {
         const [row] = await mesh.store.admin`select count(*)::int as n from inventory.node where last_seen is not null`;
         if (row!.n >= HEARDS) break;
+        if (now() - said > 30_000) { said = now(); stage(`${s(k)}: ${row!.n} of ${HEARDS} heards recorded so far`); }
         await sleep(20);
       }
       const heardRate = HEARDS / ((now() - h0) / 1000);
