@@ -331,6 +331,9 @@ export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
 /** F on every node's queue, as the admin over AMQP (no account), over a few channels at once. */
 async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue: string) => Promise<unknown>, channels = 8): Promise<void> {
   const conn = await admin(mesh);
+  // A connection-level refusal (a quorum declare's cluster_not_formed) rejects the step in flight; unheard,
+  // it crashed the bench past its finally and left a three-node cluster running with nobody to stop it.
+  conn.on('error', () => {});
   try {
     const todo = [...names];
     await Promise.all(Array.from({ length: channels }, async () => {
