@@ -2,7 +2,7 @@
 // same three jobs as benches 1-3, from their shared steps (steps.ts), each with
 // one and then two `mesh serve` running as competing consumers of
 // mesh.control and drainers of the outbox: heards/s (bench 2's ingestion, a
-// backlog waiting when the serves start), enrolments/s (bench 1's storm) and
+// backlog queued while every serve waits connected, then all let go at once), enrolments/s (bench 1's storm) and
 // `mesh declare --all` until every node's queue holds its newest (bench 3's
 // fleet). First on the run's single broker node, then on a three-node cluster
 // of its own (test/harness/rabbit_cluster.ts; mesh.control and node queues
@@ -23,9 +23,9 @@ import {
 } from './lib.js';
 import { issueTokens, startEcho, connectHosts, storm, flood, rawConsume, composedBodies, signRate, publishAll, declareAll } from './steps.js';
 
-// 2,000 by default: at 10,000 the cluster half did not finish its first
-// round within 12 minutes here (quorum node queues made at ~50/s, beams at
-// 1.4-1.9 GB each); MESH_BENCH_SERVES_NODES=10000 is issue 19's full size.
+// 2,000 by default: at 10,000 the cluster half could not make its quorum node
+// queues on this shared 2-core machine (cluster_not_formed after ~6,000, at
+// 32-44/s; BENCHMARKS.md 8.6); MESH_BENCH_SERVES_NODES=10000 is issue 19's full size.
 const FLEET = envInt('MESH_BENCH_SERVES_NODES', 2_000);
 const HEARDS = Math.min(FLEET, envInt('MESH_BENCH_SERVES_HEARDS', 10_000));
 const ENROL = envInt('MESH_BENCH_SERVES_ENROL', 200);
