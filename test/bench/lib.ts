@@ -331,6 +331,9 @@ export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
 /** F on every node's queue, as the admin over AMQP (no account), over a few channels at once. */
 async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue: string) => Promise<unknown>, channels = 8): Promise<void> {
   const conn = await admin(mesh);
+  // A connection-level refusal (a quorum declare's cluster_not_formed) rejects the step in flight; unheard,
+  // it crashed the bench past its finally and left a three-node cluster running with nobody to stop it.
+  conn.on('error', () => {});
   try {
     const todo = [...names];
     await Promise.all(Array.from({ length: channels }, async () => {
@@ -342,13 +345,13 @@ async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue
 }
 
 /** Each node's durable queue, as createNode makes it: quorum on a cluster (management().quorumNodeQueues), else classic. */
-export const createQueues = (mesh: Mesh, names: string[]) => {
+export const createQueues = (mesh: Mesh, names: string[], channels?: number) => {
   const args = management(mesh.broker).quorumNodeQueues ? { ...QUORUM } : {};
-  return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }));
+  return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }), channels);
 };
 
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
-export const purgeQueues = (mesh: Mesh, names: string[]) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q));
+export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q), channels);
 
 /** Wait until PIDS use under a tenth of a core for 2 s (at most MAXMS, a minute unless told): a broker still writing out the last measurement would be charged to the next. */
 export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
