@@ -39,11 +39,19 @@ export function readRows(text: string, table = 'test/mutations.tsv'): Row[] {
 
 const DEFINES = /create\s+(?:or\s+replace\s+)?(?:materialized\s+)?(function|procedure|view)\s+([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
 
-/** The function or view (schema.name) whose definition holds `at`, in a migration's text. */
+const STATEMENT = /create\s+(?:or\s+replace\s+)?(?:constraint\s+|materialized\s+|unique\s+|temp(?:orary)?\s+)*(\w+)\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_.]*)/gi;
+
+/**
+ * The function or view (schema.name) whose definition holds `at`, in a
+ * migration's text: the last `create` begun at or before it. A trigger, table or
+ * index statement there gives null (its text is not replaced by a later
+ * `create or replace function` of the same name).
+ */
 export function definitionAt(text: string, at: number): string | null {
-  let name: string | null = null;
-  for (const m of text.slice(0, at).matchAll(DEFINES)) name = m[2]!.toLowerCase();
-  return name;
+  let last: RegExpMatchArray | null = null;
+  for (const m of text.matchAll(STATEMENT)) { if (m.index! > at) break; last = m; }
+  if (!last || !/^(function|procedure|view)$/i.test(last[1]!) || !last[2]!.includes('.')) return null;
+  return last[2]!.toLowerCase();
 }
 
 /** The later migration (of any context) that defines NAME again, or null. */

@@ -44,7 +44,11 @@ test('the definition holding a point is the last one begun before it', () => {
   const text = 'create view a.v as select 1;\ncreate or replace function b.f() returns int as $$ select 2 $$;';
   assert.is(definitionAt(text, text.indexOf('select 1')), 'a.v');
   assert.is(definitionAt(text, text.indexOf('select 2')), 'b.f');
-  assert.is(definitionAt(text, 0), null);
+  assert.is(definitionAt('-- before any statement\n' + text, 3), null);
+  // A trigger made after a function is the trigger's statement, which no later function replaces.
+  const trig = 'create function a.f() returns trigger as $$ begin return null; end $$;\ncreate constraint trigger t after insert on a.x for each row execute function a.f();';
+  assert.is(definitionAt(trig, trig.indexOf('for each row')), null);
+  assert.is(definitionAt(trig, trig.indexOf('create constraint trigger')), null);
 });
 
 test('the header is required', () => {
