@@ -95,9 +95,24 @@ B('the last broker is never removed (MSH12); of two removals racing for the last
   const a = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
   const b = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
   try {
-    const outcomes = await Promise.all([remove(a, 'mq1.example.net:5671'), remove(b, 'mq2.example.net:5671')]
-      .map((p) => p.then(() => 'removed', (e) => (e as postgres.PostgresError).code)));
-    assert.equal(outcomes.sort(), ['MSH12', 'removed']);
+    // The race made certain: a's removal is done but not committed when b's begins. With the
+    // lock, b waits for a and then finds one broker left; without it b removes the other.
+    let second: string | undefined;
+    let pending: Promise<string> | undefined;
+    await a.begin(async (tx) => {
+      await remove(tx as unknown as postgres.Sql, 'mq1.example.net:5671');
+      const [me] = await tx`select pg_backend_pid() as pid`;
+      pending = remove(b, 'mq2.example.net:5671').then(() => 'removed', (e) => (e as postgres.PostgresError).code as string);
+      void pending.then((o) => { second = o; });
+      for (let i = 0; i < 200 && second === undefined; i++) {
+        const [w] = await ctx.store.admin`select count(*)::int as n from pg_stat_activity
+                                          where wait_event_type = 'Lock' and ${me!.pid as number} = any(pg_blocking_pids(pid))`;
+        if (w!.n > 0) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.is(second, undefined, 'the second removal went ahead while the first was not committed');
+    });
+    assert.is(await pending, 'MSH12');
   } finally { await a.end(); await b.end(); }
   const left = await list(ctx);
   assert.is(left.length, 1);
