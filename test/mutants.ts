@@ -112,7 +112,8 @@ async function mutant(base: string, row: Row): Promise<Result> {
     const broken = await build(dir, row.file);
     if (broken) return done('error', `does not build: ${broken}`);
     // A mutant that makes a suite hang is killed by run.js's per-file timeout: a hang is red.
-    const env = { ...process.env, MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300' };
+    // A killed mutant's run fails by design: its servers' data is not kept (24 GB of /tmp after one whole run).
+    const env = { ...process.env, MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300', MESH_TEST_DISCARD: '1' };
     const test = await run(process.execPath, ['dist/test/run.js', ...row.filters], dir, env);
     const plain = test.out.replace(/\x1b\[[0-9;]*m/g, '');
     const totals = /^(\d+) passed, (\d+) failed/m.exec(plain);

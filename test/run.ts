@@ -58,7 +58,8 @@ async function stopAll(): Promise<void> {
   if (stopping) return;
   stopping = true;
   await srv?.stop();
-  if (!process.env.MESH_TEST_KEEP && !anyFailed) { rmSync(tmp, { recursive: true, force: true }); return; }
+  // MESH_TEST_DISCARD (set by test/mutants.ts, whose runs are meant to fail): nothing kept, failed or not.
+  if (process.env.MESH_TEST_DISCARD || (!process.env.MESH_TEST_KEEP && !anyFailed)) { rmSync(tmp, { recursive: true, force: true }); return; }
   // A failed run keeps the servers' data (not the servers): start PostgreSQL again on it and look.
   if (srv) {
     const { pg, rabbit } = srv.servers;
@@ -71,7 +72,7 @@ async function stopAll(): Promise<void> {
 /** After a suite file: a passing one leaves nothing behind; a failed one keeps, and names, what it made. */
 async function settle(dir: string, passed: boolean): Promise<string[]> {
   const left = leftovers(dir);
-  if (!passed || process.env.MESH_TEST_KEEP) return describe(dir, left);
+  if ((!passed && !process.env.MESH_TEST_DISCARD) || process.env.MESH_TEST_KEEP) return describe(dir, left);
   const shared = srv!.servers;
   const dbs = left.filter((l): l is Extract<Leftover, { kind: 'database' }> => l.kind === 'database' && l.port === shared.pg.port);
   if (dbs.length) {
