@@ -68,7 +68,7 @@ export class Agent {
         const digest = declarationDigest(k.bytes);
         // Genuine but older than what was applied: an old signed file put back on the disk.
         if (k.decl.serial < this.mark.serial || (k.decl.serial === this.mark.serial && digest !== this.mark.digest)) {
-          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`);
+          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`, 'MSHN5');
         }
         this.kept = k.decl;
         // A host from before serial.json: its mark starts at what it kept.
@@ -217,7 +217,7 @@ export class Agent {
     if (serial > m.serial) {
       // Freshness: genuine and newer, but withheld past its expiry (a frozen feed replaying it): not applied.
       if (expires * 1000 <= Date.now()) {
-        const reason = `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`;
+        const { message: reason } = new WireError('stale', `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`);
         this.log(`refused a declaration: stale: ${reason}`);
         this.queueReport({ refused: { serial, fault: 'stale', reason } });
         return 'refused';
@@ -229,7 +229,8 @@ export class Agent {
     return 'refused';
   }
 
-  private refuse(serial: number, reason: string): void {
+  private refuse(serial: number, replayed: string): void {
+    const { message: reason } = new WireError('forged', replayed, 'MSHN5');
     this.log(`refused a declaration: forged: ${reason}`);
     this.queueReport({ refused: { serial, fault: 'forged', reason } });
   }

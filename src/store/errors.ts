@@ -17,7 +17,7 @@
 import type { Context } from './contexts.js';
 
 /** Who refuses: a store context, or a part with no schema of its own. */
-export type Refuser = Context | 'host' | 'bundle' | 'store';
+export type Refuser = Context | 'host' | 'bundle' | 'store' | 'wire';
 
 export interface Code {
   code: string;
@@ -189,6 +189,16 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHD5', context: 'bundle', meaning: '--add-broker-node names the first node itself', remedy: '--add-broker-node names another enrolled node', raisedIn: ['bundle/broker_hand_over.ts'] },
   { code: 'MSHD6', context: 'bundle', meaning: 'a standby name no replication slot can take', remedy: 'use lower-case letters, digits and _', raisedIn: ['bundle/replication.ts'] },
   { code: 'MSHD7', context: 'bundle', meaning: 'a standby cloned into a folder that already holds a cluster', remedy: 'a standby is cloned into an empty directory: move it away first if it is an old primary', raisedIn: ['bundle/replication.ts'] },
+
+  // The wire: a message (or a file kept as it came) refused by whoever reads it, mesh-host or mesh serve alike.
+  // A WireError carries its fault kind (what D1 tells apart and the report says) and one of these beside it;
+  // a refusal without a code of its own takes its fault's (FAULT_CODES in src/wire/envelope.ts).
+  { code: 'MSHN0', context: 'wire', meaning: 'a message or kept file that is not of its form: not JSON, or not the shape of its kind (D1 malformed)', remedy: 'nothing in it was used; the two ends may run different versions of mesh: update the older one (the message names the field)', raisedIn: ['src/wire/build.ts', 'src/wire/declaration.ts', 'src/wire/enrol.ts', 'src/wire/envelope.ts', 'src/wire/last_report.ts', 'src/wire/parse_resources.ts', 'src/wire/rekey.ts', 'src/wire/report.ts'] },
+  { code: 'MSHN1', context: 'wire', meaning: 'a message or kept file not signed by the key it must be (another mesh, or altered bytes: D1 forged)', remedy: 'nothing in it was used; if it recurs, find who else publishes to this queue or edits the file', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/enrol.ts', 'src/wire/envelope.ts'] },
+  { code: 'MSHN2', context: 'wire', meaning: 'a message over the size limit, refused before it was parsed', remedy: 'nothing in it was read; move large content out of modules (an image, or a file the node fetches)', raisedIn: ['src/wire/build.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'] },
+  { code: 'MSHN3', context: 'wire', meaning: 'a declaration whose signed expiry passed before it arrived (C2 stale)', remedy: 'it was not applied; see that mesh serve runs and this node\'s link to the broker is up: a current declaration is signed again well before then', raisedIn: ['host/agent.ts'] },
+  { code: 'MSHN4', context: 'wire', meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (D1 forged)', remedy: 'nothing in it was used; check that the queue and the identity are this node\'s own (mesh node list, mesh-host status)', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/declaration.ts', 'src/wire/last_report.ts'] },
+  { code: 'MSHN5', context: 'wire', meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used (D2)', remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one', raisedIn: ['host/agent.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
