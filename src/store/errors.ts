@@ -58,7 +58,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH29', context: 'assignment', meaning: 'a rollout started, paused, resumed or aborted from a state that does not allow it', remedy: 'see mesh rollout status: a holding rollout starts, a rolling one pauses, a paused or halted one resumes, a started one aborts' },
 
   { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
-  { code: 'MSH31', context: 'catalogue', meaning: 'a module carries a resource the mesh composes itself (wireguard, firewall, secret)', remedy: 'take it out of the module: declare an opening (firewall), a secret (mesh secret) or overlay settings (mesh overlay) instead' },
+  { code: 'MSH31', context: 'catalogue', meaning: 'a module carries a resource the mesh composes itself (wireguard, firewall, secret, brokers)', remedy: 'take it out of the module: declare an opening (firewall), a secret (mesh secret), overlay settings (mesh overlay) or a broker (mesh broker add) instead', raisedIn: ['src/catalogue/module_refusal.ts'] },
 
   { code: 'MSH40', context: 'secret', meaning: 'an accepted secret was to be made again (S4)', remedy: 'issue it again: mesh secret accept NAME --from FILE (the value the other system knows)' },
   { code: 'MSH41', context: 'secret', meaning: 'a holder of a secret is not enrolled, so it has no sealing key', remedy: 'nothing was changed; enrol the node again, or unassign it (see mesh node list)' },
@@ -110,6 +110,15 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH35', context: 'catalogue', meaning: 'a build --timeout that is not a duration above 0', remedy: 'use a number and s, m or h (e.g. 90s, 30m)', raisedIn: ['src/catalogue/build.ts'] },
   { code: 'MSH36', context: 'catalogue', meaning: 'a module file that is not JSON', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
   { code: 'MSH37', context: 'catalogue', meaning: 'a module file that is not {name, resources}', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+  // A module file's resources, refused by the host's own parser (src/wire/parse_resources.ts), each rule its code (src/catalogue/module_refusal.ts).
+  { code: 'MSHM0', context: 'catalogue', meaning: 'a module file\'s resource of a kind no module carries', remedy: 'use one of the kinds the message lists (a module puts files, directories, services, containers and openings)', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM1', context: 'catalogue', meaning: 'a module file\'s resource with a field its kind does not have', remedy: 'remove the field or mend its spelling: a field one end drops is how two ends come to disagree, so none is ignored', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM2', context: 'catalogue', meaning: 'a module file\'s resource without a field its kind needs', remedy: 'add the field the message names', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM3', context: 'catalogue', meaning: 'a module file\'s field whose value is not of its form (a name, mode, port, key, list...)', remedy: 'write the field as the message says', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM4', context: 'catalogue', meaning: 'a module file\'s resource id that is not its kind:path or kind:name', remedy: 'leave "id" out (mesh module add fills it in) or write the id the message gives', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM5', context: 'catalogue', meaning: 'a module file listing one resource (one path or name of a kind) twice', remedy: 'list each path or name once: two entries would fight over one file or unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM6', context: 'catalogue', meaning: 'a module file\'s service named as one of the bundle\'s own units', remedy: 'choose another name: mesh-NAME.service would overwrite the control plane\'s own unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM7', context: 'catalogue', meaning: 'a module file\'s path that is not absolute and normalised', remedy: 'write an absolute path without "..", "//" or a trailing "/"', raisedIn: ['src/catalogue/module_refusal.ts'] },
 
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },

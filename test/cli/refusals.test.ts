@@ -20,7 +20,22 @@ C.before((ctx) => {
   writeFileSync(join(ctx.dir, 'not-json'), '# not JSON\n');
   writeFileSync(join(ctx.dir, 'no-resources.json'), '{"name": "m"}\n');
   writeFileSync(join(ctx.dir, 'PG_VERSION'), '15\n');
+  // Module files, each breaking one rule of the resource parser the host runs too.
+  for (const [file, resources] of Object.entries(MODULES)) writeFileSync(join(ctx.dir, file), JSON.stringify({ name: 'm', resources }));
 });
+
+const dir = { kind: 'directory', path: '/srv/m', mode: '0755' };
+const MODULES: Record<string, unknown[]> = {
+  'kind.json': [{ kind: 'cron', path: '/etc/cron.d/m' }],
+  'composed.json': [{ kind: 'firewall', name: 'mesh', rules: [] }],
+  'field.json': [{ ...dir, owner: 'root' }],
+  'missing.json': [{ kind: 'directory', path: '/srv/m' }],
+  'value.json': [{ ...dir, mode: 'rwxr-xr-x' }],
+  'path.json': [{ ...dir, path: '/srv/../etc' }],
+  'id.json': [{ ...dir, id: 'directory:/srv/other' }],
+  'twice.json': [dir, dir],
+  'unit.json': [{ kind: 'service', name: 'serve', exec: ['/bin/true'] }],
+};
 C.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
 
 // [what is refused, argv (D is the suite's temp dir), its code]
@@ -42,6 +57,15 @@ const CASES: [string, string[], string][] = [
   ['a build --timeout of 0s', ['build', 'm', '--timeout', '0s'], 'MSH35'],
   ['a module file that is not JSON', ['module', 'add', 'D/not-json'], 'MSH36'],
   ['a module file without resources', ['module', 'add', 'D/no-resources.json'], 'MSH37'],
+  ['a module resource of a kind no module carries', ['module', 'add', 'D/kind.json'], 'MSHM0'],
+  ['a module carrying a firewall the mesh composes', ['module', 'add', 'D/composed.json'], 'MSH31'],
+  ['a module resource with a field its kind lacks', ['module', 'add', 'D/field.json'], 'MSHM1'],
+  ['a module resource without its mode', ['module', 'add', 'D/missing.json'], 'MSHM2'],
+  ['a module resource whose mode is not octal', ['module', 'add', 'D/value.json'], 'MSHM3'],
+  ['a module resource whose path climbs with ".."', ['module', 'add', 'D/path.json'], 'MSHM7'],
+  ['a module resource whose id is another path\'s', ['module', 'add', 'D/id.json'], 'MSHM4'],
+  ['a module listing one directory twice', ['module', 'add', 'D/twice.json'], 'MSHM5'],
+  ['a module service named as the bundle\'s own unit', ['module', 'add', 'D/unit.json'], 'MSHM6'],
   ['an accepted secret whose value is empty', ['secret', 'accept', 's', '--node', 'a1', '--path', '/etc/s', '--from', '/dev/null'], 'MSH46'],
   ['a secret made with no holder', ['secret', 'make', 's', '--path', '/etc/s'], 'MSH47'],
   ['a secret made with no --path', ['secret', 'make', 's', '--node', 'a1'], 'MSH48'],
