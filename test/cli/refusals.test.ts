@@ -4,7 +4,7 @@
 // program reads by its code, as a SQL refusal is (src/store/errors.ts).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
@@ -86,6 +86,27 @@ for (const [what, argv, code] of CASES) {
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), `${code} ends: ${r.stderr}`);
     assert.ok(r.stderr.includes(`: ${r.stderr.split(': ').at(-1)!.replace(` (${code}).\n`, '')}`), 'a remedy after the refusal');
     assert.is(r.stdout, '', 'nothing printed as if it were done');
+  });
+}
+
+// The control plane's home (MESH_HOME), read before the store or the broker is asked: [what, its files (mode 0600 unless given), argv, code].
+const FP = Array(32).fill('AB').join(':');
+const HOMES: [string, Record<string, [string, number?]>, string[], string][] = [
+  ['a home without broker.json', {}, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH6'],
+  ['a broker.json others can read', { 'broker.json': ['{}', 0o644] }, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH7'],
+  ['a broker.json that is not JSON', { 'broker.json': ['{"amqp": '] }, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH8'],
+  ['a signing.key that is not a 32-byte key', { 'broker.json': ['{}'], 'signing.key': ['AAAA\n'] }, ['serve'], 'MSHH9'],
+];
+
+for (const [what, files, argv, code] of HOMES) {
+  C(`${what} is refused with ${code}, before any store or broker is asked`, async ({ dir }) => {
+    const home = join(dir, `home-${code}`);
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    for (const [name, [text, mode]] of Object.entries(files)) { writeFileSync(join(home, name), text); chmodSync(join(home, name), mode ?? 0o600); }
+    const r = await runCli(MESH, argv, { PATH: process.env.PATH, MESH_HOME: home });
+    assert.is(r.code, 1, r.stderr);
+    assert.ok(r.stderr.startsWith(`mesh: ${home}/`), r.stderr);
+    assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
   });
 }
 
