@@ -186,8 +186,15 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG6', context: 'host', meaning: 'a tunnel taken over on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG7', context: 'host', meaning: 'a tunnel taken over whose address is not the one the mesh declares (O3)', remedy: 'on the control plane, pin the found address (mesh overlay address NODE ADDRESS) and declare again, then take it over again', raisedIn: ['host/overlay/take.ts'] },
-  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/heard.ts', 'src/sys/backoff.ts'] },
+  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/agent.ts', 'host/heard.ts', 'src/sys/backoff.ts'] },
   { code: 'MSHG5', context: 'host', meaning: 'a reconnect backoff whose floor is above its ceiling', remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS', raisedIn: ['src/sys/backoff.ts'] },
+  // mesh-host's own files, refused rather than read as empty (L4, D2): each names its remedy.
+  { code: 'MSHI5', context: 'host', meaning: 'an identity.json that exists but cannot be read (L4: a fault, not a wait)', remedy: 'fix its permissions (root, 0600), or retire this node and enrol it again', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHI6', context: 'host', meaning: 'an identity.json that is damaged (not JSON, or not an identity)', remedy: 'restore it from a backup, or retire this node (mesh node retire NAME) and enrol it again', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHI7', context: 'host', meaning: 'a serial.json that is damaged: read as 0 it would reopen the replay it stops (D2)', remedy: 'restore it from a backup, or remove it and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone)', raisedIn: ['host/serial.ts'] },
+  { code: 'MSHI8', context: 'host', meaning: 'a state file (applied.json: what mesh-host holds) that is not JSON', remedy: 'restore it from a backup, or move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
+  { code: 'MSHI9', context: 'host', meaning: 'a state file (applied.json) that is not of version 1', remedy: 'move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
+  { code: 'MSHK0', context: 'host', meaning: 'a broker list saved on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity', raisedIn: ['host/identity.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.
@@ -233,10 +240,13 @@ export class MeshError extends Error {
   readonly code: string;
   readonly context: Refuser;
   readonly remedy: string;
+  /** What was refused, without the remedy and code: for a caller that says it again under its own class or code. */
+  readonly said: string;
   constructor(entry: Code, said: string, hint: string | undefined, cause: unknown) {
     const remedy = hint || entry.remedy;
     super(`${said}: ${remedy} (${entry.code}).`, { cause });
     this.name = 'MeshError';
+    this.said = said;
     this.code = entry.code;
     this.context = entry.context;
     this.remedy = remedy;

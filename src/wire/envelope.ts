@@ -21,14 +21,11 @@ export const FAULT_CODES: Record<WireFault, string> = { malformed: 'MSHN0', forg
  * its own, else the fault's; the message ends with it, as refuse()'s do.
  */
 export class WireError extends MeshError {
-  /** What was refused, without the remedy and code: for a caller that refuses it again under its own code. */
-  readonly said: string;
   constructor(readonly fault: WireFault, message: string, code: string = FAULT_CODES[fault]) {
     const said = message.replace(/\.$/, '');
     // A code the register lacks is a bug the register test finds; the fault's code still says the kind.
     super(codeEntry(code) ?? codeEntry(FAULT_CODES[fault])!, said, undefined, undefined);
     this.name = 'WireError';
-    this.said = said;
   }
 }
 
