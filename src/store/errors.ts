@@ -216,6 +216,11 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHD5', context: 'bundle', meaning: '--add-broker-node names the first node itself', remedy: '--add-broker-node names another enrolled node', raisedIn: ['bundle/broker_hand_over.ts'] },
   { code: 'MSHD6', context: 'bundle', meaning: 'a standby name no replication slot can take', remedy: 'use lower-case letters, digits and _', raisedIn: ['bundle/replication.ts'] },
   { code: 'MSHD7', context: 'bundle', meaning: 'a standby cloned into a folder that already holds a cluster', remedy: 'a standby is cloned into an empty directory: move it away first if it is an old primary', raisedIn: ['bundle/replication.ts'] },
+  { code: 'MSHD8', context: 'bundle', meaning: 'a broker node\'s overlay address (hand-over file, or the store) that is not IPv4', remedy: 'a broker node\'s Erlang distribution listens on its IPv4 overlay address: see mesh overlay show, and copy the hand-over file again from the first node', raisedIn: ['bundle/rabbitmq.ts'] },
+  { code: 'MSHD9', context: 'bundle', meaning: 'a broker node named outside [a-z][a-z0-9-]{0,62}', remedy: 'name the node as it is enrolled (mesh node list)', raisedIn: ['bundle/rabbitmq.ts'] },
+  { code: 'MSHL0', context: 'bundle', meaning: 'an install with no --public on a machine with no IPv4 address off loopback', remedy: 'give the address nodes dial with --public HOST', raisedIn: ['bundle/layout.ts'] },
+  { code: 'MSHL1', context: 'bundle', meaning: 'a broker node added (--add-broker-node) where no first node was installed', remedy: 'install the first node first (install.sh without --add-broker-node), then add broker nodes on it', raisedIn: ['bundle/broker_hand_over.ts'] },
+  { code: 'MSHL2', context: 'bundle', meaning: 'a broker node added that has no overlay address (not enrolled)', remedy: 'enrol it first (mesh token issue NODE, then mesh-host enrol on it), and see mesh overlay show', raisedIn: ['bundle/broker_hand_over.ts'] },
 
   // The wire: a message (or a file kept as it came) refused by whoever reads it, mesh-host or mesh serve alike.
   // A WireError carries its fault kind (what D1 tells apart and the report says) and one of these beside it;
