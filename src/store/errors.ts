@@ -118,6 +118,9 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHM4', context: 'catalogue', meaning: 'a module file\'s resource id that is not its kind:path or kind:name', remedy: 'leave "id" out (mesh module add fills it in) or write the id the message gives', raisedIn: ['src/catalogue/module_refusal.ts'] },
   { code: 'MSHM5', context: 'catalogue', meaning: 'a module file listing one resource (one path or name of a kind) twice', remedy: 'list each path or name once: two entries would fight over one file or unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
   { code: 'MSHM6', context: 'catalogue', meaning: 'a module file\'s service named as one of the bundle\'s own units', remedy: 'choose another name: mesh-NAME.service would overwrite the control plane\'s own unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  // The builder's settings (mesh-builder run): refused before it takes a request off the queue.
+  { code: 'MSHM8', context: 'catalogue', meaning: 'a MESH_BUILDER_REGISTRY that is not HOST:PORT', remedy: 'give the registry images are pushed to as HOST:PORT (default 127.0.0.1:5000), no scheme or path', raisedIn: ['src/builder/run.ts'] },
+  { code: 'MSHM9', context: 'catalogue', meaning: 'a MESH_BUILDER_PULL that is not a pull policy', remedy: 'give always, missing, never or newer (podman build --pull), or unset it for missing', raisedIn: ['src/builder/run.ts'] },
   { code: 'MSHM7', context: 'catalogue', meaning: 'a module file\'s path that is not absolute and normalised', remedy: 'write an absolute path without "..", "//" or a trailing "/"', raisedIn: ['src/catalogue/module_refusal.ts'] },
 
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },

@@ -8,9 +8,11 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
+import { fileURLToPath } from 'node:url';
 import { codeEntry } from '../../src/store/errors.js';
 import { waitLimit } from '../../src/store/wait.js';
 
+const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));
 const C = suite<{ dir: string; env: NodeJS.ProcessEnv }>('the CLI refuses bad input with its code');
 
 C.before((ctx) => {
@@ -106,6 +108,22 @@ for (const [what, files, argv, code] of HOMES) {
     const r = await runCli(MESH, argv, { PATH: process.env.PATH, MESH_HOME: home });
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith(`mesh: ${home}/`), r.stderr);
+    assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
+  });
+}
+
+// mesh-builder's settings, refused once it has its credential and before it connects (no broker here).
+for (const [what, env, code] of [
+  ['a registry that is a URL', { MESH_BUILDER_REGISTRY: 'http://127.0.0.1:5000/v2' }, 'MSHM8'],
+  ['a pull policy podman has not', { MESH_BUILDER_PULL: 'sometimes' }, 'MSHM9'],
+] as const) {
+  C(`mesh-builder run with ${what} is refused with ${code}`, async ({ dir }) => {
+    const builder = join(dir, `builder-${code}`);
+    mkdirSync(builder, { recursive: true, mode: 0o700 });
+    writeFileSync(join(builder, 'credential.json'), JSON.stringify({ v: 1, name: 'b1', broker: {}, password: 'p', requester: 'r' }), { mode: 0o600 });
+    const r = await runCli(MESH_BUILDER, ['run'], { PATH: process.env.PATH, MESH_BUILDER_DIR: builder, ...env });
+    assert.is(r.code, 1, r.stderr);
+    assert.ok(r.stderr.startsWith('mesh-builder: MESH_BUILDER_'), r.stderr);
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
   });
 }
