@@ -160,6 +160,8 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHJ3', context: 'store', meaning: 'a broker.json "amqp" entry whose "fingerprint" is not a SHA-256 fingerprint', remedy: 'give 32 upper-case hex pairs joined by colons, as `openssl x509 -noout -fingerprint -sha256 -in CERT` or `mesh broker list` print it, or leave it out for a plaintext hop', raisedIn: ['src/broker/admin.ts'] },
   { code: 'MSHJ4', context: 'store', meaning: 'a broker.json whose "amqp" lists no broker', remedy: 'name at least one broker node: {"host": HOST, "port": PORT}', raisedIn: ['src/broker/admin.ts'] },
   { code: 'MSHJ5', context: 'store', meaning: 'a broker.json whose "management" lists no API', remedy: 'name at least one: the http://127.0.0.1:PORT of the broker\'s management API', raisedIn: ['src/broker/admin.ts'] },
+  // The one program shell of every CLI (src/sys/program.ts).
+  { code: 'MSHJ6', context: 'store', meaning: 'a command line option the command does not have (a typo is never run as if absent)', remedy: 'use one of the options the message lists (see the command\'s --help)', raisedIn: ['src/sys/program.ts'] },
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 
