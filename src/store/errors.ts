@@ -1,19 +1,28 @@
 // The one register of the codes mesh refuses with: those our SQL raises
 // (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
 // with refuse() below (an argument, a module file, a declaration mesh-host
-// will not apply, an install option). A code means one thing, in one context,
-// everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
+// will not apply, an install option) or as a WireError (src/wire/envelope.ts).
+// A code means one thing, in one context, everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
 // and holds them and this table to each other: every code raised is here
 // once, every entry is raised where it says, and some test asserts it.
-// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
-// inventory 0x, 1x (its brokers), then Fx (names, tokens, the console);
-// assignment 2x then Ax; catalogue 3x; secret 4x; provision 5x then Bx;
-// overlay 6x; audit 7x; mesh-host 8x, Cx then Gx (a declaration it will not
-// apply, its settings); the bundle's installers 9x then Dx; the store's own
-// tools and settings Ex then Hx. A context whose decade is full takes the
-// next free letter (I is next). A code may be raised both in SQL and, earlier, in
-// TypeScript when it means the same (MSH25, MSH65). A new refusal takes a
-// new code; an old code is never reused for another meaning.
+// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z),
+// one context a line:
+//   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
+//   assignment  2x then Ax
+//   catalogue   3x then Mx (a module file's resources, the builder's settings)
+//   secret      4x
+//   provision   5x then Bx
+//   overlay     6x
+//   audit       7x
+//   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files)
+//   bundle      9x, Dx, then Lx (the installers)
+//   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
+//   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
+//               neither's range; a WireError carries its fault kind (D1) and one of these.
+// A context whose range is full takes the next free letter: P is next (O is
+// passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
+// means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
+// old code is never reused for another meaning.
 import type { Context } from './contexts.js';
 
 /** Who refuses: a store context, or a part with no schema of its own. */
