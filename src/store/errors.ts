@@ -2,9 +2,10 @@
 // (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
 // with refuse() below (an argument, a module file, a declaration mesh-host
 // will not apply, an install option) or as a WireError (src/wire/envelope.ts).
-// A code means one thing, in one context, everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
-// and holds them and this table to each other: every code raised is here
-// once, every entry is raised where it says, and some test asserts it.
+// A code means one thing, in one context, everywhere; test/store/errors.test.ts
+// scans sql/, src/, host/ and bundle/ and holds them and this table to each
+// other: every code raised is here once, every entry is raised where it says,
+// and some test asserts it.
 // Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z),
 // one context a line:
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
