@@ -210,6 +210,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHI8', context: 'host', meaning: 'a state file (applied.json: what mesh-host holds) that is not JSON', remedy: 'restore it from a backup, or move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
   { code: 'MSHI9', context: 'host', meaning: 'a state file (applied.json) that is not of version 1', remedy: 'move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
   { code: 'MSHK0', context: 'host', meaning: 'a broker list saved on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHK1', context: 'host', meaning: 'a tunnel taken over (mesh-host overlay take) that is not up: nothing to take', remedy: 'start it (wg-quick up IFACE) and take it over, or let the mesh raise its own', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.

@@ -4,7 +4,8 @@
 // program reads by its code, as a SQL refusal is (src/store/errors.ts).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
@@ -143,6 +144,19 @@ C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', a
   const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wg0'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'none') });
   assert.is(r.code, 2, r.stderr);
   assert.is(r.stdout, 'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n');
+});
+
+C('mesh-host overlay take of a tunnel that is not up is not taken, with MSHK1, and nothing is written but its account', async ({ dir }) => {
+  const host = join(dir, 'enrolled');
+  mkdirSync(host, { recursive: true, mode: 0o700 });
+  const k = () => randomBytes(32).toString('base64');
+  const broker = { host: 'mq1.example.net', port: 5671, fingerprint: Array(32).fill('AB').join(':') };
+  writeFileSync(join(host, 'identity.json'), JSON.stringify({ v: 1, name: 'web1', mesh: '0123456789abcdef', signingKey: k(), broker: { ...broker, vhost: '/', user: 'node-web1' },
+    brokers: [broker], password: 'p', keys: { identity: k(), overlay: k(), sealing: k() } }), { mode: 0o600 });
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wgnone9'], { PATH: process.env.PATH, MESH_HOST_DIR: host });
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stdout, /^not taken: no interface wgnone9 is up: start it \(wg-quick up wgnone9\).* \(MSHK1\)\.\n/);
+  assert.equal(readdirSync(host).sort(), ['identity.json', 'overlay-take.json']);
 });
 
 C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
