@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { runAny } from '../../src/sys/proc.js';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
@@ -122,7 +123,8 @@ for (const [what, env, code] of [
     const builder = join(dir, `builder-${code}`);
     mkdirSync(builder, { recursive: true, mode: 0o700 });
     writeFileSync(join(builder, 'credential.json'), JSON.stringify({ v: 1, name: 'b1', broker: {}, password: 'p', requester: 'r' }), { mode: 0o600 });
-    const r = await runCli(MESH_BUILDER, ['run'], { PATH: process.env.PATH, MESH_BUILDER_DIR: builder, ...env });
+    // Bounded: with the setting taken, the builder would go on to dial a broker that is not there, for ever.
+    const r = await runAny(process.execPath, [MESH_BUILDER, 'run'], { env: { PATH: process.env.PATH, MESH_BUILDER_DIR: builder, ...env }, timeoutMs: 60_000 });
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith('mesh-builder: MESH_BUILDER_'), r.stderr);
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
