@@ -69,7 +69,6 @@ export interface DeclareOptions {
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
-  let recordError: unknown;
   const record = (sql: Sql) => sql.begin(async (tx) => {
     // First: this declare's serials and compositions are newer than every declare before it.
     await tx`select assignment.take_declare_turn()`;
@@ -93,8 +92,8 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
     // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
     // Records in flight: each chunk's statement is sent, then the next chunk signed while PostgreSQL
-    // records this one (one connection pipelines them in order). The first to fail is the error said:
-    // after it, every later statement of the transaction only says the transaction is aborted.
+    // records this one (one connection pipelines them in order). All are awaited before anything
+    // after them: a failed one fails the transaction (postgres.js rejects it with that first error).
     const recording: Promise<unknown>[] = [];
     const issue = async (rows: postgres.Row[]) => {
       if (rows.length === 0) return [];
@@ -114,8 +113,8 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
         // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
         const recorded = tx`select assignment.record_declarations(${chunk.map((m) => m.node)}::text[], ${chunk.map((m) => m.serial)}::bigint[],
                    ${chunk.map((m) => m.digest.toString('hex'))}::text[], ${chunk.map((m) => m.rhash.toString('hex'))}::text[], ${chunk.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
-        recording.push(recorded.catch((err) => { recordError ??= err; throw err; }));
-        recording.at(-1)!.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
+        recording.push(recorded);
+        recorded.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
         // The statement reaches the socket before the next chunk's signing holds the thread.
         await new Promise((res) => setImmediate(res));
       }
@@ -148,9 +147,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     return made;
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
-  // A failed record is the cause; what failed after it only says the transaction was aborted.
-  const recorded = (sql: Sql) => record(sql).catch((err) => { throw recordError ?? err; });
-  const out = opts.sql ? await recorded(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', recorded, { max: 1 + COMPOSE_PARTS });
+  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 

@@ -53,4 +53,25 @@ P('2,000 nodes composed in parts: one declaration each, what one composition giv
   assert.equal(await declareChanged({ signer }), [], 'nothing changed: nothing owed');
 });
 
+P('a record that fails mid-declare is the error said, and nothing is owed (the chunks in flight are awaited before the commit)', async ({ store, signer }) => {
+  // A fault injected into one node's record in each part: whichever part is issued second, its statements only
+  // hear "transaction aborted"; the declare must say the fault itself and leave nothing recorded.
+  await store.admin.unsafe(`create function public.inject_record_fault() returns trigger language plpgsql as $$
+    begin if new.node in ('q00500', 'q01500') then raise exception 'injected record fault'; end if; return new; end $$`);
+  await store.admin.unsafe(`create trigger fault before insert on assignment.declaration for each row execute function public.inject_record_fault()`);
+  try {
+    const before = await store.admin`select count(*)::int as n from assignment.outbox`;
+    const err = await declare({ signer }).then(() => undefined, (e: Error) => e);
+    assert.ok(err, 'the declare failed');
+    assert.match(String(err!.message) + String((err as { cause?: Error }).cause?.message ?? ''), /injected record fault/);
+    const after = await store.admin`select count(*)::int as n from assignment.outbox`;
+    assert.is(after[0]!.n, before[0]!.n, 'nothing owed');
+    const [d] = await store.admin`select count(*)::int as n from assignment.declaration where serial > 1`;
+    assert.is(d!.n, 0, 'nothing recorded');
+  } finally {
+    await store.admin.unsafe(`drop trigger fault on assignment.declaration`);
+    await store.admin.unsafe(`drop function public.inject_record_fault()`);
+  }
+});
+
 P.run();
