@@ -17,7 +17,7 @@ import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
 import type { ServeContext, Stores } from './context.js';
 import { log } from '../sys/log.js';
-import { Drainer } from './drain.js';
+import { Drainer, DRAIN_BATCH } from './drain.js';
 import { Redeclarer } from './redeclare.js';
 import { Resigner } from './resign.js';
 import { Roller } from './rollout.js';
@@ -124,7 +124,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
   const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
-  const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? 500);
+  const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? DRAIN_BATCH);
   const drainer = new Drainer(stores.assignment, broker, { sweepMs: sweep * 1000, batch, log });
   await drainer.start();
   // A command killed between its change and its declare left nodes behind their composition (W2): owed now.

@@ -63,6 +63,20 @@ await bench('3d declare split', async (figs) => {
       console.log(`[split] round ${r}: ${line}; pg ${(c.cores.postgres! * c.seconds).toFixed(2)} cpu-s, self ${(c.cores.self! * c.seconds).toFixed(2)} cpu-s over ${c.seconds}s`);
       for (const [k, v] of Object.entries(t)) note(k, v);
     }
+    // compose_each's members apart: what each costs for the whole fleet, and how much text it makes.
+    for (const [what, q] of [
+      ['overlay.node_resources_of', `select count(*)::int as n, sum(length(x.resource::text))::bigint as bytes from overlay.node_resources_of(null) x`],
+      ['assignment.firewalls', `select count(*)::int as n, sum(length(f.resource::text))::bigint as bytes from assignment.firewalls(null) f`],
+      ['secret.node_resources', `select count(*)::int as n, sum(length(x.resource::text))::bigint as bytes from secret.node_resources x`],
+      ['provision.node_resources', `select count(*)::int as n, sum(length(x.resource::text))::bigint as bytes from provision.node_resources x`],
+      ['compose_each (one statement)', `select count(*)::int as n, sum(length(resources))::bigint as bytes from assignment.compose_each(null)`],
+    ] as const) {
+      const a = now();
+      const [row] = await adm.unsafe(q) as any;
+      console.log(`[split] ${what}: ${((now() - a) / 1000).toFixed(3)}s, ${row.n} rows, ${(Number(row.bytes) / 1e6).toFixed(1)} MB`);
+    }
+    const hubs = await adm.unsafe(`select node, length(resources) as len from assignment.compose_each(array['b000001','b000002','b000150']) order by 1`) as any;
+    console.log(`[split] composition sizes: ${hubs.map((h: any) => `${h.node} ${h.len}`).join(', ')}`);
     // The whole of declare() in process (its parts, its overlap), then the real CLI as bench 3 runs it.
     Object.assign(process.env, mesh.env);
     for (let r = 0; r < ROUNDS; r++) {
