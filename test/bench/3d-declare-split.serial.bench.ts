@@ -77,6 +77,13 @@ await bench('3d declare split', async (figs) => {
     }
     const hubs = await adm.unsafe(`select node, length(resources) as len from assignment.compose_each(array['b000001','b000002','b000150']) order by 1`) as any;
     console.log(`[split] composition sizes: ${hubs.map((h: any) => `${h.node} ${h.len}`).join(', ')}`);
+    if (process.env.MESH_PROBE_EXPLAIN_OVERLAY) {
+      // The overlay's interfaces for every node, the function's body inline (a function's plan is not shown).
+      const [{ def }] = await adm.unsafe(`select pg_get_functiondef('overlay.peers_of'::regproc) as def`) as any;
+      const body = String(def).split('$function$')[1]!.replace(/node_names/g, 'null::text[]');
+      const plan = await adm.unsafe(`explain (analyze, timing) select count(*) from (${body}) p`);
+      console.log(plan.map((x: any) => '    ' + x['QUERY PLAN']).join('\n'));
+    }
     // The whole of declare() in process (its parts, its overlap), then the real CLI as bench 3 runs it.
     Object.assign(process.env, mesh.env);
     for (let r = 0; r < ROUNDS; r++) {
