@@ -10,7 +10,7 @@
 // one context a line:
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
 //   assignment  2x then Ax
-//   catalogue   3x then Mx (a module file's resources, the builder's settings)
+//   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
 //   secret      4x
 //   provision   5x then Bx
 //   overlay     6x
@@ -20,7 +20,7 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
-// A context whose range is full takes the next free letter: P is next (O is
+// A context whose range is full takes the next free letter: Q is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
 // old code is never reused for another meaning.
@@ -132,6 +132,15 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHM8', context: 'catalogue', meaning: 'a MESH_BUILDER_REGISTRY that is not HOST:PORT', remedy: 'give the registry images are pushed to as HOST:PORT (default 127.0.0.1:5000), no scheme or path', raisedIn: ['src/builder/run.ts'] },
   { code: 'MSHM9', context: 'catalogue', meaning: 'a MESH_BUILDER_PULL that is not a pull policy', remedy: 'give always, missing, never or newer (podman build --pull), or unset it for missing', raisedIn: ['src/builder/run.ts'] },
   { code: 'MSHM7', context: 'catalogue', meaning: 'a module file\'s path that is not absolute and normalised', remedy: 'write an absolute path without "..", "//" or a trailing "/"', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  // The builder's enrolment line and credential file (mesh-builder enrol, run), and a source's ref (mesh module list --refresh).
+  { code: 'MSHP0', context: 'catalogue', meaning: 'a builder enrolment line that is not one (mesh-builder enrol)', remedy: 'paste the whole line `mesh builder add NAME` printed', raisedIn: ['src/wire/builder_line.ts'] },
+  { code: 'MSHP1', context: 'catalogue', meaning: 'a builder enrolled again over the credential it keeps', remedy: 'remove its credential.json first if it is to become another builder', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP2', context: 'catalogue', meaning: 'a builder enrolment line whose account the broker refuses (the line was replaced)', remedy: 'on the control plane run mesh builder add NAME again and enrol with the new line', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP3', context: 'catalogue', meaning: 'a builder enrolment line whose account may read no build queue', remedy: 'on the control plane run mesh builder add NAME again (mesh serve declares the queue)', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP4', context: 'catalogue', meaning: 'a builder credential.json that exists but cannot be read (a fault, not a wait)', remedy: 'fix its permissions (0600, the builder\'s user), or enrol again', raisedIn: ['src/builder/credential.ts'] },
+  { code: 'MSHP5', context: 'catalogue', meaning: 'a builder credential.json that is damaged (not JSON, or not a credential)', remedy: 'on the control plane run mesh builder add NAME again, remove the file and enrol with the new line', raisedIn: ['src/builder/credential.ts'] },
+  { code: 'MSHP6', context: 'catalogue', meaning: 'mesh-builder run on a machine with no builder credential', remedy: 'run mesh-builder enrol with the line mesh builder add NAME printed', raisedIn: ['src/builder/run.ts'] },
+  { code: 'MSHP7', context: 'catalogue', meaning: 'a source whose ref names no branch, tag or commit of its repository', remedy: 'give a ref the repository has: mesh module source MODULE --git URL --ref REF', raisedIn: ['src/catalogue/git_head.ts'] },
 
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },

@@ -5,6 +5,7 @@
 // builder, which saves it 0600 and never needs it on a command line again.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
+import { refuse } from '../store/errors.js';
 
 export interface EnrolLine {
   broker: string;
@@ -23,10 +24,8 @@ export function writeEnrolLine(l: EnrolLine): string {
   return PREFIX + Buffer.from(JSON.stringify({ b: l.broker, f: l.fingerprint, v: l.vhost, n: l.name, u: l.user, s: l.password, r: l.requester })).toString('base64url');
 }
 
-export class EnrolLineError extends Error {}
-
 export function readEnrolLine(text: string): EnrolLine {
-  const fail = () => new EnrolLineError('this is not a builder enrolment line: paste the whole line `mesh builder add NAME` printed.');
+  const fail = () => refuse('MSHP0', 'this is not a builder enrolment line');
   const t = text.trim();
   if (!t.startsWith(PREFIX) || t.length > 2000) throw fail();
   let v: unknown;

@@ -3,7 +3,8 @@
 // code, and nothing changed. Nodes are rows (nothing here crosses the broker).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { run } from '../../src/sys/proc.js';
 import { join } from 'node:path';
 import { freshMesh, type Mesh, type CliResult } from '../harness/mesh.js';
 import { insertNodes } from '../bench/lib.js';
@@ -35,6 +36,23 @@ S('a node that is not enrolled is refused with MSH18 by every command that names
   assert.match(refused(await mesh.cli(['secret', 'accept', 's', '--node', 'ghost', '--path', '/etc/s', '--from', from]), 'MSH18'), /nothing was stored/);
   const [row] = await mesh.store.admin`select (select count(*) from secret.secret)::int as secrets`;
   assert.is(row!.secrets, 0, 'nothing was stored');
+});
+
+S('a source whose ref its repository does not have is refused with MSHP7 when mesh module list --refresh looks, and nothing is recorded', async ({ mesh }) => {
+  // A real repository, one commit on main, looked at with git ls-remote as any other.
+  const repo = join(mesh.home, 'repo');
+  const git = (...a: string[]) => run('git', ['-C', repo, ...a], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  mkdirSync(repo);
+  await git('init', '-q', '-b', 'main');
+  await git('commit', '-q', '--allow-empty', '-m', 'one');
+  await addModule(mesh, 'src', []);
+  const set = await mesh.cli(['module', 'source', 'src', '--git', repo, '--ref', 'nosuch']);
+  assert.is(set.code, 0, set.stderr);
+  const r = await mesh.cli(['module', 'list', '--refresh']);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`could not look at the source of src \\(${repo}/? has no branch or tag nosuch: give a ref the repository has.* \\(MSHP7\\)\\.\\)`));
+  const [row] = await mesh.store.admin`select count(*)::int as n from catalogue.source where module = 'src' and head_commit is not null`;
+  assert.is(row!.n, 0, 'no head was recorded');
 });
 
 S('a declaration over the size limit is refused with MSHA1, naming the node, and nothing is recorded', async ({ mesh }) => {
