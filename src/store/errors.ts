@@ -11,7 +11,7 @@
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
 //   assignment  2x then Ax
 //   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
-//   secret      4x
+//   secret      4x then Qx
 //   provision   5x then Bx
 //   overlay     6x
 //   audit       7x
@@ -20,7 +20,7 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
-// A context whose range is full takes the next free letter: Q is next (O is
+// A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
 // old code is never reused for another meaning.
@@ -145,9 +145,12 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH48', context: 'secret', meaning: 'a secret placed with no path on its holders', remedy: 'say where it goes: --path /ABSOLUTE/PATH', raisedIn: ['src/cli/secret.ts'] },
+  { code: 'MSH49', context: 'secret', meaning: 'a secret placed on a holder with no queue on the broker: it could not be told', remedy: 'nothing was stored; retire the node and enrol it again', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSHQ0', context: 'secret', meaning: 'a secret remade for a holder with no queue on the broker: it could not be told', remedy: 'nothing was changed; retire the node and enrol it again, or unassign it', raisedIn: ['src/secret/remake.ts'] },
 
   { code: 'MSHB0', context: 'provision', meaning: 'a provision offered without its kind or provider', remedy: 'say what it is and who provides it: --kind postgres|route --provider MODULE', raisedIn: ['src/cli/provision.ts'] },
   { code: 'MSHB1', context: 'provision', meaning: 'a postgres provision offered without where its server listens', remedy: 'give --host HOST --port PORT', raisedIn: ['src/provision/grants.ts'] },
+  { code: 'MSHB2', context: 'provision', meaning: 'a holder of a pair\'s credential with no queue on the broker: the all-or-nothing guard of a rotation (S5)', remedy: 'nothing was sent and the old credential keeps working; retire and enrol it again, or unassign its module', raisedIn: ['src/provision/credential.ts'] },
 
   { code: 'MSH67', context: 'overlay', meaning: 'a pinned overlay address that is not an IPv4 address', remedy: 'give an address such as 10.99.0.7', raisedIn: ['src/overlay/hub.ts'] },
 

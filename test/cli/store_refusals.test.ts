@@ -38,6 +38,33 @@ S('a node that is not enrolled is refused with MSH18 by every command that names
   assert.is(row!.secrets, 0, 'nothing was stored');
 });
 
+S('a secret placed on a node with no queue on the broker is refused with MSH49, and nothing is stored', async ({ mesh }) => {
+  // b000001 is a row only: enrolled, with a sealing key, and no queue to be told on.
+  const from = join(mesh.home, 'value');
+  writeFileSync(from, 'v\n', { mode: 0o600 });
+  for (const argv of [['secret', 'accept', 's', '--from', from], ['secret', 'make', 's']]) {
+    assert.match(refused(await mesh.cli([...argv, '--node', 'b000001', '--path', '/etc/s']), 'MSH49'), /b000001 has no queue on the broker: nothing was stored/);
+  }
+  const [row] = await mesh.store.admin`select (select count(*) from secret.secret)::int as secrets`;
+  assert.is(row!.secrets, 0, 'nothing was stored');
+});
+
+S('a secret remade for a holder with no queue on the broker is refused with MSHQ0, and its generation stays', async ({ mesh }) => {
+  // Sealed to a key b000001 no longer has (S3): stale, so remake takes it up, and finds no queue to tell.
+  await mesh.store.admin`insert into secret.secret (name, origin, path) values ('q', 'made', '/etc/q')`;
+  await mesh.store.admin`insert into secret.sealed (secret, holder, sealed_to, blob, generation) values ('q', 'b000001', ${Buffer.alloc(32)}, 'AAAA', 1)`;
+  try {
+    const r = await mesh.cli(['secret', 'remake', '--json']);
+    assert.is(r.code, 4, r.stderr);
+    const refusedOne = (JSON.parse(r.stdout) as { refused: { secret: string; reason: string }[] }).refused;
+    assert.is(refusedOne.length, 1, r.stdout);
+    assert.is(refusedOne[0]!.secret, 'q');
+    assert.match(refusedOne[0]!.reason, /^cannot resolve b000001: no queue on the broker: nothing was changed.* \(MSHQ0\)\.$/);
+    const [row] = await mesh.store.admin`select generation from secret.secret where name = 'q'`;
+    assert.is(row!.generation, 1, 'nothing was made again');
+  } finally { await mesh.store.admin`delete from secret.secret where name = 'q'`; }
+});
+
 S('a source whose ref its repository does not have is refused with MSHP7 when mesh module list --refresh looks, and nothing is recorded', async ({ mesh }) => {
   // A real repository, one commit on main, looked at with git ls-remote as any other.
   const repo = join(mesh.home, 'repo');
