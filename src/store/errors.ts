@@ -223,6 +223,10 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHI9', context: 'host', meaning: 'a state file (applied.json) that is not of version 1', remedy: 'move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
   { code: 'MSHK0', context: 'host', meaning: 'a broker list saved on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity', raisedIn: ['host/identity.ts'] },
   { code: 'MSHK1', context: 'host', meaning: 'a tunnel taken over (mesh-host overlay take) that is not up: nothing to take', remedy: 'start it (wg-quick up IFACE) and take it over, or let the mesh raise its own', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK2', context: 'host', meaning: 'a tunnel taken over that was raised by hand, not from its wg-quick file: nothing could start it again (O3)', remedy: 'take it down and let the mesh raise its own, or write its file and bring it up with wg-quick up IFACE', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK3', context: 'host', meaning: 'a tunnel taken over before the mesh declared an overlay interface for the node', remedy: 'on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK4', context: 'host', meaning: 'a tunnel taken over that is the mesh\'s own interface', remedy: 'nothing to take over: name the tunnel that was there before the mesh', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK5', context: 'host', meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)', remedy: 'set the mesh\'s port to the tunnel\'s, or move the tunnel to the mesh\'s, and declare again', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.
