@@ -33,7 +33,8 @@ export function readEnrolLine(text: string): EnrolLine {
   if (!isObject(v)) throw fail();
   const s = (k: string, max = 200) => { const x = v[k]; if (typeof x !== 'string' || x.length === 0 || x.length > max) throw fail(); return x; };
   const l = { broker: s('b'), fingerprint: s('f'), vhost: s('v'), name: s('n'), user: s('u'), password: s('s'), requester: s('r') };
-  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
+  // A port over 65535 passes the pattern: refused here, not later as an uncoded HOST:PORT fault.
+  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || Number(l.broker.split(':')[1]) > 65535 || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
   nodeName(l.name, 'builder name');
   return l;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runAny } from '../../src/sys/proc.js';
+import { writeEnrolLine } from '../../src/wire/builder_line.js';
 
 const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));
 const B = suite<{ dir: string }>('mesh-builder refuses its line and its credential with codes');
@@ -37,6 +38,9 @@ const VALID = JSON.stringify({ v: 1, name: 'b1', broker: { host: '127.0.0.1', po
 B('a line that is not a builder enrolment line is refused with MSHP0, and nothing is kept', async ({ dir }) => {
   const d = builderDir(dir, 'p0');
   assert.match(refused(await builder(d, ['enrol', 'meshb1.bm90IGpzb24']), 'MSHP0'), /this is not a builder enrolment line: paste the whole line `mesh builder add NAME` printed/);
+  // Well formed but for its broker's port: refused as the line it is not, before any broker is dialled.
+  const line = writeEnrolLine({ broker: 'mq1.example.net:70000', fingerprint: Array(32).fill('AB').join(':'), vhost: '/', name: 'b1', user: 'builder-b1', password: 'p', requester: 'r' });
+  refused(await builder(d, ['enrol', line]), 'MSHP0');
   assert.equal(readdirSync(d), [], 'no credential was written');
 });
 
