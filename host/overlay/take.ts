@@ -106,7 +106,7 @@ async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promis
     if (!(await linkUp(tunnel))) throw refuse('MSHK1', `no interface ${tunnel} is up`, `start it (wg-quick up ${tunnel}) and take it over, or let the mesh raise its own`);
   }
   if ((await readFile(file, 'utf8').catch(() => null)) === null) {
-    throw new NotTaken(`${tunnel} was raised by hand, not from ${file}: nothing could start it again if the mesh's interface failed. Take it down (wg-quick down, or ip link delete ${tunnel}) and let the mesh raise its own, or write ${file} and bring it up with wg-quick up ${tunnel}`);
+    throw refuse('MSHK2', `${tunnel} was raised by hand, not from ${file}: nothing could start it again if the mesh's interface failed`, `take it down (wg-quick down, or ip link delete ${tunnel}) and let the mesh raise its own, or write ${file} and bring it up with wg-quick up ${tunnel}`);
   }
   acc.found.file = file;
   const live = parseDump(await run('wg', ['show', tunnel, 'dump']));
@@ -123,13 +123,15 @@ async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promis
 function prove(tunnel: string, found: Found, id: Identity, opts: TakeOptions, acc: TakeAccount): WireguardResource {
   const kept = readKept(opts.dir, id);
   const r = kept?.decl.resources.find((x) => x.kind === 'wireguard') as WireguardResource | undefined;
-  if (!r) throw new NotTaken(`the mesh has declared no overlay interface for ${id.name} yet: on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)`);
+  if (!r) throw refuse('MSHK3', `the mesh has declared no overlay interface for ${id.name} yet`);
   acc.interface = r.name;
-  if (r.name === tunnel) throw new NotTaken(`${tunnel} is the mesh's own interface; there is nothing to take over`);
+  if (r.name === tunnel) throw refuse('MSHK4', `${tunnel} is the mesh's own interface; there is nothing to take over`);
   if (r.listenPort !== found.listenPort) {
-    throw new NotTaken(r.listenPort === undefined
-      ? `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it. Give the node a dialable address (retire it and issue its token with --dialable HOST:${found.listenPort})`
-      : `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on ${r.listenPort}: set the mesh's port (overlay.settings.listen_port) to ${found.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`);
+    throw r.listenPort === undefined
+      ? refuse('MSHK5', `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it`,
+        `give the node a dialable address (retire it and issue its token with --dialable HOST:${found.listenPort})`)
+      : refuse('MSHK5', `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on ${r.listenPort}`,
+        `set the mesh's port (overlay.settings.listen_port) to ${found.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`);
   }
   const declaredAddress = r.address.split('/')[0]!;
   if (declaredAddress !== acc.found.address) {

@@ -6,6 +6,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../sys/atomic.js';
 import { isObject } from '../wire/envelope.js';
+import { refuse } from '../store/errors.js';
 
 export interface Credential {
   v: 1;
@@ -22,8 +23,6 @@ export function builderDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export const credentialPath = (dir: string) => join(dir, 'credential.json');
 
-export class CredentialFault extends Error {}
-
 /** null: not enrolled. A file that exists and cannot be read is a fault, not a wait. */
 export function loadCredential(dir: string): Credential | null {
   let text: string;
@@ -31,14 +30,14 @@ export function loadCredential(dir: string): Credential | null {
     text = readFileSync(credentialPath(dir), 'utf8');
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return null;
-    throw new CredentialFault(`${credentialPath(dir)} exists but cannot be read (${(err as Error).message}): fix its permissions, or enrol again.`, { cause: err });
+    throw refuse('MSHP4', `${credentialPath(dir)} exists but cannot be read (${(err as Error).message})`, undefined, err);
   }
   try {
     const v = JSON.parse(text) as Credential;
     if (!isObject(v) || v.v !== 1 || typeof v.name !== 'string' || !isObject(v.broker) || typeof v.password !== 'string' || typeof v.requester !== 'string') throw new Error('wrong shape');
     return v;
   } catch (err) {
-    throw new CredentialFault(`${credentialPath(dir)} is damaged (${(err as Error).message}): on the control plane run mesh builder add NAME again and enrol with the new line.`, { cause: err });
+    throw refuse('MSHP5', `${credentialPath(dir)} is damaged (${(err as Error).message})`, undefined, err);
   }
 }
 

@@ -7,13 +7,12 @@ import { readEnrolLine } from '../wire/builder_line.js';
 import { connectBroker, hostPort } from '../broker/connect.js';
 import { BUILD_QUEUE } from '../broker/topology.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';
-
-export class BuilderEnrolError extends Error {}
+import { refuse } from '../store/errors.js';
 
 export async function enrolBuilder(lineText: string, dir: string): Promise<{ name: string; broker: string }> {
   const existing = loadCredential(dir);
   if (existing) {
-    throw new BuilderEnrolError(`this machine is already enrolled as builder ${existing.name}. To enrol it again, remove ${credentialPath(dir)} first.`);
+    throw refuse('MSHP1', `this machine is already enrolled as builder ${existing.name}`, `to enrol it again, remove ${credentialPath(dir)} first`);
   }
   const line = readEnrolLine(lineText);
   const { host, port } = hostPort(line.broker);
@@ -24,14 +23,18 @@ export async function enrolBuilder(lineText: string, dir: string): Promise<{ nam
   const conn = await connectBroker({ ...cred.broker, password: cred.password }, { name: `mesh-builder enrol ${line.name}` }).catch((err) => {
     const m = (err as Error).message;
     if (m.includes('ACCESS_REFUSED') || m.includes('403')) {
-      throw new BuilderEnrolError(`the broker refused builder ${line.name}'s account: the line was replaced (mesh builder add ${line.name} again makes a new one).`, { cause: err });
+      throw refuse('MSHP2', `the broker refused builder ${line.name}'s account: the line was replaced`, `mesh builder add ${line.name} again makes a new one`, err);
     }
     throw err;
   });
   try {
+    // A refused checkQueue closes the channel, and amqplib also emits it as an 'error'
+    // that, unheard, ends the process before the refusal below is said.
+    conn.on('error', () => {});
     const ch = await conn.createChannel();
+    ch.on('error', () => {});
     await ch.checkQueue(BUILD_QUEUE).catch((err) => {
-      throw new BuilderEnrolError(`the broker has no ${BUILD_QUEUE} queue this account may read: run mesh builder add ${line.name} on the control plane again.`, { cause: err });
+      throw refuse('MSHP3', `the broker has no ${BUILD_QUEUE} queue this account may read`, `run mesh builder add ${line.name} on the control plane again`, err);
     });
   } finally {
     await conn.close().catch(() => {});

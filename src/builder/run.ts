@@ -19,8 +19,6 @@ import { refuse } from '../store/errors.js';
 
 export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
 
-export class NotEnrolled extends Error {}
-
 export function settingsFrom(env: NodeJS.ProcessEnv, dir: string): BuildSettings {
   const registry = env.MESH_BUILDER_REGISTRY || '127.0.0.1:5000';
   if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[::1\](:\d{1,5})?$/.test(registry)) throw refuse('MSHM8', `MESH_BUILDER_REGISTRY ${JSON.stringify(registry)} is not HOST:PORT`);
@@ -54,7 +52,7 @@ interface Builder {
 /** Credential, settings, and a clean work folder: a builder killed mid-build left its clone behind; nobody else uses these. */
 function prepare(opts: RunOptions): Builder {
   const cred = loadCredential(opts.dir);
-  if (!cred) throw new NotEnrolled(`no credential at ${credentialPath(opts.dir)}: run mesh-builder enrol with the line mesh builder add NAME printed.`);
+  if (!cred) throw refuse('MSHP6', `no credential at ${credentialPath(opts.dir)}`);
   const settings = settingsFrom(opts.env, opts.dir);
   rmSync(settings.workRoot, { recursive: true, force: true });
   mkdirSync(settings.workRoot, { recursive: true, mode: 0o700 });

@@ -2,6 +2,7 @@
 // plane looks at the repository, it runs nothing on any machine.
 import { run } from '../sys/proc.js';
 import { COMMIT } from '../wire/build.js';
+import { refuse } from '../store/errors.js';
 
 function lsRemote(url: string, timeoutMs: number): Promise<string> {
   // `--` so a URL is never read as an option; ext:: would run a command.
@@ -23,6 +24,6 @@ export function pickHead(listing: string, ref: string): string | undefined {
 
 export async function sourceHead(url: string, ref: string, timeoutMs = 60_000): Promise<string> {
   const head = pickHead(await lsRemote(url, timeoutMs), ref);
-  if (!head) throw new Error(`${url} has no branch or tag ${ref}`);
+  if (!head) throw refuse('MSHP7', `${url} has no branch or tag ${ref}`);
   return head;
 }

@@ -8,7 +8,7 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { makeSealed, type Sealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
-import { storeError } from '../store/errors.js';
+import { storeError, refuse } from '../store/errors.js';
 
 export interface PairHolder { node: string; sides: string[] }
 /** queuesChecked false: the broker did not answer, so no holder's queue could be looked for; the outbox holds what is owed. */
@@ -23,7 +23,7 @@ export async function preparePair(psql: Sql, provision: string, consumer: string
   const holders = rows.map((r) => ({ node: r.node as string, sides: r.sides as string[] }));
   const gone = await missingQueues(holders.map((h) => h.node));
   if (gone?.length) {
-    throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker, so it cannot be told. Nothing was sent and the old credential keeps working; retire and enrol it again, or unassign its module.`);
+    throw refuse('MSHB2', `cannot resolve ${gone.join(', ')}: no queue on the broker, so it cannot be told`);
   }
   const sealed = makeSealed(rows.map((r) => ({ node: r.node as string, sealingKey: r.sealing_key as string })));
   return { provision, consumer, secret: rows[0]!.secret as string, holders, sealed, queuesChecked: gone !== undefined };

@@ -33,7 +33,7 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
     const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
     if (unknown.length) throw refuse('MSH18', `no enrolled node named ${unknown.join(', ')}`, 'nothing was stored; see mesh node list');
     const gone = await missingQueues(o.nodes);
-    if (gone?.length) throw new Error(`${gone.join(', ')} has no queue on the broker: nothing was stored; retire and enrol it again.`);
+    if (gone?.length) throw refuse('MSH49', `${gone.join(', ')} has no queue on the broker`);
     sealed = value ? sealTo(value, holders) : makeSealed(holders);
     const [row] = origin === 'accepted'
       ? await sql`select secret.put_accepted(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],

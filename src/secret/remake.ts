@@ -12,7 +12,7 @@ import { storePair } from './store_pair.js';
 import { makeSealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { storeError } from '../store/errors.js';
+import { storeError, refuse } from '../store/errors.js';
 import { windowOf } from './window.js';
 import type { Signer } from '../home/home.js';
 
@@ -45,7 +45,7 @@ export async function remake(opts: { holder?: string; signer?: Signer; onHeld?: 
       try {
         const holders = await sealingKeys(ssql, s.holders as string[]);
         const gone = await missingQueues(holders.map((h) => h.node));
-        if (gone?.length) throw new Error(`cannot resolve ${gone.join(', ')}: no queue on the broker. Nothing was changed.`);
+        if (gone?.length) throw refuse('MSHQ0', `cannot resolve ${gone.join(', ')}: no queue on the broker`);
         const sealed = makeSealed(holders);
         const [row] = await ssql`select secret.put_made(secret_name => ${s.secret as string}::text, holders => ${sealed.holders}::text[],
                                    sealed_to => ${sealed.keys}::text[], blobs => ${sealed.blobs}::text[]) as generation`

@@ -10,8 +10,8 @@
 // one context a line:
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
 //   assignment  2x then Ax
-//   catalogue   3x then Mx (a module file's resources, the builder's settings)
-//   secret      4x
+//   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
+//   secret      4x then Qx
 //   provision   5x then Bx
 //   overlay     6x
 //   audit       7x
@@ -20,7 +20,7 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
-// A context whose range is full takes the next free letter: P is next (O is
+// A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
 // old code is never reused for another meaning.
@@ -132,13 +132,25 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHM8', context: 'catalogue', meaning: 'a MESH_BUILDER_REGISTRY that is not HOST:PORT', remedy: 'give the registry images are pushed to as HOST:PORT (default 127.0.0.1:5000), no scheme or path', raisedIn: ['src/builder/run.ts'] },
   { code: 'MSHM9', context: 'catalogue', meaning: 'a MESH_BUILDER_PULL that is not a pull policy', remedy: 'give always, missing, never or newer (podman build --pull), or unset it for missing', raisedIn: ['src/builder/run.ts'] },
   { code: 'MSHM7', context: 'catalogue', meaning: 'a module file\'s path that is not absolute and normalised', remedy: 'write an absolute path without "..", "//" or a trailing "/"', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  // The builder's enrolment line and credential file (mesh-builder enrol, run), and a source's ref (mesh module list --refresh).
+  { code: 'MSHP0', context: 'catalogue', meaning: 'a builder enrolment line that is not one (mesh-builder enrol)', remedy: 'paste the whole line `mesh builder add NAME` printed', raisedIn: ['src/wire/builder_line.ts'] },
+  { code: 'MSHP1', context: 'catalogue', meaning: 'a builder enrolled again over the credential it keeps', remedy: 'remove its credential.json first if it is to become another builder', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP2', context: 'catalogue', meaning: 'a builder enrolment line whose account the broker refuses (the line was replaced)', remedy: 'on the control plane run mesh builder add NAME again and enrol with the new line', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP3', context: 'catalogue', meaning: 'a builder enrolment line whose account may read no build queue', remedy: 'on the control plane run mesh builder add NAME again (mesh serve declares the queue)', raisedIn: ['src/builder/enrol.ts'] },
+  { code: 'MSHP4', context: 'catalogue', meaning: 'a builder credential.json that exists but cannot be read (a fault, not a wait)', remedy: 'fix its permissions (0600, the builder\'s user), or enrol again', raisedIn: ['src/builder/credential.ts'] },
+  { code: 'MSHP5', context: 'catalogue', meaning: 'a builder credential.json that is damaged (not JSON, or not a credential)', remedy: 'on the control plane run mesh builder add NAME again, remove the file and enrol with the new line', raisedIn: ['src/builder/credential.ts'] },
+  { code: 'MSHP6', context: 'catalogue', meaning: 'mesh-builder run on a machine with no builder credential', remedy: 'run mesh-builder enrol with the line mesh builder add NAME printed', raisedIn: ['src/builder/run.ts'] },
+  { code: 'MSHP7', context: 'catalogue', meaning: 'a source whose ref names no branch, tag or commit of its repository', remedy: 'give a ref the repository has: mesh module source MODULE --git URL --ref REF', raisedIn: ['src/catalogue/git_head.ts'] },
 
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH48', context: 'secret', meaning: 'a secret placed with no path on its holders', remedy: 'say where it goes: --path /ABSOLUTE/PATH', raisedIn: ['src/cli/secret.ts'] },
+  { code: 'MSH49', context: 'secret', meaning: 'a secret placed on a holder with no queue on the broker: it could not be told', remedy: 'nothing was stored; retire the node and enrol it again', raisedIn: ['src/secret/accept.ts'] },
+  { code: 'MSHQ0', context: 'secret', meaning: 'a secret remade for a holder with no queue on the broker: it could not be told', remedy: 'nothing was changed; retire the node and enrol it again, or unassign it', raisedIn: ['src/secret/remake.ts'] },
 
   { code: 'MSHB0', context: 'provision', meaning: 'a provision offered without its kind or provider', remedy: 'say what it is and who provides it: --kind postgres|route --provider MODULE', raisedIn: ['src/cli/provision.ts'] },
   { code: 'MSHB1', context: 'provision', meaning: 'a postgres provision offered without where its server listens', remedy: 'give --host HOST --port PORT', raisedIn: ['src/provision/grants.ts'] },
+  { code: 'MSHB2', context: 'provision', meaning: 'a holder of a pair\'s credential with no queue on the broker: the all-or-nothing guard of a rotation (S5)', remedy: 'nothing was sent and the old credential keeps working; retire and enrol it again, or unassign its module', raisedIn: ['src/provision/credential.ts'] },
 
   { code: 'MSH67', context: 'overlay', meaning: 'a pinned overlay address that is not an IPv4 address', remedy: 'give an address such as 10.99.0.7', raisedIn: ['src/overlay/hub.ts'] },
 
@@ -211,6 +223,10 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHI9', context: 'host', meaning: 'a state file (applied.json) that is not of version 1', remedy: 'move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
   { code: 'MSHK0', context: 'host', meaning: 'a broker list saved on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity', raisedIn: ['host/identity.ts'] },
   { code: 'MSHK1', context: 'host', meaning: 'a tunnel taken over (mesh-host overlay take) that is not up: nothing to take', remedy: 'start it (wg-quick up IFACE) and take it over, or let the mesh raise its own', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK2', context: 'host', meaning: 'a tunnel taken over that was raised by hand, not from its wg-quick file: nothing could start it again (O3)', remedy: 'take it down and let the mesh raise its own, or write its file and bring it up with wg-quick up IFACE', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK3', context: 'host', meaning: 'a tunnel taken over before the mesh declared an overlay interface for the node', remedy: 'on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK4', context: 'host', meaning: 'a tunnel taken over that is the mesh\'s own interface', remedy: 'nothing to take over: name the tunnel that was there before the mesh', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK5', context: 'host', meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)', remedy: 'set the mesh\'s port to the tunnel\'s, or move the tunnel to the mesh\'s, and declare again', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.

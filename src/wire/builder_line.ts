@@ -5,6 +5,7 @@
 // builder, which saves it 0600 and never needs it on a command line again.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
+import { refuse } from '../store/errors.js';
 
 export interface EnrolLine {
   broker: string;
@@ -23,10 +24,8 @@ export function writeEnrolLine(l: EnrolLine): string {
   return PREFIX + Buffer.from(JSON.stringify({ b: l.broker, f: l.fingerprint, v: l.vhost, n: l.name, u: l.user, s: l.password, r: l.requester })).toString('base64url');
 }
 
-export class EnrolLineError extends Error {}
-
 export function readEnrolLine(text: string): EnrolLine {
-  const fail = () => new EnrolLineError('this is not a builder enrolment line: paste the whole line `mesh builder add NAME` printed.');
+  const fail = () => refuse('MSHP0', 'this is not a builder enrolment line');
   const t = text.trim();
   if (!t.startsWith(PREFIX) || t.length > 2000) throw fail();
   let v: unknown;
@@ -34,7 +33,8 @@ export function readEnrolLine(text: string): EnrolLine {
   if (!isObject(v)) throw fail();
   const s = (k: string, max = 200) => { const x = v[k]; if (typeof x !== 'string' || x.length === 0 || x.length > max) throw fail(); return x; };
   const l = { broker: s('b'), fingerprint: s('f'), vhost: s('v'), name: s('n'), user: s('u'), password: s('s'), requester: s('r') };
-  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
+  // A port over 65535 passes the pattern: refused here, not later as an uncoded HOST:PORT fault.
+  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || Number(l.broker.split(':')[1]) > 65535 || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
   nodeName(l.name, 'builder name');
   return l;
 }

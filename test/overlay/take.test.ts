@@ -3,10 +3,12 @@
 // `mesh serve` answering the rekey.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync, readFileSync } from 'node:fs';
+import { rmSync, readFileSync, mkdtempSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { runAny } from '../../src/sys/proc.js';
 import { join } from 'node:path';
 import { x25519 } from '@noble/curves/ed25519.js';
-import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { freshMesh, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
 import { labFor, machines, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
 import { until } from '../declare/helpers.js';
@@ -86,6 +88,51 @@ async function take(ctx: Ctx): Promise<{ code: number; account: Record<string, u
 const meshKey = async (ctx: Ctx) => ((await ctx.mesh.store.admin`select encode(overlay_key, 'base64') as k from inventory.node where name = 't1'`)[0]!.k as string);
 const listening = async (ctx: Ctx, iface: string) => (await ctx.lab.execAny('t1', ['/usr/bin/wg', 'show', iface, 'listen-port'])).stdout.trim();
 
+/** take of TUNNEL on t1, from host folder DIR (t1's own by default); its account, with the code take exits with. */
+async function takeOf(ctx: Ctx, tunnel: string, dir = ctx.m.t1!.dir): Promise<{ code: number; account: Record<string, unknown> }> {
+  const r = await runAny('nsenter', ['-t', String(ctx.lab.pid('t1')), '-m', '-n', '--', process.execPath, MESH_HOST, 'overlay', 'take', '--tunnel', tunnel, '--json'],
+    { env: { ...process.env, MESH_HOST_DIR: dir } });
+  if (!r.stdout.trim()) throw new Error(`take printed no account (${r.code}): ${r.stderr}`);
+  return { code: r.code, account: JSON.parse(r.stdout) };
+}
+const notTaken = (t: { code: number; account: Record<string, unknown> }, code: string): string => {
+  assert.is(t.account.state, 'not taken');
+  assert.is(t.code, 2);
+  assert.is(t.account.told, false, 'the mesh was not told');
+  assert.ok(String(t.account.reason).endsWith(`(${code}).`), String(t.account.reason));
+  return String(t.account.reason);
+};
+
+Take('O3: what cannot be taken over is refused with its code before anything stops: raised by hand (MSHK2), nothing declared (MSHK3), another port (MSHK5)', async (ctx) => {
+  const before = await meshKey(ctx);
+  // Raised by hand: up, with no wg-quick file to start it again from (userspace, as wg-quick runs it here).
+  await ctx.lab.exec('t1', ['/usr/bin/wireguard-go', 'wghand']);
+  await ctx.lab.exec('t1', ['/usr/sbin/ip', 'link', 'set', 'wghand', 'up']);
+  try {
+    assert.match(notTaken(await takeOf(ctx, 'wghand'), 'MSHK2'), /^wghand was raised by hand, not from \/etc\/wireguard\/wghand\.conf: .*: take it down/);
+  } finally { await ctx.lab.execAny('t1', ['/usr/sbin/ip', 'link', 'delete', 'wghand']); }
+  // Nothing declared: the same machine's identity with no kept declaration beside it.
+  const bare = mkdtempSync(join(tmpdir(), 'overlay-take-bare-'));
+  try {
+    copyFileSync(join(ctx.m.t1!.dir, 'identity.json'), join(bare, 'identity.json'));
+    assert.match(notTaken(await takeOf(ctx, 'wg0', bare), 'MSHK3'), /^the mesh has declared no overlay interface for t1 yet: on the control plane, mesh declare --all --changed/);
+  } finally { rmSync(bare, { recursive: true, force: true }); }
+  // Another port than the mesh declares for t1 (its dialable port).
+  const sk = Buffer.from(x25519.utils.randomSecretKey()).toString('base64');
+  await ctx.lab.exec('t1', ['/usr/bin/tee', '/etc/wireguard/wgport.conf'], `[Interface]\nPrivateKey = ${sk}\nListenPort = ${PORT + 9}\nAddress = 10.98.0.201/16\n`);
+  await ctx.lab.exec('t1', ['/usr/bin/chmod', '600', '/etc/wireguard/wgport.conf']);
+  await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wgport']);
+  try {
+    assert.match(notTaken(await takeOf(ctx, 'wgport'), 'MSHK5'), new RegExp(`^wgport listens on ${PORT + 9} but the mesh declares mesh0 on ${PORT}: set the mesh's port`));
+    assert.is(await listening(ctx, 'wgport'), String(PORT + 9), 'the found tunnel still runs');
+  } finally {
+    await ctx.lab.execAny('t1', ['/usr/bin/wg-quick', 'down', 'wgport']);
+    await ctx.lab.execAny('t1', ['/usr/bin/rm', '-f', '/etc/wireguard/wgport.conf']);
+  }
+  assert.is(await listening(ctx, 'wg0'), String(PORT), 'the tunnel there before the mesh still runs');
+  assert.is(await meshKey(ctx), before, 'the mesh was not told anything');
+});
+
 Take('O3: a declared interface that does not match the found tunnel is refused before anything stops, naming the remedy', async (ctx) => {
   const before = await meshKey(ctx);
   const { code, account } = await take(ctx);
@@ -145,6 +192,11 @@ Take('ADR 0105: the found tunnel started again by hand beside the taken one is s
   assert.ok((await ctx.lab.execAny('t1', ['/usr/sbin/ip', 'link', 'show', 'dev', 'wg0'])).code === 0, 'the found tunnel is left running');
   assert.is(await listening(ctx, 'mesh0'), String(PORT), 'the mesh\'s interface carries on');
   await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'down', 'wg0']);
+});
+
+Take('O3: the mesh\'s own interface is not taken over: MSHK4, and it carries on', async (ctx) => {
+  assert.match(notTaken(await takeOf(ctx, 'mesh0'), 'MSHK4'), /^mesh0 is the mesh's own interface; there is nothing to take over/);
+  assert.is(await listening(ctx, 'mesh0'), String(PORT));
 });
 
 Take.run();

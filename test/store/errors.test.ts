@@ -12,7 +12,7 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01F]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH[3M]\d$/, secret: /^MSH4\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
+  inventory: /^MSH[01F]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH[3MP]\d$/, secret: /^MSH[4Q]\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
   host: /^MSH[8CGIK]\d$/, bundle: /^MSH[9DL]\d$/, store: /^MSH[EHJ]\d$/, wire: /^MSHN\d$/,
 };
 
