@@ -135,8 +135,19 @@ function cleanUp(): void {
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => { cleanUp(); process.exit(130); });
 
+const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table]
+  no ID        every row of test/mutations.tsv (45-100 minutes on 2 cores)
+  ID           a row (D2.1) or every row of an invariant (D2)
+  --jobs N     N mutants at once, each in its own copy with its own servers
+  --check      only whether each row applies (its file, a unique find string, SQL not redefined later); no build
+  --table      after the run, the results also as a markdown table (invariant, mutant, result)`;
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) { console.log(USAGE); return 0; }
+  // An option mistyped must not start a run of every row (an hour of both cores).
+  const unknown = args.filter((a) => a.startsWith('-') && !['--table', '--check', '--jobs'].includes(a));
+  if (unknown.length) { console.error(`unknown option ${unknown.join(' ')}.\n${USAGE}`); return 2; }
   const table = args.includes('--table');
   const check = args.includes('--check');
   const j = args.indexOf('--jobs');
