@@ -44,7 +44,7 @@ export class Turns<T extends Place = Endpoint> {
   /**
    * Each place once, from the current one; the first that answers. STOP says
    * which failure ends the round at once (rethrown as it came): one every place
-   * would give alike. Otherwise rejects with NoneAnswered saying what each said.
+   * would give alike, and the next round starts at that place again. Otherwise rejects with NoneAnswered saying what each said.
    */
   async connect(this: Turns<Endpoint>, name: string, stop: (err: Error) => boolean = () => false): Promise<{ conn: Connection; endpoint: Endpoint }> {
     const said: string[] = [];
@@ -54,8 +54,9 @@ export class Turns<T extends Place = Endpoint> {
       try {
         return { conn: await connectBroker(endpoint, { name }), endpoint };
       } catch (err) {
-        this.moveOn();
+        // A failure every place would give alike: the next round starts here again (it answered).
         if (stop(err as Error)) throw err;
+        this.moveOn();
         said.push(`${endpoint.host}:${endpoint.port}: ${(err as Error).message}`);
       }
     }
