@@ -82,7 +82,7 @@ function secondServePid(h: LabHandle): number {
 
 export const cluster: Scenario = {
   name: 'cluster',
-  proves: 'with three broker nodes and two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve and the broker node that simulated hosts and the other serve are on killed mid-burst lose nothing: they move to other nodes by themselves, every confirmed report is a row, every node at its newest serial, every enrolment done or refused clearly and retried, no token spent twice; the broker node rejoins every quorum queue, caught up',
+  proves: 'with three broker nodes and two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve and the broker node that simulated hosts, enrolments in flight (request sent, welcome not read) and the other serve are on killed mid-burst lose nothing: they move to other nodes by themselves, every confirmed report is a row, every node at its newest serial, every enrolment done (those in flight on the killed node too) or refused clearly and retried, no token spent twice; the broker node rejoins every quorum queue, caught up',
   async run(h, say) {
     // A run before this one may have left its simulated nodes: they go first.
     await hubTool(h, 'retire', { prefix: PREFIX });
