@@ -26,6 +26,7 @@ import { publish, Unroutable } from '../src/broker/publish.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { refuse } from '../src/store/errors.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
+import { spreadOf } from './link/link.js';
 
 export interface Enrolled { name: string; mesh: string; keys: { identity: string; overlay: string; sealing: string } }
 
@@ -277,7 +278,7 @@ class Dialler {
   constructor(private readonly token: Token, private readonly chosen: string, start: ((n: number) => number) | undefined, private readonly step: (s: EnrolStep) => void) {
     this.password = token.secret;
     const places = token.brokers.map((b) => ({ ...hostPort(b.address), vhost: token.vhost, user: token.user, fingerprint: b.fingerprint }));
-    this.turns = new Turns(() => places.map((p) => ({ ...p, password: this.password })), start);
+    this.turns = new Turns(() => places.map((p) => ({ ...p, password: this.password })), start, (m) => spreadOf(token.node, m));
   }
 
   moveOn(): void { this.turns.moveOn(); }
