@@ -13,8 +13,13 @@ import { readFileSync, existsSync } from 'node:fs';
 import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
-import { hostPort } from '../../src/broker/connect.js';
-import { b64, key32, signingPublic, agreementPublic } from '../../src/crypto/keys.js';
+import type { ConsumeMessage } from 'amqplib';
+import { hostPort, connectBroker } from '../../src/broker/connect.js';
+import { EXCHANGE } from '../../src/broker/topology.js';
+import { publish } from '../../src/broker/publish.js';
+import { queueOf } from '../../src/wire/names.js';
+import { writeEnrolRequest, readEnrolReply, REFUSAL } from '../../src/wire/enrol.js';
+import { b64, key32, signingPublic, agreementPublic, nodeKeys } from '../../src/crypto/keys.js';
 import { loadIdentity } from '../../host/identity.js';
 import { pendingPath } from '../../host/enrol.js';
 
@@ -144,6 +149,23 @@ R('no answer in time is MSHI3, and the same command later resumes; a bad MESH_HO
   assert.is(again.code, 0, again.stderr);
   assert.match(again.stderr, /resuming the enrolment of res4/);
   await spentOnce(mesh, 'res4');
+});
+
+R('a request with a weak password is told the one refusal and spends nothing; serve\'s log says which (E3)', async ({ mesh, serve }) => {
+  const t = readToken(await mesh.token('res8'));
+  const b = t.brokers[0]!;
+  const mark = serve.output().length;
+  const conn = await connectBroker({ ...hostPort(b.address), vhost: t.vhost, user: t.user, password: t.secret, fingerprint: b.fingerprint }, { name: 'a weak password' });
+  try {
+    const ch = await conn.createConfirmChannel();
+    const reply = new Promise<ConsumeMessage>((resolve) => { void ch.consume(queueOf('res8'), (m) => { if (m) { ch.ack(m); resolve(m); } }); });
+    await publish(ch, EXCHANGE, 'enrol', writeEnrolRequest('res8', t.secret, 'hunter2', nodeKeys()),
+      { mandatory: true, userId: t.user, correlationId: 'weak', contentType: 'application/json' });
+    assert.equal(readEnrolReply((await reply).content), REFUSAL);
+  } finally { await conn.close().catch(() => {}); }
+  await serve.waitFor(/enrol: refused res8: malformed request: enrolment request carries a weak broker password/, 20_000, mark);
+  const [n] = await mesh.store.admin`select enrolled_at from inventory.node where name = 'res8'`;
+  assert.is(n!.enrolled_at, null, 'the token is not spent by a refused request');
 });
 
 R('a broker that will not take the request (nacked) is MSHI2', async ({ mesh, serve }) => {
