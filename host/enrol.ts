@@ -217,11 +217,13 @@ function noAnswer(timeout: number) {
 async function exchange(conn: Connection, token: Token, pending: Pending, body: Buffer, stale: string | undefined, waitMs: number, sent: () => void):
     Promise<ConsumeMessage | string> {
   let lostWhy: string | undefined;
-  const lost = new Promise<string>((resolve) => {
-    conn.on('close', (err?: Error) => { lostWhy = err ? err.message : 'closed'; resolve(lostWhy); });
-    conn.on('error', () => {});
-  });
+  let gone: (why: string) => void = () => {};
+  const lost = new Promise<string>((resolve) => { gone = (why) => { lostWhy ??= why; resolve(lostWhy); }; });
+  conn.on('close', (err?: Error) => gone(err ? err.message : 'closed'));
+  conn.on('error', () => {});
   const ch = await conn.createConfirmChannel();
+  // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
+  ch.on('close', () => gone('the channel closed'));
   ch.on('error', () => {});
   const reply = new Promise<ConsumeMessage>((resolve) => {
     void ch.consume(queueOf(token.node), (msg) => {
