@@ -170,18 +170,21 @@ async function converse(token: Token, pending: Pending, keys: NodeKeys, stale: s
   const body = writeEnrolRequest(token.node, token.secret, pending.password, keys);
   const dialler = new Dialler(token, pending.password, opts.start, step);
   let redial = false;
+  /** Since the last lost connection, why no broker could be dialled: said if the time runs out on it. */
+  let undialled: unknown;
   for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw noAnswer(timeout);
+    if (Date.now() >= deadline) throw undialled ?? noAnswer(timeout);
     let dialled;
     try {
       dialled = await dialler.dial();
     } catch (err) {
       // The first dial fails as it always did; after a lost connection the node may be coming back: again until the deadline.
       if (!redial || (err as { code?: string }).code === 'MSHG9') throw err;
+      undialled = err;
       await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
       continue;
     }
+    undialled = undefined;
     const { conn, endpoint } = dialled;
     const at = `${endpoint.host}:${endpoint.port}`;
     try {
