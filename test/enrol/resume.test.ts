@@ -21,7 +21,7 @@ import { queueOf } from '../../src/wire/names.js';
 import { writeEnrolRequest, readEnrolReply, REFUSAL } from '../../src/wire/enrol.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys } from '../../src/crypto/keys.js';
 import { loadIdentity } from '../../host/identity.js';
-import { pendingPath } from '../../host/enrol.js';
+import { pendingPath } from '../../host/enrol_pending.js';
 
 const R = suite<{ mesh: Mesh; serve: Proc }>('an enrolment in flight when its broker goes, resumed');
 R.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.serve = await ctx.mesh.serve(); });
