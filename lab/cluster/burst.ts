@@ -101,6 +101,8 @@ const sleep = (ms: number) => new Promise<null>((r) => setTimeout(() => r(null),
 /** Each simulated host's own MESH_HOST_DIR (its pending file, then its identity), under one folder removed at stop. */
 const base = mkdtempSync(join(tmpdir(), 'mesh-lab-sims-'));
 let dirs = 0;
+/** Enrolments under way by name: two contenders share one name's queue. */
+const enrolling = new Map<string, number>();
 
 /**
  * Enrol with mesh-host's own enrolment (host/enrol.ts: the pending file, the
@@ -110,6 +112,7 @@ let dirs = 0;
  */
 async function attach(s: Sim, token: string): Promise<void> {
   s.link?.stop();
+  enrolling.set(s.name, (enrolling.get(s.name) ?? 0) + 1);
   try {
     await enrol(token, s.dir, {
       timeoutMs: 180_000,
@@ -121,6 +124,8 @@ async function attach(s: Sim, token: string): Promise<void> {
     const reason = m ? m[1]! : (err as Error).message;
     send({ type: s.contender ? 'contender-refused' : 'refused', name: s.name, reason });
     return;
+  } finally {
+    enrolling.set(s.name, enrolling.get(s.name)! - 1);
   }
   const id = loadIdentity(s.dir)!;
   s.user = id.broker.user;
@@ -137,6 +142,9 @@ async function attach(s: Sim, token: string): Promise<void> {
       await ch.consume(queueOf(s.name), (msg) => {
         if (!msg) return;
         if (msg.properties.type === 'declaration') { s.chain = s.chain.then(() => onDeclaration(s, msg, ch)); return; }
+        // A contender still enrolling shares the queue: its answer goes back for it (while it waits it holds what
+        // else it was given, declarations too, until it reads that answer and closes).
+        if (msg.properties.type === 'enrol-reply' && (enrolling.get(s.name) ?? 0) > 0) { try { ch.nack(msg, false, true); } catch { /* gone */ } return; }
         // An answer to a request sent again ('again'), read after the first: nothing more to learn.
         ack(ch, msg);
       });
