@@ -179,7 +179,11 @@ export const cluster: Scenario = {
         if (failure) throw new Error(failure);
         sims.send({ type: 'progress' });
         // Once the first hosts are enrolled and connected and their reports flow: hold both serves, and the group enrols.
-        if (!heldAt && progress.confirmed >= 150 && early.every((t) => enrolled.has(t.name) && onBroker.has(t.name))) {
+        // The management API lists connections from its statistics, some seconds behind: it must list every one of them
+        // first, or the kill below would find no simulated host on the node.
+        const listed = !heldAt && progress.confirmed >= 150 && early.every((t) => enrolled.has(t.name) && onBroker.has(t.name))
+          && await hubTool<Conn[]>(h, 'connections', {}).then((cs) => early.every((t) => cs.some((c) => c.clientName === `mesh-host ${t.name}`)), () => false);
+        if (listed) {
           holdPids.push(serveRecord(h).pid, secondServePid(h));
           for (const pid of holdPids) process.kill(pid, 'SIGSTOP');
           heldAt = Date.now();
