@@ -15,13 +15,13 @@ import { refuse } from '../src/store/errors.js';
 export async function overlayAddress(o: Options, node: string): Promise<string> {
   Object.assign(process.env, controlEnv(o));
   if (!readFileSafe(paths(o).storeFile('overlay'))) {
-    throw new Error(`${paths(o).storeFile('overlay')} is missing: install the first node first (install.sh without --add-broker-node), then add broker nodes.`);
+    throw refuse('MSHL1', `${paths(o).storeFile('overlay')} is missing, so this machine is no first node`);
   }
   const ov = await connect('overlay', { max: 1 });
   try {
     await ov`select overlay.allocate_addresses()`;
     const [m] = await ov`select host(address) as address from overlay.member where name = ${node}`;
-    if (!m?.address) throw new Error(`${node} has no overlay address: enrol it first (mesh token issue ${node}, then mesh-host enrol on it), and see mesh overlay show.`);
+    if (!m?.address) throw refuse('MSHL2', `${node} has no overlay address`, `enrol it first (mesh token issue ${node}, then mesh-host enrol on it), and see mesh overlay show`);
     return m.address as string;
   } finally {
     await ov.end();

@@ -8,6 +8,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTEXTS, storeVariable } from '../src/store/contexts.js';
+import { refuse } from '../src/store/errors.js';
 
 export interface Ports {
   /** TLS, what nodes dial: the one port the broker opens off loopback. */
@@ -112,5 +113,5 @@ export function defaultPublicHost(): string {
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
-  throw new Error('this machine has no IPv4 address off loopback: give the address nodes dial with --public HOST.');
+  throw refuse('MSHL0', 'this machine has no IPv4 address off loopback');
 }

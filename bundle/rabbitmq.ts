@@ -16,6 +16,7 @@ import type { Resource } from '../src/wire/resources.js';
 import { file } from './carried.js';
 import type { Spec } from './units.js';
 import { paths, type Options } from './layout.js';
+import { refuse } from '../src/store/errors.js';
 
 export const ADMIN = 'mesh-admin';
 export const VHOST = 'mesh';
@@ -134,7 +135,7 @@ export const LOCAL_NODE = 'mesh@localhost';
  */
 export function clusterNodeName(address: string, node: string): string {
   erlAddress(address);
-  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node)) throw new Error(`${JSON.stringify(node)} is not a node name.`);
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node)) throw refuse('MSHD9', `${JSON.stringify(node)} is not a node name, so mesh-NAME@ADDRESS is no Erlang node name`);
   return `mesh-${node}@${address}`;
 }
 
@@ -142,7 +143,7 @@ export function clusterNodeName(address: string, node: string): string {
 export function erlAddress(address: string): string {
   const parts = address.split('.');
   if (parts.length !== 4 || parts.some((x) => !/^\d{1,3}$/.test(x) || Number(x) > 255)) {
-    throw new Error(`${JSON.stringify(address)} is not an IPv4 overlay address: a broker node's Erlang distribution listens on its overlay address.`);
+    throw refuse('MSHD8', `${JSON.stringify(address)} is not an IPv4 overlay address`);
   }
   return `{${parts.map(Number).join(',')}}`;
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError } from '../src/wire/envelope.js';
+import { refuse } from '../src/store/errors.js';
 import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
@@ -68,7 +69,7 @@ export class Agent {
         const digest = declarationDigest(k.bytes);
         // Genuine but older than what was applied: an old signed file put back on the disk.
         if (k.decl.serial < this.mark.serial || (k.decl.serial === this.mark.serial && digest !== this.mark.digest)) {
-          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`);
+          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`, 'MSHN5');
         }
         this.kept = k.decl;
         // A host from before serial.json: its mark starts at what it kept.
@@ -82,8 +83,7 @@ export class Agent {
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
     this.watchExpiry();
-    const every = Number(this.env.MESH_HOST_RECONCILE_SECONDS ?? 300);
-    if (!Number.isFinite(every) || every <= 0) throw new Error('MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds.');
+    const every = reconcileSeconds(this.env);
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
     this.reconcileTimer = setInterval(() => this.enqueue(() => this.reconcileNow()), every * 1000);
     // Where there is no systemd, a service this host raised (carried or declared) that died is started
@@ -217,7 +217,7 @@ export class Agent {
     if (serial > m.serial) {
       // Freshness: genuine and newer, but withheld past its expiry (a frozen feed replaying it): not applied.
       if (expires * 1000 <= Date.now()) {
-        const reason = `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`;
+        const { message: reason } = new WireError('stale', `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`);
         this.log(`refused a declaration: stale: ${reason}`);
         this.queueReport({ refused: { serial, fault: 'stale', reason } });
         return 'refused';
@@ -229,7 +229,8 @@ export class Agent {
     return 'refused';
   }
 
-  private refuse(serial: number, reason: string): void {
+  private refuse(serial: number, replayed: string): void {
+    const { message: reason } = new WireError('forged', replayed, 'MSHN5');
     this.log(`refused a declaration: forged: ${reason}`);
     this.queueReport({ refused: { serial, fault: 'forged', reason } });
   }
@@ -303,4 +304,12 @@ export class Agent {
 
   /** For tests and `status`: what this host holds now. */
   holdings(): Promise<unknown> { return holdings(this.dir); }
+}
+
+/** D6's period: MESH_HOST_RECONCILE_SECONDS, 300 unset; anything but a positive number is refused (a NaN interval would reconcile without pause). */
+export function reconcileSeconds(env: NodeJS.ProcessEnv): number {
+  const v = env.MESH_HOST_RECONCILE_SECONDS;
+  const every = Number(v ?? 300);
+  if (!Number.isFinite(every) || every <= 0) throw refuse('MSHG4', `MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds, not ${JSON.stringify(v)}`);
+  return every;
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { isObject } from '../src/wire/envelope.js';
 import { key32 } from '../src/crypto/keys.js';
+import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/store/errors.js';
 
 export interface Identity {
   v: 1;
@@ -44,7 +45,14 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
 export const identityPath = (dir: string) => join(dir, 'identity.json');
 export const overlayKeyPath = (dir: string) => join(dir, 'overlay.key');
 
-export class IdentityFault extends Error {}
+/** L4's fault: an identity that exists and cannot be used; made from its refusal, so it says the code. */
+export class IdentityFault extends MeshError {
+  constructor(r: MeshError | UnregisteredCode) {
+    const m = r as MeshError;
+    super(codeEntry(m.code)!, m.said, m.remedy, m.cause);
+    this.name = 'IdentityFault';
+  }
+}
 
 /** null: not enrolled yet (a wait). An identity that exists and cannot be read is a fault (L4). */
 export function loadIdentity(dir: string): Identity | null {
@@ -53,7 +61,7 @@ export function loadIdentity(dir: string): Identity | null {
     text = readFileSync(identityPath(dir), 'utf8');
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return null;
-    throw new IdentityFault(`${identityPath(dir)} exists but cannot be read (${(err as Error).message}): fix its permissions, or retire this node and enrol it again.`, { cause: err });
+    throw new IdentityFault(refuse('MSHI5', `${identityPath(dir)} exists but cannot be read (${(err as Error).message})`, undefined, err));
   }
   try {
     const v = JSON.parse(text) as Identity;
@@ -69,7 +77,7 @@ export function loadIdentity(dir: string): Identity | null {
     else v.brokers = list.map((b, i) => brokerAddress(b, `brokers[${i}]`));
     return v;
   } catch (err) {
-    throw new IdentityFault(`${identityPath(dir)} is damaged (${(err as Error).message}): restore it from a backup, or retire this node (mesh node retire NAME) and enrol it again.`, { cause: err });
+    throw new IdentityFault(refuse('MSHI6', `${identityPath(dir)} is damaged (${(err as Error).message})`, undefined, err));
   }
 }
 
@@ -88,7 +96,7 @@ export async function saveIdentity(dir: string, id: Identity): Promise<void> {
 export async function saveBrokers(dir: string, brokers: BrokerAddress[]): Promise<boolean> {
   if (brokers.length === 0) throw new Error('a node must know at least one broker');
   const id = loadIdentity(dir);
-  if (!id) throw new IdentityFault(`${identityPath(dir)} does not exist: this machine is not enrolled, so it has no brokers to change.`);
+  if (!id) throw new IdentityFault(refuse('MSHK0', `${identityPath(dir)} does not exist: this machine is not enrolled, so it has no brokers to change`));
   const want = brokers.map((b, i) => brokerAddress(b, `brokers[${i}]`));
   if (JSON.stringify(id.brokers) === JSON.stringify(want)) return false;
   await writeAtomic(identityPath(dir), JSON.stringify({ ...id, brokers: want }, null, 2), 0o600);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { readEnvelope, LIMITS } from '../src/wire/envelope.js';
+import { refuse } from '../src/store/errors.js';
 
 export interface Mark { serial: number; digest: string }
 
@@ -30,7 +31,7 @@ export function readMark(dir: string): Mark {
   const v = (() => { try { return JSON.parse(text) as Partial<Mark> & { v?: number }; } catch { return null; } })();
   if (!v || v.v !== 1 || !Number.isSafeInteger(v.serial) || (v.serial as number) < 0 || typeof v.digest !== 'string') {
     // Reading it as 0 would reopen exactly the replay this file exists to stop.
-    throw new Error(`${serialPath(dir)} is damaged. Restore it from a backup, or remove it and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone).`);
+    throw refuse('MSHI7', `${serialPath(dir)} is damaged`);
   }
   return { serial: v.serial as number, digest: v.digest };
 }

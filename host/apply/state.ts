@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Origin } from '../../src/wire/resources.js';
 import type { Held } from './driver.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
+import { refuse } from '../../src/store/errors.js';
 
 interface StateFile {
   v: 1;
@@ -31,10 +32,10 @@ export async function readState(stateDir: string): Promise<Held[]> {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${statePath(stateDir)} is not valid JSON. Restore it from a backup, or move it away and let the host remove orphans from its last report.`, { cause: err });
+    throw refuse('MSHI8', `${statePath(stateDir)} is not valid JSON`, undefined, err);
   }
   if (!parsed || typeof parsed !== 'object' || parsed.v !== 1 || !Array.isArray(parsed.resources)) {
-    throw new Error(`${statePath(stateDir)} is not a version 1 state file. Move it away and let the host remove orphans from its last report.`);
+    throw refuse('MSHI9', `${statePath(stateDir)} is not a version 1 state file`);
   }
   return parsed.resources.map(withOrigin);
 }

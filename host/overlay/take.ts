@@ -103,7 +103,7 @@ async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promis
   if (!(await linkUp(tunnel))) {
     // It may be coming up right now: look again for a moment.
     await new Promise((r) => setTimeout(r, opts.lookAgainMs ?? 2000));
-    if (!(await linkUp(tunnel))) throw new NotTaken(`no interface ${tunnel} is up; start it (wg-quick up ${tunnel}) and take it over, or let the mesh raise its own`);
+    if (!(await linkUp(tunnel))) throw refuse('MSHK1', `no interface ${tunnel} is up`, `start it (wg-quick up ${tunnel}) and take it over, or let the mesh raise its own`);
   }
   if ((await readFile(file, 'utf8').catch(() => null)) === null) {
     throw new NotTaken(`${tunnel} was raised by hand, not from ${file}: nothing could start it again if the mesh's interface failed. Take it down (wg-quick down, or ip link delete ${tunnel}) and let the mesh raise its own, or write ${file} and bring it up with wg-quick up ${tunnel}`);

@@ -2,7 +2,8 @@
 // loopback (or private) AMQP and the management API, both as the admin
 // account; a cluster's every node, tried in turn. Here, not in src/home/, so
 // home stays below broker (the arrows only run down).
-import { HomeError, type BrokerConfig, type BrokerHop } from '../home/home.js';
+import type { BrokerConfig, BrokerHop } from '../home/home.js';
+import { refuse } from '../store/errors.js';
 import { FINGERPRINT } from '../wire/token.js';
 import type { Endpoint } from './connect.js';
 import type { Management } from './accounts.js';
@@ -18,13 +19,13 @@ const list = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 function hop(a: unknown, i: number, n: number): BrokerHop {
   const at = n > 1 ? `broker.json's "amqp" entry ${i + 1}` : 'broker.json\'s "amqp"';
   const form = '{"host": HOST, "port": PORT} for a plaintext hop on loopback or a private address, or with "fingerprint" for another node\'s TLS listener';
-  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new HomeError(`${at} is not a broker node: give ${form}.`);
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw refuse('MSHJ0', `${at} is not a broker node`, `give ${form}`);
   const { host, port, fingerprint } = a as Record<string, unknown>;
-  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host)) throw new HomeError(`${at} has no usable "host" (${JSON.stringify(host)}): give the node's address or name, e.g. "10.99.0.2".`);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw new HomeError(`${at} (${host}) has no usable "port" (${JSON.stringify(port)}): give a number from 1 to 65535 (the AMQP port, or the TLS port with "fingerprint").`);
+  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host)) throw refuse('MSHJ1', `${at} has no usable "host" (${JSON.stringify(host)})`);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw refuse('MSHJ2', `${at} (${host}) has no usable "port" (${JSON.stringify(port)})`);
   if (fingerprint === undefined) return { host, port };
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) {
-    throw new HomeError(`${at} (${host}:${port}) has a "fingerprint" that is not a SHA-256 fingerprint: give 32 upper-case hex pairs joined by colons, as \`openssl x509 -noout -fingerprint -sha256 -in CERT\` or \`mesh broker list\` print it, or leave it out for a plaintext hop.`);
+    throw refuse('MSHJ3', `${at} (${host}:${port}) has a "fingerprint" that is not a SHA-256 fingerprint`);
   }
   return { host, port, fingerprint };
 }
@@ -32,6 +33,7 @@ function hop(a: unknown, i: number, n: number): BrokerHop {
 /** Every AMQP endpoint broker.json names, in its order; one with a fingerprint is dialled over TLS pinned to it. */
 export function adminEndpoints(b: BrokerConfig): Endpoint[] {
   const all = list(b.amqp as unknown);
+  if (all.length === 0) throw refuse('MSHJ4', 'broker.json\'s "amqp" is an empty list: there is no broker to connect to');
   return all.map((a, i) => {
     const { host, port, fingerprint } = hop(a, i, all.length);
     return { host, port, vhost: b.vhost, user: b.user, password: b.password, ...(fingerprint ? { fingerprint } : {}) };
@@ -54,6 +56,7 @@ export function clustered(b: BrokerConfig): boolean {
 }
 
 export function management(b: BrokerConfig): Management {
+  if (Array.isArray(b.management) && b.management.length === 0) throw refuse('MSHJ5', 'broker.json\'s "management" is an empty list: no management API is named');
   // On a cluster a node's queue must outlive the broker node it was made on, so quorum (W3).
   return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix, quorumNodeQueues: clustered(b) };
 }

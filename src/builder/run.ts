@@ -15,6 +15,7 @@ import { Backoff, DEFAULT_BACKOFF } from '../sys/backoff.js';
 import { BUILD_RESULT, readBuildRequest, writeMessage, type BuildNews } from '../wire/build.js';
 import { loadCredential, credentialPath, type Credential } from './credential.js';
 import { buildImage, type BuildSettings } from './build_image.js';
+import { refuse } from '../store/errors.js';
 
 export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
 
@@ -22,9 +23,9 @@ export class NotEnrolled extends Error {}
 
 export function settingsFrom(env: NodeJS.ProcessEnv, dir: string): BuildSettings {
   const registry = env.MESH_BUILDER_REGISTRY || '127.0.0.1:5000';
-  if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[::1\](:\d{1,5})?$/.test(registry)) throw new Error(`MESH_BUILDER_REGISTRY ${JSON.stringify(registry)} is not HOST:PORT.`);
+  if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[::1\](:\d{1,5})?$/.test(registry)) throw refuse('MSHM8', `MESH_BUILDER_REGISTRY ${JSON.stringify(registry)} is not HOST:PORT`);
   const pull = env.MESH_BUILDER_PULL || 'missing';
-  if (!['always', 'missing', 'never', 'newer'].includes(pull)) throw new Error(`MESH_BUILDER_PULL ${JSON.stringify(pull)} must be always, missing, never or newer.`);
+  if (!['always', 'missing', 'never', 'newer'].includes(pull)) throw refuse('MSHM9', `MESH_BUILDER_PULL ${JSON.stringify(pull)} is no pull policy`);
   return { registry, pull, env, workRoot: join(dir, 'work') };
 }
 

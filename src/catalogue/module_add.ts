@@ -6,6 +6,8 @@ import { parseModuleEntries, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
 import { refuse } from '../store/errors.js';
+import { moduleRefusal } from './module_refusal.js';
+import type { ModuleEntry } from '../wire/resources.js';
 
 export function readModuleFile(path: string): { name: string; resources: unknown[] } {
   let v: unknown;
@@ -16,7 +18,8 @@ export function readModuleFile(path: string): { name: string; resources: unknown
   }
   if (!isObject(v) || !Array.isArray(v.resources)) throw refuse('MSH37', `${path} is not a module`);
   const name = nodeName(v.name, 'module name');
-  const resources = parseModuleEntries(withIds(v.resources), `${path}: resources`);
+  let resources: ModuleEntry[];
+  try { resources = parseModuleEntries(withIds(v.resources), `${path}: resources`); } catch (err) { throw moduleRefusal(err); }
   return { name, resources };
 }
 

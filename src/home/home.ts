@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeAtomic } from '../sys/atomic.js';
 import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
+import { refuse, MeshError } from '../store/errors.js';
 
 export interface BrokerConfig {
   /**
@@ -39,16 +40,14 @@ export interface BrokerConfig {
  */
 export interface BrokerHop { host: string; port: number; fingerprint?: string }
 
-export class HomeError extends Error {}
-
 export function home(env: NodeJS.ProcessEnv = process.env): string {
   return env.MESH_HOME || '/etc/mesh';
 }
 
 function readPrivate(path: string): string {
   const st = statSync(path, { throwIfNoEntry: false });
-  if (!st) throw new HomeError(`${path} does not exist: run the first-node bundle, or set MESH_HOME to the control plane's folder.`);
-  if ((st.mode & 0o077) !== 0) throw new HomeError(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${path}.`);
+  if (!st) throw refuse('MSHH6', `${path} does not exist`);
+  if ((st.mode & 0o077) !== 0) throw refuse('MSHH7', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${path}`);
   return readFileSync(path, 'utf8');
 }
 
@@ -57,8 +56,8 @@ export function readBroker(env?: NodeJS.ProcessEnv): BrokerConfig {
   try {
     return JSON.parse(readPrivate(path)) as BrokerConfig;
   } catch (err) {
-    if (err instanceof HomeError) throw err;
-    throw new HomeError(`${path} is not valid JSON: ${(err as Error).message}`);
+    if (err instanceof MeshError) throw err;
+    throw refuse('MSHH8', `${path} is not valid JSON (${(err as Error).message})`, undefined, err);
   }
 }
 
@@ -77,7 +76,7 @@ export function meshId(publicKey: Uint8Array): string {
 export function readSigner(env?: NodeJS.ProcessEnv): Signer {
   const path = join(home(env), 'signing.key');
   const secret = new Uint8Array(Buffer.from(readPrivate(path).trim(), 'base64'));
-  if (secret.length !== 32) throw new HomeError(`${path} does not hold a 32-byte Ed25519 key in base64.`);
+  if (secret.length !== 32) throw refuse('MSHH9', `${path} does not hold a 32-byte Ed25519 key in base64`);
   const pub = signingPublic(secret);
   return { secret, public: pub, mesh: meshId(pub) };
 }

@@ -1,23 +1,33 @@
 // The one register of the codes mesh refuses with: those our SQL raises
 // (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
 // with refuse() below (an argument, a module file, a declaration mesh-host
-// will not apply, an install option). A code means one thing, in one context,
-// everywhere; test/store/errors.test.ts scans sql/, src/, host/ and bundle/
-// and holds them and this table to each other: every code raised is here
-// once, every entry is raised where it says, and some test asserts it.
-// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z):
-// inventory 0x, 1x (its brokers), then Fx (names, tokens, the console);
-// assignment 2x then Ax; catalogue 3x; secret 4x; provision 5x then Bx;
-// overlay 6x; audit 7x; mesh-host 8x, Cx, Gx then Ix (a declaration it will not
-// apply, its settings, its enrolment); the bundle's installers 9x then Dx; the store's own
-// tools and settings Ex then Hx. A context whose decade is full takes the
-// next free letter (J is next). A code may be raised both in SQL and, earlier, in
-// TypeScript when it means the same (MSH25, MSH65). A new refusal takes a
-// new code; an old code is never reused for another meaning.
+// will not apply, an install option) or as a WireError (src/wire/envelope.ts).
+// A code means one thing, in one context, everywhere; test/store/errors.test.ts
+// scans sql/, src/, host/ and bundle/ and holds them and this table to each
+// other: every code raised is here once, every entry is raised where it says,
+// and some test asserts it.
+// Ranges by context, two characters after MSH as SQLSTATE allows (0-9, A-Z),
+// one context a line:
+//   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
+//   assignment  2x then Ax
+//   catalogue   3x then Mx (a module file's resources, the builder's settings)
+//   secret      4x
+//   provision   5x then Bx
+//   overlay     6x
+//   audit       7x
+//   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
+//   bundle      9x, Dx, then Lx (the installers)
+//   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
+//   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
+//               neither's range; a WireError carries its fault kind (D1) and one of these.
+// A context whose range is full takes the next free letter: P is next (O is
+// passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
+// means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
+// old code is never reused for another meaning.
 import type { Context } from './contexts.js';
 
 /** Who refuses: a store context, or a part with no schema of its own. */
-export type Refuser = Context | 'host' | 'bundle' | 'store';
+export type Refuser = Context | 'host' | 'bundle' | 'store' | 'wire';
 
 export interface Code {
   code: string;
@@ -58,7 +68,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH29', context: 'assignment', meaning: 'a rollout started, paused, resumed or aborted from a state that does not allow it', remedy: 'see mesh rollout status: a holding rollout starts, a rolling one pauses, a paused or halted one resumes, a started one aborts' },
 
   { code: 'MSH30', context: 'catalogue', meaning: 'a build was asked for a module with no source', remedy: 'say where it is first: mesh module source MODULE --git URL' },
-  { code: 'MSH31', context: 'catalogue', meaning: 'a module carries a resource the mesh composes itself (wireguard, firewall, secret)', remedy: 'take it out of the module: declare an opening (firewall), a secret (mesh secret) or overlay settings (mesh overlay) instead' },
+  { code: 'MSH31', context: 'catalogue', meaning: 'a module carries a resource the mesh composes itself (wireguard, firewall, secret, brokers)', remedy: 'take it out of the module: declare an opening (firewall), a secret (mesh secret), overlay settings (mesh overlay) or a broker (mesh broker add) instead', raisedIn: ['src/catalogue/module_refusal.ts'] },
 
   { code: 'MSH40', context: 'secret', meaning: 'an accepted secret was to be made again (S4)', remedy: 'issue it again: mesh secret accept NAME --from FILE (the value the other system knows)' },
   { code: 'MSH41', context: 'secret', meaning: 'a holder of a secret is not enrolled, so it has no sealing key', remedy: 'nothing was changed; enrol the node again, or unassign it (see mesh node list)' },
@@ -110,6 +120,18 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSH35', context: 'catalogue', meaning: 'a build --timeout that is not a duration above 0', remedy: 'use a number and s, m or h (e.g. 90s, 30m)', raisedIn: ['src/catalogue/build.ts'] },
   { code: 'MSH36', context: 'catalogue', meaning: 'a module file that is not JSON', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
   { code: 'MSH37', context: 'catalogue', meaning: 'a module file that is not {name, resources}', remedy: 'write {"name": "...", "resources": [...]}', raisedIn: ['src/catalogue/module_add.ts'] },
+  // A module file's resources, refused by the host's own parser (src/wire/parse_resources.ts), each rule its code (src/catalogue/module_refusal.ts).
+  { code: 'MSHM0', context: 'catalogue', meaning: 'a module file\'s resource of a kind no module carries', remedy: 'use one of the kinds the message lists (a module puts files, directories, services, containers and openings)', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM1', context: 'catalogue', meaning: 'a module file\'s resource with a field its kind does not have', remedy: 'remove the field or mend its spelling: a field one end drops is how two ends come to disagree, so none is ignored', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM2', context: 'catalogue', meaning: 'a module file\'s resource without a field its kind needs', remedy: 'add the field the message names', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM3', context: 'catalogue', meaning: 'a module file\'s field whose value is not of its form (a name, mode, port, key, list...)', remedy: 'write the field as the message says', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM4', context: 'catalogue', meaning: 'a module file\'s resource id that is not its kind:path or kind:name', remedy: 'leave "id" out (mesh module add fills it in) or write the id the message gives', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM5', context: 'catalogue', meaning: 'a module file listing one resource (one path or name of a kind) twice', remedy: 'list each path or name once: two entries would fight over one file or unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  { code: 'MSHM6', context: 'catalogue', meaning: 'a module file\'s service named as one of the bundle\'s own units', remedy: 'choose another name: mesh-NAME.service would overwrite the control plane\'s own unit', raisedIn: ['src/catalogue/module_refusal.ts'] },
+  // The builder's settings (mesh-builder run): refused before it takes a request off the queue.
+  { code: 'MSHM8', context: 'catalogue', meaning: 'a MESH_BUILDER_REGISTRY that is not HOST:PORT', remedy: 'give the registry images are pushed to as HOST:PORT (default 127.0.0.1:5000), no scheme or path', raisedIn: ['src/builder/run.ts'] },
+  { code: 'MSHM9', context: 'catalogue', meaning: 'a MESH_BUILDER_PULL that is not a pull policy', remedy: 'give always, missing, never or newer (podman build --pull), or unset it for missing', raisedIn: ['src/builder/run.ts'] },
+  { code: 'MSHM7', context: 'catalogue', meaning: 'a module file\'s path that is not absolute and normalised', remedy: 'write an absolute path without "..", "//" or a trailing "/"', raisedIn: ['src/catalogue/module_refusal.ts'] },
 
   { code: 'MSH46', context: 'secret', meaning: 'an accepted secret whose value is empty', remedy: 'put the value the other system knows in the file (or on stdin)', raisedIn: ['src/secret/accept.ts'] },
   { code: 'MSH47', context: 'secret', meaning: 'a secret placed with no holder named', remedy: 'name at least one holder: --node NAME', raisedIn: ['src/secret/accept.ts'] },
@@ -137,6 +159,19 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHH3', context: 'store', meaning: 'a store URL that is not a valid postgres:// URL', remedy: 'write postgres://ROLE@HOST:PORT[,HOST:PORT...]/DB', raisedIn: ['src/store/hosts.ts'] },
   { code: 'MSHH4', context: 'store', meaning: 'a store URL listing a host that is not HOST or HOST:PORT', remedy: 'write each host as HOST or HOST:PORT, joined by commas', raisedIn: ['src/store/hosts.ts'] },
   { code: 'MSHH5', context: 'store', meaning: 'a store URL of several hosts that does not ask for the primary', remedy: 'add ?target_session_attrs=read-write, so only the primary is taken', raisedIn: ['src/store/hosts.ts'] },
+  // The control plane's home (MESH_HOME: broker.json, signing.key), read before anything is asked of the broker or the store.
+  { code: 'MSHH6', context: 'store', meaning: 'a control plane home file (MESH_HOME/broker.json or signing.key) that does not exist', remedy: 'run the first-node bundle, or set MESH_HOME to the control plane\'s folder', raisedIn: ['src/home/home.ts'] },
+  { code: 'MSHH7', context: 'store', meaning: 'a control plane home file others can read (it holds the broker admin password or the signing key)', remedy: 'chmod 600 it, and treat what it holds as read by others', raisedIn: ['src/home/home.ts'] },
+  { code: 'MSHH8', context: 'store', meaning: 'a broker.json that is not JSON', remedy: 'mend it where the message says, or restore it from the first-node bundle\'s copy', raisedIn: ['src/home/home.ts'] },
+  { code: 'MSHH9', context: 'store', meaning: 'a signing.key that is not a 32-byte Ed25519 key in base64', remedy: 'restore the key from a backup: another key is another mesh, and every node refuses what it signs', raisedIn: ['src/home/home.ts'] },
+  { code: 'MSHJ0', context: 'store', meaning: 'a broker.json "amqp" entry that is not a broker node', remedy: 'give {"host": HOST, "port": PORT}, with "fingerprint" for another node\'s TLS listener', raisedIn: ['src/broker/admin.ts'] },
+  { code: 'MSHJ1', context: 'store', meaning: 'a broker.json "amqp" entry without a usable "host"', remedy: 'give the node\'s address or name, e.g. "10.99.0.2"', raisedIn: ['src/broker/admin.ts'] },
+  { code: 'MSHJ2', context: 'store', meaning: 'a broker.json "amqp" entry without a usable "port"', remedy: 'give a number from 1 to 65535 (the AMQP port, or the TLS port with "fingerprint")', raisedIn: ['src/broker/admin.ts'] },
+  { code: 'MSHJ3', context: 'store', meaning: 'a broker.json "amqp" entry whose "fingerprint" is not a SHA-256 fingerprint', remedy: 'give 32 upper-case hex pairs joined by colons, as `openssl x509 -noout -fingerprint -sha256 -in CERT` or `mesh broker list` print it, or leave it out for a plaintext hop', raisedIn: ['src/broker/admin.ts'] },
+  { code: 'MSHJ4', context: 'store', meaning: 'a broker.json whose "amqp" lists no broker', remedy: 'name at least one broker node: {"host": HOST, "port": PORT}', raisedIn: ['src/broker/admin.ts'] },
+  { code: 'MSHJ5', context: 'store', meaning: 'a broker.json whose "management" lists no API', remedy: 'name at least one: the http://127.0.0.1:PORT of the broker\'s management API', raisedIn: ['src/broker/admin.ts'] },
+  // The one program shell of every CLI (src/sys/program.ts).
+  { code: 'MSHJ6', context: 'store', meaning: 'a command line option the command does not have (a typo is never run as if absent)', remedy: 'use one of the options the message lists (see the command\'s --help)', raisedIn: ['src/sys/program.ts'] },
   { code: 'MSHE0', context: 'store', meaning: 'a promote whose --data holds no PostgreSQL cluster', remedy: 'give the standby\'s data directory with --data', raisedIn: ['src/store/promote.ts'] },
   { code: 'MSHE1', context: 'store', meaning: 'a promote of a cluster that is not a standby (no standby.signal)', remedy: 'it is a primary already: nothing to promote', raisedIn: ['src/store/promote.ts'] },
 
@@ -166,8 +201,16 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG6', context: 'host', meaning: 'a tunnel taken over on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG7', context: 'host', meaning: 'a tunnel taken over whose address is not the one the mesh declares (O3)', remedy: 'on the control plane, pin the found address (mesh overlay address NODE ADDRESS) and declare again, then take it over again', raisedIn: ['host/overlay/take.ts'] },
-  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/enrol.ts', 'host/heard.ts', 'src/sys/backoff.ts'] },
+  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/agent.ts', 'host/enrol.ts', 'host/heard.ts', 'src/sys/backoff.ts'] },
   { code: 'MSHG5', context: 'host', meaning: 'a reconnect backoff whose floor is above its ceiling', remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS', raisedIn: ['src/sys/backoff.ts'] },
+  // mesh-host's own files, refused rather than read as empty (L4, D2): each names its remedy.
+  { code: 'MSHI5', context: 'host', meaning: 'an identity.json that exists but cannot be read (L4: a fault, not a wait)', remedy: 'fix its permissions (root, 0600), or retire this node and enrol it again', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHI6', context: 'host', meaning: 'an identity.json that is damaged (not JSON, or not an identity)', remedy: 'restore it from a backup, or retire this node (mesh node retire NAME) and enrol it again', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHI7', context: 'host', meaning: 'a serial.json that is damaged: read as 0 it would reopen the replay it stops (D2)', remedy: 'restore it from a backup, or remove it and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone)', raisedIn: ['host/serial.ts'] },
+  { code: 'MSHI8', context: 'host', meaning: 'a state file (applied.json: what mesh-host holds) that is not JSON', remedy: 'restore it from a backup, or move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
+  { code: 'MSHI9', context: 'host', meaning: 'a state file (applied.json) that is not of version 1', remedy: 'move it away and let the host remove orphans from its last report', raisedIn: ['host/apply/state.ts'] },
+  { code: 'MSHK0', context: 'host', meaning: 'a broker list saved on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity', raisedIn: ['host/identity.ts'] },
+  { code: 'MSHK1', context: 'host', meaning: 'a tunnel taken over (mesh-host overlay take) that is not up: nothing to take', remedy: 'start it (wg-quick up IFACE) and take it over, or let the mesh raise its own', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // mesh-host enrol: each way an enrolment ends without an identity (host/enrol.ts).
@@ -198,6 +241,21 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHD5', context: 'bundle', meaning: '--add-broker-node names the first node itself', remedy: '--add-broker-node names another enrolled node', raisedIn: ['bundle/broker_hand_over.ts'] },
   { code: 'MSHD6', context: 'bundle', meaning: 'a standby name no replication slot can take', remedy: 'use lower-case letters, digits and _', raisedIn: ['bundle/replication.ts'] },
   { code: 'MSHD7', context: 'bundle', meaning: 'a standby cloned into a folder that already holds a cluster', remedy: 'a standby is cloned into an empty directory: move it away first if it is an old primary', raisedIn: ['bundle/replication.ts'] },
+  { code: 'MSHD8', context: 'bundle', meaning: 'a broker node\'s overlay address (hand-over file, or the store) that is not IPv4', remedy: 'a broker node\'s Erlang distribution listens on its IPv4 overlay address: see mesh overlay show, and copy the hand-over file again from the first node', raisedIn: ['bundle/rabbitmq.ts'] },
+  { code: 'MSHD9', context: 'bundle', meaning: 'a broker node named outside [a-z][a-z0-9-]{0,62}', remedy: 'name the node as it is enrolled (mesh node list)', raisedIn: ['bundle/rabbitmq.ts'] },
+  { code: 'MSHL0', context: 'bundle', meaning: 'an install with no --public on a machine with no IPv4 address off loopback', remedy: 'give the address nodes dial with --public HOST', raisedIn: ['bundle/layout.ts'] },
+  { code: 'MSHL1', context: 'bundle', meaning: 'a broker node added (--add-broker-node) where no first node was installed', remedy: 'install the first node first (install.sh without --add-broker-node), then add broker nodes on it', raisedIn: ['bundle/broker_hand_over.ts'] },
+  { code: 'MSHL2', context: 'bundle', meaning: 'a broker node added that has no overlay address (not enrolled)', remedy: 'enrol it first (mesh token issue NODE, then mesh-host enrol on it), and see mesh overlay show', raisedIn: ['bundle/broker_hand_over.ts'] },
+
+  // The wire: a message (or a file kept as it came) refused by whoever reads it, mesh-host or mesh serve alike.
+  // A WireError carries its fault kind (what D1 tells apart and the report says) and one of these beside it;
+  // a refusal without a code of its own takes its fault's (FAULT_CODES in src/wire/envelope.ts).
+  { code: 'MSHN0', context: 'wire', meaning: 'a message or kept file that is not of its form: not JSON, or not the shape of its kind (D1 malformed)', remedy: 'nothing in it was used; the two ends may run different versions of mesh: update the older one (the message names the field)', raisedIn: ['src/wire/build.ts', 'src/wire/declaration.ts', 'src/wire/enrol.ts', 'src/wire/envelope.ts', 'src/wire/last_report.ts', 'src/wire/parse_resources.ts', 'src/wire/rekey.ts', 'src/wire/report.ts'] },
+  { code: 'MSHN1', context: 'wire', meaning: 'a message or kept file not signed by the key it must be (another mesh, or altered bytes: D1 forged)', remedy: 'nothing in it was used; if it recurs, find who else publishes to this queue or edits the file', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/enrol.ts', 'src/wire/envelope.ts'] },
+  { code: 'MSHN2', context: 'wire', meaning: 'a message over the size limit, refused before it was parsed', remedy: 'nothing in it was read; move large content out of modules (an image, or a file the node fetches)', raisedIn: ['src/wire/build.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'] },
+  { code: 'MSHN3', context: 'wire', meaning: 'a declaration whose signed expiry passed before it arrived (C2 stale)', remedy: 'it was not applied; see that mesh serve runs and this node\'s link to the broker is up: a current declaration is signed again well before then', raisedIn: ['host/agent.ts'] },
+  { code: 'MSHN4', context: 'wire', meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (D1 forged)', remedy: 'nothing in it was used; check that the queue and the identity are this node\'s own (mesh node list, mesh-host status)', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/declaration.ts', 'src/wire/last_report.ts'] },
+  { code: 'MSHN5', context: 'wire', meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used (D2)', remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one', raisedIn: ['host/agent.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
@@ -212,10 +270,13 @@ export class MeshError extends Error {
   readonly code: string;
   readonly context: Refuser;
   readonly remedy: string;
+  /** What was refused, without the remedy and code: for a caller that says it again under its own class or code. */
+  readonly said: string;
   constructor(entry: Code, said: string, hint: string | undefined, cause: unknown) {
     const remedy = hint || entry.remedy;
     super(`${said}: ${remedy} (${entry.code}).`, { cause });
     this.name = 'MeshError';
+    this.said = said;
     this.code = entry.code;
     this.context = entry.context;
     this.remedy = remedy;

@@ -5,12 +5,10 @@
 // (sade alone would accept `--stie b` and run the command without a site);
 // `--help` lists the commands grouped by noun, each group sorted.
 import sade from 'sade';
-import { errorJson, MeshError } from '../store/errors.js';
+import { errorJson, refuse, MeshError } from '../store/errors.js';
 
 export type Sade = sade.Sade;
 
-/** A refused command line: said, with the exit code of a usage error. */
-export class UsageError extends Error { exitCode = 2; }
 
 // sade 1.8 keeps each command (usage, describe, options) in `tree`; aliases are strings, internals start with __.
 interface Command { usage: string; describe?: string[]; options: [string, string, unknown?][] }
@@ -99,11 +97,12 @@ export function program(bin: string, version: string, describe: string): Program
   return p;
 }
 
-function refusal(bin: string, name: string, flag: string, t: Tree): UsageError {
+/** A refused command line: its code, and the exit code of a usage error. */
+function refusal(bin: string, name: string, flag: string, t: Tree): Error {
   const own = (t[name] as Command | undefined)?.options ?? [];
   const all = (t.__all__ as Command | undefined)?.options ?? [];
   const valid = [...own, ...all].map((o) => o[0].split(', ').at(-1)!).concat('--help');
-  return new UsageError(`${bin} ${name} has no option ${flag}: its options are ${valid.join(', ')} (see ${bin} ${name} --help).`);
+  return Object.assign(refuse('MSHJ6', `${bin} ${name} has no option ${flag}`, `its options are ${valid.join(', ')} (see ${bin} ${name} --help)`), { exitCode: 2 });
 }
 
 /** The first sentence of a command's description, cut to fit one line of the listing. */

@@ -43,7 +43,7 @@ export function parseDeclaration(v: unknown): Declaration {
 /** Verify, then read. Another mesh's key, altered bytes, or a declaration meant for another node: forged. */
 export function readDeclaration(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): Declaration {
   const d = parseDeclaration(openEnvelope(bytes, signingKey, LIMITS.declaration, 'declaration'));
-  if (d.mesh !== me.mesh) throw new WireError('forged', `declaration is for mesh ${d.mesh}, not ${me.mesh}.`);
-  if (d.node !== me.node) throw new WireError('forged', `declaration is for node ${d.node}, not ${me.node}.`);
+  if (d.mesh !== me.mesh) throw new WireError('forged', `declaration is for mesh ${d.mesh}, not ${me.mesh}.`, 'MSHN4');
+  if (d.node !== me.node) throw new WireError('forged', `declaration is for node ${d.node}, not ${me.node}.`, 'MSHN4');
   return d;
 }

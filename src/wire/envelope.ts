@@ -6,13 +6,26 @@
 // not this mesh is trying; malformed means something needs fixing.
 import { sign, verify } from '../crypto/sign.js';
 import { b64 } from '../crypto/keys.js';
+import { codeEntry, MeshError } from '../store/errors.js';
 
 // stale: genuine, but its signed expiry had passed when it arrived (a withheld or frozen feed).
 export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale';
 
-export class WireError extends Error {
-  constructor(readonly fault: WireFault, message: string) {
-    super(message);
+/** The code of a fault when the refusal names none of its own (test/store/ts_codes.ts reads this table). */
+export const FAULT_CODES: Record<WireFault, string> = { malformed: 'MSHN0', forged: 'MSHN1', 'too-large': 'MSHN2', stale: 'MSHN3' };
+
+/**
+ * A message (or a kept file) refused: the fault kind is what the host reports
+ * and D1 tells apart; the code beside it (the register's, wire context) says
+ * which refusal, as a refuse() does. CODE is a literal where the refusal has
+ * its own, else the fault's; the message ends with it, as refuse()'s do.
+ */
+export class WireError extends MeshError {
+  constructor(readonly fault: WireFault, message: string, code: string = FAULT_CODES[fault]) {
+    const said = message.replace(/\.$/, '');
+    // A code the register lacks is a bug the register test finds; the fault's code still says the kind.
+    super(codeEntry(code) ?? codeEntry(FAULT_CODES[fault])!, said, undefined, undefined);
+    this.name = 'WireError';
   }
 }
 

@@ -23,7 +23,7 @@ export function writeLastReport(r: LastReport, secret: Uint8Array): Buffer {
 /** Verify, then read: another mesh's key, altered bytes or another node's copy is forged. */
 export function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): { held: HeldEntry[] | null; floor: Floor | null } {
   const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
-  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.');
+  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.', 'MSHN4');
   let floor: Floor | null = null;
   if (v.floor !== null) {
     const f = v.floor;

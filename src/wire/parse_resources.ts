@@ -10,7 +10,16 @@ import { isObject, WireError } from './envelope.js';
 
 type Check = (v: unknown, at: string) => unknown;
 
-const bad = (at: string, what: string) => new WireError('malformed', `${at} ${what}`);
+/**
+ * Which rule a resource broke. The host reports any of them as malformed
+ * (MSHN0); a module file is refused with the flaw's own catalogue code
+ * (src/catalogue/module_refusal.ts), so the operator's fix is in the code.
+ */
+export type Flaw = 'kind' | 'composed' | 'field' | 'missing' | 'value' | 'path' | 'id' | 'twice' | 'unit';
+export type ResourceFault = WireError & { flaw: Flaw; remedy?: string };
+
+const bad = (at: string, what: string, flaw: Flaw = 'value', remedy?: string): ResourceFault =>
+  Object.assign(new WireError('malformed', remedy ? `${at} ${what}: ${remedy}` : `${at} ${what}`), { flaw, ...(remedy ? { remedy } : {}) });
 
 const str = (max = 4096): Check => (v, at) => {
   if (typeof v !== 'string' || v.length > max) throw bad(at, `must be a string of at most ${max} characters`);
@@ -20,7 +29,7 @@ const absPath: Check = (v, at) => {
   str(4096)(v, at);
   const p = v as string;
   if (!p.startsWith('/') || posix.normalize(p) !== p || p.includes('\0') || p.split('/').includes('..') || p.length < 2 || p.endsWith('/')) {
-    throw bad(at, `must be an absolute, normalised path without "..", not ${JSON.stringify(p).slice(0, 80)}`);
+    throw bad(at, `must be an absolute, normalised path without "..", not ${JSON.stringify(p).slice(0, 80)}`, 'path');
   }
   return p;
 };
@@ -103,10 +112,10 @@ const ranged = (c: Check): Check => (v, at) => {
 function shape(fields: Record<string, [Check, boolean]>): Check {
   return (v, at) => {
     if (!isObject(v)) throw bad(at, 'must be an object');
-    for (const k of Object.keys(v)) if (!(k in fields)) throw bad(`${at}.${k}`, 'is not a field of this kind');
+    for (const k of Object.keys(v)) if (!(k in fields)) throw bad(`${at}.${k}`, 'is not a field of this kind', 'field');
     const out: Record<string, unknown> = {};
     for (const [k, [check, required]] of Object.entries(fields)) {
-      if (v[k] === undefined) { if (required) throw bad(`${at}.${k}`, 'is missing'); continue; }
+      if (v[k] === undefined) { if (required) throw bad(`${at}.${k}`, 'is missing', 'missing'); continue; }
       out[k] = check(v[k], `${at}.${k}`);
     }
     return out;
@@ -122,7 +131,7 @@ function shape(fields: Record<string, [Check, boolean]>): Check {
 export const BUNDLE_UNITS = ['host', 'serve', 'postgres', 'rabbitmq', 'nftables', 'console'] as const;
 const serviceName: Check = (v, at) => {
   name(v, at);
-  if ((BUNDLE_UNITS as readonly string[]).includes(v as string)) throw bad(at, `must not be ${JSON.stringify(v)}: mesh-${v as string}.service is the bundle's own unit; choose another name`);
+  if ((BUNDLE_UNITS as readonly string[]).includes(v as string)) throw bad(at, `must not be ${JSON.stringify(v)}: mesh-${v as string}.service is the bundle's own unit; choose another name`, 'unit');
   return v;
 };
 
@@ -173,10 +182,10 @@ function idOf(r: Record<string, unknown>): string {
 
 function parseOne(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown> {
   if (!isObject(v) || typeof v.kind !== 'string' || !Object.hasOwn(kinds, v.kind)) {
-    throw bad(`${at}.kind`, `must be one of ${Object.keys(kinds).join(', ')}`);
+    throw bad(`${at}.kind`, `must be one of ${Object.keys(kinds).join(', ')}`, 'kind');
   }
   const r = kinds[v.kind]!(v, at) as Record<string, unknown>;
-  if (r.id !== idOf(r)) throw bad(`${at}.id`, `must be ${JSON.stringify(idOf(r))} (kind:path or kind:name)`);
+  if (r.id !== idOf(r)) throw bad(`${at}.id`, `must be ${JSON.stringify(idOf(r))} (kind:path or kind:name)`, 'id');
   return r;
 }
 
@@ -192,7 +201,7 @@ export function parseResources(v: unknown, at = 'resources'): Resource[] {
 export function parseModuleEntries(v: unknown, at = 'resources'): ModuleEntry[] {
   if (Array.isArray(v)) {
     v.forEach((r, i) => {
-      if (isObject(r) && typeof r.kind === 'string' && Object.hasOwn(COMPOSED, r.kind)) throw bad(`${at}[${i}].kind`, COMPOSED[r.kind]!);
+      if (isObject(r) && typeof r.kind === 'string' && Object.hasOwn(COMPOSED, r.kind)) throw bad(`${at}[${i}].kind`, COMPOSED[r.kind]![0], 'composed', COMPOSED[r.kind]![1]);
     });
   }
   return parseList(v, at, MODULE_KINDS) as unknown as ModuleEntry[];
@@ -201,11 +210,11 @@ export function parseModuleEntries(v: unknown, at = 'resources'): ModuleEntry[] 
 // The mesh composes these for each node (catalogue.put_module refuses them
 // too, MSH31): a module carrying one would be a second firewall beside the
 // composed one, or a tunnel outside the graph.
-const COMPOSED: Record<string, string> = {
-  wireguard: 'is composed by the mesh from the overlay graph: take it out of the module (mesh overlay shows the graph)',
-  firewall: 'is composed by the mesh from the openings of the modules a node runs: declare an opening instead ({ kind: opening, port, from })',
-  secret: 'is sealed by the mesh for each holder: take it out and store the value with mesh secret make|accept NAME',
-  brokers: 'is composed by the mesh from the brokers it knows: take it out of the module and add a broker with mesh broker add HOST:PORT --fingerprint FP',
+const COMPOSED: Record<string, [string, string]> = {
+  wireguard: ['is composed by the mesh from the overlay graph', 'take it out of the module (mesh overlay shows the graph)'],
+  firewall: ['is composed by the mesh from the openings of the modules a node runs', 'declare an opening instead ({ kind: opening, port, from })'],
+  secret: ['is sealed by the mesh for each holder', 'take it out and store the value with mesh secret make|accept NAME'],
+  brokers: ['is composed by the mesh from the brokers it knows', 'take it out of the module and add a broker with mesh broker add HOST:PORT --fingerprint FP'],
 };
 const { wireguard: _w, firewall: _f, secret: _s, brokers: _b, ...PUT } = KINDS;
 const MODULE_KINDS: Record<string, Check> = { ...PUT, ...MODULE_ONLY };
@@ -215,7 +224,7 @@ function parseList(v: unknown, at: string, kinds: Record<string, Check>): Record
   const out = v.map((r, i) => parseOne(r, `${at}[${i}]`, kinds));
   const seen = new Set<string>();
   for (const r of out) {
-    if (seen.has(r.id as string)) throw bad(at, `declares ${r.id} twice`);
+    if (seen.has(r.id as string)) throw bad(at, `declares ${r.id} twice`, 'twice');
     seen.add(r.id as string);
   }
   return out;

@@ -5,15 +5,16 @@
 // the hand-over and standby checks are called on temp files.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runAny } from '../../src/sys/proc.js';
-import { readHandOver, writeHandOver, type HandOver } from '../../bundle/broker_cluster.js';
-import { handOverBroker } from '../../bundle/broker_hand_over.js';
+import { readHandOver, writeHandOver, markClustered, type HandOver } from '../../bundle/broker_cluster.js';
+import { handOverBroker, overlayAddress } from '../../bundle/broker_hand_over.js';
 import { standbySlot, cloneStandby } from '../../bundle/replication.js';
-import type { Options } from '../../bundle/layout.js';
+import { paths, type Options } from '../../bundle/layout.js';
+import { freshStore } from '../harness/store.js';
 
 const bundleJs = (name: string) => fileURLToPath(new URL(`../../bundle/${name}.js`, import.meta.url));
 const B = suite<{ dir: string }>('the installers refuse with codes');
@@ -81,6 +82,9 @@ B('a hand-over file that is missing, readable by others, not one, or for another
   await writeHandOver(file, h);
   assert.match(throwsCoded(() => readHandOver(file, { ...want, first: 'hub' }), 'MSHD3'), /give --join first/);
   throwsCoded(() => readHandOver(file, { ...want, node: 'web1' }), 'MSHD4');
+  // Its node's overlay address is where Erlang's distribution listens: IPv4 only.
+  await writeHandOver(file, { ...h, node: { ...h.node, address: 'fe80::2' } });
+  throwsCoded(() => readHandOver(file, want), 'MSHD8');
   rmSync(file);
 });
 
@@ -92,6 +96,39 @@ B('adding the first node as a broker node of its own cluster, a standby name no 
   writeFileSync(join(pgData, 'PG_VERSION'), '15\n');
   await rejectsCoded(cloneStandby({ pgData, primaryHost: '127.0.0.1', primaryPort: 1, passfile: join(dir, 'pass'), standby: 'b2', pgBasebackup: '/bin/false' }), 'MSHD7');
   rmSync(pgData, { recursive: true });
+});
+
+B('a broker node named outside the node names is refused with MSHD9 before it is marked clustered', async ({ dir }) => {
+  const state = join(dir, 'clustered');
+  await rejectsCoded(markClustered({ state } as Options, '10.99.0.2', 'Hub_1'), 'MSHD9');
+  assert.not.ok(existsSync(state), 'nothing was written');
+});
+
+B('install.js with no --public on a machine with no address off loopback is refused with MSHL0, and makes nothing', async ({ dir }) => {
+  const state = join(dir, 'lonely');
+  // A network namespace of its own holds loopback alone.
+  const r = await runAny('unshare', ['-n', process.execPath, bundleJs('install'), '--state', state, '--name', 'b1'], { env: { PATH: process.env.PATH } });
+  assert.is(r.code, 1, r.stderr);
+  coded(r.stderr, 'MSHL0');
+  assert.not.ok(existsSync(state), 'nothing was made');
+});
+
+B('a broker node added where no first node was installed (MSHL1), or that has no overlay address (MSHL2), is refused', async ({ dir }) => {
+  const o = { state: join(dir, 'first'), home: join(dir, 'first', 'home') } as Options;
+  const env = { ...process.env };
+  const store = await freshStore();
+  try {
+    await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL1');
+    // A first node's store, where b2 was never enrolled.
+    mkdirSync(join(o.state, 'store'), { recursive: true });
+    writeFileSync(paths(o).storeFile('overlay'), store.url('overlay'), { mode: 0o600 });
+    assert.match(await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL2'), /b2 has no overlay address: enrol it first/);
+  } finally {
+    await store.drop();
+    rmSync(o.state, { recursive: true, force: true });
+    for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
+    Object.assign(process.env, env);
+  }
 });
 
 B.run();

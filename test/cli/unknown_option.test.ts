@@ -26,7 +26,8 @@ U('mesh token issue x --stie b exits non-zero, names --site, and issues no token
   const r = await mesh.cli(['token', 'issue', 'x', '--stie', 'b']);
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /^mesh: mesh token issue has no option --stie: its options are .*--site/);
-  assert.match(r.stderr, /--ttl/);
+  assert.match(r.stderr, /--ttl.* \(MSHJ6\)\.\n$/);
+  assert.is(r.code, 2, 'the exit code of a usage error');
   assert.is(r.stdout, '', 'no token line');
   const [row] = await mesh.store.admin`select (select count(*) from inventory.token)::int as tokens, (select count(*) from inventory.node)::int as nodes`;
   assert.equal(row, { tokens: 0, nodes: 0 }, 'nothing was issued');
@@ -45,7 +46,7 @@ U('mesh-host refuses an unknown option before it enrols', async ({ dir }) => {
 U('mesh-builder refuses an unknown option before it runs', async ({ dir }) => {
   const r = await runCli(MESH_BUILDER, ['run', '--registry', '127.0.0.1:5000'], { ...process.env, MESH_BUILDER_DIR: dir });
   assert.is.not(r.code, 0);
-  assert.match(r.stderr, /^mesh-builder: mesh-builder run has no option --registry: its options are --help/);
+  assert.match(r.stderr, /^mesh-builder: mesh-builder run has no option --registry: its options are --help .*\(MSHJ6\)\.\n$/);
 });
 
 U('mesh --help lists the commands grouped by noun, each group sorted', async ({ mesh }) => {

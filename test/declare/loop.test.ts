@@ -92,28 +92,28 @@ function bodyWith(ctx: Ctx, edit: (b: Record<string, unknown>) => void): string 
 Loop('forged: signed by another key (D1)', async (ctx) => {
   const report = () => ctx.mesh.store.admin`select serial, held::text as held, reported_at from inventory.report where node = 'web1'`;
   const before = await report();
-  await refused(ctx, envelope(bodyWith(ctx, () => {}), { ...ctx.mesh.signer, secret: signingPair().secret }), /refused a declaration: forged: declaration is not signed by the key/);
+  await refused(ctx, envelope(bodyWith(ctx, () => {}), { ...ctx.mesh.signer, secret: signingPair().secret }), /refused a declaration: forged: declaration is not signed by the key.*\(MSHN1\)\./);
   assert.not.ok(existsSync(join(ctx.root, 'evil')));
   // R3: a refusal moves last_seen and nothing else; it is no account of what the node holds.
   assert.equal(await report(), before);
 });
 
 Loop('forged: the right key, but for another mesh or another node', async (ctx) => {
-  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.mesh = '0123456789abcdef'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for mesh 0123456789abcdef/);
-  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.node = 'web2'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for node web2/);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.mesh = '0123456789abcdef'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for mesh 0123456789abcdef.*\(MSHN4\)\./);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { b.node = 'web2'; }), ctx.mesh.signer), /refused a declaration: forged: declaration is for node web2.*\(MSHN4\)\./);
   assert.not.ok(existsSync(join(ctx.root, 'evil')));
 });
 
 Loop('malformed: not parseable, or the wrong shape, is said differently from forged', async (ctx) => {
-  await refused(ctx, Buffer.from('{not json'), /refused a declaration: malformed: declaration is not JSON/);
+  await refused(ctx, Buffer.from('{not json'), /refused a declaration: malformed: declaration is not JSON.*\(MSHN0\)\./);
   await refused(ctx, envelope(bodyWith(ctx, (b) => { b.resources = 'all of them'; }), ctx.mesh.signer), /refused a declaration: malformed: declaration\.resources must be a list/);
-  await refused(ctx, envelope(bodyWith(ctx, (b) => { (b.resources as Record<string, unknown>[])[0]!.path = '/etc/../etc/passwd'; }), ctx.mesh.signer), /refused a declaration: malformed: .*path must be an absolute, normalised path/);
+  await refused(ctx, envelope(bodyWith(ctx, (b) => { (b.resources as Record<string, unknown>[])[0]!.path = '/etc/../etc/passwd'; }), ctx.mesh.signer), /refused a declaration: malformed: .*path must be an absolute, normalised path.*\(MSHN0\)\./);
   assert.not.ok(existsSync(join(ctx.root, 'evil')));
 });
 
 Loop('a replayed older serial is refused (D2)', async (ctx) => {
   const [d] = await ctx.mesh.store.admin`select envelope from assignment.declaration where node = 'web1' and serial = 3`;
-  await refused(ctx, d!.envelope as Buffer, /refused a declaration: forged: replayed: serial 3 is not newer than 5/);
+  await refused(ctx, d!.envelope as Buffer, /refused a declaration: forged: replayed: serial 3 is not newer than 5.*\(MSHN5\)\./);
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v2');
 });
 

@@ -134,6 +134,9 @@ Live('junk, forgeries and replays on a node\'s queue: refused and reported; noth
   assert.is(stale, 1, hostSaid);              // expired before it arrived
   assert.is(malformed, cases.length - 6, hostSaid);
   assert.match(ctx.serve.output().slice(smark), /web1 refused a declaration \(serial 70\): stale: /);
+  // Each refusal carries its code beside its fault: which forgery, and a stale one as stale (the register's wire codes).
+  const coded = (code: string) => count(hostSaid, new RegExp(`refused a declaration: \\w+: .*\\(${code}\\)\\.`));
+  assert.equal(['MSHN1', 'MSHN4', 'MSHN5', 'MSHN3', 'MSHN2'].map(coded), [2, 2, 1, 1, 1], hostSaid);
   tally.refused += forged + malformed + stale;
   assert.equal(files(), before, 'nothing was applied');
   // The host keeps going: a genuine declaration still applies.

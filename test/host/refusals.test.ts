@@ -10,6 +10,11 @@ import { apply } from '../../host/apply/engine.js';
 import { drivers } from '../../host/apply/registry.js';
 import { checkResource } from '../../host/apply/wireguard/wgconf.js';
 import { heardSeconds } from '../../host/heard.js';
+import { reconcileSeconds } from '../../host/agent.js';
+import { readMark } from '../../host/serial.js';
+import { readState, statePath } from '../../host/apply/state.js';
+import { saveBrokers } from '../../host/identity.js';
+import { runCli, MESH_HOST } from '../harness/mesh.js';
 import { agreementPair, b64 } from '../../src/crypto/keys.js';
 import { sandbox, file, counter, type Sandbox } from './helpers.js';
 import type { Resource, WireguardResource } from '../../src/wire/resources.js';
@@ -94,6 +99,39 @@ H('a seconds setting mesh-host cannot use is refused with MSHG4', () => {
   let said = '';
   try { heardSeconds({ MESH_HOST_HEARD_SECONDS: 'often' }); } catch (e) { said = (e as Error).message; }
   coded(said, 'MSHG4');
+  // D6's period too: NaN or 0 would make setInterval reconcile without pause.
+  for (const bad of ['often', '0', '-5']) {
+    said = '';
+    try { reconcileSeconds({ MESH_HOST_RECONCILE_SECONDS: bad }); } catch (e) { said = (e as Error).message; }
+    coded(said, 'MSHG4');
+  }
+  assert.is(reconcileSeconds({}), 300);
+});
+
+// Its own files: refused with their code rather than read as empty (an empty mark would reopen replays, D2).
+H('an identity.json that cannot be read or is damaged stops mesh-host run with MSHI5 or MSHI6 (L4: a fault, not a wait)', async ({ s }) => {
+  for (const [code, make] of [['MSHI5', (p: string) => mkdir(p)], ['MSHI6', (p: string) => writeFile(p, '{', { mode: 0o600 })]] as const) {
+    const dir = join(s.stateDir, `id-${code}`);
+    await mkdir(dir);
+    await make(join(dir, 'identity.json'));
+    const r = await runCli(MESH_HOST, ['run'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });
+    assert.is(r.code, 1, r.stderr);
+    assert.ok(r.stderr.startsWith(`mesh-host: ${join(dir, 'identity.json')} `), r.stderr);
+    coded(r.stderr.trimEnd(), code);
+  }
+});
+
+H('a damaged serial.json or applied.json, and brokers saved with no identity, are refused with their codes', async ({ s }) => {
+  const dir = join(s.stateDir, 'files');
+  await mkdir(dir);
+  const said = async (f: () => unknown) => { try { await f(); } catch (e) { return (e as Error).message; } return 'nothing refused'; };
+  await writeFile(join(dir, 'serial.json'), '{"v":1,"serial":"7"}');
+  coded(await said(() => readMark(dir)), 'MSHI7');
+  await writeFile(statePath(dir), '{');
+  coded(await said(() => readState(dir)), 'MSHI8');
+  await writeFile(statePath(dir), '{"v":2,"resources":[]}');
+  coded(await said(() => readState(dir)), 'MSHI9');
+  coded(await said(() => saveBrokers(join(dir, 'none'), [{ host: 'mq1', port: 5671, fingerprint: Array(32).fill('AB').join(':') }])), 'MSHK0');
 });
 
 H.run();

@@ -12,8 +12,8 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01F]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH3\d$/, secret: /^MSH4\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
-  host: /^MSH[8CGI]\d$/, bundle: /^MSH[9D]\d$/, store: /^MSH[EH]\d$/,
+  inventory: /^MSH[01F]\d$/, assignment: /^MSH[2A]\d$/, catalogue: /^MSH[3M]\d$/, secret: /^MSH4\d$/, provision: /^MSH[5B]\d$/, overlay: /^MSH6\d$/, audit: /^MSH7\d$/,
+  host: /^MSH[8CGIK]\d$/, bundle: /^MSH[9DL]\d$/, store: /^MSH[EHJ]\d$/, wire: /^MSHN\d$/,
 };
 
 const R = suite<{ store: Store }>('the register of error codes');

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FAULT_CODES, type WireFault } from '../../src/wire/envelope.js';
 
 export const TOP = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
@@ -21,6 +22,11 @@ function walk(dir: string, out: string[] = []): string[] {
 export function raisesIn(text: string): { line: number; code: string }[] {
   const out: { line: number; code: string }[] = [];
   text.split('\n').forEach((l, i) => {
+    // A WireError raises its literal code, or its literal fault's (FAULT_CODES); a computed fault without a code reads as '?'.
+    for (const m of l.matchAll(/(?<![.\w])new WireError\(\s*(?:'([a-z-]+)')?[^\n]*?(?:,\s*'(MSH[0-9A-Z]{2})'\s*\))?\s*;?\s*$/g)) {
+      if (/^\s*(\/\/|\*)/.test(l)) continue;
+      out.push({ line: i + 1, code: m[2] ?? FAULT_CODES[m[1] as WireFault] ?? '?' });
+    }
     // refuse( not after a dot: a method of that name (this.refuse in host/agent.ts) is another thing.
     for (const m of l.matchAll(/(?<![.\w])refuse\(\s*(?:'([^']*)'|([^'\s)][^,)]*))/g)) {
       if (/^\s*(\/\/|\*)/.test(l)) continue; // a comment that names refuse('MSH80', ...) raises nothing

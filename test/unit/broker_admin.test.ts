@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { management, adminEndpoints } from '../../src/broker/admin.js';
-import { HomeError } from '../../src/home/home.js';
+import { MeshError } from '../../src/store/errors.js';
 import { brokerConfig } from '../../bundle/control.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 import type { BrokerConfig } from '../../src/home/home.js';
@@ -53,11 +53,12 @@ hops('an entry with a fingerprint is dialled over TLS pinned to it; one without 
   assert.not.ok('fingerprint' in eps[1]!, 'a plaintext hop carries no fingerprint at all');
 });
 
-const refused = (amqp: unknown, said: RegExp) => {
+const refused = (amqp: unknown, said: RegExp, code: string) => {
   try {
     adminEndpoints({ ...base, amqp } as BrokerConfig);
   } catch (err) {
-    assert.instance(err, HomeError);
+    assert.instance(err, MeshError);
+    assert.is((err as MeshError).code, code, (err as Error).message);
     assert.match((err as Error).message, said);
     return;
   }
@@ -65,17 +66,22 @@ const refused = (amqp: unknown, said: RegExp) => {
 };
 
 hops('a fingerprint not in the SHA-256 form is refused naming the entry and where the right one is printed', () => {
-  refused([{ host: '127.0.0.1', port: 5673 }, { host: '10.88.0.3', port: 5671, fingerprint: FP.toLowerCase() }], /"amqp" entry 2 \(10\.88\.0\.3:5671\) has a "fingerprint" that is not a SHA-256 fingerprint: .*mesh broker list/);
-  refused({ host: '10.88.0.3', port: 5671, fingerprint: 'AA:BB' }, /broker\.json's "amqp" \(10\.88\.0\.3:5671\) has a "fingerprint"/);
-  refused([{ host: '10.88.0.3', port: 5671, fingerprint: 42 }], /not a SHA-256 fingerprint/);
+  refused([{ host: '127.0.0.1', port: 5673 }, { host: '10.88.0.3', port: 5671, fingerprint: FP.toLowerCase() }], /"amqp" entry 2 \(10\.88\.0\.3:5671\) has a "fingerprint" that is not a SHA-256 fingerprint: .*mesh broker list/, 'MSHJ3');
+  refused({ host: '10.88.0.3', port: 5671, fingerprint: 'AA:BB' }, /broker\.json's "amqp" \(10\.88\.0\.3:5671\) has a "fingerprint"/, 'MSHJ3');
+  refused([{ host: '10.88.0.3', port: 5671, fingerprint: 42 }], /not a SHA-256 fingerprint/, 'MSHJ3');
 });
 
 hops('an entry without a usable host or port, or not an object, is refused saying what to give', () => {
-  refused([{ host: '10.88.0.3', port: '5671' }], /"amqp" \(10\.88\.0\.3\) has no usable "port" \("5671"\): give a number from 1 to 65535/);
-  refused([{ host: '127.0.0.1', port: 5673 }, { port: 5671 }], /entry 2 has no usable "host" \(undefined\): give the node's address/);
-  refused([{ host: 'a b', port: 5671 }], /no usable "host"/);
-  refused([{ host: '10.88.0.3', port: 70000 }], /no usable "port"/);
-  refused(['10.88.0.3:5671'], /is not a broker node: give \{"host": HOST, "port": PORT\}/);
+  refused([{ host: '10.88.0.3', port: '5671' }], /"amqp" \(10\.88\.0\.3\) has no usable "port" \("5671"\): give a number from 1 to 65535/, 'MSHJ2');
+  refused([{ host: '127.0.0.1', port: 5673 }, { port: 5671 }], /entry 2 has no usable "host" \(undefined\): give the node's address/, 'MSHJ1');
+  refused([{ host: 'a b', port: 5671 }], /no usable "host"/, 'MSHJ1');
+  refused([{ host: '10.88.0.3', port: 70000 }], /no usable "port"/, 'MSHJ2');
+  refused(['10.88.0.3:5671'], /is not a broker node: give \{"host": HOST, "port": PORT\}/, 'MSHJ0');
+  refused([], /"amqp" is an empty list: there is no broker to connect to/, 'MSHJ4');
+});
+
+hops('a "management" that names no API is refused with MSHJ5, before any call is tried', () => {
+  assert.throws(() => management({ ...base, management: [] }), (e: unknown) => e instanceof MeshError && e.code === 'MSHJ5' && /"management" is an empty list/.test(e.message));
 });
 
 test.run();

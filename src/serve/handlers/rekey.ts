@@ -26,7 +26,7 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   let parsed;
   try {
     parsed = readRekey(msg.content);
-    if (parsed.rekey.node !== from.name) throw new WireError('forged', `rekey from ${from.name} speaks for ${parsed.rekey.node}`);
+    if (parsed.rekey.node !== from.name) throw new WireError('forged', `rekey from ${from.name} speaks for ${parsed.rekey.node}`, 'MSHN4');
     const [row] = await ctx.stores.inventory`select inventory.identity_of(${from.name}) as key`;
     const identity = row?.key as Buffer | null | undefined;
     if (!identity) throw new WireError('forged', `rekey from ${from.name}, which the mesh holds no identity for`);
