@@ -4,7 +4,7 @@
 // with mesh and mesh-builder (src/sys/program.ts).
 import { program } from '../src/sys/program.js';
 import { log } from '../src/sys/log.js';
-import { enrol } from './enrol.js';
+import { enrol, enrolSeconds } from './enrol.js';
 import { runHost } from './run.js';
 import { stateDir } from './identity.js';
 import { take } from './overlay/take.js';
@@ -16,12 +16,17 @@ const p = program('mesh-host', '0.1.0',
 p.prog.command('enrol <token>')
   .describe([
     'Join the mesh with the one-time token `mesh token issue NAME` printed. Makes this machine\'s identity, overlay and',
-    'sealing keys, dials the broker pinned to the token\'s certificate fingerprint, and keeps the identity only once the',
-    'mesh has recorded it. An enrolled machine refuses a second token rather than take a second identity.',
+    'sealing keys and chooses its broker password, keeps them in MESH_HOST_DIR/enrolment.pending.json (0600) before',
+    'sending anything, dials the token\'s brokers pinned to their certificate fingerprints, and keeps the identity only',
+    'once the mesh has recorded it. A broker lost before the answer came is not the end: the next one is dialled and the',
+    'request sent again. Interrupted (a dead process, a timeout)? Run the same command again: it resumes with the same keys',
+    'and password, also once the token is spent for them. A different token replaces the pending enrolment. An enrolled',
+    'machine refuses a second token rather than take a second identity. MESH_HOST_ENROL_SECONDS (60): how long the whole',
+    'enrolment may take, every broker and resend.',
   ])
   .option('--json', 'Print as JSON')
   .action(p.wrap(async (token: string, o: { json?: boolean }) => {
-    const r = await enrol(String(token), stateDir());
+    const r = await enrol(String(token), stateDir(), { timeoutMs: enrolSeconds() * 1000, step: (s) => log(s.line) });
     if (o.json) console.log(JSON.stringify(r, null, 2));
     else console.log(`enrolled as ${r.name} in mesh ${r.mesh}\n  identity ${r.keys.identity}\n  overlay  ${r.keys.overlay}\n  sealing  ${r.keys.sealing}`);
   }));

@@ -1,71 +1,188 @@
-// `mesh-host enrol <token>`: make the three keys, dial the broker over TLS
-// pinned to the token's fingerprint, present the token's secret and the public
-// keys, and keep the identity only once the mesh says it knows this node (E4).
-import { randomBytes } from 'node:crypto';
+// `mesh-host enrol <token>`: make the three keys and choose a broker password,
+// keep them in a pending file (host/enrol_pending.ts), dial the broker over TLS pinned to the token's
+// fingerprint, present the token's secret, the password and the public keys,
+// and keep the identity only once the mesh says it knows this node (E4).
+//
+// Why the pending file: serve sets the account's password to the chosen one
+// before its welcome reaches the host. A host whose broker node dies in that
+// gap (or whose process dies) must still get in: the token's secret no longer
+// logs in, so it dials with the password it kept, sends the same request again
+// (serve answers 'again') and reads the welcome. Without the file its keys and
+// password were gone, and a spent token with them.
+import { unlink } from 'node:fs/promises';
 import type { ConsumeMessage } from 'amqplib';
 import { readToken, type Token } from '../src/wire/token.js';
-import { writeEnrolRequest, readEnrolReply } from '../src/wire/enrol.js';
+import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
-import { nodeKeys, b64 } from '../src/crypto/keys.js';
-import { open } from '../src/crypto/seal.js';
-import { connectBroker, hostPort, type Connection } from '../src/broker/connect.js';
+import { b64, type NodeKeys } from '../src/crypto/keys.js';
+import { hostPort, type Connection, type Endpoint } from '../src/broker/connect.js';
 import { Turns, NoneAnswered } from '../src/broker/turns.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
+import { refuse } from '../src/store/errors.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
+import { begin, keysOf, pendingPath, type Pending } from './enrol_pending.js';
 
-export class EnrolError extends Error {}
+
+import { spreadOf } from './link/link.js';
 
 export interface Enrolled { name: string; mesh: string; keys: { identity: string; overlay: string; sealing: string } }
 
-export async function enrol(tokenText: string, dir: string, opts: { timeoutMs?: number } = {}): Promise<Enrolled> {
+/** What an enrolment is at, said as it goes: mesh-host enrol prints the line; the lab counts the kinds. */
+export interface EnrolStep {
+  kind: 'resumed' | 'replaced' | 'sent' | 'lost' | 'chosen-password';
+  /** The broker (HOST:PORT) of a sent request or a lost connection. */
+  at?: string;
+  line: string;
+}
+
+export interface EnrolOptions {
+  /** The whole enrolment, every broker and every resend, within this (default 60 s). */
+  timeoutMs?: number;
+  step?: (s: EnrolStep) => void;
+  /** Where the first dial goes in the token's list of N brokers; by default the token's first. */
+  start?: (n: number) => number;
+}
+
+
+export async function enrol(tokenText: string, dir: string, opts: EnrolOptions = {}): Promise<Enrolled> {
   const existing = loadIdentity(dir);
   if (existing) {
-    throw new EnrolError(`this machine is already enrolled as ${existing.name} in mesh ${existing.mesh} and keeps one identity. ` +
-      `To enrol it again: mesh node retire ${existing.name} on the control plane, then remove ${identityPath(dir)}.`);
+    throw refuse('MSHG8', `this machine is already enrolled as ${existing.name} in mesh ${existing.mesh} and keeps one identity`,
+      `to enrol it again: mesh node retire ${existing.name} on the control plane, then remove ${identityPath(dir)}`);
   }
   const token = readToken(tokenText.trim());
-  const keys = nodeKeys();
-  const { conn, host, port, fingerprint } = await dial(token);
+  const step = opts.step ?? (() => {});
+  const { pending, stale } = await begin(token, dir, step);
+  const keys = keysOf(pending);
+  const { welcome, endpoint } = await converse(token, pending, keys, stale, opts, step);
+  const id: Identity = {
+    v: 1,
+    name: token.node,
+    mesh: welcome.mesh,
+    signingKey: welcome.signingKey,
+    broker: { host: endpoint.host, port: endpoint.port, vhost: token.vhost, user: token.user, fingerprint: endpoint.fingerprint! },
+    brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
+    password: pending.password,
+    keys: pending.keys,
+  };
+  await saveIdentity(dir, id);
+  // The identity holds all the pending file did: it goes (E4 keeps one identity, not two copies of its keys).
+  await unlink(pendingPath(dir)).catch(() => {});
+  return { name: id.name, mesh: id.mesh, keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+}
+
+/** MESH_HOST_ENROL_SECONDS: how long `mesh-host enrol` may take in all (default 60). */
+export function enrolSeconds(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.MESH_HOST_ENROL_SECONDS ?? 60);
+  if (!Number.isFinite(v) || v <= 0) throw refuse('MSHG4', 'MESH_HOST_ENROL_SECONDS must be a positive number of seconds');
+  return v;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * Send the request and read the welcome, over as many connections as it
+ * takes: a connection lost while waiting (its broker node died) is followed by
+ * the next broker and the same request again, until the deadline. Refusals
+ * end it at once.
+ */
+async function converse(token: Token, pending: Pending, keys: NodeKeys, stale: string | undefined, opts: EnrolOptions, step: (s: EnrolStep) => void):
+    Promise<{ welcome: EnrolWelcome; endpoint: Endpoint }> {
+  const timeout = opts.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeout;
+  const body = writeEnrolRequest(token.node, token.secret, pending.password, keys);
+  const dialler = new Dialler(token, pending.password, opts.start, step);
+  let redial = false;
+  /** Since the last lost connection, why no broker could be dialled: said if the time runs out on it. */
+  let undialled: unknown;
+  for (;;) {
+    if (Date.now() >= deadline) throw undialled ?? noAnswer(timeout);
+    let dialled;
+    try {
+      dialled = await dialler.dial();
+    } catch (err) {
+      // The first dial fails as it always did; after a lost connection the node may be coming back: again until the deadline.
+      if (!redial || (err as { code?: string }).code === 'MSHG9') throw err;
+      undialled = err;
+      await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
+      continue;
+    }
+    undialled = undefined;
+    const { conn, endpoint } = dialled;
+    const at = `${endpoint.host}:${endpoint.port}`;
+    try {
+      const got = await exchange(conn, token, pending, body, stale, Math.max(0, deadline - Date.now()), () =>
+        step({ kind: 'sent', at, line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer` }));
+      if (got === 'timeout') throw noAnswer(timeout);
+      if (typeof got === 'string') {
+        step({ kind: 'lost', at, line: `lost the broker at ${at} before the answer came (${got}): the request goes again through the next broker` });
+        dialler.moveOn();
+        redial = true;
+        continue;
+      }
+      const answer = readEnrolReply(got.content);
+      if (!answer.ok) throw refuse('MSHI4', `the mesh refused to enrol ${token.node}: ${answer.reason}`, 'the operator\'s log (mesh serve) says why');
+      return { welcome: answer, endpoint };
+    } finally {
+      await conn.close().catch(() => {});
+    }
+  }
+}
+
+function noAnswer(timeout: number) {
+  return refuse('MSHI3', `no answer from the control plane within ${timeout / 1000}s (MESH_HOST_ENROL_SECONDS)`);
+}
+
+/**
+ * On one connection: consume the node's queue, publish the request, and wait.
+ * Resolves with the answer to this enrolment, the reason the connection was
+ * lost, or 'timeout'. Messages that are not the answer are left unacked: the
+ * broker gives them back when this connection closes, so a declaration sent
+ * right after the welcome waits for mesh-host run.
+ */
+async function exchange(conn: Connection, token: Token, pending: Pending, body: Buffer, stale: string | undefined, waitMs: number, sent: () => void):
+    Promise<ConsumeMessage | string> {
+  let lostWhy: string | undefined;
+  let gone: (why: string) => void = () => {};
+  const lost = new Promise<string>((resolve) => { gone = (why) => { lostWhy ??= why; resolve(lostWhy); }; });
+  conn.on('close', (err?: Error) => gone(err ? err.message : 'closed'));
+  conn.on('error', () => {});
+  const ch = await conn.createConfirmChannel();
+  // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
+  ch.on('close', () => gone('the channel closed'));
+  ch.on('error', () => {});
+  const reply = new Promise<ConsumeMessage>((resolve) => {
+    void ch.consume(queueOf(token.node), (msg) => {
+      if (!msg) return;
+      const id = msg.properties.correlationId;
+      // The answer to this enrolment, on this connection or (resumed) an earlier one: the same correlation id.
+      if (id === pending.correlationId) { ch.ack(msg); resolve(msg); return; }
+      // The answer to an enrolment this one replaced: nobody will read it.
+      if (stale !== undefined && id === stale) { ch.ack(msg); return; }
+      // Another answer (another machine trying the same token) goes back for its reader.
+      if (msg.properties.type === 'enrol-reply') ch.nack(msg, false, true);
+    }).catch(() => {});
+  });
   try {
-    const ch = await conn.createConfirmChannel();
-    const correlationId = randomBytes(12).toString('hex');
-    const reply = new Promise<ConsumeMessage>((resolve) => {
-      void ch.consume(queueOf(token.node), (msg) => {
-        if (!msg) return;
-        ch.ack(msg);
-        // Anything else waiting on the queue (an earlier attempt's answer) is not ours.
-        if (msg.properties.correlationId === correlationId) resolve(msg);
-      });
-    });
-    await publish(ch, EXCHANGE, 'enrol', writeEnrolRequest(token.node, token.secret, keys),
-      { mandatory: true, userId: token.user, correlationId, contentType: 'application/json' })
-      .catch((err) => {
-        throw new EnrolError(err instanceof Unroutable ? 'the broker has no control queue to take the enrolment request: is `mesh serve` running (it declares the queue)?'
-          : 'the broker did not accept the enrolment request', { cause: err });
-      });
-    const timeout = opts.timeoutMs ?? 60_000;
-    const msg = await Promise.race([
-      reply,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new EnrolError(`no answer from the control plane within ${timeout / 1000}s: is \`mesh serve\` running?`)), timeout).unref()),
-    ]);
-    const answer = readEnrolReply(msg.content);
-    if (!answer.ok) throw new EnrolError(`the mesh refused to enrol ${token.node}: ${answer.reason}`);
-    const password = Buffer.from(open(answer.password, keys.sealing.secret)).toString('utf8');
-    const id: Identity = {
-      v: 1,
-      name: token.node,
-      mesh: answer.mesh,
-      signingKey: answer.signingKey,
-      broker: { host, port, vhost: token.vhost, user: token.user, fingerprint },
-      brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
-      password,
-      keys: { identity: b64(keys.identity.secret), overlay: b64(keys.overlay.secret), sealing: b64(keys.sealing.secret) },
-    };
-    await saveIdentity(dir, id);
-    return { name: id.name, mesh: id.mesh, keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+    await publish(ch, EXCHANGE, 'enrol', body,
+      { mandatory: true, userId: token.user, correlationId: pending.correlationId, contentType: 'application/json' });
+  } catch (err) {
+    if (err instanceof Unroutable) {
+      throw refuse('MSHI1', 'the broker has no control queue to take the enrolment request', 'is mesh serve running (it declares mesh.control)? Start it, then run mesh-host enrol TOKEN again', err);
+    }
+    // Nacked while the connection stands: the broker would not take it. Unconfirmed with the connection gone: lost, sent again.
+    const nacked = /nack/i.test(String(((err as Error).cause as Error | undefined)?.message));
+    if (nacked && lostWhy === undefined) throw refuse('MSHI2', 'the broker did not accept the enrolment request', undefined, err);
+    return lostWhy ?? (await lost);
+  }
+  sent();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), waitMs); });
+  try {
+    return await Promise.race([reply, lost, timedOut]);
   } finally {
-    await conn.close().catch(() => {});
+    clearTimeout(timer);
   }
 }
 
@@ -77,21 +194,54 @@ function accountRefused(err: Error): boolean {
 
 /**
  * The token's brokers in turn (src/broker/turns.ts): the first that answers is
- * where the request goes. A refused account is the token's fault on every
- * broker, said at once; a broker down or presenting another certificate is
- * passed over, and said with the rest if none answers.
+ * where the request goes. First with the token's secret; where the account is
+ * refused, with the password this machine chose (a serve spent the token for
+ * these keys and set it: the request goes again and is answered 'again'). A
+ * refused account is the same on every broker, said at once; a broker down or
+ * presenting another certificate is passed over, and said with the rest if
+ * none answers.
  */
-async function dial(token: Token): Promise<{ conn: Connection; host: string; port: number; fingerprint: string }> {
-  const turns = new Turns(token.brokers.map((b) => ({ ...hostPort(b.address), vhost: token.vhost, user: token.user, password: token.secret, fingerprint: b.fingerprint })));
-  try {
-    // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
-    const { conn, endpoint } = await turns.connect(`mesh-host enrol ${token.node}`, (err) => accountRefused(err) || token.brokers.length === 1);
-    return { conn, host: endpoint.host, port: endpoint.port, fingerprint: endpoint.fingerprint! };
-  } catch (err) {
-    if (accountRefused(err as Error)) {
-      throw new EnrolError(`the broker refused this token's account (${token.node}): the token was spent, replaced or the node retired. Ask the operator for a new one (mesh token issue ${token.node}).`, { cause: err });
+class Dialler {
+  private password: string;
+  private readonly turns: Turns<Endpoint>;
+  constructor(private readonly token: Token, private readonly chosen: string, start: ((n: number) => number) | undefined, private readonly step: (s: EnrolStep) => void) {
+    this.password = token.secret;
+    const places = token.brokers.map((b) => ({ ...hostPort(b.address), vhost: token.vhost, user: token.user, fingerprint: b.fingerprint }));
+    this.turns = new Turns(() => places.map((p) => ({ ...p, password: this.password })), start, (m) => spreadOf(token.node, m));
+  }
+
+  moveOn(): void { this.turns.moveOn(); }
+
+  async dial(): Promise<{ conn: Connection; endpoint: Endpoint }> {
+    const token = this.token;
+    // The token's secret first: until a serve spends the token, it is the account's password.
+    this.password = token.secret;
+    try {
+      return await this.round();
+    } catch (err) {
+      if (!accountRefused(err as Error)) throw err;
     }
-    if (err instanceof NoneAnswered) throw new EnrolError(`no broker of this token answered: ${err.message}`, { cause: err });
-    throw err;
+    this.password = this.chosen;
+    this.step({ kind: 'chosen-password', line: `the token's secret no longer logs in as ${token.node}: dialling with the broker password this machine chose (the token may be spent for these keys)` });
+    try {
+      return await this.round();
+    } catch (err) {
+      if (accountRefused(err as Error)) {
+        throw refuse('MSHG9', `the broker refused this token's account (${token.node}) with the token's secret and with the password this machine chose`,
+          `the token was spent by another machine, replaced or the node retired: ask the operator for a new one (mesh token issue ${token.node})`, err);
+      }
+      throw err;
+    }
+  }
+
+  private async round(): Promise<{ conn: Connection; endpoint: Endpoint }> {
+    const token = this.token;
+    try {
+      // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
+      return await this.turns.connect(`mesh-host enrol ${token.node}`, (err) => accountRefused(err) || token.brokers.length === 1);
+    } catch (err) {
+      if (err instanceof NoneAnswered) throw refuse('MSHI0', `no broker of this token answered: ${err.message}`, undefined, err);
+      throw err;
+    }
   }
 }

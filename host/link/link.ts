@@ -28,6 +28,11 @@ export function startOf(name: string, n: number): number {
   return createHash('sha256').update(name).digest().readUInt32BE(0) % n;
 }
 
+/** How far past the next broker NAME goes after a lost connection, of M others: its own offset, so a dead node's hosts spread. */
+export function spreadOf(name: string, m: number): number {
+  return createHash('sha256').update(name).digest().readUInt32BE(4) % m;
+}
+
 /** Rouses closer together than this are one. */
 const SAME_INSTANT_MS = 500;
 
@@ -55,7 +60,8 @@ export class Link {
   constructor(private readonly id: Pick<Identity, 'name' | 'broker' | 'brokers' | 'password'>, settings: BackoffSettings, private readonly ev: LinkEvents,
               private readonly brokers: () => BrokerAddress[] = () => id.brokers) {
     this.backoff = new Backoff(settings);
-    this.turns = new Turns(brokers, (n) => startOf(id.name, n));
+    // Leaving a dead broker, hosts spread over the others by name too (not all onto the next one).
+    this.turns = new Turns(brokers, (n) => startOf(id.name, n), (m) => spreadOf(id.name, m));
   }
 
   /** L3: end what is in progress and try again now. */
@@ -106,6 +112,7 @@ export class Link {
           { name: `mesh-host ${this.id.name}`, signal: this.attempt.signal },
         );
         this.conn = conn;
+        this.turns.connected();
         const closed = new Promise<string>((resolve) => {
           conn.on('close', (err?: Error) => resolve(err ? err.message : 'closed'));
           conn.on('error', () => {});

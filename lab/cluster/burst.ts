@@ -1,34 +1,37 @@
 // Simulated hosts for the cluster scenario, run inside a lab machine so each
 // dials the brokers over TLS through the lab's NAT and overlay, as a real host
-// does. Each has its own token, account and queue; it takes every broker of
-// its token and dials them with the host's own link (host/link/link.ts: it
-// starts where its name says and, on a lost connection, goes on to the next
-// broker after the backoff), so a fleet spreads over the cluster's nodes and
-// moves by itself when one dies. On every connection it consumes its queue
-// again and, while its enrolment is unanswered, sends the request again (the
-// same request, also every 10 s without an answer: a serve killed mid-
-// enrolment has it redelivered and answered 'again'); once enrolled it dials
-// with the password the mesh issued. It verifies every declaration it is sent
-// and reports its serial (again on its next connection when that report was
-// not confirmed), and sends its share of the report burst. Every report is
-// published mandatory with confirms (R1) under a message id of its own; the
-// ids the broker confirmed are handed back, and anything unconfirmed
-// (a publish with no connection, or one the dying connection never
-// confirmed) is counted, not dropped. Driven over IPC by
-// lab/scenarios/cluster.ts: tokens arrive there, never in argv or the environment.
+// does. Each has its own token, account, queue and MESH_HOST_DIR. It enrols
+// with mesh-host's own enrolment (host/enrol.ts): keys and a chosen broker
+// password kept in a pending file first, the token's brokers in turn from the
+// place its name says (so a fleet spreads over the cluster's nodes), the same
+// request again through the next broker when a connection is lost before the
+// welcome is read (a broker node killed mid-enrolment), and the chosen
+// password once the token's secret is refused (a serve spent the token for
+// these keys meanwhile). Each step it takes is handed to the scenario. Once
+// enrolled it holds the host's own link (host/link/link.ts) with the identity
+// it kept: on a lost connection it goes on to the next broker after the
+// backoff. It verifies every declaration it is sent and reports its serial
+// (again on its next connection when that report was not confirmed), and
+// sends its share of the report burst. Every report is published mandatory
+// with confirms (R1) under a message id of its own; the ids the broker
+// confirmed are handed back, and anything unconfirmed (a publish with no
+// connection, or one the dying connection never confirmed) is counted, not
+// dropped. Driven over IPC by lab/scenarios/cluster.ts: tokens arrive there,
+// never in argv or the environment.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { hostPort } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { queueOf } from '../../src/wire/names.js';
-import { readToken } from '../../src/wire/token.js';
-import { writeEnrolRequest, readEnrolReply } from '../../src/wire/enrol.js';
 import { readDeclaration } from '../../src/wire/declaration.js';
 import { writeReport } from '../../src/wire/report.js';
-import { nodeKeys, key32, type NodeKeys } from '../../src/crypto/keys.js';
-import { open } from '../../src/crypto/seal.js';
+import { key32 } from '../../src/crypto/keys.js';
 import { DEFAULT_BACKOFF } from '../../src/sys/backoff.js';
-import { Link } from '../../host/link/link.js';
+import { Link, startOf } from '../../host/link/link.js';
+import { enrol } from '../../host/enrol.js';
+import { loadIdentity } from '../../host/identity.js';
 
 interface Sim {
   name: string;
@@ -36,19 +39,16 @@ interface Sim {
   link?: Link;
   /** The channel of the connection held now; unset while there is none. */
   ch?: ConfirmChannel;
-  keys: NodeKeys;
+  /** Its MESH_HOST_DIR: the pending enrolment, then the identity. */
+  dir: string;
   user: string;
   signing?: Uint8Array;
   mesh?: string;
   serial: number;
   /** The serial of its last report the broker confirmed. */
   said: number;
-  reply?: (m: ConsumeMessage) => void;
-  /** Declarations that came before the welcome was read (serve answers, then declares): applied once enrolled. */
-  early: { msg: ConsumeMessage; ch: Channel }[];
   /** Its declarations, one after another, whichever connection brought them. */
   chain: Promise<void>;
-  correlation?: string;
   /** One of several identities racing for one token (E1): the loser is refused, says so and goes. */
   contender?: boolean;
 }
@@ -98,18 +98,42 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage, ch: Channel): Promise<
 
 const sleep = (ms: number) => new Promise<null>((r) => setTimeout(() => r(null), ms));
 
+/** Each simulated host's own MESH_HOST_DIR (its pending file, then its identity), under one folder removed at stop. */
+const base = mkdtempSync(join(tmpdir(), 'mesh-lab-sims-'));
+let dirs = 0;
+/** Enrolments under way by name: two contenders share one name's queue. */
+const enrolling = new Map<string, number>();
+
+/**
+ * Enrol with mesh-host's own enrolment (host/enrol.ts: the pending file, the
+ * token's brokers in turn from where the name says, the request again on the
+ * next broker after a lost connection, the chosen password once the token's
+ * secret is refused), then hold the host's link with the identity it kept.
+ */
 async function attach(s: Sim, token: string): Promise<void> {
-  const t = readToken(token);
-  s.user = t.user;
   s.link?.stop();
-  s.early = [];
-  s.correlation = randomBytes(12).toString('hex');
-  const body = writeEnrolRequest(s.name, t.secret, s.keys);
-  const request = (ch: ConfirmChannel) => ch.publish(EXCHANGE, 'enrol', body, { persistent: true, mandatory: true, userId: s.user, correlationId: s.correlation, contentType: 'application/json' });
-  const reply = new Promise<ConsumeMessage>((resolve) => { s.reply = resolve; });
-  // What the link dials with: every broker of the token; the password becomes the mesh's once enrolled.
-  const brokers = t.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint }));
-  const id = { name: s.name, broker: { ...brokers[0]!, vhost: t.vhost, user: t.user }, brokers, password: t.secret };
+  enrolling.set(s.name, (enrolling.get(s.name) ?? 0) + 1);
+  try {
+    await enrol(token, s.dir, {
+      timeoutMs: 180_000,
+      start: (n) => startOf(s.name, n),
+      step: (st) => send({ type: 'enrol-step', name: s.name, kind: st.kind, at: st.at, line: st.line, contender: !!s.contender }),
+    });
+  } catch (err) {
+    const m = /the mesh refused to enrol \S+: (.*): the operator's log/.exec((err as Error).message);
+    const reason = m ? m[1]! : (err as Error).message;
+    send({ type: s.contender ? 'contender-refused' : 'refused', name: s.name, reason });
+    return;
+  } finally {
+    enrolling.set(s.name, enrolling.get(s.name)! - 1);
+  }
+  const id = loadIdentity(s.dir)!;
+  s.user = id.broker.user;
+  s.mesh = id.mesh;
+  s.signing = key32(id.signingKey, 'signingKey');
+  send({ type: 'enrolled', name: s.name });
+  let up: () => void = () => {};
+  const first = new Promise<void>((r) => { up = r; });
   const link = new Link(id, DEFAULT_BACKOFF, {
     async connected(conn) {
       conn.on('error', () => {});
@@ -117,21 +141,17 @@ async function attach(s: Sim, token: string): Promise<void> {
       ch.on('error', (e) => errors.push(`${s.name}: channel: ${(e as Error).message}`));
       await ch.consume(queueOf(s.name), (msg) => {
         if (!msg) return;
-        if (msg.properties.correlationId && msg.properties.correlationId === s.correlation && s.reply) { ack(ch, msg); s.reply(msg); return; }
-        // Contenders share the node's queue: an answer meant for the other goes back for it.
-        if (msg.properties.type === 'enrol-reply') { try { ch.nack(msg, false, true); } catch { /* gone */ } return; }
-        if (msg.properties.type === 'declaration') {
-          if (!s.signing) { s.early.push({ msg, ch }); return; }
-          s.chain = s.chain.then(() => onDeclaration(s, msg, ch));
-          return;
-        }
+        if (msg.properties.type === 'declaration') { s.chain = s.chain.then(() => onDeclaration(s, msg, ch)); return; }
+        // A contender still enrolling shares the queue: its answer goes back for it (while it waits it holds what
+        // else it was given, declarations too, until it reads that answer and closes).
+        if (msg.properties.type === 'enrol-reply' && (enrolling.get(s.name) ?? 0) > 0) { try { ch.nack(msg, false, true); } catch { /* gone */ } return; }
+        // An answer to a request sent again ('again'), read after the first: nothing more to learn.
         ack(ch, msg);
       });
       s.ch = ch;
-      // Unanswered: the request again (the one sent before may have gone with the lost connection).
-      if (!s.signing) request(ch);
-      // Enrolled, and the report of what it holds never confirmed: said again.
-      else if (s.said < s.serial) void report(s, `again${s.serial}`);
+      up();
+      // The report of what it holds never confirmed: said again.
+      if (s.said < s.serial) void report(s, `again${s.serial}`);
     },
     lost() { s.ch = undefined; },
     log(line) {
@@ -139,35 +159,12 @@ async function attach(s: Sim, token: string): Promise<void> {
       if (m) send({ type: 'connected', name: s.name, at: `${m[1]}:${m[2]}`, contender: !!s.contender });
       else if (/lost the broker|cannot reach|refusing/.test(line)) send({ type: 'link', name: s.name, line });
     },
-  }, () => id.brokers);
+  });
   s.link = link;
   void link.run();
-  // Enrol: the same request again while no answer comes (at most 6 times 10 s).
-  for (let attempt = 1; ; attempt++) {
-    const msg = await Promise.race([reply, sleep(10_000)]);
-    if (!msg) {
-      if (attempt === 6) { link.stop(); send({ type: 'refused', name: s.name, reason: 'no answer to the enrolment request in 60 s' }); return; }
-      send({ type: 'resent', name: s.name, attempt });
-      if (s.ch) request(s.ch);
-      continue;
-    }
-    const r = readEnrolReply(msg.content);
-    if (!r.ok) {
-      link.stop();
-      if (s.contender) { send({ type: 'contender-refused', name: s.name, reason: r.reason }); return; }
-      send({ type: 'refused', name: s.name, reason: r.reason });
-      return;
-    }
-    // From the next connection on, the account's password is the one the mesh issued (the token's secret is spent).
-    id.password = Buffer.from(open(r.password, s.keys.sealing.secret)).toString('utf8');
-    s.mesh = r.mesh;
-    s.signing = key32(r.signingKey, 'signingKey');
-    send({ type: 'enrolled', name: s.name, attempts: attempt });
-    for (const e of s.early.splice(0)) s.chain = s.chain.then(() => onDeclaration(s, e.msg, e.ch));
-    return;
-  }
+  // Its burst begins on a connection.
+  await first;
 }
-
 
 async function burst(s: Sim, n: number): Promise<void> {
   // At once, whatever it holds by then: serial 0 is "nothing applied yet" (a host's first report may be that).
@@ -183,7 +180,7 @@ process.on('message', (m: any) => {
         await Promise.all((m.hosts as { name: string; token: string; contenders?: number }[]).flatMap(({ name, token, contenders }) => {
           const racing = (contenders ?? 1) > 1;
           return Array.from({ length: contenders ?? 1 }, async () => {
-            const s: Sim = (!racing && sims.get(name)) || { name, keys: nodeKeys(), user: '', serial: 0, said: 0, early: [], chain: Promise.resolve(), contender: racing };
+            const s: Sim = (!racing && sims.get(name)) || { name, dir: join(base, `${name}-${dirs++}`), user: '', serial: 0, said: 0, chain: Promise.resolve(), contender: racing };
             if (!racing) sims.set(name, s);
             try {
               await attach(s, token);
@@ -200,6 +197,7 @@ process.on('message', (m: any) => {
         send({ type: 'stopped', confirmed: confirmedIds, unconfirmed, errors, serials: Object.fromEntries([...sims].map(([k, v]) => [k, v.serial])) });
         for (const s of sims.values()) s.link?.stop();
         await sleep(500);
+        rmSync(base, { recursive: true, force: true });
         process.exit(0);
       }
     } catch (err) {

@@ -20,11 +20,16 @@
 // queue (mesh.control, mesh.build) lists it as a member, online, caught up to
 // the leader's commit index.
 //
-// The kill waits until every simulated host on b2's node is enrolled: an
-// enrolment answered while its host's broker node is dead changes the
-// account's password to one the host never read, and a real mesh-host there
-// is left with a spent token (retire it and issue another). That is a limit of
-// enrolment, not of the failover shown here.
+// Enrolments in flight at the kill, made certain: the simulated hosts enrol
+// with mesh-host's own enrolment (host/enrol.ts), and a group of them whose
+// first broker is b2's node by their name (up to 8) enrols only once both
+// serves are held (SIGSTOP). Each sends its request through b2's node (its
+// 'sent' step says where) and waits; no welcome can come. Then b2's broker
+// node and the first node's serve are SIGKILLed and b1's serve let go
+// (SIGCONT). Each of those hosts lost its connection before it read a welcome;
+// it dials the next broker, with the password it chose where a serve already
+// spent its token and set it, sends the same request again ('again' in SQL)
+// and must end enrolled, its token spent once. The count is said.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -32,11 +37,13 @@ import { randomBytes } from 'node:crypto';
 import type { Scenario } from './scenario.js';
 import { DIST, NODE, until, sleep, type LabHandle } from '../handle.js';
 import { waitSettled } from '../mesh_ops.js';
-import { ensureSecondServe, removeSecondServe, serveLogPath, SERVE_MACHINE } from '../cluster/serve2.js';
+import { ensureSecondServe, removeSecondServe, serveLogPath, servePidPath, SERVE_MACHINE } from '../cluster/serve2.js';
 import { ensureBrokerNodes, brokerHop, beamPid, erlNodeOf, quorumStatus, online, type Member } from '../cluster/brokers.js';
 import { overlayNodes } from '../mesh_ops.js';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { REFUSAL } from '../../src/wire/enrol.js';
+import { readToken } from '../../src/wire/token.js';
+import { startOf } from '../../host/link/link.js';
 
 const HOSTS = 50;
 const REPORTS_PER_HOST = 20;
@@ -45,6 +52,8 @@ const PREFIX = 'lab-sim-';
 /** The broker node killed with the serve: b1's serve starts on it, and the simulated hosts whose names start there. */
 const KILLED_BROKER = 'b2';
 const QUORUM = ['mesh.control', 'mesh.build'];
+/** At most this many enrolments are held in flight on the killed node. */
+const IN_FLIGHT = 8;
 
 /** The cluster scenario's tool on the first node, with the control plane's environment (paths only). */
 async function hubTool<T>(h: LabHandle, op: string, input: unknown): Promise<T> {
@@ -67,9 +76,13 @@ function serveRecord(h: LabHandle): { pid: number } {
   return JSON.parse(readFileSync(join(h.hostDir(h.hub), 'services', 'mesh-serve.pid'), 'utf8')) as { pid: number };
 }
 
+function secondServePid(h: LabHandle): number {
+  return (JSON.parse(readFileSync(servePidPath(h, SERVE_MACHINE)!, 'utf8')) as { pid: number }).pid;
+}
+
 export const cluster: Scenario = {
   name: 'cluster',
-  proves: 'with three broker nodes and two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve and the broker node that simulated hosts and the other serve are on killed mid-burst lose nothing: they move to other nodes by themselves, every confirmed report is a row, every node at its newest serial, every enrolment done or refused clearly and retried, no token spent twice; the broker node rejoins every quorum queue, caught up',
+  proves: 'with three broker nodes and two serves, 50 enrolments at once, a declare --all and 1,000 reports, one serve and the broker node that simulated hosts, enrolments in flight (request sent, welcome not read) and the other serve are on killed mid-burst lose nothing: they move to other nodes by themselves, every confirmed report is a row, every node at its newest serial, every enrolment done (those in flight on the killed node too) or refused clearly and retried, no token spent twice; the broker node rejoins every quorum queue, caught up',
   async run(h, say) {
     // A run before this one may have left its simulated nodes: they go first.
     await hubTool(h, 'retire', { prefix: PREFIX });
@@ -95,6 +108,13 @@ export const cluster: Scenario = {
     const tokens = [...expired, ...await hubTool<Tok[]>(h, 'tokens', { names: names.slice(1), ttl: '10m' })];
     await sleep(1100);
     say(`issued ${tokens.length} tokens (${EXPIRED}'s lives 1 s and has expired)`);
+    // The group held in flight: hosts whose first broker (by name, as host/enrol.ts is given it here) is the node to be killed.
+    const firstBroker = (t: Tok) => { const bs = readToken(t.token).brokers; return bs[startOf(t.name, bs.length)]!.address; };
+    // Half of those at most: the rest are there enrolled, holding the host's link, when the node dies.
+    const startThere = tokens.filter((t) => t.name !== EXPIRED && t.name !== RACED && firstBroker(t) === killedAt).map((t) => t.name);
+    const inFlight = startThere.slice(0, Math.min(IN_FLIGHT, Math.floor(startThere.length / 2)));
+    if (inFlight.length === 0) throw new Error(`fewer than two simulated hosts' first broker is ${killedAt}: ${tokens.map((t) => firstBroker(t)).join(', ')}`);
+    const early = tokens.filter((t) => !inFlight.includes(t.name));
 
     const b1Mark = h.mark(serveLogPath(h));
     const hubMark = h.mark(h.serviceLogPath('mesh-serve'));
@@ -105,7 +125,8 @@ export const cluster: Scenario = {
     const retried = new Set<string>();
     const lostRace: string[] = [];
     const enrolments = new Map<string, number>();
-    let resent = 0;
+    /** Each host's enrolment steps (host/enrol.ts): sent through which broker, lost, the chosen password. */
+    const steps = new Map<string, { kind: string; at?: string }[]>();
     /** Each simulated host's connections, in order, as its link said them: the broker and when. */
     const onBroker = new Map<string, { at: string; t: number }[]>();
     const linkSaid: string[] = [];
@@ -116,7 +137,7 @@ export const cluster: Scenario = {
     sims.on('message', (m: any) => {
       if (m.type === 'enrolled') { enrolled.add(m.name); enrolments.set(m.name, (enrolments.get(m.name) ?? 0) + 1); }
       else if (m.type === 'contender-refused') lostRace.push(m.reason);
-      else if (m.type === 'resent') resent++;
+      else if (m.type === 'enrol-step' && !m.contender) steps.set(m.name, [...steps.get(m.name) ?? [], { kind: m.kind, at: m.at }]);
       else if (m.type === 'connected') onBroker.set(m.name, [...onBroker.get(m.name) ?? [], { at: m.at, t: Date.now() }]);
       else if (m.type === 'link') linkSaid.push(`${m.name}: ${m.line}`);
       else if (m.type === 'burst-done') burstDone.add(m.name);
@@ -133,10 +154,12 @@ export const cluster: Scenario = {
       }
     });
     sims.on('exit', (code) => { if (!stopped) failure = `the simulated hosts exited (${code})`; });
+    /** The serves held (SIGSTOP) until the kill: let go whatever happens. */
+    const holdPids: number[] = [];
     try {
       await ready;
-      sims.send({ type: 'enrol', hosts: tokens.map((t) => (t.name === RACED ? { ...t, contenders: 2 } : t)), reports: REPORTS_PER_HOST });
-      say(`${HOSTS} simulated hosts on ${SIM_MACHINE} enrol at once, each then sending ${REPORTS_PER_HOST} reports`);
+      sims.send({ type: 'enrol', hosts: early.map((t) => (t.name === RACED ? { ...t, contenders: 2 } : t)), reports: REPORTS_PER_HOST });
+      say(`${early.length} simulated hosts on ${SIM_MACHINE} enrol at once, each then sending ${REPORTS_PER_HOST} reports; ${inFlight.length} more (${inFlight.map((n) => n.slice(-2)).join(' ')}), whose first broker is ${killedAt}, wait to enrol while both serves are held`);
 
       // Mid-burst: SIGKILL the first node's serve (its mesh-host starts it again; b1's carries on), and declare --all.
       const hubLog = h.mark(h.hostLogPath(h.hub));
@@ -146,14 +169,33 @@ export const cluster: Scenario = {
       let b1AfterKill = 0;
       /** At the kill: the simulated hosts on the killed node, as the management API said. */
       let simsOnKilled: string[] = [];
+      /** The enrolments held in flight on the killed node at the kill. */
+      const inFlightOnKilled: string[] = [];
       let declared: Promise<void> | null = null;
+      /** Both serves held (SIGSTOP) and the in-flight group sent to enrol. */
+      let heldAt = 0;
+      const sentOn = (n: string) => steps.get(n)?.filter((x) => x.kind === 'sent').at(-1)?.at;
       await until(async () => {
         if (failure) throw new Error(failure);
         sims.send({ type: 'progress' });
-        // The hosts whose link is on b2's node now: the kill waits for their enrolments (see the header).
-        const onKilledNow = [...onBroker].filter(([, c]) => c.at(-1)!.at === killedAt).map(([n]) => n);
-        // Once the reports flow (the enrolments still coming in): kill one serve and a broker node, and declare --all beside it.
-        if (!killed && (progress.confirmed >= 150 || enrolled.size >= 45) && onBroker.size === HOSTS && onKilledNow.every((n) => enrolled.has(n))) {
+        // Once the first hosts are enrolled and connected and their reports flow: hold both serves, and the group enrols.
+        // The management API lists connections from its statistics, some seconds behind: it must list every one of them
+        // first, or the kill below would find no simulated host on the node.
+        const listed = !heldAt && progress.confirmed >= 150 && early.every((t) => enrolled.has(t.name) && onBroker.has(t.name))
+          && await hubTool<Conn[]>(h, 'connections', {}).then((cs) => early.every((t) => cs.some((c) => c.clientName === `mesh-host ${t.name}`)), () => false);
+        if (listed) {
+          holdPids.push(serveRecord(h).pid, secondServePid(h));
+          for (const pid of holdPids) process.kill(pid, 'SIGSTOP');
+          heldAt = Date.now();
+          say(`held both serves (SIGSTOP, pids ${holdPids.join(', ')}) with ${enrolled.size} enrolled and ${progress.confirmed} reports confirmed; the ${inFlight.length} enrol now`);
+          sims.send({ type: 'enrol', hosts: tokens.filter((t) => inFlight.includes(t.name)), reports: REPORTS_PER_HOST });
+        }
+        // Every one of the group sent its request and none can be answered: kill one serve and a broker node, and declare --all beside it.
+        if (!killed && heldAt && inFlight.every((n) => sentOn(n))) {
+          const pending = inFlight.filter((n) => sentOn(n) === killedAt && !enrolled.has(n));
+          say(`in flight (request sent, no welcome read): ${inFlight.map((n) => `${n.slice(-2)} through ${sentOn(n)}`).join(', ')}`);
+          if (pending.length === 0) throw new Error(`no enrolment is in flight on ${killedAt}: ${inFlight.map((n) => `${n} sent through ${sentOn(n)}`).join('; ')}`);
+          inFlightOnKilled.push(...pending);
           // Who is on the node about to die: the broker's own word (each connection's node).
           const conns = await hubTool<Conn[]>(h, 'connections', {});
           const there = conns.filter((c) => c.node === killedNode);
@@ -174,7 +216,9 @@ export const cluster: Scenario = {
           process.kill(rec.pid, 'SIGKILL');
           process.kill(beam, 'SIGKILL');
           killed = true;
-          say(`SIGKILLed ${h.hub}'s mesh serve (pid ${rec.pid}) and ${KILLED_BROKER}'s broker node (${killedNode}, pid ${beam}) with ${enrolled.size} of ${HOSTS} enrolled, ${progress.published} reports sent and ${progress.confirmed} confirmed`);
+          // b1's serve goes on: its connection died with the node while it was held.
+          process.kill(secondServePid(h), 'SIGCONT');
+          say(`SIGKILLed ${h.hub}'s mesh serve (pid ${rec.pid}, held) and ${KILLED_BROKER}'s broker node (${killedNode}, pid ${beam}) with ${enrolled.size} of ${HOSTS} enrolled, ${inFlightOnKilled.length} enrolment(s) in flight on it, ${progress.published} reports sent and ${progress.confirmed} confirmed; ${SERVE_MACHINE}'s serve let go (SIGCONT) after ${((Date.now() - heldAt) / 1000).toFixed(1)} s held`);
           const at = { enrolled: enrolled.size, confirmed: progress.confirmed };
           declared = h.meshOk(['declare', '--all', '--json']).then((out) => {
             const rows = JSON.parse(out) as unknown[];
@@ -184,7 +228,15 @@ export const cluster: Scenario = {
         return enrolled.size === HOSTS && burstDone.size === HOSTS && killed && declared !== null;
       }, 240, () => `the bursts did not finish: ${enrolled.size}/${HOSTS} enrolled, ${burstDone.size} sent their reports, ${progress.confirmed} confirmed; refused ${JSON.stringify(refusals)}; errors ${progress.errors.join('; ')}`);
       await declared;
-      say(`all ${HOSTS} enrolled in ${Math.round((Date.now() - t0) / 1000)}s (${resent} request(s) resent while no answer came); ${progress.confirmed} reports confirmed so far`);
+      const lostCount = [...steps.values()].filter((st) => st.some((x) => x.kind === 'lost')).length;
+      say(`all ${HOSTS} enrolled in ${Math.round((Date.now() - t0) / 1000)}s (${lostCount} host(s) lost a broker while waiting and sent again); ${progress.confirmed} reports confirmed so far`);
+      // The enrolments in flight on the killed node: each lost its connection before a welcome, dialled on, and ended enrolled.
+      const lostThere = inFlightOnKilled.filter((n) => steps.get(n)!.some((x) => x.kind === 'lost' && x.at === killedAt));
+      const chose = inFlightOnKilled.filter((n) => steps.get(n)!.some((x) => x.kind === 'chosen-password'));
+      const sentAfter = (n: string) => steps.get(n)!.filter((x) => x.kind === 'sent').map((x) => x.at).filter((a) => a !== killedAt);
+      say(`enrolments in flight on ${killedNode} at the kill: ${inFlightOnKilled.length}; lost their connection there before a welcome: ${lostThere.length}; sent again through ${[...new Set(inFlightOnKilled.flatMap(sentAfter))].join(', ') || 'no other node'}; dialled with the password they chose (the token already spent for them): ${chose.length}; enrolled: ${inFlightOnKilled.filter((n) => enrolled.has(n)).length} of ${inFlightOnKilled.length}`);
+      if (lostThere.length !== inFlightOnKilled.length) throw new Error(`not every enrolment in flight on ${killedNode} lost its connection there: ${inFlightOnKilled.filter((n) => !lostThere.includes(n)).join(', ')}`);
+      if (inFlightOnKilled.some((n) => !enrolled.has(n) || sentAfter(n).length === 0)) throw new Error(`an enrolment in flight on ${killedNode} did not end enrolled through another node: ${inFlightOnKilled.filter((n) => !enrolled.has(n) || sentAfter(n).length === 0).join(', ')}`);
       await h.waitLog(h.hostLogPath(h.hub), /service mesh-serve had died; started it again/, hubLog, 60, `${h.hub}'s host did not start its killed serve again`);
       say(`${h.hub}'s mesh-host started its killed serve again`);
 
@@ -257,6 +309,7 @@ export const cluster: Scenario = {
       }, 180, () => `${killedNode} did not come back into every quorum queue: ${JSON.stringify(status)}`);
       for (const q of QUORUM) say(`${q}: members ${status[q]!.map((m) => m.node).join(', ')}; online ${status[q]!.filter(online).map((m) => `${m.node} (${m.state}, commit ${m.commit})`).join(', ')}`);
     } finally {
+      for (const pid of holdPids) { try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } }
       if (sims.exitCode === null) sims.kill('SIGKILL');
     }
     // Leave the lab as it was: the simulated nodes retired, one serve.

@@ -15,7 +15,7 @@
 //   provision   5x then Bx
 //   overlay     6x
 //   audit       7x
-//   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files)
+//   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
 //   bundle      9x, Dx, then Lx (the installers)
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
@@ -213,7 +213,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHG2', context: 'host', meaning: 'a WireGuard peer allowing a default route (/0)', remedy: 'the overlay routes its own addresses only, never a default route', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
   { code: 'MSHG6', context: 'host', meaning: 'a tunnel taken over on a machine that is not enrolled', remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG7', context: 'host', meaning: 'a tunnel taken over whose address is not the one the mesh declares (O3)', remedy: 'on the control plane, pin the found address (mesh overlay address NODE ADDRESS) and declare again, then take it over again', raisedIn: ['host/overlay/take.ts'] },
-  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/agent.ts', 'host/heard.ts', 'src/sys/backoff.ts'] },
+  { code: 'MSHG4', context: 'host', meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number', remedy: 'give a positive number of seconds, or unset it for the default', raisedIn: ['host/agent.ts', 'host/enrol.ts', 'host/heard.ts', 'src/sys/backoff.ts'] },
   { code: 'MSHG5', context: 'host', meaning: 'a reconnect backoff whose floor is above its ceiling', remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS', raisedIn: ['src/sys/backoff.ts'] },
   // mesh-host's own files, refused rather than read as empty (L4, D2): each names its remedy.
   { code: 'MSHI5', context: 'host', meaning: 'an identity.json that exists but cannot be read (L4: a fault, not a wait)', remedy: 'fix its permissions (root, 0600), or retire this node and enrol it again', raisedIn: ['host/identity.ts'] },
@@ -228,6 +228,15 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHK4', context: 'host', meaning: 'a tunnel taken over that is the mesh\'s own interface', remedy: 'nothing to take over: name the tunnel that was there before the mesh', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHK5', context: 'host', meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)', remedy: 'set the mesh\'s port to the tunnel\'s, or move the tunnel to the mesh\'s, and declare again', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
+
+  // mesh-host enrol: each way an enrolment ends without an identity (host/enrol.ts).
+  { code: 'MSHG8', context: 'host', meaning: 'mesh-host enrol on a machine that is already enrolled (E4)', remedy: 'to enrol it again: mesh node retire NAME on the control plane, then remove identity.json from MESH_HOST_DIR', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHG9', context: 'host', meaning: 'the broker refused the token\'s account, with the token\'s secret and with the password this machine chose', remedy: 'the token was spent by another machine, replaced or the node retired: ask the operator for a new one (mesh token issue NAME)', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHI0', context: 'host', meaning: 'no broker of the token answered an enrolment', remedy: 'check this machine reaches one of them (the message says what each said), then run mesh-host enrol TOKEN again: it resumes with the same keys', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHI1', context: 'host', meaning: 'the broker has no control queue to take an enrolment request', remedy: 'start mesh serve (it declares mesh.control), then run mesh-host enrol TOKEN again', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHI2', context: 'host', meaning: 'the broker did not accept an enrolment request (it nacked the publish)', remedy: 'see the broker\'s log for why (a full or limited mesh.control), then run mesh-host enrol TOKEN again', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHI3', context: 'host', meaning: 'no answer from the control plane to an enrolment within its time', remedy: 'check mesh serve is running, then run mesh-host enrol TOKEN again: it resumes with the same keys and password (or give it longer: MESH_HOST_ENROL_SECONDS)', raisedIn: ['host/enrol.ts'] },
+  { code: 'MSHI4', context: 'host', meaning: 'the mesh refused an enrolment (the token expired, was spent by other keys, replaced, or names another node: the operator\'s log says which, E3)', remedy: 'ask the operator for a new token (mesh token issue NAME)', raisedIn: ['host/enrol.ts'] },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.
   { code: 'MSH90', context: 'bundle', meaning: 'install given only one of --add-broker-node and --broker-public', remedy: 'give both: the node, and the address nodes dial for its broker', raisedIn: ['bundle/install.ts'] },

@@ -54,7 +54,7 @@ const hostileBytes = fc.oneof(
 const P = suite('hostile input to every parser');
 
 P('enrolment requests: random, truncated, flipped, wrong types', () => {
-  const good = writeEnrolRequest('web1', 'secret', nodeKeys());
+  const good = writeEnrolRequest('web1', 'secret', 'p'.repeat(43), nodeKeys());
   let refused = 0;
   fc.assert(fc.property(hostileBytes, (b) => { if (refusesCleanly('enrol', () => readEnrolRequest(b), [WireError]) === 'refused') refused++; }), { numRuns: RUNS });
   fc.assert(fc.property(fc.nat(good.length - 1), (cut) => { refusesCleanly('enrol truncated', () => readEnrolRequest(good.subarray(0, cut)), [WireError]); }), { numRuns: Math.min(RUNS, good.length) });

@@ -20,17 +20,19 @@ function roundTrip(bytes: Buffer, hostSealingSecret: Uint8Array): void {
 
 E5('a real request is read and a secret sealed to its key opens with the key the host kept', () => {
   const keys = nodeKeys();
-  const bytes = writeEnrolRequest('web1', 'sekrit', keys);
+  const password = randomBytes(32).toString('base64url');
+  const bytes = writeEnrolRequest('web1', 'sekrit', password, keys);
   const req = readEnrolRequest(bytes);
   assert.is(req.name, 'web1');
   assert.is(req.secret, 'sekrit');
+  assert.is(req.password, password, 'the password the host chose is the one serve sets');
   assert.equal(b64(req.identity), b64(keys.identity.public));
   assert.equal(b64(req.overlay), b64(keys.overlay.public));
   roundTrip(bytes, keys.sealing.secret);
 });
 
 function forge(keys: ReturnType<typeof nodeKeys>, edit: (body: Record<string, any>) => void): Buffer {
-  const body: Record<string, any> = { v: 1, name: 'web1', secret: 's', keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+  const body: Record<string, any> = { v: 2, name: 'web1', secret: 's', password: randomBytes(32).toString('base64url'), keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
   edit(body);
   return signEnvelope(body, keys.identity.secret);
 }
@@ -58,8 +60,20 @@ E5('a key that is somebody else\'s fails only at the sealing step', () => {
 E5('a request not signed by the identity key it presents is forged', () => {
   const keys = nodeKeys();
   const other = nodeKeys();
-  const body = { v: 1, name: 'web1', secret: 's', keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+  const body = { v: 2, name: 'web1', secret: 's', password: randomBytes(32).toString('base64url'), keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
   assert.throws(() => readEnrolRequest(signEnvelope(body, other.identity.secret)), (e: unknown) => e instanceof WireError && (e as WireError).fault === 'forged');
+});
+
+E5('a request with no password, or a weak one, is malformed, each said; one from before v:2 too', () => {
+  const keys = nodeKeys();
+  const refused = (edit: (b: Record<string, any>) => void, said: RegExp) =>
+    assert.throws(() => readEnrolRequest(forge(keys, edit)), (e: unknown) => e instanceof WireError && (e as WireError).fault === 'malformed' && said.test((e as Error).message));
+  refused((b) => { delete b.password; }, /carries no broker password/);
+  refused((b) => { b.password = 'hunter2'; }, /weak broker password/);
+  refused((b) => { b.password = 'a'.repeat(42); }, /weak broker password/);
+  refused((b) => { b.password = '+'.repeat(43); }, /weak broker password/);
+  refused((b) => { b.v = 1; }, /lacks \{v:2/);
+  assert.is(readEnrolRequest(forge(keys, (b) => { b.password = 'a'.repeat(43); })).password, 'a'.repeat(43));
 });
 
 E5.run();

@@ -1,12 +1,11 @@
 // Enrolment: spend the token and record the keys in one SQL call (E1, E2),
-// then issue the node its own broker password and answer. Every refusal is
+// then set the node's account to the broker password it chose and answer. Every refusal is
 // one message to the node; the operator's log says which reason (E3).
-import { createHash, hkdfSync } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { ConsumeMessage } from 'amqplib';
 import { readEnrolRequest, REFUSAL, type EnrolWelcome } from '../../wire/enrol.js';
 import { WireError } from '../../wire/envelope.js';
 import { queueOf } from '../../wire/names.js';
-import { seal } from '../../crypto/seal.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { publish } from '../../broker/publish.js';
@@ -44,15 +43,17 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     return answer(REFUSAL);
   }
   // The token's secret was the first password; the one the node keeps for
-  // years is issued here, so the pasted secret stays one-time.
-  const password = brokerPassword(ctx.signer.secret, hash, req.identity);
-  await ctx.accounts.setPassword(req.name, password);
+  // years is the one it chose and sent, so the pasted secret stays one-time.
+  // Safe twice: a serve killed after answering but before its ack has the
+  // request redelivered (to itself or another serve), which answers 'again'
+  // and sets the same password, since the request carries it; and a node that
+  // lost its connection before reading the welcome already holds it.
+  await ctx.accounts.setPassword(req.name, req.password);
   const welcome: EnrolWelcome = {
     ok: true,
     mesh: ctx.signer.mesh,
     node: req.name,
     signingKey: b64(ctx.signer.public),
-    password: seal(Buffer.from(password), req.sealing),
   };
   await answer(welcome);
   ctx.log(`enrol: ${req.name} ${outcome === 'again' ? 'asked again and was answered again' : 'enrolled'}`);
@@ -70,19 +71,4 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   }
   // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
   await ctx.redeclare.now(`${req.name}'s enrolment`);
-}
-
-/**
- * The node's broker password, derived (HKDF-SHA256) from the mesh's signing
- * key, the spent token and the identity that spent it: the same for every
- * answer to one enrolment. Safe twice: a serve killed after answering but
- * before its ack has the request redelivered (to itself or another serve),
- * which answers 'again'; a random password there would replace the one the
- * host already kept, and lock it out of the broker for good. Unique per
- * enrolment (a token is spent once), and nothing about the key can be learnt
- * from it.
- */
-export function brokerPassword(signingSecret: Uint8Array, tokenHash: Uint8Array, identity: Uint8Array): string {
-  const salt = Buffer.concat([Buffer.from(tokenHash), Buffer.from(identity)]);
-  return Buffer.from(hkdfSync('sha256', signingSecret, salt, 'mesh broker password v1', 24)).toString('base64url');
 }
