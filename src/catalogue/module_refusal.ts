@@ -11,7 +11,7 @@ import type { ResourceFault } from '../wire/parse_resources.js';
 export function moduleRefusal(err: unknown): unknown {
   if (!(err instanceof WireError) || !('flaw' in err)) return err;
   // A remedy of its own (what to declare instead of a composed kind) is said once, as the remedy.
-  const { flaw, remedy } = err as ResourceFault;
+  const { flaw, fix: remedy } = err as ResourceFault;
   const said = remedy ? err.said.slice(0, -`: ${remedy}`.length) : err.said;
   switch (flaw) {
     case 'kind': return refuse('MSHM0', said, undefined, err);

@@ -16,10 +16,11 @@ type Check = (v: unknown, at: string) => unknown;
  * (src/catalogue/module_refusal.ts), so the operator's fix is in the code.
  */
 export type Flaw = 'kind' | 'composed' | 'field' | 'missing' | 'value' | 'path' | 'id' | 'twice' | 'unit';
-export type ResourceFault = WireError & { flaw: Flaw; remedy?: string };
+// `fix`, not `remedy`: a WireError is a MeshError, whose remedy is always set (the register's when none is given).
+export type ResourceFault = WireError & { flaw: Flaw; fix?: string };
 
 const bad = (at: string, what: string, flaw: Flaw = 'value', remedy?: string): ResourceFault =>
-  Object.assign(new WireError('malformed', remedy ? `${at} ${what}: ${remedy}` : `${at} ${what}`), { flaw, ...(remedy ? { remedy } : {}) });
+  Object.assign(new WireError('malformed', remedy ? `${at} ${what}: ${remedy}` : `${at} ${what}`), { flaw, ...(remedy ? { fix: remedy } : {}) });
 
 const str = (max = 4096): Check => (v, at) => {
   if (typeof v !== 'string' || v.length > max) throw bad(at, `must be a string of at most ${max} characters`);

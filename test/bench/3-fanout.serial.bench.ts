@@ -1,5 +1,6 @@
 // 3. Fan-out: `mesh declare --all` for 10,000 enrolled nodes (compose in SQL,
-// sign, record and owe in the outbox), the real CLI, profiled, and serve's drain
+// sign, record and owe in the outbox), the real CLI (timed bare, then profiled in a
+// second run), and serve's drain
 // publishing what it owes with confirms until every queue holds its newest. Beside it, in
 // the same run: the raw Ed25519 sign rate over bodies of the same size with the
 // same key, and the raw publish-with-confirms rate of envelopes of the same size
@@ -70,24 +71,31 @@ await bench('3 fan-out and serve memory', async (figs) => {
     stage('raw sign and publish');
     const rawBoth = 1 / (1 / signRate + 1 / publishRate);
 
-    // The real thing: `mesh declare --all`, profiled, on a broker done with the raw rounds.
+    // The real thing: `mesh declare --all` on a broker done with the raw rounds. The figures come from
+    // a run with no profiler attached (a sampling profiler slows the Node side it samples); a second
+    // run, profiled, once the first is delivered, says where the command's time goes.
     const settled = await settle(rabbitPids);
     stage(`broker idle after ${settled.toFixed(1)}s`);
     const pids = serverPids();
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
-    const { seconds, deliveredSeconds } = await declareAll(mesh, N, profile);
+    const { seconds, deliveredSeconds } = await declareAll(mesh, N);
     const cpu = meter.stop();
     const [span] = await mesh.store.admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
     const drainSeconds = Math.max(deliveredSeconds - seconds, 1e-3);
     const rate = N / deliveredSeconds;
     stage(`declare --all: committed in ${seconds.toFixed(2)}s, every queue holds its newest at ${deliveredSeconds.toFixed(2)}s`);
+    await settle(rabbitPids);
+    const profiled = await declareAll(mesh, N, profile);
+    stage(`declare --all again, profiled: committed in ${profiled.seconds.toFixed(2)}s`);
     const prof = summarizeProfile(profile);
+    const profiledSaid = `A second run under --cpu-prof took ${profiled.seconds.toFixed(2)}s; its profile: `;
 
     figs.push(figure({
       id: 'fanout.seconds', what: `mesh declare --all returns (SQL committed), ${N} nodes`, value: seconds, unit: 's',
       limit: { what: 'raw sign for the same', value: N / signRate, unit: 's' },
       target: { text: '< 3 s', met: seconds < 3 },
-      bound: `compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${describeProfile('mesh declare', prof)}`,
+      bound: `compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}`,
+      detail: { profiledSeconds: profiled.seconds },
     }));
     figs.push(figure({
       id: 'fanout.delivered', what: `every node's queue holds its newest, from the command's start`, value: deliveredSeconds, unit: 's',
@@ -105,7 +113,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
       id: 'fanout.rate', what: `declarations/s (compose, sign, record, publish)`, value: rate, unit: '/s',
       limit: { what: 'raw sign+publish, serial composition', value: rawBoth, unit: '/s' },
       target: { text: '>= 0.5 of raw sign+publish', met: rate >= 0.5 * rawBoth },
-      bound: `${describeCpu(cpu)}; compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${describeProfile('mesh declare', prof)}` +
+      bound: `${describeCpu(cpu)}; compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}` +
         (N / publishRate >= 5 ? `. The raw publish of the same ${N} alone takes ${(N / publishRate).toFixed(1)}s: over the target before composing or signing` : ''),
       detail: { cpu, profile: prof, composeSeconds, bodyBytes: { total: bodies.reduce((a, b) => a + b.length, 0), largest: Math.max(...bodies.map((b) => b.length)) } },
     }));

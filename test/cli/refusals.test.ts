@@ -87,6 +87,8 @@ for (const [what, argv, code] of CASES) {
     const r = await runCli(MESH, argv.map((a) => a.replace(/^D\b/, dir).replace(/=D\b/, `=${dir}`)), env);
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith('mesh: '), r.stderr);
+    // What was refused comes first: a module file's refusal once lost it to the remedy ("mesh: : write the field...").
+    assert.match(r.stderr, /^mesh: [^:\s]/, `says what it refused: ${r.stderr}`);
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), `${code} ends: ${r.stderr}`);
     assert.ok(r.stderr.includes(`: ${r.stderr.split(': ').at(-1)!.replace(` (${code}).\n`, '')}`), 'a remedy after the refusal');
     assert.is(r.stdout, '', 'nothing printed as if it were done');

@@ -271,9 +271,13 @@ C('C1: the rollouts page shows what mesh rollout status --json shows, every roll
   for (const n of ['web3', 'b3']) await cli(ctx.live.mesh, 'assign', 'web', n);
   await cli(ctx.live.mesh, 'rollout', 'start', '--waves', '1,100%', '--first', 'web3', '--wait-healthy', '1h');
   type Status = { id: number; state: string; wave: number; waves: number; released: number; nodes: { node: string; wave: number; state: string; why: string | null }[] };
-  const s = await until('wave 2 out, web3 applied', async () => {
+  // Until b3 is declared too: "released, not yet declared" is a moment (serve declares it next), and
+  // the page read after it would rightly show the state it moved on to.
+  const s = await until('wave 2 out and declared, web3 applied', async () => {
     const r = await cliJson(ctx, 'rollout', 'status') as Status;
-    return r.state === 'rolling' && r.wave === 2 && r.nodes.find((n) => n.node === 'web3')?.state === 'applied' && r.nodes.find((n) => n.node === 'b3')?.state === 'waiting' && r;
+    const b3 = r.nodes.find((n) => n.node === 'b3');
+    return r.state === 'rolling' && r.wave === 2 && r.nodes.find((n) => n.node === 'web3')?.state === 'applied'
+      && b3?.state === 'waiting' && /not yet reported applied/.test(b3.why ?? '') && r;
   }, 120_000);
   const p = await open(ctx, '/rollouts');
   assert.is(await p.$eval('#headline', (h) => h.textContent), `rollout ${s.id}: rolling at wave 2 of 2 (1,100%)`);

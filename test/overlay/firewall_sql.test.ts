@@ -148,7 +148,7 @@ Fw('X2: mesh module add refuses a hostile opening, naming the field, and stores 
     const f = await moduleFile(ctx, 'evil', [{ ...base, ...bad }]);
     const r = await ctx.mesh.cli(['module', 'add', f]);
     assert.is.not(r.code, 0, JSON.stringify(bad));
-    assert.match(r.stderr, field);
+    assert.match(r.stderr, field, r.stderr);
   }
   assert.is((await ctx.mesh.store.admin`select name from catalogue.module where name = 'evil'`).length, 0);
 });
