@@ -22,8 +22,14 @@ import { writeBroker } from '../../src/home/home.js';
 
 const S = suite<{ cluster: RabbitCluster; mesh: Mesh }>('a broker cluster: a node killed under a host');
 S.before(async (ctx) => {
-  ctx.cluster = await startCluster(join(mkdtempSync(join(tmpdir(), 'mesh-cluster-')), 'rabbit'));
-  ctx.mesh = await freshMesh({ cluster: ctx.cluster });
+  try {
+    ctx.cluster = await startCluster(join(mkdtempSync(join(tmpdir(), 'mesh-cluster-')), 'rabbit'));
+    ctx.mesh = await freshMesh({ cluster: ctx.cluster });
+  } catch (err) {
+    // uvu's runner returns from a finally block, which drops a before hook's error: the run would show (0 / 1) and nothing else.
+    console.error('the cluster did not start:', err);
+    throw err;
+  }
 });
 S.after(async (ctx) => {
   await ctx.mesh?.stop();
