@@ -1,16 +1,21 @@
-// serve's drain at bench 3's fleet, its steps apart (in process): each batch
-// taken, published with confirms, marked delivered and committed in turn on
-// one lane, each step timed, with PostgreSQL's and this process's CPU beside
-// it; then the same drain in serve's shape (DRAIN_LANES lanes). Two ways to
-// take a batch take turns in one run (the machine is shared: compare within a
-// run, never across): `rows`, one result row an owed row (take_owed as 0024
-// had it, put back beside the new one by the admin as take_owed_rows), and
-// `one`, the batch as one row (take_owed since 0028: ids, nodes, serials as
-// arrays and the envelopes as one value, cut by their sizes in Node).
+// serve's drain at bench 3's fleet, in process, the changes of wt-drain apart
+// and taking turns in one run (the machine is shared: compare within a run,
+// never across). Ways:
+//   before  take_owed as 0024 had it (a result row an owed row), mark_delivered
+//           as 0008 had it (`and delivered_at is null`), lanes started together;
+//   mark    the same with mark_delivered as 0029 has it (by primary key alone);
+//   turns   that, the lanes taking in turn (takeTurns);
+//   after   serve's drainOnce as it is: take_owed as 0028 has it (the batch as
+//           one row), 0029's mark, lanes in turn.
+// Each way: a declare() of all 10,000, drained on one lane with each batch's
+// steps timed (take, publish+confirm, mark, commit), then again, drained in
+// serve's shape (DRAIN_LANES lanes of DRAIN_BATCH). The old definitions are put
+// back beside the new by the admin under their own names. PostgreSQL's, the
+// broker's and this process's CPU a row beside each.
 import { freshMesh } from '../harness/mesh.js';
 import { declare } from '../../src/assignment/declare.js';
 import { connect, type Sql } from '../../src/store/connect.js';
-import { PUBLISH_CHANNELS, DRAIN_LANES, DRAIN_BATCH } from '../../src/serve/drain.js';
+import { PUBLISH_CHANNELS, DRAIN_LANES, DRAIN_BATCH, drainOnce, takeTurns, type TakeTurn } from '../../src/serve/drain.js';
 import { publish } from '../../src/broker/publish.js';
 import { queueOf } from '../../src/wire/names.js';
 import { publishAll } from './steps.js';
@@ -19,10 +24,10 @@ import { bench, now, envInt, tempDir, removeDir, insertNodes, perNodeFiles, crea
 
 const N = envInt('MESH_BENCH_FANOUT_NODES', 10_000);
 const ROUNDS = envInt('MESH_PROBE_ROUNDS', 2);
-const WAYS = (process.env.MESH_PROBE_WAYS ?? 'rows,one').split(',');
+const WAYS = (process.env.MESH_PROBE_WAYS ?? 'before,mark,turns,after').split(',');
 
-// take_owed as sql/assignment/0024 defined it, under its own name.
-const ROWS_TAKE = `create or replace function assignment.take_owed_rows(limit_rows integer, due_by timestamptz) returns table (id bigint, node text, kind text, serial bigint, payload bytea)
+// The old definitions, under their own names.
+const OLD = [`create or replace function assignment.take_owed_rows(limit_rows integer, due_by timestamptz) returns table (id bigint, node text, kind text, serial bigint, payload bytea)
 language sql as $$
   with owed as (
     select o.id, o.node, o.kind, o.serial from assignment.outbox o
@@ -32,34 +37,45 @@ language sql as $$
   select w.id, w.node, w.kind, w.serial, d.envelope
     from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
    order by w.id
-$$`;
+$$`, `create or replace function assignment.mark_delivered_old(ids bigint[]) returns void language sql as $$
+  update assignment.outbox set delivered_at = now(), last_error = null where id = any(ids) and delivered_at is null
+$$`];
 
-interface Batch { ids: string[]; nodes: string[]; kinds: string[]; serials: string[]; bodies: Buffer[] }
+interface Steps { take: number; publish: number; mark: number; commit: number }
 
-const TAKE: Record<string, (tx: Sql, n: number) => Promise<Batch>> = {
-  async rows(tx, n) {
-    const rows = await tx`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload from assignment.take_owed_rows(${n}, now())`;
-    return { ids: rows.map((r) => String(r.id)), nodes: rows.map((r) => r.node as string), kinds: rows.map((r) => r.kind as string),
-      serials: rows.map((r) => String(r.serial)), bodies: rows.map((r) => Buffer.from(r.payload as string, 'utf8')) };
-  },
-  async one(tx, n) {
-    const [b] = await tx`select ids::text[] as ids, nodes, kinds, serials::text[] as serials, sizes, envelopes from assignment.take_owed(${n}, now())`;
-    if (!b) return { ids: [], nodes: [], kinds: [], serials: [], bodies: [] };
-    const all = Buffer.from(b.envelopes as string, 'utf8');
-    let at = 0;
-    const bodies = (b.sizes as number[]).map((s) => all.subarray(at, (at += s)));
-    return { ids: b.ids as string[], nodes: b.nodes as string[], kinds: b.kinds as string[], serials: b.serials as string[], bodies };
-  },
-};
+/** One batch as 0024 and 0008 had it, each step timed into STEPS when given. */
+async function oldBatch(sql: Sql, chs: ConfirmChannel[], newMark: boolean, turn?: TakeTurn, steps?: Steps): Promise<number> {
+  let c0 = 0;
+  const n = await sql.begin(async (tx) => {
+    let a = now();
+    const handOn = await turn?.();
+    const rows = await tx`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload from assignment.take_owed_rows(${DRAIN_BATCH}, now())`;
+    handOn?.();
+    if (steps) { steps.take += now() - a; a = now(); }
+    if (rows.length === 0) return 0;
+    const ok: string[] = [];
+    await Promise.all(rows.map(async (r, i) => {
+      await publish(chs[i % chs.length]!, '', queueOf(r.node as string), Buffer.from(r.payload as string, 'utf8'),
+        { mandatory: true, persistent: false, messageId: `${r.node}:${r.serial}`, type: r.kind as string, contentType: 'application/json' });
+      ok.push(String(r.id));
+    }));
+    if (steps) { steps.publish += now() - a; a = now(); }
+    if (newMark) await tx`select assignment.mark_delivered(${ok}::text[]::bigint[])`;
+    else await tx`select assignment.mark_delivered_old(${ok}::text[]::bigint[])`;
+    if (steps) steps.mark += now() - a;
+    c0 = now();
+    return ok.length;
+  });
+  if (steps && c0) steps.commit += now() - c0;
+  return n;
+}
 
-async function publishBatch(chs: ConfirmChannel[], b: Batch): Promise<string[]> {
-  const ok: string[] = [];
-  await Promise.all(b.ids.map(async (id, i) => {
-    await publish(chs[i % chs.length]!, '', queueOf(b.nodes[i]!), b.bodies[i]!,
-      { mandatory: true, persistent: false, messageId: `${b.nodes[i]}:${b.serials[i]}`, type: b.kinds[i], contentType: 'application/json' });
-    ok.push(id);
-  }));
-  return ok;
+function batchOf(way: string, sql: Sql, chs: ConfirmChannel[], turn: TakeTurn, steps?: Steps): Promise<number> {
+  if (way === 'before') return oldBatch(sql, chs, false, undefined, steps);
+  if (way === 'mark') return oldBatch(sql, chs, true, undefined, steps);
+  if (way === 'turns') return oldBatch(sql, chs, true, turn, steps);
+  // after: serve's own (its steps are not split).
+  return drainOnce(sql, chs, { batch: DRAIN_BATCH, turn }).then((r) => r.delivered);
 }
 
 await bench('3f drain split', async (figs) => {
@@ -71,51 +87,36 @@ await bench('3f drain split', async (figs) => {
     await createQueues(mesh, names);
     Object.assign(process.env, mesh.env);
     const asg = await connect('assignment', { env: mesh.env, max: 8 });
-    await mesh.store.admin.unsafe(ROWS_TAKE);
+    for (const f of OLD) await mesh.store.admin.unsafe(f);
     const conn = await admin(mesh);
     const chs = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
     const rabbit = serverPids().rabbit;
     const meter = () => cpuMeter({ postgres: () => serverPids().pg, rabbitmq: () => rabbit, self: () => [process.pid] });
+    const perRow = (c: ReturnType<ReturnType<typeof meter>['stop']>, k: string) => (c.cores[k]! * c.seconds * 1000 / N).toFixed(3);
     const sums: Record<string, number[]> = {};
     const note = (k: string, v: number) => { (sums[k] ??= []).push(v); };
+    const batches = Math.ceil(N / DRAIN_BATCH);
     for (let r = 0; r < ROUNDS; r++) {
       for (const way of WAYS) {
-        const take = TAKE[way]!;
         // One lane, the steps timed apart.
         await declare({ signer: mesh.signer });
         await settle(rabbit);
-        if (r === 0) {
-          const fn = way === 'rows' ? 'take_owed_rows' : 'take_owed';
-          const plan = await mesh.store.admin.unsafe(`explain (analyze, buffers, verbose) select * from assignment.${fn}(${DRAIN_BATCH}, now())`);
-          console.log(`[split] ${way} explain analyze:\n${plan.map((p) => Object.values(p)[0]).join('\n')}`);
-        }
-        const t = { take: 0, publish: 0, mark: 0, commit: 0 };
+        const t: Steps = { take: 0, publish: 0, mark: 0, commit: 0 };
         let total = 0;
         const m = meter();
         const t0 = now();
         for (;;) {
-          let c0 = 0;
-          const n = await asg.begin(async (tx) => {
-            let a = now();
-            const b = await take(tx as unknown as Sql, DRAIN_BATCH);
-            t.take += now() - a; a = now();
-            if (b.ids.length === 0) return 0;
-            const ok = await publishBatch(chs, b);
-            t.publish += now() - a; a = now();
-            await tx`select assignment.mark_delivered(${ok}::text[]::bigint[])`;
-            t.mark += now() - a;
-            c0 = now();
-            return ok.length;
-          });
-          if (c0) t.commit += now() - c0;
+          const n = await batchOf(way, asg, chs, takeTurns(), way === 'after' ? undefined : t);
           total += n;
           if (n < DRAIN_BATCH) break;
         }
         const secs = (now() - t0) / 1000;
         const c = m.stop();
         if (total !== N) throw new Error(`drained ${total} of ${N}`);
-        console.log(`[split] round ${r} ${way}, one lane: ${(total / secs).toFixed(0)}/s; ms a batch: take ${(t.take / (N / DRAIN_BATCH)).toFixed(1)}, publish+confirm ${(t.publish / (N / DRAIN_BATCH)).toFixed(1)}, mark ${(t.mark / (N / DRAIN_BATCH)).toFixed(1)}, commit ${(t.commit / (N / DRAIN_BATCH)).toFixed(1)}; pg ${(c.cores.postgres! * c.seconds * 1000 / N).toFixed(3)} ms/row, self ${(c.cores.self! * c.seconds * 1000 / N).toFixed(3)} ms/row, rabbit ${(c.cores.rabbitmq! * c.seconds * 1000 / N).toFixed(3)} ms/row`);
-        for (const [k, v] of Object.entries(t)) note(`${way} ${k} ms/batch`, v / (N / DRAIN_BATCH));
+        const split = way === 'after' ? '' : `; ms a batch: take ${(t.take / batches).toFixed(1)}, publish+confirm ${(t.publish / batches).toFixed(1)}, mark ${(t.mark / batches).toFixed(1)}, commit ${(t.commit / batches).toFixed(1)}`;
+        console.log(`[split] round ${r} ${way}, one lane: ${(total / secs).toFixed(0)}/s${split}; cpu ms a row: pg ${perRow(c, 'postgres')}, self ${perRow(c, 'self')}, rabbit ${perRow(c, 'rabbitmq')}`);
+        if (way !== 'after') for (const [k, v] of Object.entries(t)) note(`${way} ${k} ms a batch, one lane`, v / batches);
+        note(`${way} one lane /s`, total / secs);
         await purgeQueues(mesh, names);
 
         // Serve's shape: lanes, each batch its own transaction.
@@ -124,15 +125,10 @@ await bench('3f drain split', async (figs) => {
         const m2 = meter();
         const t1 = now();
         let done = 0;
+        const turn = takeTurns();
         await Promise.all(Array.from({ length: DRAIN_LANES }, async () => {
           for (;;) {
-            const n = await asg.begin(async (tx) => {
-              const b = await take(tx as unknown as Sql, DRAIN_BATCH);
-              if (b.ids.length === 0) return 0;
-              const ok = await publishBatch(chs, b);
-              await tx`select assignment.mark_delivered(${ok}::text[]::bigint[])`;
-              return ok.length;
-            });
+            const n = await batchOf(way, asg, chs, turn);
             done += n;
             if (n < DRAIN_BATCH) break;
           }
@@ -140,8 +136,9 @@ await bench('3f drain split', async (figs) => {
         const s2 = (now() - t1) / 1000;
         const c2 = m2.stop();
         if (done !== N) throw new Error(`drained ${done} of ${N}`);
-        note(`${way} lanes /s`, N / s2);
-        console.log(`[split] round ${r} ${way}, ${DRAIN_LANES} lanes: ${(N / s2).toFixed(0)}/s; pg ${(c2.cores.postgres! * c2.seconds * 1000 / N).toFixed(3)} ms/row, self ${(c2.cores.self! * c2.seconds * 1000 / N).toFixed(3)} ms/row, rabbit ${(c2.cores.rabbitmq! * c2.seconds * 1000 / N).toFixed(3)} ms/row`);
+        note(`${way} ${DRAIN_BATCH}x${DRAIN_LANES} /s`, N / s2);
+        for (const k of ['postgres', 'self', 'rabbitmq']) note(`${way} ${DRAIN_BATCH}x${DRAIN_LANES} ${k} cpu ms a row`, Number(perRow(c2, k)));
+        console.log(`[split] round ${r} ${way}, ${DRAIN_LANES} lanes: ${(N / s2).toFixed(0)}/s; cpu ms a row: pg ${perRow(c2, 'postgres')}, self ${perRow(c2, 'self')}, rabbit ${perRow(c2, 'rabbitmq')}; machine ${(c2.machineBusy * 100).toFixed(0)}% busy`);
         await purgeQueues(mesh, names);
       }
       const rows = await asg`select d.node, d.envelope from assignment.declaration d join assignment.node_serial s on s.node = d.node and s.serial = d.serial order by d.node`;
@@ -150,10 +147,10 @@ await bench('3f drain split', async (figs) => {
       const rate = await publishAll(chs, rows.map((x) => x.node as string), rows.map((x) => x.envelope as Buffer), false);
       const c3 = m3.stop();
       note('raw publish+confirm /s', rate);
-      console.log(`[split] round ${r} raw: ${rate.toFixed(0)}/s; self ${(c3.cores.self! * c3.seconds * 1000 / N).toFixed(3)} ms/row, rabbit ${(c3.cores.rabbitmq! * c3.seconds * 1000 / N).toFixed(3)} ms/row`);
+      console.log(`[split] round ${r} raw: ${rate.toFixed(0)}/s; cpu ms a row: self ${perRow(c3, 'self')}, rabbit ${perRow(c3, 'rabbitmq')}`);
       await purgeQueues(mesh, names);
     }
-    for (const [k, v] of Object.entries(sums)) figs.push(figure({ id: `split.${k}`, what: k, value: v.reduce((a, b) => a + b, 0) / v.length, unit: k.endsWith('/s') ? '/s' : 'ms' }));
+    for (const [k, v] of Object.entries(sums)) figs.push(figure({ id: `split.${k}`, what: `${k} (mean of ${v.length})`, value: v.reduce((a, b) => a + b, 0) / v.length, unit: k.endsWith('/s') ? '/s' : 'ms' }));
     await conn.close();
     await asg.end();
   } finally {
