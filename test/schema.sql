@@ -513,10 +513,16 @@ ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignme
 CREATE FUNCTION assignment.mark_delivered(ids bigint[]) RETURNS void
     LANGUAGE sql
     AS $$
-  update assignment.outbox set delivered_at = now(), last_error = null where id = any(ids) and delivered_at is null
+  update assignment.outbox set delivered_at = coalesce(delivered_at, now()), last_error = null where id = any(ids)
 $$;
 
 ALTER FUNCTION assignment.mark_delivered(ids bigint[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION mark_delivered(ids bigint[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.mark_delivered(ids bigint[]) IS 'The broker confirmed these rows: delivered now, or when first delivered if they already were (W1). Found by primary key alone.';
 
 --
 -- Name: mark_failed(bigint[], text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1037,17 +1043,23 @@ ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
 -- Name: take_owed(integer, timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
+CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(ids bigint[], nodes text[], kinds text[], serials bigint[], sizes integer[], envelopes text)
     LANGUAGE sql
     AS $$
   with owed as (
     select o.id, o.node, o.kind, o.serial from assignment.outbox o
      where o.delivered_at is null and o.next_attempt_at <= due_by
      order by o.id limit limit_rows
-     for update skip locked)
-  select w.id, w.node, w.kind, w.serial, d.envelope
-    from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
-   order by w.id
+     for update skip locked),
+  taken as (
+    select w.id, w.node, w.kind, w.serial, d.envelope
+      from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
+     order by w.id)
+  -- octet_length of a stored bytea reads its size from the TOAST header, without decompressing it.
+  select array_agg(t.id), array_agg(t.node), array_agg(t.kind), array_agg(t.serial),
+         array_agg(octet_length(t.envelope)), string_agg(convert_from(t.envelope, 'UTF8'), '')
+    from taken t
+  having count(*) > 0
 $$;
 
 ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
@@ -1056,7 +1068,7 @@ ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with ti
 -- Name: FUNCTION take_owed(limit_rows integer, due_by timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY, locked until the caller''s transaction ends (skip locked: drains never share a row), each with the envelope of the declaration it owes.';
+COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY as one row (none when nothing is owed), locked until the caller''s transaction ends (skip locked: drains never share a row): their ids, nodes, kinds and serials in one order, and the envelope of the declaration each owes, one after another (SIZES in bytes cut them).';
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
