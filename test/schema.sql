@@ -1043,23 +1043,17 @@ ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;
 -- Name: take_owed(integer, timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(ids bigint[], nodes text[], kinds text[], serials bigint[], sizes integer[], envelopes text)
+CREATE FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) RETURNS TABLE(id bigint, node text, kind text, serial bigint, payload bytea)
     LANGUAGE sql
     AS $$
   with owed as (
     select o.id, o.node, o.kind, o.serial from assignment.outbox o
      where o.delivered_at is null and o.next_attempt_at <= due_by
      order by o.id limit limit_rows
-     for update skip locked),
-  taken as (
-    select w.id, w.node, w.kind, w.serial, d.envelope
-      from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
-     order by w.id)
-  -- octet_length of a stored bytea reads its size from the TOAST header, without decompressing it.
-  select array_agg(t.id), array_agg(t.node), array_agg(t.kind), array_agg(t.serial),
-         array_agg(octet_length(t.envelope)), string_agg(convert_from(t.envelope, 'UTF8'), '')
-    from taken t
-  having count(*) > 0
+     for update skip locked)
+  select w.id, w.node, w.kind, w.serial, d.envelope
+    from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial
+   order by w.id
 $$;
 
 ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) OWNER TO mesh_assignment;
@@ -1068,7 +1062,7 @@ ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with ti
 -- Name: FUNCTION take_owed(limit_rows integer, due_by timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY as one row (none when nothing is owed), locked until the caller''s transaction ends (skip locked: drains never share a row): their ids, nodes, kinds and serials in one order, and the envelope of the declaration each owes, one after another (SIZES in bytes cut them).';
+COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY, locked until the caller''s transaction ends (skip locked: drains never share a row), each with the envelope of the declaration it owes.';
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment

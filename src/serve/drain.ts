@@ -52,8 +52,7 @@ export function takeTurns(): TakeTurn {
   };
 }
 
-/** A batch as take_owed hands it back: one row, the envelopes one value cut by SIZES (bytes). */
-interface Owed { ids: string[]; nodes: string[]; kinds: string[]; serials: string[]; sizes: number[]; envelopes: string }
+interface Owed { id: string; node: string; kind: string; serial: string; payload: string }
 
 /** Why a publish was not confirmed, as the outbox's last_error says it. */
 function reason(node: string, err: unknown): string {
@@ -68,39 +67,34 @@ function reason(node: string, err: unknown): string {
 export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined, opts: { batch?: number; everything?: boolean; brokerError?: string; turn?: TakeTurn } = {}): Promise<{ taken: number; delivered: number }> {
   return sql.begin(async (tx) => {
     const handOn = await opts.turn?.();
-    // The batch as one row: the envelopes as one text (half the bytes of bytea's hex on the wire, and the same bytes
-    // once encoded: UTF-8 JSON), decoded and encoded once a batch rather than once a row.
-    let b: Owed | undefined;
+    // The envelope as text: half the bytes of bytea's hex on the wire, and the same bytes once encoded (it is UTF-8 JSON).
+    let rows: Owed[];
     try {
-      [b] = await tx<Owed[]>`select ids::text[] as ids, nodes, kinds, serials::text[] as serials, sizes, envelopes
-                               from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
+      rows = await tx<Owed[]>`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload
+                                from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
     } finally { handOn?.(); }
-    if (!b) return { taken: 0, delivered: 0 };
+    if (rows.length === 0) return { taken: 0, delivered: 0 };
     const ok: string[] = [], failed: string[] = [], errors: string[] = [];
     if (!channels?.length) {
-      for (const id of b.ids) { failed.push(id); errors.push(`the broker cannot be reached (${opts.brokerError ?? 'no connection'})`); }
+      for (const r of rows) { failed.push(r.id); errors.push(`the broker cannot be reached (${opts.brokerError ?? 'no connection'})`); }
     } else {
-      const all = Buffer.from(b.envelopes, 'utf8');
-      let at = 0;
-      await Promise.all(b.ids.map(async (id, i) => {
-        const node = b.nodes[i]!;
-        const body = all.subarray(at, (at += b.sizes[i]!));
+      await Promise.all(rows.map(async (r, i) => {
         try {
           // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-          await publish(channels[i % channels.length]!, '', queueOf(node), body,
+          await publish(channels[i % channels.length]!, '', queueOf(r.node), Buffer.from(r.payload, 'utf8'),
             // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
             // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
-            { mandatory: true, persistent: false, messageId: `${node}:${b.serials[i]}`, type: b.kinds[i], contentType: 'application/json' });
-          ok.push(id);
+            { mandatory: true, persistent: false, messageId: `${r.node}:${r.serial}`, type: r.kind, contentType: 'application/json' });
+          ok.push(r.id);
         } catch (err) {
-          failed.push(id);
-          errors.push(reason(node, err));
+          failed.push(r.id);
+          errors.push(reason(r.node, err));
         }
       }));
     }
     if (ok.length) await tx`select assignment.mark_delivered(${ok.map(String)}::text[]::bigint[])`;
     if (failed.length) await tx`select assignment.mark_failed(${failed.map(String)}::text[]::bigint[], ${errors}::text[])`;
-    return { taken: b.ids.length, delivered: ok.length };
+    return { taken: rows.length, delivered: ok.length };
   });
 }
 

@@ -1,11 +1,8 @@
 // Bench 3's steps apart, in process, each A/B in the same run (the machine is
 // shared: compare within a run, never across): recording 10,000 declarations
 // and committing them (the audit chain's trigger, 0001 against 0004), and
-// serve's drain of them, old and new taking turns. Old definitions are put
-// back by the admin between rounds. take_owed no longer takes turns here
-// (0012 against 0024 until wt-drain): since 0028 it hands a batch back as one
-// row, which the old definitions' rows cannot stand in for; both rounds drain
-// with today's, and test/bench/3f-drain-split compares the drain's ways.
+// serve's drain of them (take_owed, 0012 against 0024), old and new taking
+// turns. Old definitions are put back by the admin between rounds.
 import { createHash } from 'node:crypto';
 import { freshMesh } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
@@ -18,6 +15,14 @@ const N = envInt('MESH_BENCH_FANOUT_NODES', 10_000);
 const ROUNDS = envInt('MESH_PROBE_ROUNDS', 4);
 
 const OLD: Record<string, string> = {
+  take_owed: `create or replace function assignment.take_owed(limit_rows integer, due_by timestamptz) returns table (id bigint, node text, kind text, serial bigint, payload bytea)
+language sql as $$
+  select o.id, o.node, o.kind, o.serial, d.envelope from assignment.outbox o
+    join assignment.declaration d on d.node = o.node and d.serial = o.serial
+   where o.delivered_at is null and o.next_attempt_at <= due_by
+   order by o.id limit limit_rows
+   for update of o skip locked
+$$`,
   on_declaration: `create or replace function audit.on_declaration() returns trigger language plpgsql security definer set search_path = pg_catalog, audit as $$
 begin
   perform audit.append('declared', new.node, jsonb_build_object('serial', new.serial, 'digest', encode(new.digest, 'hex')));
@@ -36,7 +41,7 @@ await bench('3s fan-out steps', async (figs) => {
     const asg = await connect('assignment', { env: mesh.env, max: 8 });
     // The new definitions as migrated, to put back after an old round.
     const NEW: Record<string, string> = {};
-    for (const [k, sch] of [['on_declaration', 'audit']] as const) {
+    for (const [k, sch] of [['take_owed', 'assignment'], ['on_declaration', 'audit']] as const) {
       const [r] = await adm.unsafe(`select pg_get_functiondef('${sch}.${k}'::regproc) as d`);
       NEW[k] = (r as unknown as { d: string }).d;
     }
@@ -71,6 +76,15 @@ await bench('3s fan-out steps', async (figs) => {
       });
       tCommit = (now() - tCommit) / 1000;
       note(`${which} record`, tRec); note(`${which} commit`, tCommit);
+      if (r < 2) {
+        const plan = await adm.unsafe(`explain (analyze, buffers) select * from assignment.take_owed(500, now())`);
+        console.log(`[steps] ${which} take_owed(500) of ${N} owed: ${plan.map((p: any) => p['QUERY PLAN']).filter((l: string) => /Execution Time/.test(l)).join(' ')}`);
+        await adm.unsafe(`load 'auto_explain'`).catch(() => {});
+        const inner = which === 'old' ? `select o.id, o.node, o.kind, o.serial, d.envelope from assignment.outbox o join assignment.declaration d on d.node = o.node and d.serial = o.serial where o.delivered_at is null and o.next_attempt_at <= now() order by o.id limit 500 for update of o skip locked`
+          : `with owed as (select o.id, o.node, o.kind, o.serial from assignment.outbox o where o.delivered_at is null and o.next_attempt_at <= now() order by o.id limit 500 for update skip locked) select w.id, w.node, w.kind, w.serial, d.envelope from owed w join assignment.declaration d on d.node = w.node and d.serial = w.serial order by w.id`;
+        const p2 = await adm.begin((t) => t.unsafe(`explain (analyze, buffers) ${inner}`));
+        console.log(p2.map((p: any) => '    ' + p['QUERY PLAN']).join('\n'));
+      }
       const t1 = now();
       const m1 = meter();
       let total = 0;
