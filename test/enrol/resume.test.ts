@@ -7,7 +7,7 @@
 // in front of the broker holds what the broker sends while serve answers, and
 // cuts the connection. Each way an enrolment ends without an identity is
 // refused with its own code.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync } from 'node:fs';
 import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';

@@ -1,7 +1,7 @@
 // E5: one definition of the enrolment request, written as the host writes it
 // and read as the control plane reads it; a secret sealed to the key that
 // arrived opens with the private half the host kept.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { writeEnrolRequest, readEnrolRequest } from '../../src/wire/enrol.js';
