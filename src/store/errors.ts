@@ -227,6 +227,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHK3', context: 'host', meaning: 'a tunnel taken over before the mesh declared an overlay interface for the node', remedy: 'on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHK4', context: 'host', meaning: 'a tunnel taken over that is the mesh\'s own interface', remedy: 'nothing to take over: name the tunnel that was there before the mesh', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHK5', context: 'host', meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)', remedy: 'set the mesh\'s port to the tunnel\'s, or move the tunnel to the mesh\'s, and declare again', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK6', context: 'host', meaning: 'an enrolment.pending.json (an enrolment in flight: its keys and chosen broker password) that cannot be read; replacing it could lock out a node the mesh already enrolled', remedy: 'to start over: remove the file; if the mesh accepted that enrolment (mesh node list), mesh node retire NAME and enrol with a new token (mesh token issue NAME)', raisedIn: ['host/enrol_pending.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // mesh-host enrol: each way an enrolment ends without an identity (host/enrol.ts).

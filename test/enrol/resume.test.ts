@@ -9,7 +9,7 @@
 // refused with its own code.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
@@ -149,6 +149,26 @@ R('no answer in time is MSHI3, and the same command later resumes; a bad MESH_HO
   assert.is(again.code, 0, again.stderr);
   assert.match(again.stderr, /resuming the enrolment of res4/);
   await spentOnce(mesh, 'res4');
+});
+
+R('a pending file that cannot be read is refused with MSHK6, kept as it was, and nothing is sent: it may hold an enrolment the mesh accepted (E4)', async ({ mesh, serve }) => {
+  const token = await mesh.token('res9');
+  const host = mesh.host('res9');
+  mkdirSync(host.dir, { recursive: true, mode: 0o700 });
+  const damaged = '{"v": 1, "node": "res9", "password": "cut short';
+  writeFileSync(pendingPath(host.dir), damaged, { mode: 0o600 });
+  const mark = serve.output().length;
+  const r = await host.enrol(token);
+  assert.is.not(r.code, 0);
+  assert.match(r.stderr, /enrolment\.pending\.json cannot be read \(.+\): it holds an enrolment in flight.*to start over: remove \S+enrolment\.pending\.json; if mesh node list shows res9 enrolled, run mesh node retire res9 .*\(MSHK6\)\./s);
+  assert.is(readFileSync(pendingPath(host.dir), 'utf8'), damaged, 'the file is kept as it was');
+  assert.is(loadIdentity(host.dir), null, 'no identity');
+  assert.not.match(serve.output().slice(mark), /res9/, 'nothing was sent');
+  // Removed deliberately, the same token starts over and completes.
+  rmSync(pendingPath(host.dir));
+  const again = await host.enrol(token);
+  assert.is(again.code, 0, again.stderr);
+  await spentOnce(mesh, 'res9');
 });
 
 R('a request with a weak password is told the one refusal and spends nothing; serve\'s log says which (E3)', async ({ mesh, serve }) => {
