@@ -17,6 +17,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { hostPort, connectBroker } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { publish } from '../../src/broker/publish.js';
+import { adminEndpoint } from '../../src/broker/admin.js';
 import { queueOf } from '../../src/wire/names.js';
 import { writeEnrolRequest, readEnrolReply, REFUSAL } from '../../src/wire/enrol.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys } from '../../src/crypto/keys.js';
@@ -169,6 +170,43 @@ R('a pending file that cannot be read is refused with MSHK6, kept as it was, and
   const again = await host.enrol(token);
   assert.is(again.code, 0, again.stderr);
   await spentOnce(mesh, 'res9');
+});
+
+R('a reply to another enrolment, with this machine its queue\'s only reader, is dropped, not requeued to bounce back until the welcome', async ({ mesh }) => {
+  const token = await mesh.token('res10');
+  const host = mesh.host('res10');
+  const q = `/queues/${encodeURIComponent(mesh.vhost)}/${queueOf('res10')}`;
+  // A reply nobody reads: to an enrolment whose pending file was removed, say.
+  const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
+    properties: { correlation_id: 'nobodys', type: 'enrol-reply' }, routing_key: queueOf('res10'), payload: '{}', payload_encoding: 'string' });
+  assert.equal(await put.json(), { routed: true });
+  const r = await host.enrol(token);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, /dropped a reply to another enrolment of res10 \(correlation id nobodys\): this machine is its queue's only reader/);
+  // What the queue holds now (a declaration sent after the welcome waits for mesh-host run): never the stray reply.
+  const held = await (await mesh.mgmt('POST', `${q}/get`, { count: 100, ackmode: 'ack_requeue_true', encoding: 'auto' })).json() as { properties: { correlation_id?: string } }[];
+  assert.equal(held.filter((m) => m.properties.correlation_id === 'nobodys'), [], 'the stray reply is gone from the queue');
+});
+
+R('a reply to another enrolment goes back to the queue while another reader (a machine trying the same token) consumes it', async ({ mesh }) => {
+  const token = await mesh.token('res11');
+  const host = mesh.host('res11');
+  const q = `/queues/${encodeURIComponent(mesh.vhost)}/${queueOf('res11')}`;
+  const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
+    properties: { correlation_id: 'contenders', type: 'enrol-reply' }, routing_key: queueOf('res11'), payload: '{}', payload_encoding: 'string' });
+  assert.equal(await put.json(), { routed: true });
+  // The contender: it reads the queue and gives back all it gets (the stray reply is its own, unread yet).
+  const conn = await connectBroker(adminEndpoint(mesh.broker), { name: 'a contender' });
+  try {
+    const ch = await conn.createChannel();
+    await ch.prefetch(1);
+    await ch.consume(queueOf('res11'), (m) => { if (m) setTimeout(() => { try { ch.nack(m, false, true); } catch { /* closed */ } }, 20); });
+    const r = await host.enrol(token);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.match(r.stderr, /dropped a reply/);
+  } finally { await conn.close().catch(() => {}); }
+  const held = await (await mesh.mgmt('POST', `${q}/get`, { count: 100, ackmode: 'ack_requeue_true', encoding: 'auto' })).json() as { properties: { correlation_id?: string } }[];
+  assert.is(held.filter((m) => m.properties.correlation_id === 'contenders').length, 1, 'the reply waits for its reader');
 });
 
 R('a request with a weak password is told the one refusal and spends nothing; serve\'s log says which (E3)', async ({ mesh, serve }) => {
