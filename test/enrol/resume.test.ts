@@ -192,15 +192,20 @@ R('a reply to another enrolment goes back to the queue while another reader (a m
   const token = await mesh.token('res11');
   const host = mesh.host('res11');
   const q = `/queues/${encodeURIComponent(mesh.vhost)}/${queueOf('res11')}`;
-  const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
-    properties: { correlation_id: 'contenders', type: 'enrol-reply' }, routing_key: queueOf('res11'), payload: '{}', payload_encoding: 'string' });
-  assert.equal(await put.json(), { routed: true });
-  // The contender: it reads the queue and gives back all it gets (the stray reply is its own, unread yet).
+  const toQueue = async (props: Record<string, string>) => {
+    const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
+      properties: props, routing_key: queueOf('res11'), payload: '{}', payload_encoding: 'string' });
+    assert.equal(await put.json(), { routed: true });
+  };
+  // The contender reads the queue and holds the first message it gets (prefetch 1): every message after it,
+  // the reply to the contender's enrolment too, is delivered to the host, which must give it back.
   const conn = await connectBroker(adminEndpoint(mesh.broker), { name: 'a contender' });
   try {
     const ch = await conn.createChannel();
     await ch.prefetch(1);
-    await ch.consume(queueOf('res11'), (m) => { if (m) setTimeout(() => { try { ch.nack(m, false, true); } catch { /* closed */ } }, 20); });
+    await toQueue({ type: 'held' });
+    await new Promise<void>((resolve) => { void ch.consume(queueOf('res11'), (m) => { if (m) resolve(); }); });
+    await toQueue({ correlation_id: 'contenders', type: 'enrol-reply' });
     const r = await host.enrol(token);
     assert.is(r.code, 0, r.stderr);
     assert.not.match(r.stderr, /dropped a reply/);
