@@ -273,6 +273,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHN3', context: 'wire', meaning: 'a declaration whose signed expiry passed before it arrived (C2 stale)', remedy: 'it was not applied; see that mesh serve runs and this node\'s link to the broker is up: a current declaration is signed again well before then', raisedIn: ['host/agent.ts'] },
   { code: 'MSHN4', context: 'wire', meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (D1 forged)', remedy: 'nothing in it was used; check that the queue and the identity are this node\'s own (mesh node list, mesh-host status)', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/declaration.ts', 'src/wire/last_report.ts'] },
   { code: 'MSHN5', context: 'wire', meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used (D2)', remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one', raisedIn: ['host/agent.ts'] },
+  { code: 'MSHN6', context: 'wire', meaning: 'an enrolment request whose chosen broker password is weak: not 43 to 200 base64url characters (fewer than 32 random bytes), so it would guard the node\'s account for years', remedy: 'nothing was spent (the node is told the one refusal, E3); mesh-host chooses 32 random bytes: update the mesh-host that sent it', raisedIn: ['src/wire/enrol.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));
