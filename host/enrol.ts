@@ -10,7 +10,7 @@
 // (serve answers 'again') and reads the welcome. Without the file its keys and
 // password were gone, and a spent token with them.
 import { unlink } from 'node:fs/promises';
-import type { ConsumeMessage } from 'amqplib';
+import type { Channel, ConsumeMessage } from 'amqplib';
 import { readToken, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
@@ -30,7 +30,7 @@ export interface Enrolled { name: string; mesh: string; keys: { identity: string
 
 /** What an enrolment is at, said as it goes: mesh-host enrol prints the line; the lab counts the kinds. */
 export interface EnrolStep {
-  kind: 'resumed' | 'replaced' | 'sent' | 'lost' | 'chosen-password';
+  kind: 'resumed' | 'replaced' | 'sent' | 'lost' | 'chosen-password' | 'dropped';
   /** The broker (HOST:PORT) of a sent request or a lost connection. */
   at?: string;
   line: string;
@@ -113,7 +113,8 @@ async function converse(token: Token, pending: Pending, keys: NodeKeys, stale: s
     const at = `${endpoint.host}:${endpoint.port}`;
     try {
       const got = await exchange(conn, token, pending, body, stale, Math.max(0, deadline - Date.now()), () =>
-        step({ kind: 'sent', at, line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer` }));
+        step({ kind: 'sent', at, line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer` }),
+        (id) => step({ kind: 'dropped', at, line: `dropped a reply to another enrolment of ${token.node} (correlation id ${id}): this machine is its queue's only reader` }));
       if (got === 'timeout') throw noAnswer(timeout);
       if (typeof got === 'string') {
         step({ kind: 'lost', at, line: `lost the broker at ${at} before the answer came (${got}): the request goes again through the next broker` });
@@ -141,8 +142,8 @@ function noAnswer(timeout: number) {
  * broker gives them back when this connection closes, so a declaration sent
  * right after the welcome waits for mesh-host run.
  */
-async function exchange(conn: Connection, token: Token, pending: Pending, body: Buffer, stale: string | undefined, waitMs: number, sent: () => void):
-    Promise<ConsumeMessage | string> {
+async function exchange(conn: Connection, token: Token, pending: Pending, body: Buffer, stale: string | undefined, waitMs: number, sent: () => void,
+    dropped: (correlationId: string | undefined) => void): Promise<ConsumeMessage | string> {
   let lostWhy: string | undefined;
   let gone: (why: string) => void = () => {};
   const lost = new Promise<string>((resolve) => { gone = (why) => { lostWhy ??= why; resolve(lostWhy); }; });
@@ -152,6 +153,23 @@ async function exchange(conn: Connection, token: Token, pending: Pending, body: 
   // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
   ch.on('close', () => gone('the channel closed'));
   ch.on('error', () => {});
+  /**
+   * A reply to another enrolment. Another machine trying the same token reads its own: it goes back to the
+   * queue. With no other reader it is nobody's (a pending file removed, a run before it), and requeued it
+   * would come straight back here until the welcome or the deadline: it is dropped. A machine whose reply
+   * is dropped was between connections, and sends its request again on the next (answered 'again').
+   */
+  let probe: Promise<Channel> | undefined;
+  const otherReply = async (msg: ConsumeMessage, id: string | undefined) => {
+    try {
+      // On a channel of its own: a refused check closes that channel, not the one the answer comes on.
+      probe ??= conn.createChannel().then((c) => { c.on('error', () => {}); return c; });
+      const { consumerCount } = await (await probe).checkQueue(queueOf(token.node));
+      if (consumerCount > 1) { ch.nack(msg, false, true); return; }
+      ch.ack(msg);
+      dropped(id);
+    } catch { /* the connection went: the broker gives the message back */ }
+  };
   const reply = new Promise<ConsumeMessage>((resolve) => {
     void ch.consume(queueOf(token.node), (msg) => {
       if (!msg) return;
@@ -160,8 +178,7 @@ async function exchange(conn: Connection, token: Token, pending: Pending, body: 
       if (id === pending.correlationId) { ch.ack(msg); resolve(msg); return; }
       // The answer to an enrolment this one replaced: nobody will read it.
       if (stale !== undefined && id === stale) { ch.ack(msg); return; }
-      // Another answer (another machine trying the same token) goes back for its reader.
-      if (msg.properties.type === 'enrol-reply') ch.nack(msg, false, true);
+      if (msg.properties.type === 'enrol-reply') void otherReply(msg, id);
     }).catch(() => {});
   });
   try {

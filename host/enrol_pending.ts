@@ -1,6 +1,7 @@
 // The enrolment mesh-host keeps before it sends anything (host/enrol.ts):
 // its keys and chosen broker password, in MESH_HOST_DIR, 0600, written
-// atomically. Resumed by the same token, replaced (and said) by another.
+// atomically. Resumed by the same token, replaced (and said) by another;
+// a file that cannot be read is refused (MSHK6), never replaced.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import type { Token } from '../src/wire/token.js';
 import { isObject } from '../src/wire/envelope.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys, type NodeKeys } from '../src/crypto/keys.js';
 import { writeAtomic } from '../src/sys/atomic.js';
+import { refuse } from '../src/store/errors.js';
 import type { EnrolStep } from './enrol.js';
 
 /**
@@ -29,7 +31,7 @@ export const pendingPath = (dir: string) => join(dir, 'enrolment.pending.json');
 
 const tokenHash = (t: Token) => createHash('sha256').update(t.secret).digest('hex');
 
-/** The pending file, or null when there is none or it cannot be used (it is then replaced, and said). */
+/** The pending file, null when there is none, or why it cannot be read. */
 function loadPending(dir: string): { pending: Pending | null; damaged?: string } {
   let text: string;
   try { text = readFileSync(pendingPath(dir), 'utf8'); } catch (err) {
@@ -61,7 +63,8 @@ export function keysOf(p: Pending): NodeKeys {
 /**
  * The enrolment this token continues, or a new one: the same token resumes
  * the pending file's keys and password; another token (or none kept) makes
- * new ones and replaces the file. Kept before anything is sent.
+ * new ones and replaces the file. Kept before anything is sent. A pending
+ * file that cannot be read is refused (MSHK6), never replaced.
  */
 export async function begin(token: Token, dir: string, step: (s: EnrolStep) => void): Promise<{ pending: Pending; stale?: string }> {
   const { pending: was, damaged } = loadPending(dir);
@@ -69,8 +72,13 @@ export async function begin(token: Token, dir: string, step: (s: EnrolStep) => v
     step({ kind: 'resumed', line: `resuming the enrolment of ${token.node} begun before with this token: the same keys and broker password (${pendingPath(dir)})` });
     return { pending: was };
   }
+  // Damaged, it may hold an enrolment the mesh already accepted: new keys would lock this machine out of its
+  // own node (the account's password is the one in the file). Starting over is the operator's deliberate act.
+  if (damaged) {
+    throw refuse('MSHK6', `${pendingPath(dir)} cannot be read (${damaged}): it holds an enrolment in flight, its keys and broker password, which the mesh may already have accepted`,
+      `to start over: remove ${pendingPath(dir)}; if mesh node list shows ${token.node} enrolled, run mesh node retire ${token.node} on the control plane and enrol with a new token (mesh token issue ${token.node})`);
+  }
   if (was) step({ kind: 'replaced', line: `replacing the pending enrolment of ${was.node} in ${pendingPath(dir)}: it was begun with another token; its keys are discarded` });
-  else if (damaged) step({ kind: 'replaced', line: `replacing ${pendingPath(dir)}, which cannot be read (${damaged})` });
   const keys = nodeKeys();
   const pending: Pending = {
     v: 1,

@@ -7,13 +7,13 @@
 import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, statSync, rmSync, chmodSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { startServers, type Private } from './harness/private.js';
 import { leftovers, type Leftover } from './harness/leftovers.js';
 import { deleteVhost } from './harness/mesh.js';
 import { pgBin } from './harness/postgres.js';
+import { runFile as runOne, type Outcome } from './harness/run_file.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 // dist/test/ runs; test/ is where each suite's source must still be.
@@ -97,51 +97,17 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(sig, () => { void stopAll().then(() => process.exit(130)); });
 }
 
-interface Outcome { file: string; passed: number; failed: number; skipped: number; code: number | null; out: string; seconds: number }
-
 function runFile(file: string, runEnv: NodeJS.ProcessEnv): Promise<Outcome> {
   // A temp dir of the suite's own, as its TMPDIR: what it leaves is found, and removed or kept, in one place.
   const dir = join(tmp, 'suites', relative(here, file).replace(/[\\/]/g, '_'));
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   chmodSync(dir, 0o755); // the postgres user must reach a private data dir below
   const env = { ...runEnv, TMPDIR: dir, MESH_TEST_SUITE_DIR: dir };
-  return runIn(file, env).then(async (o) => {
+  const limitMs = file.includes('.serial.') ? Math.max(fileTimeout, serialTimeout) : fileTimeout;
+  return runOne(file, { env, limitMs, label: relative(here, file), bench: mode === 'bench' }).then(async (o) => {
     const kept = await settle(dir, o.failed === 0 && o.code === 0);
     if (kept.length) o.out += '\n' + kept.map((k) => `[run] ${k}`).join('\n') + '\n';
     return o;
-  });
-}
-
-function runIn(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    const limit = file.includes('.serial.') ? Math.max(fileTimeout, serialTimeout) : fileTimeout;
-    const timer = setTimeout(() => {
-      out += `\n[run] ${relative(here, file)} exceeded ${limit / 1000}s and was killed\n`;
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
-    }, limit);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      // uvu prints "Total: N / Passed: N / Skipped: N" per process.
-      const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
-      if (mode === 'bench') {
-        // A bench asserts nothing (speed is never a test): it passes by measuring, judged by its exit code.
-        resolve({ file, passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: 0, code, out: plain, seconds: (Date.now() - started) / 1000 });
-        return;
-      }
-      const num = (re: RegExp) => Number(re.exec(plain)?.[1] ?? 0);
-      const total = num(/Total:\s+(\d+)/);
-      const passed = num(/Passed:\s+(\d+)/);
-      const skipped = num(/Skipped:\s+(\d+)/);
-      let failed = Math.max(0, total - passed); // uvu's Total leaves skipped tests out
-      if (code !== 0 && failed === 0) failed = 1; // a crash or a hang is a failure, never a pass
-      if (total === 0 && code === 0) failed = 1;  // a file that ran no test is a defect
-      resolve({ file, passed, failed, skipped, code, out: plain, seconds: (Date.now() - started) / 1000 });
-    });
   });
 }
 

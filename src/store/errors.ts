@@ -227,6 +227,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHK3', context: 'host', meaning: 'a tunnel taken over before the mesh declared an overlay interface for the node', remedy: 'on the control plane, mesh declare --all --changed (a node needs a peer, a hub or a dialable node at its site, to get one)', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHK4', context: 'host', meaning: 'a tunnel taken over that is the mesh\'s own interface', remedy: 'nothing to take over: name the tunnel that was there before the mesh', raisedIn: ['host/overlay/take.ts'] },
   { code: 'MSHK5', context: 'host', meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)', remedy: 'set the mesh\'s port to the tunnel\'s, or move the tunnel to the mesh\'s, and declare again', raisedIn: ['host/overlay/take.ts'] },
+  { code: 'MSHK6', context: 'host', meaning: 'an enrolment.pending.json (an enrolment in flight: its keys and chosen broker password) that cannot be read; replacing it could lock out a node the mesh already enrolled', remedy: 'to start over: remove the file; if the mesh accepted that enrolment (mesh node list), mesh node retire NAME and enrol with a new token (mesh token issue NAME)', raisedIn: ['host/enrol_pending.ts'] },
   { code: 'MSHG3', context: 'host', meaning: 'a WireGuard peer keepalive that is not whole seconds from 0 to 65535', remedy: 'give whole seconds, e.g. 25', raisedIn: ['host/apply/wireguard/wgconf.ts'] },
 
   // mesh-host enrol: each way an enrolment ends without an identity (host/enrol.ts).
@@ -272,6 +273,7 @@ export const REGISTER: readonly Code[] = [
   { code: 'MSHN3', context: 'wire', meaning: 'a declaration whose signed expiry passed before it arrived (C2 stale)', remedy: 'it was not applied; see that mesh serve runs and this node\'s link to the broker is up: a current declaration is signed again well before then', raisedIn: ['host/agent.ts'] },
   { code: 'MSHN4', context: 'wire', meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (D1 forged)', remedy: 'nothing in it was used; check that the queue and the identity are this node\'s own (mesh node list, mesh-host status)', raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/declaration.ts', 'src/wire/last_report.ts'] },
   { code: 'MSHN5', context: 'wire', meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used (D2)', remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one', raisedIn: ['host/agent.ts'] },
+  { code: 'MSHN6', context: 'wire', meaning: 'an enrolment request whose chosen broker password is weak: not 43 to 200 base64url characters (fewer than 32 random bytes), so it would guard the node\'s account for years', remedy: 'nothing was spent (the node is told the one refusal, E3); mesh-host chooses 32 random bytes: update the mesh-host that sent it', raisedIn: ['src/wire/enrol.ts'] },
 ];
 
 const BY_CODE = new Map(REGISTER.map((c) => [c.code, c]));

@@ -48,7 +48,7 @@ export function readEnrolRequest(bytes: Uint8Array): EnrolRequest {
   }
   if (typeof body.password !== 'string') throw new WireError('malformed', 'enrolment request carries no broker password.');
   // A weak password would guard the node's account for years: refused, not taken.
-  if (!PASSWORD.test(body.password)) throw new WireError('malformed', 'enrolment request carries a weak broker password (not 43 to 200 base64url characters: 32 random bytes or more).');
+  if (!PASSWORD.test(body.password)) throw new WireError('malformed', 'enrolment request carries a weak broker password (not 43 to 200 base64url characters: 32 random bytes or more).', 'MSHN6');
   let req: EnrolRequest;
   try {
     req = {

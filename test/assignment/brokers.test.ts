@@ -3,7 +3,7 @@
 // itself owes every node a declaration (rows in the outbox, W1) and says so;
 // a command that changes nothing owes none. While no broker is recorded, no
 // composition carries one: an existing mesh is left byte for byte as it was.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { freshMesh, type Mesh } from '../harness/mesh.js';

@@ -3,7 +3,7 @@
 // host whose declaration expires while its link is cut keeps applying it,
 // says it is stale, and is cleared by the declaration signed again. On a
 // broker of this suite's own, stopped under the running host.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // with the broker stopped what is owed stays owed and says why, and is
 // delivered when it returns; serve killed with SIGKILL in the middle of a
 // drain loses nothing: the next serve re-sends what was not marked delivered.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // because of it, nodes with the same changes on one line; --json per node.
 // Nodes are rows (nothing here crosses the broker): a node "applies" when
 // its newest declaration is marked acknowledged, as serve does on its report.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { insertNodes } from '../bench/lib.js';

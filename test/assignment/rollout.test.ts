@@ -4,7 +4,7 @@
 // is killed, the machine fixed, a new serve resumes the rollout to the end.
 // Then an abort: every node reached gets the declaration it held before, and
 // the changes are held again.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // and when; a file a "cron job" keeps editing is flagged by `mesh drift` once
 // it was put back more than N times in the hour; a row a superuser edits
 // behind the database's triggers is named by `mesh audit verify`.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

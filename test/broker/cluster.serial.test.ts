@@ -9,7 +9,7 @@
 // It begins as a mesh grows: serve told of one broker node, the host's queue
 // classic; serve told of all three moves it to quorum and the host, cancelled,
 // comes back by itself (no enrolment).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,14 +22,9 @@ import { writeBroker } from '../../src/home/home.js';
 
 const S = suite<{ cluster: RabbitCluster; mesh: Mesh }>('a broker cluster: a node killed under a host');
 S.before(async (ctx) => {
-  try {
-    ctx.cluster = await startCluster(join(mkdtempSync(join(tmpdir(), 'mesh-cluster-')), 'rabbit'));
-    ctx.mesh = await freshMesh({ cluster: ctx.cluster });
-  } catch (err) {
-    // uvu's runner returns from a finally block, which drops a before hook's error: the run would show (0 / 1) and nothing else.
-    console.error('the cluster did not start:', err);
-    throw err;
-  }
+  // A cluster that does not start says why: test/harness/suite.ts prints a hook's error.
+  ctx.cluster = await startCluster(join(mkdtempSync(join(tmpdir(), 'mesh-cluster-')), 'rabbit'));
+  ctx.mesh = await freshMesh({ cluster: ctx.cluster });
 });
 S.after(async (ctx) => {
   await ctx.mesh?.stop();

@@ -1,7 +1,7 @@
 // R1, W1: the one confirmed publish. A mandatory message no queue takes is
 // said (Unroutable, naming where it was going), never dropped in silence; a
 // message a queue took resolves only once the broker confirmed it.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';

@@ -4,7 +4,7 @@
 // queue) and during the move are all recorded, build requests waiting in the
 // classic build queue all reach the quorum one, and the node carries on with
 // the identity it had: nothing lost, nobody enrolled again.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@
 // quorum queue. Erlang traffic binds the overlay address (here 127.0.0.1 and
 // 127.0.0.2 stand for two nodes' overlay addresses), and no secret is in a
 // service's environment or argv.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, statSync, existsSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // with options they refuse (as root, as the bundle runs, but with every
 // folder a temp one, and each refusal comes before anything is made), and
 // the hand-over and standby checks are called on temp files.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // dist/, the migrations and production node_modules only; install.sh from it
 // runs on a machine whose node is too old (Debian 12's 18), using the
 // bundle's runtime after checking that runtime against its own checksum.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, writeFileSync, chmodSync, existsSync, appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';

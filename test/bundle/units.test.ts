@@ -3,7 +3,7 @@
 // logs to the journal and is hardened to what it does; systemd itself
 // accepts every file; and the same specs raise supervised services where
 // there is no systemd, with the argv the lab has always run.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

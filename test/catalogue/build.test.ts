@@ -3,7 +3,7 @@
 // the commit and digest recorded; the source moves and the catalogue says
 // behind; a rebuild catches up. A failure is an answer. Only the control
 // plane may ask, only builders may answer, and only once.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // it: a line whose account may read no build queue (deleted after the line
 // was made) is MSHP3, a line replaced by a newer `mesh builder add`
 // is MSHP2; neither keeps a credential.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // A builder dies mid-build (SIGKILL to it and everything it started, as a
 // machine dying would). It acked nothing, so the broker hands the request to
 // the next builder, which completes it; exactly one answer is recorded (B1).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // The build messages and ref picking, without servers: what a builder will
 // hand to git must never be read as an option or leave the clone.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readBuildRequest, readBuildNews, writeMessage } from '../../src/wire/build.js';
 import { pickHead } from '../../src/catalogue/git_head.js';

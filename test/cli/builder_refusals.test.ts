@@ -2,7 +2,7 @@
 // code, before any broker is asked (none runs here): a line that is not one,
 // a second enrolment over a kept credential, a credential that cannot be read
 // or is damaged, and a run with no credential at all.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

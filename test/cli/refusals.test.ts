@@ -2,7 +2,7 @@
 // broker is asked (these runs have neither): the sentence names the remedy
 // and ends with the code, and with --json the refusal is a JSON document a
 // program reads by its code, as a SQL refusal is (src/store/errors.ts).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

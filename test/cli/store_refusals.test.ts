@@ -1,7 +1,7 @@
 // Refusals made in TypeScript once the store has answered: a node the mesh
 // has not enrolled, and a declaration over its size limit, each with its
 // code, and nothing changed. Nodes are rows (nothing here crosses the broker).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { run } from '../../src/sys/proc.js';

@@ -1,7 +1,7 @@
 // A mistyped option is refused, not ignored, in all three CLIs: sade alone
 // accepted `mesh token issue b3 --stie b` and issued a token without a site.
 // The refusal names the options the command does have, and nothing runs.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@
 // overlay page draws what `mesh overlay show --json` lists, a live stream ends
 // with its session, and text that holds markup is shown as text on every page,
 // with no script of it run.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';

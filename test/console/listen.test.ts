@@ -1,6 +1,6 @@
 // Where the console listens: loopback unless the operator names an address,
 // and an address is an IP and a port, never a name that may resolve anywhere.
-import { test } from 'uvu';
+import { test } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { parseListen, consoleUrl, DEFAULT_LISTEN } from '../../src/console/listen.js';
 

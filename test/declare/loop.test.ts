@@ -1,6 +1,6 @@
 // The loop end to end: declare, verify, apply, keep, report, on real servers
 // and a real mesh-host process (D1-D4, R1, R2).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import { fresh } from '../../src/wire/declaration.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync, statSync, chmodSync } from 'node:fs';

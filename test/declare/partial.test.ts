@@ -1,7 +1,7 @@
 // R3: a partial failure moves last_seen and nothing else. A report that says
 // "applied, but this failed" is no account of what the machine holds:
 // recorded as one, it would tell a rebuilt node to remove what it still has.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { addModule, cli, b64, until, liveNode, stopLiveNode, type LiveNode } from './helpers.js';

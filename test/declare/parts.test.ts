@@ -5,7 +5,7 @@
 // the nodes enrolled without an overlay address got one first (allocated
 // before the snapshot the parts read), so each declaration carries its
 // interface. A second declare --changed owes nothing.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { freshStore, type Store } from '../harness/store.js';
 import { declare, declareChanged } from '../../src/assignment/declare.js';

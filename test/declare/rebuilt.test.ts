@@ -2,7 +2,7 @@
 // The machine lost its disk: nothing kept, nothing applied, and nothing new
 // waits on its queue (the declaration it held was consumed long ago). It
 // comes back to what it was told only because the mesh hands it again.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // when its kept file is refused or gone, and the mesh signs a floor into the
 // last report (assignment.acknowledged_floor), so not even a rebuilt host
 // applies the mesh's own, genuinely signed older declarations replayed to its queue.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import { fresh } from '../../src/wire/declaration.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // broker the mesh knows into the token; `mesh-host enrol` tries them in turn
 // (one down is passed over) and the identity it keeps lists them all; a token
 // none of whose brokers answers is refused with each one's reason.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';

@@ -1,6 +1,6 @@
 // Enrolment end to end: a real host process, a real `mesh serve`, a real
 // RabbitMQ over pinned TLS, a real PostgreSQL.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync, existsSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // with no report row holds unknown (null); one that reported an empty list
 // holds 0. Told apart, a rebuilt node is never told to remove everything
 // because the mesh confused "no account" with "an account of nothing".
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import postgres from 'postgres';
 import { freshStore, type Store } from '../harness/store.js';

@@ -7,9 +7,9 @@
 // in front of the broker holds what the broker sends while serve answers, and
 // cuts the connection. Each way an enrolment ends without an identity is
 // refused with its own code.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
@@ -17,6 +17,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { hostPort, connectBroker } from '../../src/broker/connect.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { publish } from '../../src/broker/publish.js';
+import { adminEndpoint } from '../../src/broker/admin.js';
 import { queueOf } from '../../src/wire/names.js';
 import { writeEnrolRequest, readEnrolReply, REFUSAL } from '../../src/wire/enrol.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys } from '../../src/crypto/keys.js';
@@ -149,6 +150,68 @@ R('no answer in time is MSHI3, and the same command later resumes; a bad MESH_HO
   assert.is(again.code, 0, again.stderr);
   assert.match(again.stderr, /resuming the enrolment of res4/);
   await spentOnce(mesh, 'res4');
+});
+
+R('a pending file that cannot be read is refused with MSHK6, kept as it was, and nothing is sent: it may hold an enrolment the mesh accepted (E4)', async ({ mesh, serve }) => {
+  const token = await mesh.token('res9');
+  const host = mesh.host('res9');
+  mkdirSync(host.dir, { recursive: true, mode: 0o700 });
+  const damaged = '{"v": 1, "node": "res9", "password": "cut short';
+  writeFileSync(pendingPath(host.dir), damaged, { mode: 0o600 });
+  const mark = serve.output().length;
+  const r = await host.enrol(token);
+  assert.is.not(r.code, 0);
+  assert.match(r.stderr, /enrolment\.pending\.json cannot be read \(.+\): it holds an enrolment in flight.*to start over: remove \S+enrolment\.pending\.json; if mesh node list shows res9 enrolled, run mesh node retire res9 .*\(MSHK6\)\./s);
+  assert.is(readFileSync(pendingPath(host.dir), 'utf8'), damaged, 'the file is kept as it was');
+  assert.is(loadIdentity(host.dir), null, 'no identity');
+  assert.not.match(serve.output().slice(mark), /res9/, 'nothing was sent');
+  // Removed deliberately, the same token starts over and completes.
+  rmSync(pendingPath(host.dir));
+  const again = await host.enrol(token);
+  assert.is(again.code, 0, again.stderr);
+  await spentOnce(mesh, 'res9');
+});
+
+R('a reply to another enrolment, with this machine its queue\'s only reader, is dropped, not requeued to bounce back until the welcome', async ({ mesh }) => {
+  const token = await mesh.token('res10');
+  const host = mesh.host('res10');
+  const q = `/queues/${encodeURIComponent(mesh.vhost)}/${queueOf('res10')}`;
+  // A reply nobody reads: to an enrolment whose pending file was removed, say.
+  const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
+    properties: { correlation_id: 'nobodys', type: 'enrol-reply' }, routing_key: queueOf('res10'), payload: '{}', payload_encoding: 'string' });
+  assert.equal(await put.json(), { routed: true });
+  const r = await host.enrol(token);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, /dropped a reply to another enrolment of res10 \(correlation id nobodys\): this machine is its queue's only reader/);
+  // What the queue holds now (a declaration sent after the welcome waits for mesh-host run): never the stray reply.
+  const held = await (await mesh.mgmt('POST', `${q}/get`, { count: 100, ackmode: 'ack_requeue_true', encoding: 'auto' })).json() as { properties: { correlation_id?: string } }[];
+  assert.equal(held.filter((m) => m.properties.correlation_id === 'nobodys'), [], 'the stray reply is gone from the queue');
+});
+
+R('a reply to another enrolment goes back to the queue while another reader (a machine trying the same token) consumes it', async ({ mesh }) => {
+  const token = await mesh.token('res11');
+  const host = mesh.host('res11');
+  const q = `/queues/${encodeURIComponent(mesh.vhost)}/${queueOf('res11')}`;
+  const toQueue = async (props: Record<string, string>) => {
+    const put = await mesh.mgmt('POST', `/exchanges/${encodeURIComponent(mesh.vhost)}/amq.default/publish`, {
+      properties: props, routing_key: queueOf('res11'), payload: '{}', payload_encoding: 'string' });
+    assert.equal(await put.json(), { routed: true });
+  };
+  // The contender reads the queue and holds the first message it gets (prefetch 1): every message after it,
+  // the reply to the contender's enrolment too, is delivered to the host, which must give it back.
+  const conn = await connectBroker(adminEndpoint(mesh.broker), { name: 'a contender' });
+  try {
+    const ch = await conn.createChannel();
+    await ch.prefetch(1);
+    await toQueue({ type: 'held' });
+    await new Promise<void>((resolve) => { void ch.consume(queueOf('res11'), (m) => { if (m) resolve(); }); });
+    await toQueue({ correlation_id: 'contenders', type: 'enrol-reply' });
+    const r = await host.enrol(token);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.match(r.stderr, /dropped a reply/);
+  } finally { await conn.close().catch(() => {}); }
+  const held = await (await mesh.mgmt('POST', `${q}/get`, { count: 100, ackmode: 'ack_requeue_true', encoding: 'auto' })).json() as { properties: { correlation_id?: string } }[];
+  assert.is(held.filter((m) => m.properties.correlation_id === 'contenders').length, 1, 'the reply waits for its reader');
 });
 
 R('a request with a weak password is told the one refusal and spends nothing; serve\'s log says which (E3)', async ({ mesh, serve }) => {

@@ -1,7 +1,7 @@
 // E2: spend first, record keys second. A spend that does not spend (an
 // unknown, spent or expired token) records no key: keys recorded before the
 // token is spent would give a name an identity nobody was let in with.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';

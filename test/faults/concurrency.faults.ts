@@ -1,7 +1,7 @@
 // Concurrency: parallel declares for one node keep serials unique and ordered
 // (D2), and a newer serial never carries an older truth; parallel spends of one
 // token give exactly one enrolment (E1).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';

@@ -1,7 +1,7 @@
 // Faults with nothing lost, on servers of this suite's own: PostgreSQL
 // restarted under serve, the broker killed with reports and heards in
 // flight, serve killed mid-stream, a host killed mid-apply.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // queue. Each is refused and said; the processes keep running; nothing is
 // applied or recorded that should not be; a message that should be refused
 // and is not said counts as lost.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // Hostile input to every parser that reads the wire or the disk. Each must
 // answer with its own typed refusal: never a TypeError, never a crash, never
 // a value it should not have accepted. Property-based, with fast-check.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';

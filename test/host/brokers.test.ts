@@ -3,7 +3,7 @@
 // password; a declaration without it leaves the list as it was (a node is
 // never stranded); a hand-edited list is put back (D6); and an identity from
 // before the list still loads, its one broker the whole list.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';

@@ -2,7 +2,7 @@
 // closed unless a rule admits it (X1), a rule admits exactly its sources, a
 // rule added by hand is put back at the next reconcile (D6), and hostile
 // rules are refused by the one parser before nft ever sees them (X2).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

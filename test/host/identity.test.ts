@@ -2,7 +2,7 @@
 // that exists and cannot be read is a fault, never taken for "not enrolled
 // yet" (a host that waited on a damaged file would sit there for ever, and
 // one that enrolled again would take a second identity).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

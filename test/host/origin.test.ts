@@ -1,7 +1,7 @@
 // D3: each origin manages only its own. A resource the bundle carried is not
 // taken over by a declaration that names the same id: the declared apply
 // fails that one resource, and the carried one stays as the bundle left it.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

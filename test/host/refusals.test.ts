@@ -2,7 +2,7 @@
 // register in src/store/errors.ts), the sentence kept: each bad declaration
 // goes through the real engine (or, for WireGuard, the check its driver runs
 // first) and fails with its own code; nothing is made.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdir, rm, symlink, writeFile, access } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

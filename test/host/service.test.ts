@@ -1,4 +1,4 @@
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFile, access } from 'node:fs/promises';
 import { join } from 'node:path';

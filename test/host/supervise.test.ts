@@ -1,7 +1,7 @@
 // Where there is no systemd, the host restarts a service it raised that died
 // (carried or declared alike: both live in its pid files), with backoff, and
 // says so; one the engine removed stays gone.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { serviceDriver } from '../../host/apply/service.js';

@@ -4,7 +4,7 @@
 // nothing, each scenario passes, and `down` leaves no namespace, process or
 // interface behind. Serial: it raises its own PostgreSQL and RabbitMQ inside
 // the hub's namespace and wants the machine's cores to itself.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { labUp, labDown, labShow } from '../../lab/lifecycle.js';

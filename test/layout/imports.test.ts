@@ -3,7 +3,7 @@
 // every import line of the project and refuses the ones that run back up.
 // A cycle or a sideways import starts as one convenient line, so the rule is
 // checked on every run, and the checker itself is shown to refuse a bad line.
-import { test } from 'uvu';
+import { test } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { join, dirname, relative, resolve, sep } from 'node:path';

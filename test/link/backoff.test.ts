@@ -1,6 +1,6 @@
 // L1 as pure logic: the waits between attempts, and when they start again
 // from the bottom. The clock is a number we move by hand.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { Backoff, DEFAULT_BACKOFF, backoffFromEnv } from '../../src/sys/backoff.js';
 

@@ -3,7 +3,7 @@
 // time; what it applied stays in place throughout; it gets back in without
 // being touched and applies at once a declaration published while it was
 // away. Serve reconnects too. On a broker of this suite's own.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, statSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
 // certificate is refused in full (L2) and skipped, and it connects to the
 // other real broker, saying which. The address order is the order tried:
 // 127.0.0.1 (the home's), 127.0.0.2 (the impostor), 127.0.0.3 (the second).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import tls from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

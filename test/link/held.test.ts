@@ -1,7 +1,7 @@
 // A held link on the shared broker: the backoff starts again from the bottom
 // only once a connection has held (L1), and the node says it is there every
 // MESH_HOST_HEARD_SECONDS, not mandatory and silent in both logs (R3).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // (L3). Run as NetworkManager and networkd-dispatcher run it, against real
 // mesh-host processes waiting to be enrolled, which say each rouse they take:
 // one that must be roused, one that must never be.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { runAny } from '../../src/sys/proc.js';

@@ -1,5 +1,5 @@
 // The pid file the dispatcher hook reads (host/link/pidfile.ts).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // L2: a wrong certificate is said in full every time, never folded into a
 // retry count: what answered is not the mesh this node joined.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { spawnProc, MESH_HOST, type Proc } from '../harness/mesh.js';

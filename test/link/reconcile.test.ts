@@ -1,7 +1,7 @@
 // D6: the host puts drift back against its kept declaration every
 // MESH_HOST_RECONCILE_SECONDS, with no message from the mesh, connected or
 // not; the report says what was corrected.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // the same instant are one, and the backoff is not reset (nor moved) by it.
 // Real mesh-host processes; the hung attempt is a loopback server that
 // accepts and never answers TLS, as a socket silently dead after a resume.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';

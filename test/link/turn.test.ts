@@ -3,7 +3,7 @@
 // name says, so a fleet starting at once spreads over a cluster's nodes
 // instead of every host dialling the first. Against real sockets that close
 // at once (a broker node down), the list read at each attempt.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { Link, startOf } from '../../host/link/link.js';

@@ -7,7 +7,7 @@
 // node's epmd, Erlang distribution, store and management ports are closed;
 // the first node reboots and with no command typed is `here` again, its
 // declared file and firewall back. Serial: two booted machines want the cores.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // from anywhere, and epmd and the Erlang distribution from the other broker
 // nodes' overlay addresses alone, over the overlay; a node that runs no
 // broker opens none of them; each opening says why in `mesh firewall show`.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // its provider's port over the overlay and nobody else, a module's served
 // ports from where it says; each opening with its reason, the same in the
 // DBA view, `mesh firewall show` and the declaration a host parses.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';

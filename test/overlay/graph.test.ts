@@ -2,7 +2,7 @@
 // endpoints and keepalives, and which nodes a join sends new declarations to.
 // Nodes are recorded directly as enrolment leaves them (no broker account or
 // queue: declare records their declarations and says it could not send them).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { freshMesh, type Mesh } from '../harness/mesh.js';

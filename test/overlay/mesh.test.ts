@@ -4,7 +4,7 @@
 // it up with real wireguard-go. Three machines on two sites, two of them
 // behind no reachable address; then a fourth joins, and the nodes whose peers
 // it changes are re-declared with no command typed (W2, issue 17 (b)).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
@@ -27,21 +27,15 @@ E2E.before(async (ctx) => {
   ctx.runs = {};
   ctx.addr = {};
   ctx.mesh = await freshMesh();
-  try {
-    ctx.lab = await labFor(ctx.mesh, {
-      sites: [
-        { name: 'a', machines: ['hub', 'a1'], forwards: [{ udp: PORT, to: 'hub' }] },
-        { name: 'b', machines: ['b1', 'b2'] },
-      ],
-    });
-    await ctx.mesh.serve();
-    // Another tenant (Docker) left FORWARD at DROP on the hub (O2).
-    await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'DROP']);
-  } catch (err) {
-    console.error('the overlay lab did not come up:', err); // uvu says nothing of a failed hook
-    await teardown(ctx);
-    throw err;
-  }
+  ctx.lab = await labFor(ctx.mesh, {
+    sites: [
+      { name: 'a', machines: ['hub', 'a1'], forwards: [{ udp: PORT, to: 'hub' }] },
+      { name: 'b', machines: ['b1', 'b2'] },
+    ],
+  });
+  await ctx.mesh.serve();
+  // Another tenant (Docker) left FORWARD at DROP on the hub (O2).
+  await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'DROP']);
 });
 
 async function teardown(ctx: Ctx): Promise<void> {

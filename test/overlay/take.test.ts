@@ -1,7 +1,7 @@
 // O3: `mesh-host overlay take --tunnel wg0` on a machine whose wg0 was raised
 // by hand with wg-quick before the mesh. Real hosts in namespaces, a real
 // `mesh serve` answering the rekey.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync, readFileSync, mkdtempSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,29 +50,23 @@ Take.before(async (ctx) => {
   ctx.m = {};
   ctx.runs = {};
   ctx.mesh = await freshMesh();
-  try {
-    ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
-    // The tunnel that was there before the mesh: its own key, the mesh's port,
-    // an address the mesh did not choose. Raised before enrolment, as on a real
-    // machine: since W2 an enrolment declares t1 at once, and a mesh0 raised
-    // first would hold the port (wg-quick up wg0: "Address already in use").
-    const sk = x25519.utils.randomSecretKey();
-    ctx.found = { priv: Buffer.from(sk).toString('base64'), pub: Buffer.from(x25519.getPublicKey(sk)).toString('base64') };
-    await ctx.lab.exec('t1', ['/usr/bin/tee', '/etc/wireguard/wg0.conf'], `[Interface]\nPrivateKey = ${ctx.found.priv}\nListenPort = ${PORT}\nAddress = ${FOUND}/16\n`);
-    await ctx.lab.exec('t1', ['/usr/bin/chmod', '600', '/etc/wireguard/wg0.conf']);
-    await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
-    ctx.serve = await ctx.mesh.serve();
-    // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
-    await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
-    // Each enrolment owed the nodes it changed their declarations (W2): nothing typed.
-    // t1's mesh0 cannot start beside the found tunnel: its failure is reported, wg0 runs on.
-    await appliedNewest(ctx, 't1');
-    await appliedNewest(ctx, 'p1');
-  } catch (err) {
-    console.error('the take lab did not come up:', err);
-    await teardown(ctx);
-    throw err;
-  }
+  ctx.lab = await labFor(ctx.mesh, { sites: [{ name: 'a', machines: ['t1', 'p1'], forwards: [{ udp: PORT, to: 't1' }] }] });
+  // The tunnel that was there before the mesh: its own key, the mesh's port,
+  // an address the mesh did not choose. Raised before enrolment, as on a real
+  // machine: since W2 an enrolment declares t1 at once, and a mesh0 raised
+  // first would hold the port (wg-quick up wg0: "Address already in use").
+  const sk = x25519.utils.randomSecretKey();
+  ctx.found = { priv: Buffer.from(sk).toString('base64'), pub: Buffer.from(x25519.getPublicKey(sk)).toString('base64') };
+  await ctx.lab.exec('t1', ['/usr/bin/tee', '/etc/wireguard/wg0.conf'], `[Interface]\nPrivateKey = ${ctx.found.priv}\nListenPort = ${PORT}\nAddress = ${FOUND}/16\n`);
+  await ctx.lab.exec('t1', ['/usr/bin/chmod', '600', '/etc/wireguard/wg0.conf']);
+  await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
+  ctx.serve = await ctx.mesh.serve();
+  // t1 is dialable, p1 at its site is not: they peer directly, no hub needed.
+  await Promise.all([join_(ctx, 't1', ['--site', 'a', '--dialable', `${ctx.lab.publicAddress('a')}:${PORT}`]), join_(ctx, 'p1', ['--site', 'a'])]);
+  // Each enrolment owed the nodes it changed their declarations (W2): nothing typed.
+  // t1's mesh0 cannot start beside the found tunnel: its failure is reported, wg0 runs on.
+  await appliedNewest(ctx, 't1');
+  await appliedNewest(ctx, 'p1');
 });
 Take.after(teardown);
 

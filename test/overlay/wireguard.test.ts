@@ -2,7 +2,7 @@
 // dialable only through its site router's port forward, spokes behind NAT,
 // FORWARD policy DROP on the hub (as Docker leaves it). Each machine runs
 // the driver itself (agent.js under nsenter), exactly as its host would.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,15 +102,8 @@ function hub(spokes: Node[]): WireguardResource {
 }
 const forwardRules = async (lab: Lab) => (await lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD'])).split('\n').filter((l) => l.includes(IF));
 
-mesh.before(async () => {
-  try {
-    await setUp();
-  } catch (err) {
-    console.error('overlay lab did not come up:', err); // uvu says nothing of a failed hook
-    await lab?.down();
-    throw err;
-  }
-});
+// A lab that does not come up says why (test/harness/suite.ts) and mesh.after takes it down.
+mesh.before(setUp);
 
 async function setUp(): Promise<void> {
   tmp = mkdtempSync(join(tmpdir(), 'mesh-overlay-'));

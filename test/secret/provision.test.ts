@@ -1,7 +1,7 @@
 // Sealed credentials between modules, end to end on real servers: a real
 // control plane, three real mesh-host processes, and a PostgreSQL of the
 // suite's own that checks passwords (S1-S5).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

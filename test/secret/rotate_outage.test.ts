@@ -5,7 +5,7 @@
 // connects with the new credential, the old one keeps working until both
 // acknowledged, and after that it is refused. On a broker of this suite's own
 // and a PostgreSQL that checks passwords.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

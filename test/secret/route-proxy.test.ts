@@ -1,7 +1,7 @@
 // The example reverse proxy: its table is the directory the mesh wrote,
 // replaced whole on each load; a name it does not serve is refused by saying
 // which names it does. Real loopback HTTP, no mesh needed.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';

@@ -8,7 +8,7 @@
 // counts function calls (track_functions): the drain's taking function,
 // take_owed, is never called while owed_now says nothing is owed, and is
 // called once something is.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
 

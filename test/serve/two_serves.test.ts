@@ -3,7 +3,7 @@
 // middle of an enrolment burst, then a declare --all. Afterwards every
 // enrolment succeeded (or was refused with a sentence and succeeded when tried
 // again), no token was spent twice, and every node reports its newest declaration.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 

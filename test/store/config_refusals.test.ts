@@ -2,7 +2,7 @@
 // any connection is tried: not set, a file missing or readable by others, a
 // password in the environment, not a postgres:// URL, a bad host, several
 // hosts without asking for the primary.
-import { test } from 'uvu';
+import { test } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // one context; nothing raised that the register does not know, nothing in the
 // register that nothing raises, no code that no test asserts. And storeError
 // maps a code, never a prefix or a message; refuse() makes the same error.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { REGISTER, storeError, refuse, errorJson, MeshError, UnregisteredCode } from '../../src/store/errors.js';
 import { sqlRaises } from './sql_codes.js';

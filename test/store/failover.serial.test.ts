@@ -4,7 +4,7 @@
 // serve runs, `mesh store promote` makes the standby primary, and serve
 // carries on without a restart. No commit any program was told of is lost.
 // Serial: it runs two clusters of its own and kills one.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { replicated, type Replicated } from '../harness/replicated.js';
 import { freshMesh, type Mesh, type Proc, type CliResult } from '../harness/mesh.js';

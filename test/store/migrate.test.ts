@@ -1,5 +1,5 @@
 // M1, M2, M3 and the context boundary, against a real PostgreSQL.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

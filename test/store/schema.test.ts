@@ -1,7 +1,7 @@
 // The schema, as migrate leaves it, is checked in (test/schema.sql) so that a
 // change to it shows in review as a diff (graphile-worker's __tests__/schema.sql).
 // This migrates an empty database and compares its dump with the file.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // The one process runner (src/sys/proc.ts): a program that is not there and
 // a program that ran and refused are different sentences; a hung program is
 // killed at its deadline and said to be; stdin and lines reach their ends.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { run, runAny, RunError, RunAbandoned } from '../../src/sys/proc.js';
 

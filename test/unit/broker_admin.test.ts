@@ -3,7 +3,7 @@
 // loopback with the bundle's word that it is clustered; classic on a broker
 // alone. The bundle's broker.json says "cluster" exactly when the first
 // node's broker was made a node of a cluster (--add-broker-node).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { management, adminEndpoints } from '../../src/broker/admin.js';
 import { MeshError } from '../../src/store/errors.js';

@@ -3,7 +3,7 @@
 // it), an old token still reads as the one broker it names; the brokers
 // resource is checked by the one parser, and a module may never carry one
 // (the mesh composes it, as MSH31 says of wireguard, firewall and secret).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { readToken, writeToken } from '../../src/wire/token.js';

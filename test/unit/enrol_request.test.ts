@@ -1,7 +1,7 @@
 // E5: one definition of the enrolment request, written as the host writes it
 // and read as the control plane reads it; a secret sealed to the key that
 // arrived opens with the private half the host kept.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { writeEnrolRequest, readEnrolRequest } from '../../src/wire/enrol.js';
@@ -74,6 +74,21 @@ E5('a request with no password, or a weak one, is malformed, each said; one from
   refused((b) => { b.password = '+'.repeat(43); }, /weak broker password/);
   refused((b) => { b.v = 1; }, /lacks \{v:2/);
   assert.is(readEnrolRequest(forge(keys, (b) => { b.password = 'a'.repeat(43); })).password, 'a'.repeat(43));
+});
+
+E5('a weak broker password is refused with its own code, MSHN6: too short, or not base64url; its length alone is judged, not how random it looks', () => {
+  const keys = nodeKeys();
+  const code = (password: string) => {
+    try { readEnrolRequest(forge(keys, (b) => { b.password = password; })); } catch (e) { return e instanceof WireError ? `${e.fault} ${e.code}` : String(e); }
+    return 'taken';
+  };
+  assert.is(code('hunter2'), 'malformed MSHN6', 'a short password');
+  assert.is(code(randomBytes(31).toString('base64url').slice(0, 42)), 'malformed MSHN6', '42 characters: one short of 32 random bytes');
+  assert.is(code('+'.repeat(43)), 'malformed MSHN6', 'not base64url');
+  assert.is(code('a'.repeat(201)), 'malformed MSHN6', 'longer than 200');
+  // A password that does not look random is not refused: the rule is the host's 32 random bytes, checked by their length.
+  assert.is(code('a'.repeat(43)), 'taken');
+  assert.is(code(randomBytes(32).toString('base64url')), 'taken');
 });
 
 E5.run();

@@ -2,7 +2,7 @@
 // edits text that exists once, and no SQL row edits a function or view that a
 // later migration defines again, where the mutant would change nothing that
 // runs and survive while proving nothing.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

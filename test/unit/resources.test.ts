@@ -1,7 +1,7 @@
 // The one check of what a resource may be (src/wire/parse_resources.ts), at a
 // fleet's size: a hub peers with every node, and a provider's port admits
 // every node of its consumers. A list longer than any fleet is refused.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // next let in once the one before hands on. Started together, lanes would
 // take, publish and wait on their confirms together, the broker idle while
 // all of them are in SQL (bench 3f-drain-split).
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { takeTurns } from '../../src/serve/drain.js';
 

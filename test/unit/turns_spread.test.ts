@@ -3,7 +3,7 @@
 // connection steps past the next place by the host's own offset, never back
 // to the lost one; a failed attempt still steps to the next, so each place is
 // tried in turn.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { Turns } from '../../src/broker/turns.js';
 import { spreadOf } from '../../host/link/link.js';

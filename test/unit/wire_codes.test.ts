@@ -3,7 +3,7 @@
 // code of the register beside it, from the bytes as they arrive. The host's
 // own refusals of genuine messages (replayed D2, stale C2) are in
 // test/declare/loop.test.ts and test/faults/live.faults.ts, through a real host.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { WireError, LIMITS, signEnvelope, signText } from '../../src/wire/envelope.js';
 import { readDeclaration, bodyText, fresh } from '../../src/wire/declaration.js';

@@ -4,7 +4,7 @@
 // declaring transaction exported after taking the declare turn, so a change
 // committed after the export is in no part (it will find these nodes changed
 // when its own declare takes the turn).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import type postgres from 'postgres';
 import { openRoles, closeRoles, enrol, putModule, assign, type SqlCtx } from '../helpers.js';

@@ -3,7 +3,7 @@
 // leaves what is owed; a row held by a drain that died is owed again. Each
 // envelope is stored once: a row names its declaration and the drain reads
 // that declaration's envelope.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, refusedWith, type SqlCtx } from '../helpers.js';
 

@@ -2,7 +2,7 @@
 // catalogue has (MSH20) and an enrolled node (MSH21); serials only go forward (D2);
 // a composition is the very text jsonb prints, so its hash is what it always was (W2);
 // a machine rebuilt under a retired name is owed a declaration of its own (W2).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, putModule, assign as placed, type SqlCtx } from '../helpers.js';
 

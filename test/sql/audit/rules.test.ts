@@ -2,7 +2,7 @@
 // its own role too; every row is chained to the one before, and a row edited
 // behind the database's back is named by audit.verify(); the facts the other
 // contexts record reach it through triggers those contexts know nothing of.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';

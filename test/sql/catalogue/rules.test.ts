@@ -2,7 +2,7 @@
 // module carries no resource the mesh composes itself (MSH31), a request is
 // answered once (B1), and the newest sighting of a source's head wins
 // whatever order sightings arrive in (B2).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { openRoles, closeRoles, refusedWith, type SqlCtx } from '../helpers.js';

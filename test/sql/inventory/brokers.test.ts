@@ -4,7 +4,7 @@
 // removed in silence (MSH14), the last one never (MSH12); the home's broker
 // recorded by the first put and fingerprints upper-cased; and the list every
 // node's composition carries, in address order, only once there is one (W2).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';

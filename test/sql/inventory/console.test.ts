@@ -2,7 +2,7 @@
 // a link is spent once (as E1), only hashes are kept, expiry is the
 // database's to judge; and what node_status would show anew is told on the
 // channel the console listens on, while a fleet's routine heards are not.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';

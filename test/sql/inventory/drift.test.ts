@@ -1,7 +1,7 @@
 // Drift that repeats is news: each resource a host put back is counted, and
 // one put back more than fighting_after times within the hour is flagged as
 // fighting something on the machine (inventory.drift, mesh drift).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, type SqlCtx } from '../helpers.js';
 

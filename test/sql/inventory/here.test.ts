@@ -1,6 +1,6 @@
 // R4 at its edge: 150 s without a word is still here, past it is out of
 // touch, and `mesh node list` says what inventory.node_status says.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, type SqlCtx } from '../helpers.js';
 import { runCli, MESH, type CliResult } from '../../harness/mesh.js';

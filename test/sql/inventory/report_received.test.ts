@@ -1,7 +1,7 @@
 // Several serves (issue 19.3): a report message is recorded once however often
 // the broker delivers it (inventory 0010), as mesh_inventory calls it. (An
 // enrolment redelivered sets the password its request carries: test/enrol/resume.)
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { openRoles, closeRoles, enrol, type SqlCtx } from '../helpers.js';

@@ -1,6 +1,6 @@
 // inventory's rules as its own role calls them: names, tokens (E1), reports
 // (R2), heards (R3), rekeys (O3). Each refusal is asserted by its code.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';

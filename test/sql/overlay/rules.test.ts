@@ -1,6 +1,6 @@
 // overlay's rules as mesh_overlay: hubs and pinned addresses (MSH61-MSH64), the ssh port (MSH65),
 // a full range (MSH60), and the peer graph across sites (O1).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, type SqlCtx } from '../helpers.js';
 

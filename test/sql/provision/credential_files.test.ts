@@ -2,7 +2,7 @@
 // (provision.node_resources): the credential file is 0600 on both ends (S2),
 // and a holder whose copy is sealed to a key it no longer has is declared no
 // credential at all, while the other end's copy still is (S3).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, putModule, assign, type SqlCtx, type Enrolled } from '../helpers.js';
 

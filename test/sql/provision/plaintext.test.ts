@@ -2,7 +2,7 @@
 // and an accepted secret have reached real hosts, the whole database (pg_dump,
 // schema and rows) holds none of the values the hosts read from their files:
 // not raw, not hex, not base64.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

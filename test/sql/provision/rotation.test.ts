@@ -4,7 +4,7 @@
 // acknowledged the newest does its composition drop the others, so W2 owes it
 // a declaration, and nobody else. Each context as its own role; declarations
 // recorded and acknowledged the way declare and serve's report handler do.
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, putModule, assign, type SqlCtx, type Enrolled } from '../helpers.js';
 

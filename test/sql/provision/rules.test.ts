@@ -1,7 +1,7 @@
 // provision's rules as mesh_provision: offers and grants (MSH54-MSH59), and
 // the first step of a rotation, which resolves every holder of a pair or
 // refuses before anything is made (S5: MSH50-MSH53).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, putModule, assign, type SqlCtx } from '../helpers.js';
 

@@ -2,7 +2,7 @@
 // current key (MSH41, MSH43-MSH45), made and accepted never change places
 // (S4: MSH40, MSH42), and a copy sealed to a key its holder no longer has is
 // never declared (S3).
-import { suite } from 'uvu';
+import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, refusedWith, enrol, key, type SqlCtx, type Enrolled } from '../helpers.js';
 
