@@ -513,10 +513,16 @@ ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignme
 CREATE FUNCTION assignment.mark_delivered(ids bigint[]) RETURNS void
     LANGUAGE sql
     AS $$
-  update assignment.outbox set delivered_at = now(), last_error = null where id = any(ids) and delivered_at is null
+  update assignment.outbox set delivered_at = coalesce(delivered_at, now()), last_error = null where id = any(ids)
 $$;
 
 ALTER FUNCTION assignment.mark_delivered(ids bigint[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION mark_delivered(ids bigint[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.mark_delivered(ids bigint[]) IS 'The broker confirmed these rows: delivered now, or when first delivered if they already were (W1). Found by primary key alone.';
 
 --
 -- Name: mark_failed(bigint[], text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment

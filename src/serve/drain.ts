@@ -30,9 +30,27 @@ export const DRAIN_BATCH = 1000;
 /**
  * Batches in flight at once, each its own transaction (skip locked keeps their
  * rows apart): while one waits on the broker's confirms another is taken or
- * marked in SQL, so neither side idles between batches (bench 3).
+ * marked in SQL, so neither side idles between batches (bench 3). Lanes take
+ * in turn (takeTurns): started together they would take together, publish
+ * together and wait on their confirms together, the broker idle while all of
+ * them were in SQL; in turn, each takes while the others' publishes are in the broker.
  */
 export const DRAIN_LANES = 4;
+
+/** Waits for the turn to take, and returns what hands it on. */
+export type TakeTurn = () => Promise<() => void>;
+
+/** One turn at a time among the lanes that share it, in the order they asked. */
+export function takeTurns(): TakeTurn {
+  let last = Promise.resolve();
+  return () => {
+    let release!: () => void;
+    const mine = new Promise<void>((r) => { release = r; });
+    const before = last;
+    last = last.then(() => mine);
+    return before.then(() => release);
+  };
+}
 
 interface Owed { id: string; node: string; kind: string; serial: string; payload: string }
 
@@ -46,11 +64,15 @@ function reason(node: string, err: unknown): string {
  * row delivered or failed. CHANNELS undefined means the broker cannot be
  * reached (BROKER_ERROR says why): the rows stay owed and say so.
  */
-export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined, opts: { batch?: number; everything?: boolean; brokerError?: string } = {}): Promise<{ taken: number; delivered: number }> {
+export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined, opts: { batch?: number; everything?: boolean; brokerError?: string; turn?: TakeTurn } = {}): Promise<{ taken: number; delivered: number }> {
   return sql.begin(async (tx) => {
+    const handOn = await opts.turn?.();
     // The envelope as text: half the bytes of bytea's hex on the wire, and the same bytes once encoded (it is UTF-8 JSON).
-    const rows = await tx<Owed[]>`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload
-                                    from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
+    let rows: Owed[];
+    try {
+      rows = await tx<Owed[]>`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload
+                                from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
+    } finally { handOn?.(); }
     if (rows.length === 0) return { taken: 0, delivered: 0 };
     const ok: string[] = [], failed: string[] = [], errors: string[] = [];
     if (!channels?.length) {
@@ -144,10 +166,11 @@ export class Drainer {
     const everything = back && channels !== undefined;
     const batch = this.opts.batch ?? DRAIN_BATCH;
     let total = 0;
+    const turn = takeTurns();
     // Unreachable broker: one lane marks what is due failed, once.
     const lanes = await Promise.allSettled(Array.from({ length: channels ? DRAIN_LANES : 1 }, async () => {
       for (;;) {
-        const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError });
+        const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError, turn });
         total += r.delivered;
         if (r.taken < batch || !channels || this.stopped) break;
       }

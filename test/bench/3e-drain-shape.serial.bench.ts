@@ -7,7 +7,7 @@
 import { freshMesh } from '../harness/mesh.js';
 import { declare } from '../../src/assignment/declare.js';
 import { connect } from '../../src/store/connect.js';
-import { drainOnce, PUBLISH_CHANNELS } from '../../src/serve/drain.js';
+import { drainOnce, takeTurns, PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import { publishAll } from './steps.js';
 import { bench, now, envInt, tempDir, removeDir, insertNodes, perNodeFiles, createQueues, purgeQueues, admin, cpuMeter, serverPids, settle, figure } from './lib.js';
 
@@ -38,8 +38,10 @@ await bench('3e drain shape', async (figs) => {
         const m = meter();
         const t0 = now();
         let total = 0;
+        // The lanes take in turn, as serve's do (since wt-drain).
+        const turn = takeTurns();
         await Promise.all(Array.from({ length: lanes }, async () => {
-          for (;;) { const x = await drainOnce(asg, chs, { batch }); total += x.delivered; if (x.taken < batch) break; }
+          for (;;) { const x = await drainOnce(asg, chs, { batch, turn }); total += x.delivered; if (x.taken < batch) break; }
         }));
         const secs = (now() - t0) / 1000;
         const c = m.stop();

@@ -37,7 +37,9 @@ W('two drains at once take disjoint rows (for update skip locked); a drain that 
   try {
     await a`begin`;
     await b`begin`;
-    // Were the first drain's rows waited for rather than skipped, this fails instead of hanging.
+    // Were the first drain's rows waited for rather than skipped, this fails instead of hanging;
+    // and a mark that reached for rows the other drain holds fails the same way.
+    await a`set local lock_timeout = '2s'`;
     await b`set local lock_timeout = '2s'`;
     const takenA = (await a`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
     const takenB = (await b`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
