@@ -2266,7 +2266,7 @@ COMMENT ON FUNCTION "overlay".node_resources_of(node_names text[]) IS 'overlay.n
 --
 
 CREATE FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     AS $$
   select case
     when public_key is null or allowed_ips is null
