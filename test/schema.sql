@@ -253,20 +253,22 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     select jsonb_build_object('id', 'brokers', 'kind', 'brokers', 'brokers',
              jsonb_agg(jsonb_build_object('address', k.address, 'fingerprint', k.fingerprint) order by k.address)) as resource
       from inventory.broker_nodes k having count(*) > 0),
-  r as (
+  j as (
     select a.node, e.value as resource
       from assignment.assignment a
       join want w on w.node = a.node
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
      where e.value->>'kind' is distinct from 'opening'
-    union all select x.node, x.resource from overlay.node_resources_of((select array_agg(node) from want)) x
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
     union all select w.node, b.resource from want w cross join brokers b),
+  r as (
+    select j.node, j.resource->>'id' as id, j.resource::text as resource from j
+    union all select x.node, x.id, x.resource from overlay.interface_texts_of((select array_agg(node) from want)) x),
   c as (
-    select w.node, w.enrolled_at, coalesce('[' || string_agg(r.resource::text, ', ' order by r.resource->>'id') || ']', '[]') as resources
+    select w.node, w.enrolled_at, coalesce('[' || string_agg(r.resource, ', ' order by r.id) || ']', '[]') as resources
       from want w left join r on r.node = w.node
      group by w.node, w.enrolled_at)
   select c.node, c.resources, h.hash,
@@ -2169,6 +2171,49 @@ ALTER FUNCTION "overlay".firewall_members(with_dialled_by boolean) OWNER TO mesh
 COMMENT ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) IS 'Each overlay member for the firewall: address, interface, WireGuard port when dialable, the ssh port, and (only when asked: it computes the peer graph) the peers that dial it.';
 
 --
+-- Name: interface_texts_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".interface_texts_of(node_names text[]) RETURNS TABLE(node text, id text, resource text)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network, listen_port, interface from overlay.settings),
+       -- Each node's peer list first, one row a node, then its member row (0008 joined the member to
+       -- every peer row and grouped 59,398 wide rows on seven keys to make 10,000 lists).
+       l as (select p.node, string_agg(overlay.peer_text(p.public_key, p.endpoint, p.allowed_ips, p.keepalive), ', ' order by p.public_key) as peers
+               from overlay.peers_of(node_names) p group by p.node)
+  select m.name, 'wireguard:' || s.interface,
+         case when s.interface is null or m.address is null or s.network is null or m.hub is null
+           -- Never in a mesh (settings and addresses are not null): built and stripped as in 0008.
+           then jsonb_strip_nulls(jsonb_build_object(
+             'id', 'wireguard:' || s.interface, 'kind', 'wireguard', 'name', s.interface,
+             'address', host(m.address) || '/' || masklen(s.network),
+             'listenPort', case when m.dialable is not null then s.listen_port end,
+             'hub', m.hub, 'peers', ('[' || l.peers || ']')::jsonb))::text
+           else '{"id": ' || to_json('wireguard:' || s.interface)::text
+             || ', "hub": ' || m.hub::text
+             || ', "kind": "wireguard", "name": ' || to_json(s.interface)::text
+             || ', "peers": [' || l.peers || ']'
+             || ', "address": ' || to_json(host(m.address) || '/' || masklen(s.network))::text
+             || coalesce(case when m.dialable is not null then ', "listenPort": ' || s.listen_port::text end, '')
+             || '}'
+         end
+    from l
+    join overlay.member m on m.name = l.node
+    cross join s
+$$;
+
+ALTER FUNCTION "overlay".interface_texts_of(node_names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION interface_texts_of(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".interface_texts_of(node_names text[]) IS 'Each named node''s WireGuard interface (null: every node) as jsonb text, with its resource id: what compose_each reads (assignment 0025).';
+
+--
 -- Name: interfaces(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2191,23 +2236,7 @@ CREATE FUNCTION "overlay".interfaces_of(node_names text[]) RETURNS TABLE(node te
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with s as (select network, listen_port, interface from overlay.settings),
-       p as (select * from overlay.peers_of(node_names))
-  select m.name,
-         jsonb_strip_nulls(jsonb_build_object(
-           'id', 'wireguard:' || s.interface,
-           'kind', 'wireguard',
-           'name', s.interface,
-           'address', host(m.address) || '/' || masklen(s.network),
-           'listenPort', case when m.dialable is not null then s.listen_port end,
-           'hub', m.hub,
-           'peers', jsonb_agg(jsonb_build_object('publicKey', p.public_key, 'endpoint', p.endpoint,
-                                                 'allowedIps', to_jsonb(p.allowed_ips), 'keepalive', p.keepalive)
-                              order by p.public_key)))
-    from overlay.member m
-    cross join s
-    join p on p.node = m.name
-   group by m.name, m.address, m.dialable, m.hub, s.network, s.listen_port, s.interface
+  select node, resource::jsonb from overlay.interface_texts_of(node_names)
 $$;
 
 ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
@@ -2237,6 +2266,31 @@ ALTER FUNCTION "overlay".node_resources_of(node_names text[]) OWNER TO mesh_over
 --
 
 COMMENT ON FUNCTION "overlay".node_resources_of(node_names text[]) IS 'overlay.node_resources for the nodes named (null: all): what composing a part of the fleet reads.';
+
+--
+-- Name: peer_text(text, text, text[], integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  select case
+    when public_key is null or allowed_ips is null
+      then jsonb_strip_nulls(jsonb_build_object('publicKey', public_key, 'endpoint', endpoint, 'allowedIps', to_jsonb(allowed_ips), 'keepalive', keepalive))::text
+    else '{' || coalesce('"endpoint": ' || to_json(endpoint)::text || ', ', '')
+             || coalesce('"keepalive": ' || keepalive::text || ', ', '')
+             || '"publicKey": ' || to_json(public_key)::text
+             || ', "allowedIps": ' || to_jsonb(allowed_ips)::text || '}'
+  end
+$$;
+
+ALTER FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer) IS 'A WireGuard peer as a declaration carries it, as jsonb text: the keys that have a value, in jsonb''s order.';
 
 --
 -- Name: peers(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -6421,6 +6475,13 @@ GRANT ALL ON FUNCTION "overlay".firewall_members() TO mesh_assignment;
 
 REVOKE ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) TO mesh_assignment;
+
+--
+-- Name: FUNCTION interface_texts_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".interface_texts_of(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".interface_texts_of(node_names text[]) TO mesh_assignment;
 
 --
 -- Name: FUNCTION interfaces(); Type: ACL; Schema: overlay; Owner: mesh_overlay

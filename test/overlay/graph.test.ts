@@ -197,4 +197,28 @@ Graph('a pinned address must be free and in the range', async (ctx) => {
   assert.is((await graph(ctx)).c2!.address, '10.99.7.7/16');
 });
 
+Graph('every interface composes to the bytes jsonb_strip_nulls(jsonb_build_object(...)) printed (overlay 0010 writes the text itself)', async (ctx) => {
+  // W2 compares digests of these bytes: a composition written another way must be byte for byte what
+  // the jsonb of 0008 printed, or every node would be re-declared for nothing. The 0008 object, built here:
+  const adm = ctx.mesh.store.admin;
+  await adm`select overlay.allocate_addresses()`;
+  const rows = await adm`
+    with s as (select network, listen_port, interface from overlay.settings)
+    select m.name, t.resource as text,
+           jsonb_strip_nulls(jsonb_build_object('id', 'wireguard:' || s.interface, 'kind', 'wireguard', 'name', s.interface,
+             'address', host(m.address) || '/' || masklen(s.network),
+             'listenPort', case when m.dialable is not null then s.listen_port end, 'hub', m.hub,
+             'peers', (select jsonb_agg(jsonb_build_object('publicKey', p.public_key, 'endpoint', p.endpoint,
+                                        'allowedIps', to_jsonb(p.allowed_ips), 'keepalive', p.keepalive) order by p.public_key)
+                         from overlay.peers_of(array[m.name]) p)))::text as jsonb
+      from overlay.member m cross join s join overlay.interface_texts_of(null) t on t.node = m.name order by m.name`;
+  assert.ok(rows.length >= 6, 'hubs, dialable nodes and nodes behind NAT to compare');
+  assert.ok(rows.some((r) => String(r.text).includes('"listenPort"')) && rows.some((r) => !String(r.text).includes('"listenPort"')));
+  assert.ok(rows.some((r) => String(r.text).includes('"endpoint"')) && rows.some((r) => String(r.text).includes('"keepalive"')));
+  for (const r of rows) assert.is(r.text, r.jsonb, `${r.name}'s interface`);
+  // And what compose_each gives is the resource read back (one definition: interfaces_of is the same text as jsonb).
+  const [c] = await adm`select count(*)::int as n from overlay.interfaces_of(null) i join overlay.interface_texts_of(null) t using (node) where i.resource::text <> t.resource`;
+  assert.is(c!.n, 0);
+});
+
 Graph.run();
