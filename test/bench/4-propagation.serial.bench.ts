@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freshMesh, MESH, runCli, type Proc } from '../harness/mesh.js';
 import { servers } from '../harness/servers.js';
-import { EXCHANGE, declareTopology } from '../../src/broker/topology.js';
+import { EXCHANGE } from '../../src/broker/topology.js';
 import { b64 } from '../../src/crypto/keys.js';
 import { publish } from '../../src/broker/publish.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
@@ -47,6 +47,10 @@ await bench('4 propagation', async (figs) => {
     const a0 = now();
     await createAccounts(mesh, hosts);
     console.log(`[propagation] ${N} accounts and queues through the management API in ${((now() - a0) / 1000).toFixed(1)}s`);
+    // At its start serve declares every node never declared (W2): serial 1, applied by every host
+    // below before anything is measured, so each round after it changes files that exist.
+    serve = await startServe(mesh);
+    const servePid = serve.child.pid!;
 
     const c0 = now();
     for (const part of deal(hosts, PROCS)) {
@@ -62,12 +66,11 @@ await bench('4 propagation', async (figs) => {
       const lat = ts.map((t) => (t - t0) / 1000).sort((a, b) => a - b);
       return { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: lat.at(-1)! };
     };
+    await collect('reported');
 
     // Raw: the same hosts, a trivial message each and a trivial confirmed answer.
     const pids0 = serverPids();
     const conn = await admin(mesh);
-    // The exchange and mesh.control as serve declares them: no serve runs until after the host floor.
-    await declareTopology(conn as never);
     const ch = await conn.createConfirmChannel();
     await ch.assertQueue('bench.pong', { durable: true });
     await ch.bindQueue('bench.pong', EXCHANGE, 'bench.pong');
@@ -75,10 +78,12 @@ await bench('4 propagation', async (figs) => {
     await Promise.all(names.map((n) => new Promise<void>((res, rej) => ch.publish('', `node.${n}`, Buffer.alloc(900, 120), { persistent: false, type: 'bench.ping' }, (e) => (e ? rej(e) : res())))));
     const raw = stats(r0, (await collect('ponged')).map((t) => t.ponged!));
 
-    // The host floor (no serve runs yet). Serial 1 of every node is taken here, in SQL (the function declare
-    // allocates with), so the declare below signs serial 2 and each host applies both.
-    await mesh.store.admin`select overlay.allocate_addresses()`;
-    await mesh.store.admin`select count(*) from assignment.allocate_serials(${names}::text[])`;
+    // The host floor. Serve is held (SIGSTOP) throughout: no SQL and no serve, the hosts' reports wait on
+    // mesh.control. The next serial of every node is taken here, in SQL (the function declare allocates
+    // with), so the declare below signs the one after it and each host applies both.
+    serve.child.kill('SIGSTOP');
+    const [{ lo: floorSerial, hi }] = await mesh.store.admin`select min(serial)::int as lo, max(serial)::int as hi from assignment.allocate_serials(${names}::text[])` as unknown as { lo: number; hi: number }[];
+    if (floorSerial !== hi || floorSerial < 2) throw new Error(`the host floor's serials run from ${floorSerial} to ${hi}: serve's first declaration did not reach every node`);
     const [f] = await mesh.store.admin`select extract(epoch from assignment.signed_now())::bigint as signed, extract(epoch from assignment.expires_now())::bigint as expires`;
     const composed = await mesh.store.admin`select node, resources::text as resources from assignment.compose_each(${names}::text[])`;
     // Each file's first byte changed (same length): the declare after it then changes both files
@@ -87,26 +92,24 @@ await bench('4 propagation', async (figs) => {
       const b = Buffer.from(c, 'base64'); b[0] = b[0]! ^ 0x20; return `"content": "${b.toString('base64')}"`;
     });
     const floorEnvs = composed.map((c) => ({ node: c.node as string,
-      env: envelope(bodyText(mesh.signer.mesh, c.node as string, 1, otherBytes(c.resources as string), { signed: Number(f!.signed), expires: Number(f!.expires) }), mesh.signer) }));
+      env: envelope(bodyText(mesh.signer.mesh, c.node as string, floorSerial, otherBytes(c.resources as string), { signed: Number(f!.signed), expires: Number(f!.expires) }), mesh.signer) }));
     if (floorEnvs.length !== N) throw new Error(`composed ${floorEnvs.length} of ${N} nodes for the host floor`);
     const chans = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
     const hostMeter = cpuMeter({ rabbitmq: () => pids0.rabbit, postgres: () => serverPids().pg, hosts: () => workers.map((w) => w.child.pid!) });
     const f0 = now();
     // As drainOnce publishes: mandatory, not persistent, type declaration, over the drain's channels.
     await Promise.all(floorEnvs.map((e, i) => publish(chans[i % chans.length]!, '', queueOf(e.node), e.env,
-      { mandatory: true, persistent: false, messageId: `${e.node}:1`, type: 'declaration', contentType: 'application/json' })));
+      { mandatory: true, persistent: false, messageId: `${e.node}:${floorSerial}`, type: 'declaration', contentType: 'application/json' })));
     const floorTimes = await collect('reported');
     const floorCpu = hostMeter.stop();
     const floor = stats(f0, floorTimes.map((t) => t.reported!));
     const floorApplyMs = floorTimes.map((t) => t.applied! - t.received!).sort((a, b) => a - b);
     await Promise.all(chans.map((c) => c.close()));
 
-    // Serve starts only now (the floor has no serve in it) and records the floor's reports,
-    // which waited on mesh.control, before the real thing starts.
-    serve = await startServe(mesh);
-    const servePid = serve.child.pid!;
+    // Serve let go: it records the floor's reports, which waited on mesh.control, before the real thing starts.
+    serve.child.kill('SIGCONT');
     for (const end = now() + 120_000; ;) {
-      const [row] = await mesh.store.admin`select count(*)::int as n from inventory.report where serial = 1`;
+      const [row] = await mesh.store.admin`select count(*)::int as n from inventory.report where serial = ${floorSerial}::bigint`;
       if (row!.n >= N) break;
       if (now() > end) throw new Error(`serve recorded ${row!.n} of the host floor's ${N} reports in 120 s`);
       await sleep(200);
@@ -143,7 +146,7 @@ await bench('4 propagation', async (figs) => {
     // And serve having recorded every report (acknowledged_at).
     let ackAt = 0;
     for (const end = now() + 60_000; now() < end;) {
-      const [row] = await mesh.store.admin`select count(acknowledged_at)::int as n, extract(epoch from max(acknowledged_at))::float8 * 1000 as last from assignment.declaration`;
+      const [row] = await mesh.store.admin`select count(acknowledged_at)::int as n, extract(epoch from max(acknowledged_at))::float8 * 1000 as last from assignment.declaration where serial > ${floorSerial}::bigint`;
       if (row!.n >= N) { ackAt = row!.last; break; }
       await sleep(100);
     }
@@ -186,6 +189,7 @@ await bench('4 propagation', async (figs) => {
     if (ackAt) figs.push(figure({ id: 'prop.recorded', what: 'until serve recorded every report', value: (ackAt - d0) / 1000, unit: 's', limit: { what: 'last host reported', value: reported.max, unit: 's' } }));
   } finally {
     await Promise.allSettled(workers.map((w) => w.stop()));
+    serve?.child.kill('SIGCONT'); // a held serve takes no SIGTERM
     await serve?.stop();
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
     removeDir(root);
