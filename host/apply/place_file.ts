@@ -1,5 +1,6 @@
 // What file and secret share: look at a file on disk, put exact bytes there.
-import { lstat, mkdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
+import { lstatSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomic, syncDir, type Owner } from '../../src/sys/atomic.js';
 import { checkPath, checkRealPath } from './paths.js';
@@ -16,9 +17,12 @@ export interface Wanted {
 
 export async function observeFile(w: Omit<Wanted, 'bytes'> & { bytes: () => Uint8Array }, ctx: DriverContext): Promise<Observed> {
   checkPath(w.path, ctx.roots);
+  // Looking is synchronous: a stat and a read of a small file from the page cache
+  // are microseconds, and each asynchronous call was a round trip to libuv's thread
+  // pool (four for a readFile). Writing stays asynchronous: its fsyncs wait on the disk.
   let st;
   try {
-    st = await lstat(w.path);
+    st = lstatSync(w.path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
     throw err;
@@ -27,7 +31,7 @@ export async function observeFile(w: Omit<Wanted, 'bytes'> & { bytes: () => Uint
   // D5: a create-once file belongs to whoever edits it after we made it.
   if (w.createOnce) return 'ok';
   if ((st.mode & 0o7777) !== w.mode || st.uid !== w.owner.uid || st.gid !== w.owner.gid) return 'drift';
-  const have = await readFile(w.path);
+  const have = readFileSync(w.path);
   return Buffer.compare(have, Buffer.from(w.bytes())) === 0 ? 'ok' : 'drift';
 }
 
@@ -37,7 +41,8 @@ export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean>
   const seen = await observeFile({ ...w, bytes: () => w.bytes }, ctx);
   if (seen === 'ok') return false;
   // Parents inside the roots are made on demand; checkRealPath proved they are inside.
-  await mkdir(dirname(w.path), { recursive: true, mode: 0o755 });
+  // Something found at the path has its parent already.
+  if (seen === 'absent') await mkdir(dirname(w.path), { recursive: true, mode: 0o755 });
   await writeAtomic(w.path, w.bytes, w.mode, w.owner);
   ctx.changed.add(w.id);
   ctx.changed.add(w.path);

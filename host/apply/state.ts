@@ -1,7 +1,8 @@
 // <stateDir>/applied.json: what this host holds and where each thing came
 // from. It is how removal by omission knows what to remove, so it is written
 // atomically and only by the engine.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Origin } from '../../src/wire/resources.js';
 import type { Held } from './driver.js';
@@ -23,7 +24,8 @@ export function withOrigin(h: Omit<Held, 'origin'> & { origin?: Origin }): Held 
 export async function readState(stateDir: string): Promise<Held[]> {
   let text: string;
   try {
-    text = await readFile(statePath(stateDir), 'utf8');
+    // Synchronous, as keep.ts and serial.ts read theirs: a small file, and no thread-pool round trips.
+    text = readFileSync(statePath(stateDir), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;

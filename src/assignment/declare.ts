@@ -12,6 +12,7 @@ import { nodeName } from '../wire/names.js';
 import { storeError, refuse } from '../store/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
+import { phase } from '../sys/phases.js';
 import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
@@ -147,7 +148,8 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     return made;
   });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
-  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); }) : await withStore('assignment', record, { max: 1 + COMPOSE_PARTS });
+  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); })
+    : await withStore('assignment', async (sql) => { const made = await record(sql); phase('committed'); return made; }, { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 

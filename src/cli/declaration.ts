@@ -1,25 +1,29 @@
 // `mesh assign|unassign|plan|declare`: what runs where, and the signed
 // declaration each node is sent (one composing path: plan shows what declare sends).
-import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { assign } from '../assignment/assign.js';
-import { outbox, pending } from '../assignment/outbox.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
-import { freshness } from '../assignment/freshness.js';
-import { planSummary, planNodes, describeGroups } from '../assignment/plan_all.js';
 import { refuse } from '../store/errors.js';
+
+// What only assign, unassign, plan --all, outbox and freshness use is loaded when they run:
+// the re-declare after assign pulls in secrets, the broker and amqplib, which `mesh declare`
+// (bench 4 times its start) never needs.
+const redeclaring = () => import('./redeclare.js');
+const assigning = async (m: string, n: string, on: boolean) => {
+  const [{ redeclare }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);
+  return redeclare(await assign(m, n, on));
+};
 
 export function registerDeclaration(p: Program): void {
   p.prog.command('assign <module> <node>')
     .describe('Run MODULE on NODE: every node whose composition changed is owed a new declaration, and mesh serve sends it.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), true)), o, (d) => `${d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => { const { redeclareLine } = await redeclaring(); emit(await assigning(String(m), String(n), true), o, (d) => `${d.changed ? `assigned ${d.module} to ${d.node}` : `${d.module} was already assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`); }));
 
   p.prog.command('unassign <module> <node>')
     .describe('Stop running MODULE on NODE: the next declaration leaves its resources out, and the node removes them.')
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => emit(await redeclare(await assign(String(m), String(n), false)), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`)));
+    .action(p.wrap(async (m: string, n: string, o: { json?: boolean }) => { const { redeclareLine } = await redeclaring(); emit(await assigning(String(m), String(n), false), o, (d) => `${d.changed ? `unassigned ${d.module} from ${d.node}` : `${d.module} was not assigned to ${d.node}`}\n${redeclareLine(d.redeclared, d)}`); }));
 
   p.prog.command('plan [node]')
     .describe([
@@ -37,11 +41,13 @@ export function registerDeclaration(p: Program): void {
     .example('plan web1 --json')
     .action(p.wrap(async (n: string | undefined, o: { all?: boolean; json?: boolean }) => {
       if (o.all) {
+        const { planSummary, planNodes, describeGroups } = await import('../assignment/plan_all.js');
         if (n !== undefined) throw refuse('MSHA0', 'both a node and --all were given', 'name a node or give --all, not both');
         if (o.json) return emit(await planNodes(), o, () => '');
         return console.log(describeGroups(await planSummary()));
       }
       if (n === undefined) {
+        const { pending } = await import('../assignment/outbox.js');
         return emit(await pending(), o, (d) => [
           d.changed.length ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}` : 'every node\'s composition is declared',
           d.owed.length ? `owed, not yet delivered:\n${table(d.owed.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? '' })), ['node', 'kind', 'serial', 'owed_since', 'attempts', 'last_error'])}` : 'nothing owed: every declaration was delivered',
@@ -64,6 +70,7 @@ export function registerDeclaration(p: Program): void {
     .example('freshness')
     .example('freshness --lifetime 3d')
     .action(p.wrap(async (o: { lifetime?: string; json?: boolean }) => {
+      const { freshness } = await import('../assignment/freshness.js');
       const f = await freshness(o.lifetime === undefined ? undefined : String(o.lifetime));
       emit(f, o, (d) => `${d.changed ? 'set: ' : ''}a declaration holds ${d.lifetime} once signed\n` +
         (d.nodes.length ? table(d.nodes as never, ['node', 'serial', 'signed_at', 'expires_at', 'expired']) : 'no node has been declared yet'));
@@ -93,6 +100,7 @@ export function registerDeclaration(p: Program): void {
     .describe('What is owed to whom and not yet confirmed by the broker: since when, how many attempts, the last error. The same answer as select * from assignment.pending_delivery.')
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (o: { json?: boolean }) => {
+      const { outbox } = await import('../assignment/outbox.js');
       const rows = await outbox();
       emit(rows, o, (r) => r.length ? table(r.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? "" })), ['node', 'kind', 'serial', 'owed_since', 'attempts', 'last_error']) : 'nothing owed: every declaration was delivered');
     }));

@@ -27,15 +27,13 @@ export function nodeKeys(): NodeKeys {
   return { identity: signingPair(), overlay: agreementPair(), sealing: agreementPair() };
 }
 
-export function signingPublic(secret: Uint8Array): Uint8Array {
-  return ed25519.getPublicKey(secret);
-}
+export { signingPublic } from './sign.js';
 
 export function agreementPublic(secret: Uint8Array): Uint8Array {
   return x25519.getPublicKey(secret);
 }
 
-export const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
+export { b64 } from './base64.js';
 
 export class KeyFormatError extends Error {}
 

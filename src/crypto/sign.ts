@@ -35,3 +35,13 @@ export function verify(signature: Uint8Array, bytes: Uint8Array, publicKey: Uint
     return false;
   }
 }
+
+/**
+ * The public half of an Ed25519 secret, by OpenSSL as signing is: the same
+ * RFC 8032 key as @noble/curves' getPublicKey (test/unit/signing_public), but
+ * without loading @noble and building its tables, which every `mesh declare`
+ * paid to read the mesh's key (bench 4, the command's parts).
+ */
+export function signingPublic(secret: Uint8Array): Uint8Array {
+  return new Uint8Array(createPublicKey(keyObject(secret, true)).export({ format: 'der', type: 'spki' }).subarray(SPKI.length));
+}

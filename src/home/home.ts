@@ -6,7 +6,8 @@ import { readFileSync, statSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeAtomic } from '../sys/atomic.js';
-import { signingPair, signingPublic, b64 } from '../crypto/keys.js';
+import { signingPublic } from '../crypto/sign.js';
+import { b64 } from '../crypto/base64.js';
 import { refuse, MeshError } from '../store/errors.js';
 
 export interface BrokerConfig {
@@ -86,6 +87,8 @@ export async function ensureSigner(env?: NodeJS.ProcessEnv): Promise<Signer> {
   const path = join(home(env), 'signing.key');
   if (!statSync(path, { throwIfNoEntry: false })) {
     mkdirSync(home(env), { recursive: true, mode: 0o700 });
+    // @noble makes keys; loaded here only, so reading the key (every command) does not load it.
+    const { signingPair } = await import('../crypto/keys.js');
     await writeAtomic(path, b64(signingPair().secret) + '\n', 0o600);
   }
   return readSigner(env);

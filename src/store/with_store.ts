@@ -4,6 +4,7 @@
 import { connect, type Sql } from './connect.js';
 import type { Context } from './contexts.js';
 import { storeError } from './errors.js';
+import { phase } from '../sys/phases.js';
 
 export interface StoreOptions { max?: number; env?: NodeJS.ProcessEnv }
 
@@ -15,5 +16,6 @@ export async function withStore<T>(context: Context, fn: (sql: Sql) => Promise<T
     throw storeError(err);
   } finally {
     await sql.end();
+    phase('closed');
   }
 }

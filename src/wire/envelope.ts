@@ -5,7 +5,7 @@
 // Malformed and forged are different answers (D1): forged means somebody who is
 // not this mesh is trying; malformed means something needs fixing.
 import { sign, verify } from '../crypto/sign.js';
-import { b64 } from '../crypto/keys.js';
+import { b64 } from '../crypto/base64.js';
 import { codeEntry, MeshError } from '../store/errors.js';
 
 // stale: genuine, but its signed expiry had passed when it arrived (a withheld or frozen feed).
