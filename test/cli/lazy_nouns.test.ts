@@ -3,7 +3,7 @@
 // there would send that command down the load-everything path (slower, still
 // right), and a word under the wrong noun would leave its command unknown to
 // sade ("Invalid command"). Both are caught here from what the files register.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { program } from '../../src/sys/program.js';
 import { NOUNS, nounsFor } from '../../src/cli/nouns.js';

@@ -2,7 +2,7 @@
 // are made by @noble/curves: the two must give the same key for every secret,
 // or the mesh id (a hash of it) and every host's pinned signing key would
 // change under a mesh that merely read its own key file.
-import { suite } from 'uvu';
+import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
