@@ -38,6 +38,8 @@ test('a service that died is started again from its pid file, and the restart is
   const count = join(s.root, 'count');
   await serviceDriver.apply(counter('web', count), s.ctx());
   supervise();
+  // Its first start is on record before it dies: a loaded machine can run the kill before the shell's echo.
+  await until(() => starts(count), (l) => l.length >= 1, 10_000);
   const first = pidOf('web');
   kill(first);
   await until(async () => restarts.length, (n) => n >= 1, 10_000);
