@@ -46,9 +46,18 @@ export async function writeHandOver(path: string, h: HandOver): Promise<void> {
 /** The hand-over, refused when others may read it (it holds the cookie) or when it is not for this join. */
 export function readHandOver(path: string, want: { first: string; node: string }): HandOver {
   const st = statSync(path, { throwIfNoEntry: false });
-  if (!st) throw refuse('MSHD0', `no hand-over file at ${path}`, `run install.sh --add-broker-node ${want.node} on ${want.first} and copy the file it names here (scp)`);
+  if (!st)
+    throw refuse(
+      'MSHD0',
+      `no hand-over file at ${path}`,
+      `run install.sh --add-broker-node ${want.node} on ${want.first} and copy the file it names here (scp)`,
+    );
   if (st.mode & 0o077) {
-    throw refuse('MSHD1', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, 'it holds the cluster\'s Erlang cookie. chmod 600 it, and run the first node\'s step again if others may have read it');
+    throw refuse(
+      'MSHD1',
+      `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`,
+      "it holds the cluster's Erlang cookie. chmod 600 it, and run the first node's step again if others may have read it",
+    );
   }
   let h: HandOver;
   try {
@@ -56,22 +65,37 @@ export function readHandOver(path: string, want: { first: string; node: string }
   } catch (err) {
     throw refuse('MSHD2', `${path} is not a hand-over file (not JSON)`, `copy it again from ${want.first}`, err);
   }
-  if (!h.first?.erlNode || !h.node?.address || !h.cookie || !h.key) throw refuse('MSHD2', `${path} is not a complete hand-over file`, `copy it again from ${want.first}`);
-  if (h.first.name !== want.first) throw refuse('MSHD3', `${path} was written by ${h.first.name}, not ${want.first}`, `give --join ${h.first.name}, or the file ${want.first} wrote`);
-  if (h.node.name !== want.node) throw refuse('MSHD4', `${path} is for ${h.node.name}, and this machine is enrolled as ${want.node}`, `on the first node run install.sh --add-broker-node ${want.node}`);
+  if (!h.first?.erlNode || !h.node?.address || !h.cookie || !h.key)
+    throw refuse('MSHD2', `${path} is not a complete hand-over file`, `copy it again from ${want.first}`);
+  if (h.first.name !== want.first)
+    throw refuse(
+      'MSHD3',
+      `${path} was written by ${h.first.name}, not ${want.first}`,
+      `give --join ${h.first.name}, or the file ${want.first} wrote`,
+    );
+  if (h.node.name !== want.node)
+    throw refuse(
+      'MSHD4',
+      `${path} is for ${h.node.name}, and this machine is enrolled as ${want.node}`,
+      `on the first node run install.sh --add-broker-node ${want.node}`,
+    );
   erlAddress(h.node.address);
   return h;
 }
 
 /** The environment rabbitmqctl and rabbitmq-queues need to reach this machine's broker (paths, ports, node name: no secret). */
 export function ctlEnv(o: Options): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...brokerEnv(paths(o).rabbit, brokerNode(o), o.ports, o.brokerAddress) };
+  return {
+    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+    ...brokerEnv(paths(o).rabbit, brokerNode(o), o.ports, o.brokerAddress),
+  };
 }
 
 /** The cluster's Erlang cookie on this machine (made by Erlang at the broker's first start). */
 export function readCookie(o: Options): string {
   const p = paths(o).rabbitCookie;
-  if (!existsSync(p)) throw new Error(`${p} is missing: the broker has not started here yet (run the first node's install first).`);
+  if (!existsSync(p))
+    throw new Error(`${p} is missing: the broker has not started here yet (run the first node's install first).`);
   return readFileSync(p, 'utf8').trim();
 }
 
@@ -88,7 +112,10 @@ export function clustered(state: string): { address: string; name: string } | un
   return JSON.parse(readFileSync(p, 'utf8')) as { address: string; name: string };
 }
 
-interface Status { disk_nodes?: string[]; running_nodes?: string[] }
+interface Status {
+  disk_nodes?: string[];
+  running_nodes?: string[];
+}
 
 /**
  * The broker's app up (the management API answers a little before it is):
@@ -97,33 +124,59 @@ interface Status { disk_nodes?: string[]; running_nodes?: string[] }
 export async function awaitApp(o: Options, seconds = 180): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
-    const r = await runAny(`${BIN}/rabbitmqctl`, ['-q', 'await_startup', '--timeout', '30'], { env: ctlEnv(o), timeoutMs: 40_000 });
+    const r = await runAny(`${BIN}/rabbitmqctl`, ['-q', 'await_startup', '--timeout', '30'], {
+      env: ctlEnv(o),
+      timeoutMs: 40_000,
+    });
     if (r.code === 0) return;
-    if (Date.now() > deadline) throw new Error(`the broker ${brokerNode(o)} did not finish starting within ${seconds}s: ${r.stderr.trim().split('\n')[0]}; see ${paths(o).rabbit}/log.`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the broker ${brokerNode(o)} did not finish starting within ${seconds}s: ${r.stderr.trim().split('\n')[0]}; see ${paths(o).rabbit}/log.`,
+      );
     await new Promise((res) => setTimeout(res, 1000));
   }
 }
 
 export async function clusterStatus(o: Options): Promise<Status> {
   await awaitApp(o);
-  const out = await run(`${BIN}/rabbitmqctl`, ['-q', 'cluster_status', '--formatter', 'json'], { env: ctlEnv(o), timeoutMs: 60_000 });
+  const out = await run(`${BIN}/rabbitmqctl`, ['-q', 'cluster_status', '--formatter', 'json'], {
+    env: ctlEnv(o),
+    timeoutMs: 60_000,
+  });
   return JSON.parse(out) as Status;
 }
 
 /** Until HOST:PORT takes a TCP connection (the first node's epmd, once its firewall admits this node). */
-export async function waitReachable(host: string, port: number, seconds: number, said: (l: string) => void): Promise<void> {
+export async function waitReachable(
+  host: string,
+  port: number,
+  seconds: number,
+  said: (l: string) => void,
+): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
   let told = 0;
   for (;;) {
     const ok = await new Promise<boolean>((res) => {
       const s = tcpConnect({ host, port, timeout: 3000 });
-      s.once('connect', () => { s.destroy(); res(true); });
-      s.once('timeout', () => { s.destroy(); res(false); });
+      s.once('connect', () => {
+        s.destroy();
+        res(true);
+      });
+      s.once('timeout', () => {
+        s.destroy();
+        res(false);
+      });
       s.once('error', () => res(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${host}:${port} did not answer within ${seconds}s: the first node's firewall must admit this node (mesh firewall show FIRST lists "broker cluster" openings once mesh broker add ... --node NAME is recorded and declared).`);
-    if (Date.now() - told > 15_000) { said(`waiting for ${host}:${port} (epmd of the first node, over the overlay)`); told = Date.now(); }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${host}:${port} did not answer within ${seconds}s: the first node's firewall must admit this node (mesh firewall show FIRST lists "broker cluster" openings once mesh broker add ... --node NAME is recorded and declared).`,
+      );
+    if (Date.now() - told > 15_000) {
+      said(`waiting for ${host}:${port} (epmd of the first node, over the overlay)`);
+      told = Date.now();
+    }
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -144,8 +197,13 @@ export async function joinCluster(o: Options, firstNode: string): Promise<string
     await ctl(['start_app']);
     did.push(`joined ${firstNode}'s cluster`);
   }
-  const grown = await runAny(`${BIN}/rabbitmq-queues`, ['-q', 'grow', brokerNode(o), 'all', '--vhost-pattern', '^mesh$', '--queue-pattern', '.*'], { env, timeoutMs: 120_000 });
-  if (grown.code !== 0) throw new Error(`rabbitmq-queues grow ${brokerNode(o)} all: ${grown.stderr.trim() || grown.stdout.trim()}`);
+  const grown = await runAny(
+    `${BIN}/rabbitmq-queues`,
+    ['-q', 'grow', brokerNode(o), 'all', '--vhost-pattern', '^mesh$', '--queue-pattern', '.*'],
+    { env, timeoutMs: 120_000 },
+  );
+  if (grown.code !== 0)
+    throw new Error(`rabbitmq-queues grow ${brokerNode(o)} all: ${grown.stderr.trim() || grown.stdout.trim()}`);
   if (/\S/.test(grown.stdout)) did.push('a member of every quorum queue');
   return did;
 }
@@ -169,33 +227,63 @@ export function removeHandOver(path: string): void {
 // not drain (a build request waiting for a builder) lifts the hold and
 // refuses, naming it.
 
-export interface QuorumSnapshot { queues: unknown[]; bindings: unknown[] }
+export interface QuorumSnapshot {
+  queues: unknown[];
+  bindings: unknown[];
+}
 
-interface Defs { queues?: { name: string; arguments?: Record<string, unknown> }[]; bindings?: { destination: string; destination_type: string }[] }
-interface QueueRow { name: string; type?: string; messages?: number; messages_unacknowledged?: number }
+interface Defs {
+  queues?: { name: string; arguments?: Record<string, unknown> }[];
+  bindings?: { destination: string; destination_type: string }[];
+}
+interface QueueRow {
+  name: string;
+  type?: string;
+  messages?: number;
+  messages_unacknowledged?: number;
+}
 
-export async function holdAndDrainQuorum(o: Options, api: ManagementApiLike, vhost: string, keptFile: string, seconds = 60): Promise<QuorumSnapshot> {
+export async function holdAndDrainQuorum(
+  o: Options,
+  api: ManagementApiLike,
+  vhost: string,
+  keptFile: string,
+  seconds = 60,
+): Promise<QuorumSnapshot> {
   const env = ctlEnv(o);
-  const watermark = (v: string) => run(`${BIN}/rabbitmqctl`, ['-q', 'set_vm_memory_high_watermark', v], { env, timeoutMs: 60_000 });
+  const watermark = (v: string) =>
+    run(`${BIN}/rabbitmqctl`, ['-q', 'set_vm_memory_high_watermark', v], { env, timeoutMs: 60_000 });
   await watermark('0');
   try {
     const deadline = Date.now() + seconds * 1000;
     let left: QueueRow[] = [];
     for (;;) {
-      const rows = (await api.call<QueueRow[]>('GET', `/queues/${encodeURIComponent(vhost)}?columns=name,type,messages,messages_unacknowledged`)) ?? [];
-      left = rows.filter((q) => q.type === 'quorum' && (Number(q.messages ?? 0) > 0 || Number(q.messages_unacknowledged ?? 0) > 0));
+      const rows =
+        (await api.call<QueueRow[]>(
+          'GET',
+          `/queues/${encodeURIComponent(vhost)}?columns=name,type,messages,messages_unacknowledged`,
+        )) ?? [];
+      left = rows.filter(
+        (q) => q.type === 'quorum' && (Number(q.messages ?? 0) > 0 || Number(q.messages_unacknowledged ?? 0) > 0),
+      );
       if (left.length === 0) break;
       if (Date.now() > deadline) {
-        throw new Error(`quorum queue(s) ${left.map((q) => `${q.name} (${q.messages ?? 0} messages)`).join(', ')} did not empty within ${seconds}s, and RabbitMQ's rename would drop what they hold: let their consumers run (mesh serve, a builder for mesh.build), then run this again.`);
+        throw new Error(
+          `quorum queue(s) ${left.map((q) => `${q.name} (${q.messages ?? 0} messages)`).join(', ')} did not empty within ${seconds}s, and RabbitMQ's rename would drop what they hold: let their consumers run (mesh serve, a builder for mesh.build), then run this again.`,
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
     }
     const defs = (await api.call<Defs>('GET', `/definitions/${encodeURIComponent(vhost)}`)) ?? {};
     const quorum = (defs.queues ?? []).filter((q) => q.arguments?.['x-queue-type'] === 'quorum');
     const names = new Set(quorum.map((q) => q.name));
-    const kept = { queues: quorum, bindings: (defs.bindings ?? []).filter((b) => b.destination_type === 'queue' && names.has(b.destination)) };
+    const kept = {
+      queues: quorum,
+      bindings: (defs.bindings ?? []).filter((b) => b.destination_type === 'queue' && names.has(b.destination)),
+    };
     await writeAtomic(keptFile, JSON.stringify(kept) + '\n', 0o600);
-    for (const q of names) await api.call('DELETE', `/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(q)}`, undefined, true);
+    for (const q of names)
+      await api.call('DELETE', `/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(q)}`, undefined, true);
     return kept;
   } catch (err) {
     await watermark('0.4').catch(() => {});
@@ -207,9 +295,16 @@ export async function holdAndDrainQuorum(o: Options, api: ManagementApiLike, vho
 export async function restoreQuorum(api: ManagementApiLike, vhost: string, keptFile: string): Promise<string[]> {
   if (!existsSync(keptFile)) return [];
   const s = JSON.parse(readFileSync(keptFile, 'utf8')) as QuorumSnapshot;
-  if (s.queues.length) await api.call('POST', `/definitions/${encodeURIComponent(vhost)}`, { queues: s.queues, bindings: s.bindings });
+  if (s.queues.length)
+    await api.call('POST', `/definitions/${encodeURIComponent(vhost)}`, { queues: s.queues, bindings: s.bindings });
   rmSync(keptFile, { force: true });
-  return s.queues.length ? [`quorum queue(s) ${(s.queues as { name: string }[]).map((q) => q.name).join(', ')} declared again with their bindings`] : [];
+  return s.queues.length
+    ? [
+        `quorum queue(s) ${(s.queues as { name: string }[]).map((q) => q.name).join(', ')} declared again with their bindings`,
+      ]
+    : [];
 }
 
-export interface ManagementApiLike { call<T = unknown>(method: string, p: string, body?: unknown, absentOk?: boolean): Promise<T | undefined> }
+export interface ManagementApiLike {
+  call<T = unknown>(method: string, p: string, body?: unknown, absentOk?: boolean): Promise<T | undefined>;
+}

@@ -21,7 +21,12 @@ export async function overlayAddress(o: Options, node: string): Promise<string> 
   try {
     await ov`select overlay.allocate_addresses()`;
     const [m] = await ov`select host(address) as address from overlay.member where name = ${node}`;
-    if (!m?.address) throw refuse('MSHL2', `${node} has no overlay address`, `enrol it first (mesh token issue ${node}, then mesh-host enrol on it), and see mesh overlay show`);
+    if (!m?.address)
+      throw refuse(
+        'MSHL2',
+        `${node} has no overlay address`,
+        `enrol it first (mesh token issue ${node}, then mesh-host enrol on it), and see mesh overlay show`,
+      );
     return m.address as string;
   } finally {
     await ov.end();
@@ -29,7 +34,11 @@ export async function overlayAddress(o: Options, node: string): Promise<string> 
 }
 
 function readFileSafe(p: string): string | null {
-  try { return readFileSync(p, 'utf8'); } catch { return null; }
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -39,7 +48,12 @@ function readFileSafe(p: string): string | null {
  * broker when not yet recorded; owe every changed node its declaration; and
  * write the hand-over file. Returns what changed and the file's path.
  */
-export async function handOverBroker(o: Options, self: string, node: string, publicHost: string): Promise<{ changed: string[]; file: string }> {
+export async function handOverBroker(
+  o: Options,
+  self: string,
+  node: string,
+  publicHost: string,
+): Promise<{ changed: string[]; file: string }> {
   if (node === self) throw refuse('MSHD5', `${node} is the first node itself`);
   const firstAddress = o.brokerAddress!;
   const address = await overlayAddress(o, node);
@@ -51,7 +65,9 @@ export async function handOverBroker(o: Options, self: string, node: string, pub
   const ov = await connect('overlay', { max: 1 });
   try {
     await ov`select overlay.set_broker_ports(${o.ports.epmd}::int, ${o.ports.dist}::int)`;
-  } finally { await ov.end(); }
+  } finally {
+    await ov.end();
+  }
   // `mesh broker add`'s own function: the first node's broker first, with its node (the first add would otherwise record it without one).
   const mine = await brokerAdd(`${o.publicHost}:${o.ports.amqps}`, ownFingerprint, self);
   if (mine.outcome !== 'unchanged') changed.push(`broker ${mine.address} (${self}) ${mine.outcome}`);

@@ -16,7 +16,14 @@ import { X509Certificate } from 'node:crypto';
 import { Carried } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR } from './units.js';
 import { brokerResources, brokerSpec, brokerNode, waitForBroker, type BrokerSecrets } from './rabbitmq.js';
-import { readHandOver, markClustered, waitReachable, joinCluster, clusterStatus, removeHandOver } from './broker_cluster.js';
+import {
+  readHandOver,
+  markClustered,
+  waitReachable,
+  joinCluster,
+  clusterStatus,
+  removeHandOver,
+} from './broker_cluster.js';
 import { DEFAULT_PORTS, paths, type Options } from './layout.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { nodeName } from '../src/wire/names.js';
@@ -47,26 +54,56 @@ async function main(): Promise<void> {
   const { values: v } = parseArgs({
     args: process.argv.slice(2),
     options: {
-      'broker-node': { type: 'boolean' }, join: { type: 'string' }, 'hand-over': { type: 'string' },
-      state: { type: 'string' }, 'host-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'broker-node': { type: 'boolean' },
+      join: { type: 'string' },
+      'hand-over': { type: 'string' },
+      state: { type: 'string' },
+      'host-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
-  if (v.help) { process.stdout.write(HELP); return; }
-  if (!v.join || !v['hand-over']) throw refuse('MSH99', '--broker-node needs --join FIRST (the first node\'s name) and --hand-over FILE (what install.sh --add-broker-node wrote there)');
-  if (process.getuid?.() !== 0) throw refuse('MSH93', 'a broker node is installed as root (it writes the broker\'s unit and key)');
+  if (v.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (!v.join || !v['hand-over'])
+    throw refuse(
+      'MSH99',
+      "--broker-node needs --join FIRST (the first node's name) and --hand-over FILE (what install.sh --add-broker-node wrote there)",
+    );
+  if (process.getuid?.() !== 0)
+    throw refuse('MSH93', "a broker node is installed as root (it writes the broker's unit and key)");
   const state = v.state ?? '/var/lib/mesh';
   const hostDir = v['host-dir'] ?? '/var/lib/mesh-host';
   const self = loadIdentity(hostDir)?.name;
-  if (!self) throw refuse('MSH94', `${hostDir} holds no identity`, 'this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here)');
+  if (!self)
+    throw refuse(
+      'MSH94',
+      `${hostDir} holds no identity`,
+      'this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here)',
+    );
   const h = readHandOver(v['hand-over'], { first: nodeName(v.join), node: self });
 
   const o: Options = {
-    state, home: join(state, 'home'), hostDir, name: self, site: 'default', publicHost: h.node.public, dialable: '',
-    ports: { ...DEFAULT_PORTS, ...h.ports }, roots: [], hostEnv: {}, brokerAddress: h.node.address, brokerName: self,
+    state,
+    home: join(state, 'home'),
+    hostDir,
+    name: self,
+    site: 'default',
+    publicHost: h.node.public,
+    dialable: '',
+    ports: { ...DEFAULT_PORTS, ...h.ports },
+    roots: [],
+    hostEnv: {},
+    brokerAddress: h.node.address,
+    brokerName: self,
   };
   const p = paths(o);
   const said: string[] = [];
-  const step = (what: string, changed: string[]) => { console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`); said.push(...changed); };
+  const step = (what: string, changed: string[]) => {
+    console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`);
+    said.push(...changed);
+  };
   console.log(`mesh broker node ${self} as ${brokerNode(o)}, joining ${h.first.name} (${h.first.erlNode})`);
 
   // The broker's files: its HOME holds the cookie, so it is 0700 as the first node's tls folder.
@@ -82,7 +119,12 @@ async function main(): Promise<void> {
   await writeAtomic(cert, h.cert, 0o644);
   await markClustered(o, h.node.address, self);
   // A new certificate (the first node's step run again) changes the config, so the broker restarts to serve it.
-  const secrets: BrokerSecrets = { password: h.adminPassword, cert, key, fingerprint: new X509Certificate(h.cert).fingerprint256 };
+  const secrets: BrokerSecrets = {
+    password: h.adminPassword,
+    cert,
+    key,
+    fingerprint: new X509Certificate(h.cert).fingerprint256,
+  };
 
   const systemd = hasSystemd();
   const spec = brokerSpec(o);
@@ -97,16 +139,26 @@ async function main(): Promise<void> {
   // The first node's firewall admits this node's epmd and distribution once
   // the first node's step declared it (the broker recorded with --node): wait for it.
   const st = await clusterStatus(o);
-  if (!(st.disk_nodes ?? []).includes(h.first.erlNode)) await waitReachable(h.first.address, o.ports.epmd, 300, (l) => console.log(`  ${l}`));
+  if (!(st.disk_nodes ?? []).includes(h.first.erlNode))
+    await waitReachable(h.first.address, o.ports.epmd, 300, (l) => console.log(`  ${l}`));
   step('cluster', await joinCluster(o, h.first.erlNode));
   removeHandOver(v['hand-over']);
   const now = await clusterStatus(o);
-  console.log(`the cluster's nodes: ${(now.disk_nodes ?? []).join(', ')}; running: ${(now.running_nodes ?? []).join(', ')}`);
-  console.log(said.length ? `${self} is a broker node: ${said.length} change(s).` : `nothing changed: ${self} already is a broker node of ${h.first.name}'s cluster.`);
+  console.log(
+    `the cluster's nodes: ${(now.disk_nodes ?? []).join(', ')}; running: ${(now.running_nodes ?? []).join(', ')}`,
+  );
+  console.log(
+    said.length
+      ? `${self} is a broker node: ${said.length} change(s).`
+      : `nothing changed: ${self} already is a broker node of ${h.first.name}'s cluster.`,
+  );
 }
 
-main().then(() => process.exit(0), (err) => {
-  process.stderr.write(`bundle: ${(err as Error).message}\n`);
-  if (process.env.MESH_DEBUG) console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bundle: ${(err as Error).message}\n`);
+    if (process.env.MESH_DEBUG) console.error(err);
+    process.exit(1);
+  },
+);

@@ -21,12 +21,19 @@ export class Carried {
   private upto = -1;
 
   /** `plan`: every resource the bundle carries, in the order they are raised. */
-  constructor(private readonly plan: Resource[], hostDir: string, roots: string[], log: (line: string) => void) {
+  constructor(
+    private readonly plan: Resource[],
+    hostDir: string,
+    roots: string[],
+    log: (line: string) => void,
+  ) {
     this.opts = {
       stateDir: hostDir,
       roots,
       // The bundle carries no sealed secret: its keys are its own files.
-      openSealed: () => { throw new Error('the bundle carries no sealed secrets'); },
+      openSealed: () => {
+        throw new Error('the bundle carries no sealed secrets');
+      },
       overlayKeyPath: overlayKeyPath(hostDir),
       log,
     };
@@ -63,16 +70,24 @@ function deferring(later: Set<string>): Map<ResourceKind, AnyDriver> {
   for (const [kind, d] of registered) {
     out.set(kind, {
       ...d,
-      observe: (r: Resource, ctx: DriverContext) => (later.has(r.id) ? Promise.resolve('ok' as const) : d.observe(r, ctx)),
+      observe: (r: Resource, ctx: DriverContext) =>
+        later.has(r.id) ? Promise.resolve('ok' as const) : d.observe(r, ctx),
       apply: (r: Resource, ctx: DriverContext) => (later.has(r.id) ? Promise.resolve(false) : d.apply(r, ctx)),
-      ...(d.restart ? { restart: (r: Resource, ctx: DriverContext) => (later.has(r.id) ? Promise.resolve() : d.restart!(r, ctx)) } : {}),
+      ...(d.restart
+        ? { restart: (r: Resource, ctx: DriverContext) => (later.has(r.id) ? Promise.resolve() : d.restart!(r, ctx)) }
+        : {}),
     });
   }
   return out;
 }
 
-export const file = (path: string, content: string | Buffer, mode: string): Resource =>
-  ({ kind: 'file', id: `file:${path}`, path, content: Buffer.from(content).toString('base64'), mode });
+export const file = (path: string, content: string | Buffer, mode: string): Resource => ({
+  kind: 'file',
+  id: `file:${path}`,
+  path,
+  content: Buffer.from(content).toString('base64'),
+  mode,
+});
 
 /** argv that runs `argv` with exactly these variables added (the service driver hands only PATH). */
 export function withEnv(env: Record<string, string>, argv: string[]): string[] {

@@ -43,23 +43,36 @@ export function controlResources(o: Options, s: BrokerSecrets): Resource[] {
 
 export function serveSpec(o: Options): Spec {
   return {
-    name: 'mesh-serve', description: 'mesh control plane (mesh serve)', profile: 'service', after: ['mesh-postgres', 'mesh-rabbitmq'],
-    env: controlEnv(o), exec: [process.execPath, MESH_JS, 'serve'], restartOn: [`file:${paths(o).brokerJson}`],
+    name: 'mesh-serve',
+    description: 'mesh control plane (mesh serve)',
+    profile: 'service',
+    after: ['mesh-postgres', 'mesh-rabbitmq'],
+    env: controlEnv(o),
+    exec: [process.execPath, MESH_JS, 'serve'],
+    restartOn: [`file:${paths(o).brokerJson}`],
   };
 }
 
 /** mesh console, read-only, where --console said (loopback unless the operator named another address). */
 export function consoleSpec(o: Options, listen: string): Spec {
   return {
-    name: 'mesh-console', description: 'mesh web console (mesh console, read-only)', profile: 'service', after: ['mesh-postgres'],
-    env: controlEnv(o), exec: [process.execPath, MESH_JS, 'console', '--listen', listen],
+    name: 'mesh-console',
+    description: 'mesh web console (mesh console, read-only)',
+    profile: 'service',
+    after: ['mesh-postgres'],
+    env: controlEnv(o),
+    exec: [process.execPath, MESH_JS, 'console', '--listen', listen],
   };
 }
 
 export function hostSpec(o: Options): Spec {
   return {
-    name: 'mesh-host', description: 'mesh host agent (mesh-host run)', profile: 'agent', after: ['mesh-nftables'],
-    env: hostEnv(o), exec: [process.execPath, MESH_HOST_JS, 'run'],
+    name: 'mesh-host',
+    description: 'mesh host agent (mesh-host run)',
+    profile: 'agent',
+    after: ['mesh-nftables'],
+    env: hostEnv(o),
+    exec: [process.execPath, MESH_HOST_JS, 'run'],
   };
 }
 
@@ -68,13 +81,14 @@ const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** `mesh` and `mesh-host` for the operator of this machine: the same paths the services get, no secret. */
 export function wrapperResources(o: Options): Resource[] {
   const p = paths(o);
-  const script = (env: Record<string, string>, js: string) => [
-    '#!/bin/sh',
-    '# Written by the first-node bundle: runs with this first node\'s store and home (paths only).',
-    ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`),
-    `exec ${shq(process.execPath)} ${shq(js)} "$@"`,
-    '',
-  ].join('\n');
+  const script = (env: Record<string, string>, js: string) =>
+    [
+      '#!/bin/sh',
+      "# Written by the first-node bundle: runs with this first node's store and home (paths only).",
+      ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`),
+      `exec ${shq(process.execPath)} ${shq(js)} "$@"`,
+      '',
+    ].join('\n');
   return [
     file(join(p.bin, 'mesh'), script(controlEnv(o), MESH_JS), '0755'),
     file(join(p.bin, 'mesh-host'), script(hostEnv(o), MESH_HOST_JS), '0755'),
@@ -118,12 +132,24 @@ export const BROKER_MODULE = 'mesh-broker';
 export async function ensureFirstNodeOpenings(o: Options, node: string): Promise<string[]> {
   useControlEnv(o);
   const changed: string[] = [];
-  const entries = parseModuleEntries([{ kind: 'opening', id: 'opening:broker', name: 'broker', proto: 'tcp', port: o.ports.amqps, from: 'any', why: 'broker, TLS' }]);
+  const entries = parseModuleEntries([
+    {
+      kind: 'opening',
+      id: 'opening:broker',
+      name: 'broker',
+      proto: 'tcp',
+      port: o.ports.amqps,
+      from: 'any',
+      why: 'broker, TLS',
+    },
+  ]);
   const cat = await connect('catalogue', { max: 1 });
   try {
     const [had] = await cat`select version from catalogue.module_resources where name = ${BROKER_MODULE}`;
-    const [row] = await cat`select * from catalogue.put_module(${BROKER_MODULE}, ${cat.json(entries as never)}, 'shipped')`;
-    if (!had || had.version !== row!.version) changed.push(`module ${BROKER_MODULE} (TLS ${o.ports.amqps} from anywhere)`);
+    const [row] =
+      await cat`select * from catalogue.put_module(${BROKER_MODULE}, ${cat.json(entries as never)}, 'shipped')`;
+    if (!had || had.version !== row!.version)
+      changed.push(`module ${BROKER_MODULE} (TLS ${o.ports.amqps} from anywhere)`);
   } finally {
     await cat.end();
   }

@@ -12,10 +12,30 @@ import { mkdirSync, chmodSync } from 'node:fs';
 import { Carried } from './carried.js';
 import { ruleset, loadRuleset, TABLE } from './nftables.js';
 import { ensureCluster, postgresSpec, ensureContexts, migrateStore } from './postgres.js';
-import { ensureSecrets, brokerResources, brokerSpec, brokerNode, waitForBroker, ensureVhost, waitForConsumer, managementApi, VHOST } from './rabbitmq.js';
+import {
+  ensureSecrets,
+  brokerResources,
+  brokerSpec,
+  brokerNode,
+  waitForBroker,
+  ensureVhost,
+  waitForConsumer,
+  managementApi,
+  VHOST,
+} from './rabbitmq.js';
 import { clustered, markClustered, holdAndDrainQuorum, restoreQuorum } from './broker_cluster.js';
 import { overlayAddress, handOverBroker } from './broker_hand_over.js';
-import { controlResources, serveSpec, consoleSpec, hostSpec, wrapperResources, ensureSigningKey, enrolSelf, declareSelf, ensureFirstNodeOpenings } from './control.js';
+import {
+  controlResources,
+  serveSpec,
+  consoleSpec,
+  hostSpec,
+  wrapperResources,
+  ensureSigningKey,
+  enrolSelf,
+  declareSelf,
+  ensureFirstNodeOpenings,
+} from './control.js';
 import { file } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
@@ -70,31 +90,55 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
   const { values: v } = parseArgs({
     args: argv,
     options: {
-      state: { type: 'string' }, home: { type: 'string' }, 'host-dir': { type: 'string' },
-      name: { type: 'string' }, site: { type: 'string' }, public: { type: 'string' }, dialable: { type: 'string' },
-      roots: { type: 'string' }, 'host-env': { type: 'string', multiple: true }, console: { type: 'string' },
-      'amqps-port': { type: 'string' }, 'amqp-port': { type: 'string' }, 'mgmt-port': { type: 'string' },
-      'dist-port': { type: 'string' }, 'epmd-port': { type: 'string' }, 'pg-port': { type: 'string' }, 'wg-port': { type: 'string' }, 'ssh-port': { type: 'string' },
-      'add-broker-node': { type: 'string' }, 'broker-public': { type: 'string' },
+      state: { type: 'string' },
+      home: { type: 'string' },
+      'host-dir': { type: 'string' },
+      name: { type: 'string' },
+      site: { type: 'string' },
+      public: { type: 'string' },
+      dialable: { type: 'string' },
+      roots: { type: 'string' },
+      'host-env': { type: 'string', multiple: true },
+      console: { type: 'string' },
+      'amqps-port': { type: 'string' },
+      'amqp-port': { type: 'string' },
+      'mgmt-port': { type: 'string' },
+      'dist-port': { type: 'string' },
+      'epmd-port': { type: 'string' },
+      'pg-port': { type: 'string' },
+      'wg-port': { type: 'string' },
+      'ssh-port': { type: 'string' },
+      'add-broker-node': { type: 'string' },
+      'broker-public': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if ((v['add-broker-node'] === undefined) !== (v['broker-public'] === undefined)) {
     throw refuse('MSH90', 'only one of --add-broker-node and --broker-public was given');
   }
-  if (v.help) { process.stdout.write(HELP); process.exit(0); }
+  if (v.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
   const custom = v.state !== undefined && v.state !== '/var/lib/mesh';
   const state = v.state ?? '/var/lib/mesh';
   const port = (k: keyof Ports, flag: string) => {
     const s = (v as Record<string, string | undefined>)[flag];
     if (s === undefined) return DEFAULT_PORTS[k];
     const n = Number(s);
-    if (!Number.isInteger(n) || n < 1 || n > 65535) throw refuse('MSH91', `--${flag} ${JSON.stringify(s)} is not a port number`);
+    if (!Number.isInteger(n) || n < 1 || n > 65535)
+      throw refuse('MSH91', `--${flag} ${JSON.stringify(s)} is not a port number`);
     return n;
   };
   const ports: Ports = {
-    amqps: port('amqps', 'amqps-port'), amqp: port('amqp', 'amqp-port'), mgmt: port('mgmt', 'mgmt-port'), dist: port('dist', 'dist-port'),
-    epmd: port('epmd', 'epmd-port'), pg: port('pg', 'pg-port'), wg: port('wg', 'wg-port'), ssh: port('ssh', 'ssh-port'),
+    amqps: port('amqps', 'amqps-port'),
+    amqp: port('amqp', 'amqp-port'),
+    mgmt: port('mgmt', 'mgmt-port'),
+    dist: port('dist', 'dist-port'),
+    epmd: port('epmd', 'epmd-port'),
+    pg: port('pg', 'pg-port'),
+    wg: port('wg', 'wg-port'),
+    ssh: port('ssh', 'ssh-port'),
   };
   const publicHost = v.public ?? defaultPublicHost();
   const hostEnv: Record<string, string> = {};
@@ -118,13 +162,16 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     console: v.console === undefined ? undefined : (parseListen(v.console), v.console),
     brokerAddress: clustered(state)?.address,
     brokerName: clustered(state)?.name,
-    ...(v['add-broker-node'] ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } } : {}),
+    ...(v['add-broker-node']
+      ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } }
+      : {}),
   };
 }
 
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
-  if (process.getuid?.() !== 0) throw refuse('MSH93', 'the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables)');
+  if (process.getuid?.() !== 0)
+    throw refuse('MSH93', 'the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables)');
   const p = paths(o);
   const said: string[] = [];
   const step = (what: string, changed: string[]) => {
@@ -134,7 +181,10 @@ async function main(): Promise<void> {
   console.log(`mesh first node ${o.name} (site ${o.site}), state in ${o.state}`);
 
   // The postgres user must be able to walk down to its cluster.
-  for (const d of [o.state, p.pg]) { mkdirSync(d, { recursive: true, mode: 0o755 }); chmodSync(d, 0o755); }
+  for (const d of [o.state, p.pg]) {
+    mkdirSync(d, { recursive: true, mode: 0o755 });
+    chmodSync(d, 0o755);
+  }
   mkdirSync(o.home, { recursive: true, mode: 0o700 });
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
 
@@ -144,24 +194,43 @@ async function main(): Promise<void> {
   let renaming = false;
   if (o.addBroker && !o.brokerAddress) {
     const self = loadIdentity(o.hostDir)?.name;
-    if (!self) throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
+    if (!self)
+      throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
     o.brokerAddress = await overlayAddress(o, self);
     o.brokerName = self;
     renaming = true;
-    console.log(`broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`);
+    console.log(
+      `broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`,
+    );
   }
   const broker = await ensureSecrets(o);
   // Under systemd each service is a unit file the bundle carries; elsewhere a
   // service mesh-host supervises (units.ts). Same specs, same order.
   const systemd = hasSystemd();
-  const nftSpec: Spec = { name: 'mesh-nftables', description: 'mesh firewall base (table inet mesh, before the network)', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', p.nft], restartOn: [`file:${p.nft}`] };
-  const specs = { pg: postgresSpec(o), rabbit: brokerSpec(o), serve: serveSpec(o), host: hostSpec(o), console: o.console ? consoleSpec(o, o.console) : undefined };
+  const nftSpec: Spec = {
+    name: 'mesh-nftables',
+    description: 'mesh firewall base (table inet mesh, before the network)',
+    profile: 'oneshot',
+    exec: ['/usr/sbin/nft', '-f', p.nft],
+    restartOn: [`file:${p.nft}`],
+  };
+  const specs = {
+    pg: postgresSpec(o),
+    rabbit: brokerSpec(o),
+    serve: serveSpec(o),
+    host: hostSpec(o),
+    console: o.console ? consoleSpec(o, o.console) : undefined,
+  };
   const raise = (s: Spec) => carriedService(s, systemd);
   const nft = file(p.nft, ruleset(o.ports), '0644');
   const nftUnit = systemd ? [raise(nftSpec)] : [];
   const pg = raise(specs.pg);
   const rabbit = [...brokerResources(o, broker.secrets), raise(specs.rabbit)];
-  const control = [...controlResources(o, broker.secrets), raise(specs.serve), ...(specs.console ? [raise(specs.console)] : [])];
+  const control = [
+    ...controlResources(o, broker.secrets),
+    raise(specs.serve),
+    ...(specs.console ? [raise(specs.console)] : []),
+  ];
   const host = [raise(specs.host)];
   const plan = [nft, ...nftUnit, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
   const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
@@ -180,7 +249,12 @@ async function main(): Promise<void> {
   const pgUp = [...(await carried.upTo(pg.id)), ...(await units(specs.pg))];
   const contexts = await ensureContexts(o);
   const ran = await migrateStore(o);
-  step('store', [...(cluster ? ['initdb'] : []), ...pgUp, ...contexts, ...(ran.length ? [`migrations ${ran.join(', ')}`] : [])]);
+  step('store', [
+    ...(cluster ? ['initdb'] : []),
+    ...pgUp,
+    ...contexts,
+    ...(ran.length ? [`migrations ${ran.join(', ')}`] : []),
+  ]);
 
   // The rename drops quorum queues: publishers held and those queues drained and kept first (broker_cluster.ts).
   const alone = { ...o, brokerAddress: undefined };
@@ -194,7 +268,10 @@ async function main(): Promise<void> {
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
 
   const key = await ensureSigningKey(o);
-  const serveUp = [...(await carried.upTo(control.at(-1)!.id)), ...(await units(specs.serve, ...(specs.console ? [specs.console] : [])))];
+  const serveUp = [
+    ...(await carried.upTo(control.at(-1)!.id)),
+    ...(await units(specs.serve, ...(specs.console ? [specs.console] : []))),
+  ];
   await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
   step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
 
@@ -204,21 +281,38 @@ async function main(): Promise<void> {
   await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
   const opened = await ensureFirstNodeOpenings(o, name);
   const serial = await declareSelf(o);
-  step('host', [...(enrolled ? [`enrolled as ${enrolled}`] : []), ...hostUp, ...opened, ...(serial !== null ? [`declaration ${serial} sent`] : [])]);
+  step('host', [
+    ...(enrolled ? [`enrolled as ${enrolled}`] : []),
+    ...hostUp,
+    ...opened,
+    ...(serial !== null ? [`declaration ${serial} sent`] : []),
+  ]);
 
   if (o.addBroker) {
     const r = await handOverBroker(o, name, o.addBroker.node, o.addBroker.publicHost);
     step('broker node', r.changed);
-    console.log(`copy ${r.file} (0600: it holds the cluster's Erlang cookie) to ${o.addBroker.node}, e.g. scp -p, remove it here, then on ${o.addBroker.node} as root:`);
-    console.log(`  bash /opt/mesh/bundle/install.sh --broker-node --join ${name} --hand-over /root/${r.file.split('/').at(-1)}`);
+    console.log(
+      `copy ${r.file} (0600: it holds the cluster's Erlang cookie) to ${o.addBroker.node}, e.g. scp -p, remove it here, then on ${o.addBroker.node} as root:`,
+    );
+    console.log(
+      `  bash /opt/mesh/bundle/install.sh --broker-node --join ${name} --hand-over /root/${r.file.split('/').at(-1)}`,
+    );
   }
-  if (said.length === 0) console.log(`nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`);
+  if (said.length === 0)
+    console.log(
+      `nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`,
+    );
   else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);
-  console.log(`operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`);
+  console.log(
+    `operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`,
+  );
 }
 
-main().then(() => process.exit(0), (err) => {
-  process.stderr.write(`bundle: ${(err as Error).message}\n`);
-  if (process.env.MESH_DEBUG) console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bundle: ${(err as Error).message}\n`);
+    if (process.env.MESH_DEBUG) console.error(err);
+    process.exit(1);
+  },
+);

@@ -26,7 +26,16 @@ export interface Ports {
   ssh: number;
 }
 
-export const DEFAULT_PORTS: Ports = { amqps: 5671, amqp: 5673, mgmt: 15673, dist: 25673, epmd: 4373, pg: 5433, wg: 51820, ssh: 22 };
+export const DEFAULT_PORTS: Ports = {
+  amqps: 5671,
+  amqp: 5673,
+  mgmt: 15673,
+  dist: 25673,
+  epmd: 4373,
+  pg: 5433,
+  wg: 51820,
+  ssh: 22,
+};
 
 export interface Options {
   state: string;
@@ -104,7 +113,11 @@ export function hostEnv(o: Options): Record<string, string> {
 
 /** A node name from the machine's: lower-case, [a-z][a-z0-9-]*. */
 export function defaultName(): string {
-  const n = hostname().toLowerCase().split('.')[0]!.replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, '');
+  const n = hostname()
+    .toLowerCase()
+    .split('.')[0]!
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^[^a-z]+/, '');
   return (n || 'first').slice(0, 63);
 }
 

@@ -29,7 +29,9 @@ export async function loadRuleset(file: string, fileChanged: boolean): Promise<b
   try {
     await loadFile(file);
   } catch (err) {
-    throw new Error(`${(err as Error).message}. Is nftables installed (bundle/ensure-packages.sh first)?`, { cause: err });
+    throw new Error(`${(err as Error).message}. Is nftables installed (bundle/ensure-packages.sh first)?`, {
+      cause: err,
+    });
   }
   return true;
 }

@@ -25,7 +25,10 @@ export const DB = 'mesh';
 export { pgBin };
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {
-  return { uid: Number((await exec('id', ['-u', 'postgres'])).trim()), gid: Number((await exec('id', ['-g', 'postgres'])).trim()) };
+  return {
+    uid: Number((await exec('id', ['-u', 'postgres'])).trim()),
+    gid: Number((await exec('id', ['-g', 'postgres'])).trim()),
+  };
 }
 
 /** initdb once; true when it ran. */
@@ -37,29 +40,68 @@ export async function ensureCluster(o: Options): Promise<boolean> {
     mkdirSync(d, { recursive: true, mode: 0o700 });
     chownSync(d, uid, gid);
   }
-  await exec('runuser', ['-u', 'postgres', '--', pgBin('initdb'), '-D', p.pgData, '-U', 'postgres', '-E', 'UTF8',
-    '--auth-local=trust', '--auth-host=scram-sha-256', '--no-instructions']);
+  await exec('runuser', [
+    '-u',
+    'postgres',
+    '--',
+    pgBin('initdb'),
+    '-D',
+    p.pgData,
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    '--no-instructions',
+  ]);
   return true;
 }
 
 export function postgresSpec(o: Options): Spec {
   const p = paths(o);
   return {
-    name: 'mesh-postgres', description: 'mesh store (PostgreSQL, loopback only)', user: 'postgres', profile: 'service', killSignal: 'SIGINT',
+    name: 'mesh-postgres',
+    description: 'mesh store (PostgreSQL, loopback only)',
+    user: 'postgres',
+    profile: 'service',
+    killSignal: 'SIGINT',
     after: ['mesh-nftables'],
-    exec: [pgBin('postgres'), '-D', p.pgData, '-p', String(o.ports.pg), '-k', p.pgSock, '-c', `listen_addresses=${['127.0.0.1', ...(o.pgListen ?? [])].join(',')}`,
+    exec: [
+      pgBin('postgres'),
+      '-D',
+      p.pgData,
+      '-p',
+      String(o.ports.pg),
+      '-k',
+      p.pgSock,
+      '-c',
+      `listen_addresses=${['127.0.0.1', ...(o.pgListen ?? [])].join(',')}`,
       // The mesh's queries touch a handful of rows, but set-returning functions
       // make the planner guess millions, and JIT then compiles for seconds:
       // measured, assignment.compose went from 8.6 s to 0.09 s without it.
-      '-c', 'jit=off'],
+      '-c',
+      'jit=off',
+    ],
   };
 }
 
 /** A superuser connection over the socket, once the cluster answers (M3: up to 3 minutes). */
 export async function superuser(o: Options, db = 'postgres'): Promise<postgres.Sql> {
   const p = paths(o);
-  const sql = postgres({ path: join(p.pgSock, `.s.PGSQL.${o.ports.pg}`), user: 'postgres', database: db, max: 1, onnotice: () => {}, connect_timeout: 10 });
-  await waitForStore(`postgres://postgres@localhost:${o.ports.pg}/${db}`, () => sql`select 1`, (l) => console.log(`  ${l}`));
+  const sql = postgres({
+    path: join(p.pgSock, `.s.PGSQL.${o.ports.pg}`),
+    user: 'postgres',
+    database: db,
+    max: 1,
+    onnotice: () => {},
+    connect_timeout: 10,
+  });
+  await waitForStore(
+    `postgres://postgres@localhost:${o.ports.pg}/${db}`,
+    () => sql`select 1`,
+    (l) => console.log(`  ${l}`),
+  );
   return sql;
 }
 
@@ -69,7 +111,9 @@ export async function ensureContexts(o: Options): Promise<string[]> {
   const changed: string[] = [];
   const root = await superuser(o);
   try {
-    const [{ n }] = await root`select count(*)::int as n from pg_database where datname = ${DB}` as unknown as [{ n: number }];
+    const [{ n }] = (await root`select count(*)::int as n from pg_database where datname = ${DB}`) as unknown as [
+      { n: number },
+    ];
     if (n === 0) {
       await root.unsafe(`create database "${DB}"`);
       changed.push(`database ${DB}`);
@@ -79,8 +123,11 @@ export async function ensureContexts(o: Options): Promise<string[]> {
   }
   const sql = await superuser(o, DB);
   try {
-    const count = async () => (await sql`select (select count(*) from pg_roles where rolname = any(${CONTEXTS.map((c) => `mesh_${c}`)}))
-                                              + (select count(*) from pg_namespace where nspname = any(${[...CONTEXTS]})) as n`)[0]!.n;
+    const count = async () =>
+      (
+        await sql`select (select count(*) from pg_roles where rolname = any(${CONTEXTS.map((c) => `mesh_${c}`)}))
+                                              + (select count(*) from pg_namespace where nspname = any(${[...CONTEXTS]})) as n`
+      )[0]!.n;
     const before = Number(await count());
     await sql.unsafe(readFileSync(join(SQL_ROOT, 'create_contexts.sql'), 'utf8'));
     if (Number(await count()) !== before) changed.push('context schemas and roles');

@@ -22,7 +22,12 @@ export const ADMIN = 'mesh-admin';
 export const VHOST = 'mesh';
 const BIN = '/usr/lib/rabbitmq/bin';
 
-export interface BrokerSecrets { password: string; cert: string; key: string; fingerprint: string }
+export interface BrokerSecrets {
+  password: string;
+  cert: string;
+  key: string;
+  fingerprint: string;
+}
 
 /** The admin password and the certificate, each made once. Returns them and what was made. */
 export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecrets; made: string[] }> {
@@ -52,15 +57,34 @@ export async function ensureSecrets(o: Options): Promise<{ secrets: BrokerSecret
  * is handed back, for the caller to write 0600 where it belongs (this
  * machine's broker, or the hand-over file of a new broker node).
  */
-export async function makeCertificate(host: string, dir: string): Promise<{ cert: string; key: string; fingerprint: string }> {
+export async function makeCertificate(
+  host: string,
+  dir: string,
+): Promise<{ cert: string; key: string; fingerprint: string }> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const scratch = mkdtempSync(join(dir, '.cert-'));
   try {
     const key = join(scratch, 'key.pem');
     const cert = join(scratch, 'cert.pem');
-    await exec('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', key, '-out', cert, '-days', '3650', '-subj', `/CN=${host}`,
-      '-addext', `subjectAltName=${/^[\d.]+$/.test(host) ? 'IP' : 'DNS'}:${host}`]);
+    await exec('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '3650',
+      '-subj',
+      `/CN=${host}`,
+      '-addext',
+      `subjectAltName=${/^[\d.]+$/.test(host) ? 'IP' : 'DNS'}:${host}`,
+    ]);
     const pem = readFileSync(cert, 'utf8');
     return { cert: pem, key: readFileSync(key, 'utf8'), fingerprint: new X509Certificate(pem).fingerprint256 };
   } finally {
@@ -70,10 +94,15 @@ export async function makeCertificate(host: string, dir: string): Promise<{ cert
 
 /** What the broker's config says, wherever it runs. */
 export interface BrokerConf {
-  amqp: number; amqps: number; mgmt: number;
+  amqp: number;
+  amqps: number;
+  mgmt: number;
   /** Where TLS listens: every address on a first node, one address in a lab. */
   amqpsAddress?: string;
-  user: string; password: string; cert: string; key: string;
+  user: string;
+  password: string;
+  cert: string;
+  key: string;
   /**
    * A broker node's certificate fingerprint, written as a comment: the config
    * then changes with the certificate, and the broker restarts to serve the
@@ -115,8 +144,12 @@ export function brokerConf(c: BrokerConf): string {
     'log.file.level = warning',
     ...(c.statsIntervalMs ? [`collect_statistics_interval = ${c.statsIntervalMs}`] : []),
     // A node with no data joins the first of these it reaches; one that has data is already a member.
-    ...(c.peers?.length ? ['cluster_formation.peer_discovery_backend = rabbit_peer_discovery_classic_config',
-      ...c.peers.map((n, i) => `cluster_formation.classic_config.nodes.${i + 1} = ${n}`)] : []),
+    ...(c.peers?.length
+      ? [
+          'cluster_formation.peer_discovery_backend = rabbit_peer_discovery_classic_config',
+          ...c.peers.map((n, i) => `cluster_formation.classic_config.nodes.${i + 1} = ${n}`),
+        ]
+      : []),
     // Nothing on the mesh's wire needs more (a declaration is at most 8 MiB):
     // the broker refuses it before anyone parses it.
     'max_message_size = 16777216',
@@ -135,7 +168,8 @@ export const LOCAL_NODE = 'mesh@localhost';
  */
 export function clusterNodeName(address: string, node: string): string {
   erlAddress(address);
-  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node)) throw refuse('MSHD9', `${JSON.stringify(node)} is not a node name, so mesh-NAME@ADDRESS is no Erlang node name`);
+  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node))
+    throw refuse('MSHD9', `${JSON.stringify(node)} is not a node name, so mesh-NAME@ADDRESS is no Erlang node name`);
   return `mesh-${node}@${address}`;
 }
 
@@ -154,7 +188,12 @@ export function erlAddress(address: string): string {
  * its epmd and distribution listen on that address (its overlay address,
  * never a public one) besides loopback, with long node names (mesh@ADDRESS).
  */
-export function brokerEnv(dir: string, nodename: string, ports: { dist: number; epmd: number }, distAddress?: string): Record<string, string> {
+export function brokerEnv(
+  dir: string,
+  nodename: string,
+  ports: { dist: number; epmd: number },
+  distAddress?: string,
+): Record<string, string> {
   const dist = distAddress ? erlAddress(distAddress) : '{127,0,0,1}';
   return {
     HOME: dir,
@@ -190,7 +229,16 @@ export const PLUGINS = '[rabbitmq_management].\n';
 
 export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
   const p = paths(o);
-  const conf = brokerConf({ amqp: o.ports.amqp, amqps: o.ports.amqps, mgmt: o.ports.mgmt, user: ADMIN, password: s.password, cert: s.cert, key: s.key, ...(o.brokerAddress ? { certFingerprint: s.fingerprint } : {}) });
+  const conf = brokerConf({
+    amqp: o.ports.amqp,
+    amqps: o.ports.amqps,
+    mgmt: o.ports.mgmt,
+    user: ADMIN,
+    password: s.password,
+    cert: s.cert,
+    key: s.key,
+    ...(o.brokerAddress ? { certFingerprint: s.fingerprint } : {}),
+  });
   return [
     file(p.rabbitConf, conf, '0600'),
     file(p.rabbitPlugins, PLUGINS, '0644'),
@@ -223,7 +271,9 @@ export function brokerSpec(o: Options): Spec {
   const node = brokerNode(o);
   const env = brokerEnv(p.rabbit, node, o.ports, o.brokerAddress);
   return {
-    name: 'mesh-rabbitmq', description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)', profile: 'service',
+    name: 'mesh-rabbitmq',
+    description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)',
+    profile: 'service',
     after: ['mesh-nftables'],
     env: o.brokerAddress ? { ...env, MESH_RABBITMQ_RENAME_FROM: LOCAL_NODE } : env,
     exec: o.brokerAddress ? ['/bin/sh', START_SCRIPT] : [join(BIN, 'rabbitmq-server')],
@@ -241,17 +291,30 @@ export async function waitForBroker(o: Options, password: string, seconds = 180)
     try {
       const r = await api.raw('GET', '/overview');
       if (r.ok) return;
-      if (r.status === 401) throw new Error(`the broker on port ${o.ports.mgmt} refuses ${ADMIN}: its data predates ${paths(o).rabbitAdmin}; move ${join(paths(o).rabbit, 'mnesia')} away and run the bundle again.`);
+      if (r.status === 401)
+        throw new Error(
+          `the broker on port ${o.ports.mgmt} refuses ${ADMIN}: its data predates ${paths(o).rabbitAdmin}; move ${join(paths(o).rabbit, 'mnesia')} away and run the bundle again.`,
+        );
     } catch (err) {
       if ((err as Error).message.includes('refuses')) throw err;
     }
     // Where the bundle supervises it, a broker that died at start is said now, not in three minutes.
-    const rec = existsSync(pidFile) ? JSON.parse(readFileSync(pidFile, 'utf8')) as { pid: number; start: string } : null;
+    const rec = existsSync(pidFile)
+      ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { pid: number; start: string })
+      : null;
     if (rec && !(await isRunning(rec.pid, rec.start))) {
-      throw new Error(`RabbitMQ exited as it started: see ${join(paths(o).rabbit, 'log')} and ${join(o.hostDir, 'services', 'mesh-rabbitmq.log')}.`);
+      throw new Error(
+        `RabbitMQ exited as it started: see ${join(paths(o).rabbit, 'log')} and ${join(o.hostDir, 'services', 'mesh-rabbitmq.log')}.`,
+      );
     }
-    if (Date.now() > deadline) throw new Error(`RabbitMQ did not answer on 127.0.0.1:${o.ports.mgmt} within ${seconds}s: see ${join(paths(o).rabbit, 'log')}.`);
-    if (Date.now() - said > 10_000) { console.log('  waiting for RabbitMQ to start'); said = Date.now(); }
+    if (Date.now() > deadline)
+      throw new Error(
+        `RabbitMQ did not answer on 127.0.0.1:${o.ports.mgmt} within ${seconds}s: see ${join(paths(o).rabbit, 'log')}.`,
+      );
+    if (Date.now() - said > 10_000) {
+      console.log('  waiting for RabbitMQ to start');
+      said = Date.now();
+    }
     await new Promise((r) => setTimeout(r, 300));
   }
 }
@@ -266,13 +329,20 @@ export async function ensureVhost(o: Options, password: string): Promise<boolean
 }
 
 /** Until something consumes `queue` (the control plane, a host). */
-export async function waitForConsumer(o: Options, password: string, queue: string, what: string, seconds = 180): Promise<void> {
+export async function waitForConsumer(
+  o: Options,
+  password: string,
+  queue: string,
+  what: string,
+  seconds = 180,
+): Promise<void> {
   const api = managementApi(o, password);
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const q = await api.queue(VHOST, queue).catch(() => undefined);
     if (Number(q?.consumers ?? 0) > 0) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not start consuming ${queue} within ${seconds}s: see its log.`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not start consuming ${queue} within ${seconds}s: see its log.`);
     await new Promise((res) => setTimeout(res, 300));
   }
 }

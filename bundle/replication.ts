@@ -31,7 +31,8 @@ export const REPLICATION_ROLE = 'mesh_replication';
 
 /** A standby's slot and application_name: one name, so pg_stat_replication and the slot say the same. */
 export function standbySlot(standby: string): string {
-  if (!/^[a-z][a-z0-9_]{0,40}$/.test(standby)) throw refuse('MSHD6', `${JSON.stringify(standby)} cannot name a standby`);
+  if (!/^[a-z][a-z0-9_]{0,40}$/.test(standby))
+    throw refuse('MSHD6', `${JSON.stringify(standby)} cannot name a standby`);
   return `mesh_standby_${standby}`;
 }
 
@@ -49,15 +50,20 @@ export interface PrimaryHalf {
  * passfile written is the only copy), the slot, the pg_hba line and the
  * synchronous setting, then a reload. Returns the password for the passfile.
  */
-export async function preparePrimary(su: postgres.Sql, h: PrimaryHalf): Promise<{ password: string; changed: string[] }> {
+export async function preparePrimary(
+  su: postgres.Sql,
+  h: PrimaryHalf,
+): Promise<{ password: string; changed: string[] }> {
   const changed: string[] = [];
   const slot = standbySlot(h.standby);
   const password = randomBytes(24).toString('base64url');
   const [role] = await su`select 1 from pg_roles where rolname = ${REPLICATION_ROLE}`;
   // ALTER ROLE ... PASSWORD takes no parameter: the password is base64url, so it needs no quoting beyond the quotes.
-  await su.unsafe(role
-    ? `alter role ${REPLICATION_ROLE} with replication login password '${password}'`
-    : `create role ${REPLICATION_ROLE} with replication login password '${password}'`);
+  await su.unsafe(
+    role
+      ? `alter role ${REPLICATION_ROLE} with replication login password '${password}'`
+      : `create role ${REPLICATION_ROLE} with replication login password '${password}'`,
+  );
   changed.push(role ? `password of ${REPLICATION_ROLE}` : `role ${REPLICATION_ROLE}`);
   const [had] = await su`select 1 from pg_replication_slots where slot_name = ${slot}`;
   if (!had) {
@@ -124,7 +130,9 @@ export async function cloneStandby(s: StandbyHalf): Promise<void> {
   // exist, and every commit would hang. A promoted standby runs alone until
   // the primary half is run there for a new standby.
   const auto = join(s.pgData, 'postgresql.auto.conf');
-  const kept = readFileSync(auto, 'utf8').split('\n').filter((l) => !/^\s*synchronous_standby_names\s*=/.test(l));
+  const kept = readFileSync(auto, 'utf8')
+    .split('\n')
+    .filter((l) => !/^\s*synchronous_standby_names\s*=/.test(l));
   await writeAtomic(auto, kept.join('\n'), 0o600, statOwner(s.pgData));
 }
 

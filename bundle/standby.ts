@@ -32,33 +32,55 @@ export const STANDBY_MODULE = 'mesh-store-standby';
 function options(v: Record<string, string | undefined>, listen?: string[]): Options {
   const state = v.state ?? '/var/lib/mesh';
   const pg = v['pg-port'] ? Number(v['pg-port']) : DEFAULT_PORTS.pg;
-  return { state, home: v.home ?? '/etc/mesh', hostDir: v['host-dir'] ?? '/var/lib/mesh-host', ports: { ...DEFAULT_PORTS, pg }, pgListen: listen } as Options;
+  return {
+    state,
+    home: v.home ?? '/etc/mesh',
+    hostDir: v['host-dir'] ?? '/var/lib/mesh-host',
+    ports: { ...DEFAULT_PORTS, pg },
+    pgListen: listen,
+  } as Options;
 }
 
 async function ids(): Promise<{ uid: number; gid: number }> {
-  return { uid: Number((await run('id', ['-u', 'postgres'])).trim()), gid: Number((await run('id', ['-g', 'postgres'])).trim()) };
+  return {
+    uid: Number((await run('id', ['-u', 'postgres'])).trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).trim()),
+  };
 }
 
 /** mesh-postgres as the first node's, with these listen addresses: the unit written, then reloaded and (re)started. */
 async function raiseStore(o: Options): Promise<string[]> {
   const spec = postgresSpec(o);
-  if (!hasSystemd()) return [`no systemd here: start ${spec.exec.join(' ')} as postgres (mesh-host supervises it on the first node)`];
+  if (!hasSystemd())
+    return [`no systemd here: start ${spec.exec.join(' ')} as postgres (mesh-host supervises it on the first node)`];
   await writeAtomic(unitPath(spec.name), unitText(spec), 0o644);
   return ensureUnits([spec], new Set([`file:${unitPath(spec.name)}`]));
 }
 
 async function primary(v: Record<string, string | undefined>): Promise<void> {
-  const standby = v.standby, address = v['standby-address'], listen = v.listen;
-  if (!standby || !address || !listen) throw refuse('MSH95', 'primary needs --standby NODE --standby-address ADDR (the standby\'s overlay address) --listen ADDR (this node\'s overlay address)');
+  const standby = v.standby,
+    address = v['standby-address'],
+    listen = v.listen;
+  if (!standby || !address || !listen)
+    throw refuse(
+      'MSH95',
+      "primary needs --standby NODE --standby-address ADDR (the standby's overlay address) --listen ADDR (this node's overlay address)",
+    );
   const o = options(v, [listen]);
   const p = paths(o);
   const su = await superuser(o, 'mesh');
   let password: string;
   try {
-    const r = await preparePrimary(su, { pgData: p.pgData, standbyAddress: address, standby: standby.replace(/-/g, '_') });
+    const r = await preparePrimary(su, {
+      pgData: p.pgData,
+      standbyAddress: address,
+      standby: standby.replace(/-/g, '_'),
+    });
     password = r.password;
     console.log(`primary: ${r.changed.join(', ')}`);
-  } finally { await su.end(); }
+  } finally {
+    await su.end();
+  }
   const passfile = join(p.pg, `standby-${standby}.pgpass`);
   await writePassfile(passfile, passfileLine(listen, o.ports.pg, password));
   console.log(`passfile for the standby: ${passfile} (0600): copy it to ${standby}, then remove it here`);
@@ -66,21 +88,31 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
   Object.assign(process.env, controlEnv(o));
   const cat = await connect('catalogue', { max: 1 });
   try {
-    await cat`select * from catalogue.put_module(${STORE_MODULE}, ${cat.json(parseModuleEntries([{ kind: 'opening', id: 'opening:store-replication', name: 'store-replication', proto: 'tcp', port: o.ports.pg, from: `module:${STANDBY_MODULE}`, why: 'the store\'s standby streams from here' }]) as never)}, 'shipped')`;
+    await cat`select * from catalogue.put_module(${STORE_MODULE}, ${cat.json(parseModuleEntries([{ kind: 'opening', id: 'opening:store-replication', name: 'store-replication', proto: 'tcp', port: o.ports.pg, from: `module:${STANDBY_MODULE}`, why: "the store's standby streams from here" }]) as never)}, 'shipped')`;
     await cat`select * from catalogue.put_module(${STANDBY_MODULE}, ${cat.json([] as never)}, 'shipped')`;
-  } finally { await cat.end(); }
+  } finally {
+    await cat.end();
+  }
   const self = loadIdentity(o.hostDir)?.name;
   if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
   await assign(STORE_MODULE, self, true);
   await assign(STANDBY_MODULE, standby, true);
   const sent = await declare({ nodes: [self, standby], changedOnly: true });
-  console.log(`firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`);
+  console.log(
+    `firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`,
+  );
   for (const l of await raiseStore(o)) console.log(`store: ${l}`);
 }
 
 async function standbyHalf(v: Record<string, string | undefined>): Promise<void> {
-  const name = v.name, primaryAt = v.primary, given = v.passfile;
-  if (!name || !primaryAt || !given) throw refuse('MSH96', 'standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)');
+  const name = v.name,
+    primaryAt = v.primary,
+    given = v.passfile;
+  if (!name || !primaryAt || !given)
+    throw refuse(
+      'MSH96',
+      'standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)',
+    );
   const m = /^(.+):(\d+)$/.exec(primaryAt);
   if (!m) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
   const o = options(v);
@@ -94,7 +126,15 @@ async function standbyHalf(v: Record<string, string | undefined>): Promise<void>
   const passfile = join(p.pg, 'replication.pgpass');
   await writePassfile(passfile, readFileSync(given, 'utf8'), owner);
   rmSync(given, { force: true });
-  await cloneStandby({ pgData: p.pgData, primaryHost: m[1]!, primaryPort: Number(m[2]), passfile, standby: name.replace(/-/g, '_'), asUser: 'postgres', pgBasebackup: pgBin('pg_basebackup') });
+  await cloneStandby({
+    pgData: p.pgData,
+    primaryHost: m[1]!,
+    primaryPort: Number(m[2]),
+    passfile,
+    standby: name.replace(/-/g, '_'),
+    asUser: 'postgres',
+    pgBasebackup: pgBin('pg_basebackup'),
+  });
   console.log(`standby: cloned into ${p.pgData}, streaming from ${primaryAt} through its slot`);
   for (const l of await raiseStore(o)) console.log(`store: ${l}`);
   console.log('promote it with: mesh store promote (only once the primary is down for good)');
@@ -104,18 +144,29 @@ async function main(): Promise<void> {
   const { values: v, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      state: { type: 'string' }, home: { type: 'string' }, 'host-dir': { type: 'string' }, 'pg-port': { type: 'string' },
-      standby: { type: 'string' }, 'standby-address': { type: 'string' }, listen: { type: 'string' },
-      name: { type: 'string' }, primary: { type: 'string' }, passfile: { type: 'string' },
+      state: { type: 'string' },
+      home: { type: 'string' },
+      'host-dir': { type: 'string' },
+      'pg-port': { type: 'string' },
+      standby: { type: 'string' },
+      'standby-address': { type: 'string' },
+      listen: { type: 'string' },
+      name: { type: 'string' },
+      primary: { type: 'string' },
+      passfile: { type: 'string' },
     },
   });
-  if (process.getuid?.() !== 0) throw refuse('MSH93', 'the standby bundle runs as root (it runs PostgreSQL as postgres)');
+  if (process.getuid?.() !== 0)
+    throw refuse('MSH93', 'the standby bundle runs as root (it runs PostgreSQL as postgres)');
   if (positionals[0] === 'primary') return primary(v);
   if (positionals[0] === 'standby') return standbyHalf(v);
   throw refuse('MSH98', 'no half was named');
 }
 
-main().then(() => process.exit(0), (err) => {
-  process.stderr.write(`bundle: ${(err as Error).message}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bundle: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

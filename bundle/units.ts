@@ -41,14 +41,28 @@ export interface Spec {
 // systemd splits ExecStart and Environment itself: quote every word and
 // double % (specifiers, both); in ExecStart double $ too (variables; an
 // Environment= value is never expanded, so there a $ stays as it is).
-const quoteEnv = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\n/g, '\\n')}"`;
+const quoteEnv = (s: string) =>
+  `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\n/g, '\\n')}"`;
 const quote = (s: string) => quoteEnv(s).replace(/\$/g, '$$$$');
 
 const AGENT_CAPS = [
-  'CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', // WireGuard, nftables, routes
-  'CAP_CHOWN', 'CAP_FOWNER', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH', // declared files, any owner and mode
-  'CAP_KILL', 'CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_SETFCAP', // services it supervises, podman
-  'CAP_SYS_ADMIN', 'CAP_SYS_CHROOT', 'CAP_SYS_RESOURCE', 'CAP_MKNOD', 'CAP_AUDIT_WRITE', // podman's containers
+  'CAP_NET_ADMIN',
+  'CAP_NET_RAW',
+  'CAP_NET_BIND_SERVICE', // WireGuard, nftables, routes
+  'CAP_CHOWN',
+  'CAP_FOWNER',
+  'CAP_DAC_OVERRIDE',
+  'CAP_DAC_READ_SEARCH', // declared files, any owner and mode
+  'CAP_KILL',
+  'CAP_SETUID',
+  'CAP_SETGID',
+  'CAP_SETPCAP',
+  'CAP_SETFCAP', // services it supervises, podman
+  'CAP_SYS_ADMIN',
+  'CAP_SYS_CHROOT',
+  'CAP_SYS_RESOURCE',
+  'CAP_MKNOD',
+  'CAP_AUDIT_WRITE', // podman's containers
 ];
 
 export function unitText(s: Spec): string {
@@ -60,7 +74,13 @@ export function unitText(s: Spec): string {
   ];
   if (s.profile === 'oneshot') {
     // Before anything on the network is up: the table is there before any service listens.
-    lines.push('DefaultDependencies=no', 'After=local-fs.target', 'Before=network-pre.target shutdown.target', 'Wants=network-pre.target', 'Conflicts=shutdown.target');
+    lines.push(
+      'DefaultDependencies=no',
+      'After=local-fs.target',
+      'Before=network-pre.target shutdown.target',
+      'Wants=network-pre.target',
+      'Conflicts=shutdown.target',
+    );
   } else {
     const units = ['network-online.target', ...after.map((a) => `${a}.service`)];
     lines.push(`After=${units.join(' ')}`, `Wants=${units.join(' ')}`, 'StartLimitIntervalSec=0');
@@ -79,7 +99,14 @@ export function unitText(s: Spec): string {
   if (s.profile === 'agent') {
     lines.push('ProtectHome=read-only', `CapabilityBoundingSet=${AGENT_CAPS.join(' ')}`);
   } else {
-    lines.push('NoNewPrivileges=yes', 'ProtectSystem=full', 'ProtectHome=yes', 'ProtectKernelModules=yes', 'ProtectControlGroups=yes', 'RestrictSUIDSGID=yes');
+    lines.push(
+      'NoNewPrivileges=yes',
+      'ProtectSystem=full',
+      'ProtectHome=yes',
+      'ProtectKernelModules=yes',
+      'ProtectControlGroups=yes',
+      'RestrictSUIDSGID=yes',
+    );
     // nft needs CAP_NET_ADMIN to load the table; the daemons need nothing.
     lines.push(`CapabilityBoundingSet=${s.profile === 'oneshot' ? 'CAP_NET_ADMIN' : ''}`);
     if (s.profile === 'service') lines.push('LimitNOFILE=65536');
@@ -94,7 +121,12 @@ export const unitPath = (name: string) => `${UNIT_DIR}/${name}.service`;
 export function carriedService(s: Spec, systemd = hasSystemd()): Resource {
   if (systemd) return file(unitPath(s.name), unitText(s), '0644');
   const argv = s.user ? ['/usr/sbin/runuser', '-u', s.user, '--', ...s.exec] : s.exec;
-  const svc: ServiceResource = { kind: 'service', id: `service:${s.name}`, name: s.name, exec: s.env ? withEnv(s.env, argv) : argv };
+  const svc: ServiceResource = {
+    kind: 'service',
+    id: `service:${s.name}`,
+    name: s.name,
+    exec: s.env ? withEnv(s.env, argv) : argv,
+  };
   if (s.restartOn?.length) svc.restartOn = s.restartOn;
   return svc;
 }

@@ -52,7 +52,12 @@ export class Agent {
   private readonly signingKey: Uint8Array;
   readonly opts: ApplyOptions;
 
-  constructor(private readonly id: Identity, private readonly dir: string, private readonly env: NodeJS.ProcessEnv, private readonly log: (l: string) => void) {
+  constructor(
+    private readonly id: Identity,
+    private readonly dir: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly log: (l: string) => void,
+  ) {
     this.signingKey = key32(id.signingKey, 'signingKey');
     const sealing = key32(id.keys.sealing, 'keys.sealing');
     const roots = env.MESH_HOST_ROOTS ? env.MESH_HOST_ROOTS.split(':').filter(Boolean) : DEFAULT_ROOTS;
@@ -69,7 +74,11 @@ export class Agent {
         const digest = declarationDigest(k.bytes);
         // Genuine but older than what was applied: an old signed file put back on the disk.
         if (k.decl.serial < this.mark.serial || (k.decl.serial === this.mark.serial && digest !== this.mark.digest)) {
-          throw new WireError('forged', `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`, 'MSHN5');
+          throw new WireError(
+            'forged',
+            `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`,
+            'MSHN5',
+          );
         }
         this.kept = k.decl;
         // A host from before serial.json: its mark starts at what it kept.
@@ -91,7 +100,15 @@ export class Agent {
     if (!existsSync('/run/systemd/system')) {
       this.supervisor = superviseServices(this.dir, {
         log: this.log,
-        restarted: (r) => this.enqueue(async () => this.queueReport({ serial: this.kept?.serial ?? 0, held: await holdings(this.dir) as never, failed: [], corrected: [`service:${r.name}`] })),
+        restarted: (r) =>
+          this.enqueue(async () =>
+            this.queueReport({
+              serial: this.kept?.serial ?? 0,
+              held: (await holdings(this.dir)) as never,
+              failed: [],
+              corrected: [`service:${r.name}`],
+            }),
+          ),
       });
     }
   }
@@ -102,13 +119,17 @@ export class Agent {
       const mid = String(msg.properties.messageId ?? '');
       this.returned.add(mid);
       // R1: said out loud, never dropped in silence.
-      this.log(`the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`);
+      this.log(
+        `the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`,
+      );
     });
     if (this.awaitingFloor) {
       // D2 (c): at once, not at the next declare: until the floor is here, nothing is applied.
-      this.log(this.rebuilt
-        ? 'no record of what this machine holds: asking the mesh for its declaration, last report and floor'
-        : `no valid kept declaration (highest applied: serial ${this.mark.serial}): asking the mesh for its newest declaration and floor now`);
+      this.log(
+        this.rebuilt
+          ? 'no record of what this machine holds: asking the mesh for its declaration, last report and floor'
+          : `no valid kept declaration (highest applied: serial ${this.mark.serial}): asking the mesh for its newest declaration and floor now`,
+      );
     }
     // Every connect (W3): the queue only carries, and what it held may be gone
     // (a broker restart drops messages that are not persistent; a queue keeps
@@ -119,7 +140,11 @@ export class Agent {
   }
 
   // Held messages were never acked: the broker delivers them again on the next channel.
-  detach(): void { this.ch = undefined; this.inflight.clear(); this.held = []; }
+  detach(): void {
+    this.ch = undefined;
+    this.inflight.clear();
+    this.held = [];
+  }
 
   stop(): void {
     clearInterval(this.reconcileTimer);
@@ -128,19 +153,26 @@ export class Agent {
     clearTimeout(this.drainTimer);
   }
 
-  stopped(): Promise<void> { return this.work; }
+  stopped(): Promise<void> {
+    return this.work;
+  }
 
   receive(msg: ConsumeMessage): void {
     this.inbox.push(msg);
     // A short pause gathers a backlog waiting on the broker, so it drains to the newest (D2).
-    this.drainTimer ??= setTimeout(() => { this.drainTimer = undefined; this.enqueue(() => this.drain()); }, 50);
+    this.drainTimer ??= setTimeout(() => {
+      this.drainTimer = undefined;
+      this.enqueue(() => this.drain());
+    }, 50);
   }
 
   private enqueue(job: () => Promise<void>): void {
     this.work = this.work.then(job).catch((err) => this.log(`apply failed: ${(err as Error).message}`));
   }
 
-  private me() { return { mesh: this.id.mesh, node: this.id.name }; }
+  private me() {
+    return { mesh: this.id.mesh, node: this.id.name };
+  }
 
   private async drain(): Promise<void> {
     const fresh = this.inbox.splice(0);
@@ -152,7 +184,12 @@ export class Agent {
     for (const m of msgs) {
       const type = m.properties.type;
       try {
-        if (type === 'declaration') candidates.push({ decl: readDeclaration(m.content, this.signingKey, this.me()), bytes: m.content, digest: declarationDigest(m.content) });
+        if (type === 'declaration')
+          candidates.push({
+            decl: readDeclaration(m.content, this.signingKey, this.me()),
+            bytes: m.content,
+            digest: declarationDigest(m.content),
+          });
         else if (type === 'last-report') lastReport = readLastReport(m.content, this.signingKey, this.me());
         else this.log(`ignoring a message of type ${JSON.stringify(type)} on this node's queue`);
       } catch (err) {
@@ -165,7 +202,10 @@ export class Agent {
         this.queueReport({ refused: { fault, reason: err.message } });
       }
     }
-    if (lastReport) { this.floor = lastReport.floor; this.awaitingFloor = false; }
+    if (lastReport) {
+      this.floor = lastReport.floor;
+      this.awaitingFloor = false;
+    }
     if (this.awaitingFloor && candidates.length) {
       this.log(`holding ${candidates.length} declaration(s) until the mesh answers with this node's floor (D2)`);
       this.held = msgs;
@@ -176,7 +216,13 @@ export class Agent {
     const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
     const newest = fit.at(-1);
     // The same serial twice (from the queue and from recover) is one declaration, not one superseding the other.
-    const superseded = [...new Set(fit.filter((c) => c !== newest && c.verdict === 'newer' && c.decl.serial !== newest!.decl.serial).map((c) => c.decl.serial))];
+    const superseded = [
+      ...new Set(
+        fit
+          .filter((c) => c !== newest && c.verdict === 'newer' && c.decl.serial !== newest!.decl.serial)
+          .map((c) => c.decl.serial),
+      ),
+    ];
     if (newest && (newest.verdict === 'newer' || !this.kept)) {
       // Kept before applying, the mark raised before applying: a crash
       // mid-apply rolls forward from here on the next start, and a serial
@@ -186,7 +232,9 @@ export class Agent {
       this.mark = await raiseMark(this.dir, { serial: newest.decl.serial, digest: newest.digest });
       this.watchExpiry();
       const r = await apply(newest.decl.resources, 'declared', this.opts);
-      this.log(`applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`);
+      this.log(
+        `applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`,
+      );
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
     }
     // The mesh sends the declaration first, then the last report: by now what
@@ -196,7 +244,13 @@ export class Agent {
       this.rebuilt = false;
     }
     // Acked only once kept and applied: a crash before this means redelivery.
-    for (const m of msgs) { try { ch?.ack(m); } catch { /* channel gone: redelivered, and refused as replayed or applied again */ } }
+    for (const m of msgs) {
+      try {
+        ch?.ack(m);
+      } catch {
+        /* channel gone: redelivered, and refused as replayed or applied again */
+      }
+    }
   }
 
   /**
@@ -208,16 +262,22 @@ export class Agent {
   private judge(serial: number, digest: string, expires: number): 'newer' | 'same' | 'refused' {
     const f = this.floor;
     if (f && (serial < f.serial || (serial === f.serial && digest !== f.digest))) {
-      this.refuse(serial, serial < f.serial
-        ? `replayed: serial ${serial} is below ${f.serial}, the newest this node acknowledged (the mesh's signed floor)`
-        : `replayed: serial ${serial} is not the declaration this node acknowledged at that serial (the mesh's signed floor)`);
+      this.refuse(
+        serial,
+        serial < f.serial
+          ? `replayed: serial ${serial} is below ${f.serial}, the newest this node acknowledged (the mesh's signed floor)`
+          : `replayed: serial ${serial} is not the declaration this node acknowledged at that serial (the mesh's signed floor)`,
+      );
       return 'refused';
     }
     const m = this.mark;
     if (serial > m.serial) {
       // Freshness: genuine and newer, but withheld past its expiry (a frozen feed replaying it): not applied.
       if (expires * 1000 <= Date.now()) {
-        const { message: reason } = new WireError('stale', `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`);
+        const { message: reason } = new WireError(
+          'stale',
+          `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`,
+        );
         this.log(`refused a declaration: stale: ${reason}`);
         this.queueReport({ refused: { serial, fault: 'stale', reason } });
         return 'refused';
@@ -237,14 +297,17 @@ export class Agent {
 
   private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
     const r = await removeOrphans(lastReport as never, this.kept?.resources ?? [], this.opts);
-    if (r.removed.length) this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
+    if (r.removed.length)
+      this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
   }
 
   private async reconcileNow(): Promise<void> {
     if (!this.kept) return;
     const r = await reconcile(this.kept.resources, 'declared', this.opts);
     if (r.corrected.length || r.failed.length) {
-      this.log(`reconciled declaration ${this.kept.serial}: put back ${r.corrected.join(', ') || 'nothing'}${r.failed.length ? `; failing ${r.failed.map((f) => f.id).join(', ')}` : ''}`);
+      this.log(
+        `reconciled declaration ${this.kept.serial}: put back ${r.corrected.join(', ') || 'nothing'}${r.failed.length ? `; failing ${r.failed.map((f) => f.id).join(', ')}` : ''}`,
+      );
       this.queueReport({ serial: this.kept.serial, held: r.held, failed: r.failed, corrected: r.corrected });
     }
   }
@@ -263,16 +326,25 @@ export class Agent {
       this.expiryTimer = setTimeout(() => this.watchExpiry(), Math.min(wait + 50, 2 ** 31 - 1));
       return;
     }
-    this.log(`declaration ${kept.serial} expired at ${new Date(kept.expires * 1000).toISOString()}: still applying it, but this node is stale: its feed may be frozen (is mesh serve running, and this node's link to the broker up?)`);
-    this.enqueue(async () => this.queueReport({ serial: kept.serial, held: await holdings(this.dir) as never, failed: [] }));
+    this.log(
+      `declaration ${kept.serial} expired at ${new Date(kept.expires * 1000).toISOString()}: still applying it, but this node is stale: its feed may be frozen (is mesh serve running, and this node's link to the broker up?)`,
+    );
+    this.enqueue(async () =>
+      this.queueReport({ serial: kept.serial, held: (await holdings(this.dir)) as never, failed: [] }),
+    );
   }
 
   private queueReport(part: Partial<Report>): void {
     const held = part.held;
     const kept = this.kept;
     const r: Report = {
-      v: 1, serial: part.serial ?? kept?.serial ?? 0, held: held ?? [], failed: part.failed ?? [],
-      corrected: part.corrected ?? [], superseded: part.superseded ?? [], ...(part.refused ? { refused: part.refused } : {}),
+      v: 1,
+      serial: part.serial ?? kept?.serial ?? 0,
+      held: held ?? [],
+      failed: part.failed ?? [],
+      corrected: part.corrected ?? [],
+      superseded: part.superseded ?? [],
+      ...(part.refused ? { refused: part.refused } : {}),
       // Every account says until when what it holds is valid, so SQL knows the moment it is stale.
       ...(kept && !part.refused ? { holdsUntil: kept.expires, stale: kept.expires * 1000 <= Date.now() } : {}),
     };
@@ -291,25 +363,40 @@ export class Agent {
       if (this.inflight.has(mid)) continue;
       try {
         this.inflight.add(mid);
-        ch.publish(EXCHANGE, 'report', writeReport(r), { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' }, (err) => {
-          this.inflight.delete(mid);
-          if (err || this.returned.has(mid)) { this.returned.delete(mid); return; }
-          const i = this.outbox.indexOf(entry);
-          if (i >= 0) this.outbox.splice(i, 1);
-          if (r.serial && !r.refused) this.log(`report of declaration ${r.serial} confirmed by the broker`);
-        });
-      } catch { this.inflight.delete(mid); return; /* channel closed: kept for the next connection */ }
+        ch.publish(
+          EXCHANGE,
+          'report',
+          writeReport(r),
+          { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' },
+          (err) => {
+            this.inflight.delete(mid);
+            if (err || this.returned.has(mid)) {
+              this.returned.delete(mid);
+              return;
+            }
+            const i = this.outbox.indexOf(entry);
+            if (i >= 0) this.outbox.splice(i, 1);
+            if (r.serial && !r.refused) this.log(`report of declaration ${r.serial} confirmed by the broker`);
+          },
+        );
+      } catch {
+        this.inflight.delete(mid);
+        return; /* channel closed: kept for the next connection */
+      }
     }
   }
 
   /** For tests and `status`: what this host holds now. */
-  holdings(): Promise<unknown> { return holdings(this.dir); }
+  holdings(): Promise<unknown> {
+    return holdings(this.dir);
+  }
 }
 
 /** D6's period: MESH_HOST_RECONCILE_SECONDS, 300 unset; anything but a positive number is refused (a NaN interval would reconcile without pause). */
 export function reconcileSeconds(env: NodeJS.ProcessEnv): number {
   const v = env.MESH_HOST_RECONCILE_SECONDS;
   const every = Number(v ?? 300);
-  if (!Number.isFinite(every) || every <= 0) throw refuse('MSHG4', `MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds, not ${JSON.stringify(v)}`);
+  if (!Number.isFinite(every) || every <= 0)
+    throw refuse('MSHG4', `MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds, not ${JSON.stringify(v)}`);
   return every;
 }

@@ -23,10 +23,13 @@ import { refuse } from '../src/store/errors.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
 import { begin, keysOf, pendingPath, type Pending } from './enrol_pending.js';
 
-
 import { spreadOf } from './link/link.js';
 
-export interface Enrolled { name: string; mesh: string; keys: { identity: string; overlay: string; sealing: string } }
+export interface Enrolled {
+  name: string;
+  mesh: string;
+  keys: { identity: string; overlay: string; sealing: string };
+}
 
 /** What an enrolment is at, said as it goes: mesh-host enrol prints the line; the lab counts the kinds. */
 export interface EnrolStep {
@@ -44,12 +47,14 @@ export interface EnrolOptions {
   start?: (n: number) => number;
 }
 
-
 export async function enrol(tokenText: string, dir: string, opts: EnrolOptions = {}): Promise<Enrolled> {
   const existing = loadIdentity(dir);
   if (existing) {
-    throw refuse('MSHG8', `this machine is already enrolled as ${existing.name} in mesh ${existing.mesh} and keeps one identity`,
-      `to enrol it again: mesh node retire ${existing.name} on the control plane, then remove ${identityPath(dir)}`);
+    throw refuse(
+      'MSHG8',
+      `this machine is already enrolled as ${existing.name} in mesh ${existing.mesh} and keeps one identity`,
+      `to enrol it again: mesh node retire ${existing.name} on the control plane, then remove ${identityPath(dir)}`,
+    );
   }
   const token = readToken(tokenText.trim());
   const step = opts.step ?? (() => {});
@@ -61,7 +66,13 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
     name: token.node,
     mesh: welcome.mesh,
     signingKey: welcome.signingKey,
-    broker: { host: endpoint.host, port: endpoint.port, vhost: token.vhost, user: token.user, fingerprint: endpoint.fingerprint! },
+    broker: {
+      host: endpoint.host,
+      port: endpoint.port,
+      vhost: token.vhost,
+      user: token.user,
+      fingerprint: endpoint.fingerprint!,
+    },
     brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
     password: pending.password,
     keys: pending.keys,
@@ -69,13 +80,18 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
   await saveIdentity(dir, id);
   // The identity holds all the pending file did: it goes (E4 keeps one identity, not two copies of its keys).
   await unlink(pendingPath(dir)).catch(() => {});
-  return { name: id.name, mesh: id.mesh, keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } };
+  return {
+    name: id.name,
+    mesh: id.mesh,
+    keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) },
+  };
 }
 
 /** MESH_HOST_ENROL_SECONDS: how long `mesh-host enrol` may take in all (default 60). */
 export function enrolSeconds(env: NodeJS.ProcessEnv = process.env): number {
   const v = Number(env.MESH_HOST_ENROL_SECONDS ?? 60);
-  if (!Number.isFinite(v) || v <= 0) throw refuse('MSHG4', 'MESH_HOST_ENROL_SECONDS must be a positive number of seconds');
+  if (!Number.isFinite(v) || v <= 0)
+    throw refuse('MSHG4', 'MESH_HOST_ENROL_SECONDS must be a positive number of seconds');
   return v;
 }
 
@@ -87,8 +103,14 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
  * the next broker and the same request again, until the deadline. Refusals
  * end it at once.
  */
-async function converse(token: Token, pending: Pending, keys: NodeKeys, stale: string | undefined, opts: EnrolOptions, step: (s: EnrolStep) => void):
-    Promise<{ welcome: EnrolWelcome; endpoint: Endpoint }> {
+async function converse(
+  token: Token,
+  pending: Pending,
+  keys: NodeKeys,
+  stale: string | undefined,
+  opts: EnrolOptions,
+  step: (s: EnrolStep) => void,
+): Promise<{ welcome: EnrolWelcome; endpoint: Endpoint }> {
   const timeout = opts.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeout;
   const body = writeEnrolRequest(token.node, token.secret, pending.password, keys);
@@ -112,18 +134,44 @@ async function converse(token: Token, pending: Pending, keys: NodeKeys, stale: s
     const { conn, endpoint } = dialled;
     const at = `${endpoint.host}:${endpoint.port}`;
     try {
-      const got = await exchange(conn, token, pending, body, stale, Math.max(0, deadline - Date.now()), () =>
-        step({ kind: 'sent', at, line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer` }),
-        (id) => step({ kind: 'dropped', at, line: `dropped a reply to another enrolment of ${token.node} (correlation id ${id}): this machine is its queue's only reader` }));
+      const got = await exchange(
+        conn,
+        token,
+        pending,
+        body,
+        stale,
+        Math.max(0, deadline - Date.now()),
+        () =>
+          step({
+            kind: 'sent',
+            at,
+            line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer`,
+          }),
+        (id) =>
+          step({
+            kind: 'dropped',
+            at,
+            line: `dropped a reply to another enrolment of ${token.node} (correlation id ${id}): this machine is its queue's only reader`,
+          }),
+      );
       if (got === 'timeout') throw noAnswer(timeout);
       if (typeof got === 'string') {
-        step({ kind: 'lost', at, line: `lost the broker at ${at} before the answer came (${got}): the request goes again through the next broker` });
+        step({
+          kind: 'lost',
+          at,
+          line: `lost the broker at ${at} before the answer came (${got}): the request goes again through the next broker`,
+        });
         dialler.moveOn();
         redial = true;
         continue;
       }
       const answer = readEnrolReply(got.content);
-      if (!answer.ok) throw refuse('MSHI4', `the mesh refused to enrol ${token.node}: ${answer.reason}`, 'the operator\'s log (mesh serve) says why');
+      if (!answer.ok)
+        throw refuse(
+          'MSHI4',
+          `the mesh refused to enrol ${token.node}: ${answer.reason}`,
+          "the operator's log (mesh serve) says why",
+        );
       return { welcome: answer, endpoint };
     } finally {
       await conn.close().catch(() => {});
@@ -142,11 +190,24 @@ function noAnswer(timeout: number) {
  * broker gives them back when this connection closes, so a declaration sent
  * right after the welcome waits for mesh-host run.
  */
-async function exchange(conn: Connection, token: Token, pending: Pending, body: Buffer, stale: string | undefined, waitMs: number, sent: () => void,
-    dropped: (correlationId: string | undefined) => void): Promise<ConsumeMessage | string> {
+async function exchange(
+  conn: Connection,
+  token: Token,
+  pending: Pending,
+  body: Buffer,
+  stale: string | undefined,
+  waitMs: number,
+  sent: () => void,
+  dropped: (correlationId: string | undefined) => void,
+): Promise<ConsumeMessage | string> {
   let lostWhy: string | undefined;
   let gone: (why: string) => void = () => {};
-  const lost = new Promise<string>((resolve) => { gone = (why) => { lostWhy ??= why; resolve(lostWhy); }; });
+  const lost = new Promise<string>((resolve) => {
+    gone = (why) => {
+      lostWhy ??= why;
+      resolve(lostWhy);
+    };
+  });
   conn.on('close', (err?: Error) => gone(err ? err.message : 'closed'));
   conn.on('error', () => {});
   const ch = await conn.createConfirmChannel();
@@ -163,39 +224,68 @@ async function exchange(conn: Connection, token: Token, pending: Pending, body: 
   const otherReply = async (msg: ConsumeMessage, id: string | undefined) => {
     try {
       // On a channel of its own: a refused check closes that channel, not the one the answer comes on.
-      probe ??= conn.createChannel().then((c) => { c.on('error', () => {}); return c; });
+      probe ??= conn.createChannel().then((c) => {
+        c.on('error', () => {});
+        return c;
+      });
       const { consumerCount } = await (await probe).checkQueue(queueOf(token.node));
-      if (consumerCount > 1) { ch.nack(msg, false, true); return; }
+      if (consumerCount > 1) {
+        ch.nack(msg, false, true);
+        return;
+      }
       ch.ack(msg);
       dropped(id);
-    } catch { /* the connection went: the broker gives the message back */ }
+    } catch {
+      /* the connection went: the broker gives the message back */
+    }
   };
   const reply = new Promise<ConsumeMessage>((resolve) => {
-    void ch.consume(queueOf(token.node), (msg) => {
-      if (!msg) return;
-      const id = msg.properties.correlationId;
-      // The answer to this enrolment, on this connection or (resumed) an earlier one: the same correlation id.
-      if (id === pending.correlationId) { ch.ack(msg); resolve(msg); return; }
-      // The answer to an enrolment this one replaced: nobody will read it.
-      if (stale !== undefined && id === stale) { ch.ack(msg); return; }
-      if (msg.properties.type === 'enrol-reply') void otherReply(msg, id);
-    }).catch(() => {});
+    void ch
+      .consume(queueOf(token.node), (msg) => {
+        if (!msg) return;
+        const id = msg.properties.correlationId;
+        // The answer to this enrolment, on this connection or (resumed) an earlier one: the same correlation id.
+        if (id === pending.correlationId) {
+          ch.ack(msg);
+          resolve(msg);
+          return;
+        }
+        // The answer to an enrolment this one replaced: nobody will read it.
+        if (stale !== undefined && id === stale) {
+          ch.ack(msg);
+          return;
+        }
+        if (msg.properties.type === 'enrol-reply') void otherReply(msg, id);
+      })
+      .catch(() => {});
   });
   try {
-    await publish(ch, EXCHANGE, 'enrol', body,
-      { mandatory: true, userId: token.user, correlationId: pending.correlationId, contentType: 'application/json' });
+    await publish(ch, EXCHANGE, 'enrol', body, {
+      mandatory: true,
+      userId: token.user,
+      correlationId: pending.correlationId,
+      contentType: 'application/json',
+    });
   } catch (err) {
     if (err instanceof Unroutable) {
-      throw refuse('MSHI1', 'the broker has no control queue to take the enrolment request', 'is mesh serve running (it declares mesh.control)? Start it, then run mesh-host enrol TOKEN again', err);
+      throw refuse(
+        'MSHI1',
+        'the broker has no control queue to take the enrolment request',
+        'is mesh serve running (it declares mesh.control)? Start it, then run mesh-host enrol TOKEN again',
+        err,
+      );
     }
     // Nacked while the connection stands: the broker would not take it. Unconfirmed with the connection gone: lost, sent again.
     const nacked = /nack/i.test(String(((err as Error).cause as Error | undefined)?.message));
-    if (nacked && lostWhy === undefined) throw refuse('MSHI2', 'the broker did not accept the enrolment request', undefined, err);
+    if (nacked && lostWhy === undefined)
+      throw refuse('MSHI2', 'the broker did not accept the enrolment request', undefined, err);
     return lostWhy ?? (await lost);
   }
   sent();
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), waitMs); });
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), waitMs);
+  });
   try {
     return await Promise.race([reply, lost, timedOut]);
   } finally {
@@ -221,13 +311,29 @@ function accountRefused(err: Error): boolean {
 class Dialler {
   private password: string;
   private readonly turns: Turns<Endpoint>;
-  constructor(private readonly token: Token, private readonly chosen: string, start: ((n: number) => number) | undefined, private readonly step: (s: EnrolStep) => void) {
+  constructor(
+    private readonly token: Token,
+    private readonly chosen: string,
+    start: ((n: number) => number) | undefined,
+    private readonly step: (s: EnrolStep) => void,
+  ) {
     this.password = token.secret;
-    const places = token.brokers.map((b) => ({ ...hostPort(b.address), vhost: token.vhost, user: token.user, fingerprint: b.fingerprint }));
-    this.turns = new Turns(() => places.map((p) => ({ ...p, password: this.password })), start, (m) => spreadOf(token.node, m));
+    const places = token.brokers.map((b) => ({
+      ...hostPort(b.address),
+      vhost: token.vhost,
+      user: token.user,
+      fingerprint: b.fingerprint,
+    }));
+    this.turns = new Turns(
+      () => places.map((p) => ({ ...p, password: this.password })),
+      start,
+      (m) => spreadOf(token.node, m),
+    );
   }
 
-  moveOn(): void { this.turns.moveOn(); }
+  moveOn(): void {
+    this.turns.moveOn();
+  }
 
   async dial(): Promise<{ conn: Connection; endpoint: Endpoint }> {
     const token = this.token;
@@ -239,13 +345,20 @@ class Dialler {
       if (!accountRefused(err as Error)) throw err;
     }
     this.password = this.chosen;
-    this.step({ kind: 'chosen-password', line: `the token's secret no longer logs in as ${token.node}: dialling with the broker password this machine chose (the token may be spent for these keys)` });
+    this.step({
+      kind: 'chosen-password',
+      line: `the token's secret no longer logs in as ${token.node}: dialling with the broker password this machine chose (the token may be spent for these keys)`,
+    });
     try {
       return await this.round();
     } catch (err) {
       if (accountRefused(err as Error)) {
-        throw refuse('MSHG9', `the broker refused this token's account (${token.node}) with the token's secret and with the password this machine chose`,
-          `the token was spent by another machine, replaced or the node retired: ask the operator for a new one (mesh token issue ${token.node})`, err);
+        throw refuse(
+          'MSHG9',
+          `the broker refused this token's account (${token.node}) with the token's secret and with the password this machine chose`,
+          `the token was spent by another machine, replaced or the node retired: ask the operator for a new one (mesh token issue ${token.node})`,
+          err,
+        );
       }
       throw err;
     }
@@ -255,9 +368,13 @@ class Dialler {
     const token = this.token;
     try {
       // A single broker fails as it always did, with its own error (L2's full sentence for a wrong certificate).
-      return await this.turns.connect(`mesh-host enrol ${token.node}`, (err) => accountRefused(err) || token.brokers.length === 1);
+      return await this.turns.connect(
+        `mesh-host enrol ${token.node}`,
+        (err) => accountRefused(err) || token.brokers.length === 1,
+      );
     } catch (err) {
-      if (err instanceof NoneAnswered) throw refuse('MSHI0', `no broker of this token answered: ${err.message}`, undefined, err);
+      if (err instanceof NoneAnswered)
+        throw refuse('MSHI0', `no broker of this token answered: ${err.message}`, undefined, err);
       throw err;
     }
   }

@@ -34,14 +34,24 @@ const tokenHash = (t: Token) => createHash('sha256').update(t.secret).digest('he
 /** The pending file, null when there is none, or why it cannot be read. */
 function loadPending(dir: string): { pending: Pending | null; damaged?: string } {
   let text: string;
-  try { text = readFileSync(pendingPath(dir), 'utf8'); } catch (err) {
+  try {
+    text = readFileSync(pendingPath(dir), 'utf8');
+  } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return { pending: null };
     return { pending: null, damaged: (err as Error).message };
   }
   try {
     const v = JSON.parse(text) as Pending;
-    if (!isObject(v) || v.v !== 1 || typeof v.node !== 'string' || typeof v.tokenHash !== 'string' || typeof v.correlationId !== 'string'
-        || typeof v.password !== 'string' || !isObject(v.keys)) throw new Error('wrong shape');
+    if (
+      !isObject(v) ||
+      v.v !== 1 ||
+      typeof v.node !== 'string' ||
+      typeof v.tokenHash !== 'string' ||
+      typeof v.correlationId !== 'string' ||
+      typeof v.password !== 'string' ||
+      !isObject(v.keys)
+    )
+      throw new Error('wrong shape');
     for (const k of ['identity', 'overlay', 'sealing'] as const) key32(v.keys[k], `keys.${k}`);
     return { pending: v };
   } catch (err) {
@@ -66,19 +76,33 @@ export function keysOf(p: Pending): NodeKeys {
  * new ones and replaces the file. Kept before anything is sent. A pending
  * file that cannot be read is refused (MSHK6), never replaced.
  */
-export async function begin(token: Token, dir: string, step: (s: EnrolStep) => void): Promise<{ pending: Pending; stale?: string }> {
+export async function begin(
+  token: Token,
+  dir: string,
+  step: (s: EnrolStep) => void,
+): Promise<{ pending: Pending; stale?: string }> {
   const { pending: was, damaged } = loadPending(dir);
   if (was && was.node === token.node && was.tokenHash === tokenHash(token)) {
-    step({ kind: 'resumed', line: `resuming the enrolment of ${token.node} begun before with this token: the same keys and broker password (${pendingPath(dir)})` });
+    step({
+      kind: 'resumed',
+      line: `resuming the enrolment of ${token.node} begun before with this token: the same keys and broker password (${pendingPath(dir)})`,
+    });
     return { pending: was };
   }
   // Damaged, it may hold an enrolment the mesh already accepted: new keys would lock this machine out of its
   // own node (the account's password is the one in the file). Starting over is the operator's deliberate act.
   if (damaged) {
-    throw refuse('MSHK6', `${pendingPath(dir)} cannot be read (${damaged}): it holds an enrolment in flight, its keys and broker password, which the mesh may already have accepted`,
-      `to start over: remove ${pendingPath(dir)}; if mesh node list shows ${token.node} enrolled, run mesh node retire ${token.node} on the control plane and enrol with a new token (mesh token issue ${token.node})`);
+    throw refuse(
+      'MSHK6',
+      `${pendingPath(dir)} cannot be read (${damaged}): it holds an enrolment in flight, its keys and broker password, which the mesh may already have accepted`,
+      `to start over: remove ${pendingPath(dir)}; if mesh node list shows ${token.node} enrolled, run mesh node retire ${token.node} on the control plane and enrol with a new token (mesh token issue ${token.node})`,
+    );
   }
-  if (was) step({ kind: 'replaced', line: `replacing the pending enrolment of ${was.node} in ${pendingPath(dir)}: it was begun with another token; its keys are discarded` });
+  if (was)
+    step({
+      kind: 'replaced',
+      line: `replacing the pending enrolment of ${was.node} in ${pendingPath(dir)}: it was begun with another token; its keys are discarded`,
+    });
   const keys = nodeKeys();
   const pending: Pending = {
     v: 1,

@@ -11,6 +11,7 @@ export function publishHeard(ch: Channel, node: string, user: string): void {
 
 export function heardSeconds(env: NodeJS.ProcessEnv = process.env): number {
   const v = Number(env.MESH_HOST_HEARD_SECONDS ?? 60);
-  if (!Number.isFinite(v) || v <= 0) throw refuse('MSHG4', 'MESH_HOST_HEARD_SECONDS must be a positive number of seconds');
+  if (!Number.isFinite(v) || v <= 0)
+    throw refuse('MSHG4', 'MESH_HOST_HEARD_SECONDS must be a positive number of seconds');
   return v;
 }

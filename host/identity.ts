@@ -28,13 +28,26 @@ export interface Identity {
   keys: { identity: string; overlay: string; sealing: string };
 }
 
-export interface BrokerAddress { host: string; port: number; fingerprint: string }
+export interface BrokerAddress {
+  host: string;
+  port: number;
+  fingerprint: string;
+}
 
 const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 
 function brokerAddress(v: unknown, at: string): BrokerAddress {
-  if (!isObject(v) || typeof v.host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(v.host) || !Number.isInteger(v.port) || (v.port as number) < 1 || (v.port as number) > 65535
-    || typeof v.fingerprint !== 'string' || !FINGERPRINT.test(v.fingerprint)) throw new Error(`${at} is not a broker (host, port, fingerprint)`);
+  if (
+    !isObject(v) ||
+    typeof v.host !== 'string' ||
+    !/^[A-Za-z0-9.-]{1,253}$/.test(v.host) ||
+    !Number.isInteger(v.port) ||
+    (v.port as number) < 1 ||
+    (v.port as number) > 65535 ||
+    typeof v.fingerprint !== 'string' ||
+    !FINGERPRINT.test(v.fingerprint)
+  )
+    throw new Error(`${at} is not a broker (host, port, fingerprint)`);
   return { host: v.host, port: v.port as number, fingerprint: v.fingerprint };
 }
 
@@ -61,11 +74,14 @@ export function loadIdentity(dir: string): Identity | null {
     text = readFileSync(identityPath(dir), 'utf8');
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return null;
-    throw new IdentityFault(refuse('MSHI5', `${identityPath(dir)} exists but cannot be read (${(err as Error).message})`, undefined, err));
+    throw new IdentityFault(
+      refuse('MSHI5', `${identityPath(dir)} exists but cannot be read (${(err as Error).message})`, undefined, err),
+    );
   }
   try {
     const v = JSON.parse(text) as Identity;
-    if (!isObject(v) || v.v !== 1 || typeof v.name !== 'string' || !isObject(v.broker) || !isObject(v.keys)) throw new Error('wrong shape');
+    if (!isObject(v) || v.v !== 1 || typeof v.name !== 'string' || !isObject(v.broker) || !isObject(v.keys))
+      throw new Error('wrong shape');
     key32(v.signingKey, 'signingKey');
     key32(v.keys.identity, 'keys.identity');
     key32(v.keys.overlay, 'keys.overlay');
@@ -77,7 +93,9 @@ export function loadIdentity(dir: string): Identity | null {
     else v.brokers = list.map((b, i) => brokerAddress(b, `brokers[${i}]`));
     return v;
   } catch (err) {
-    throw new IdentityFault(refuse('MSHI6', `${identityPath(dir)} is damaged (${(err as Error).message})`, undefined, err));
+    throw new IdentityFault(
+      refuse('MSHI6', `${identityPath(dir)} is damaged (${(err as Error).message})`, undefined, err),
+    );
   }
 }
 
@@ -96,7 +114,13 @@ export async function saveIdentity(dir: string, id: Identity): Promise<void> {
 export async function saveBrokers(dir: string, brokers: BrokerAddress[]): Promise<boolean> {
   if (brokers.length === 0) throw new Error('a node must know at least one broker');
   const id = loadIdentity(dir);
-  if (!id) throw new IdentityFault(refuse('MSHK0', `${identityPath(dir)} does not exist: this machine is not enrolled, so it has no brokers to change`));
+  if (!id)
+    throw new IdentityFault(
+      refuse(
+        'MSHK0',
+        `${identityPath(dir)} does not exist: this machine is not enrolled, so it has no brokers to change`,
+      ),
+    );
   const want = brokers.map((b, i) => brokerAddress(b, `brokers[${i}]`));
   if (JSON.stringify(id.brokers) === JSON.stringify(want)) return false;
   await writeAtomic(identityPath(dir), JSON.stringify({ ...id, brokers: want }, null, 2), 0o600);

@@ -18,7 +18,9 @@ export async function keep(dir: string, bytes: Uint8Array): Promise<void> {
 /** null when none was kept; throws WireError when the kept file is tampered with or another mesh's. */
 export function readKept(dir: string, id: Identity): { decl: Declaration; bytes: Buffer } | null {
   let bytes: Buffer;
-  try { bytes = readFileSync(keptPath(dir)); } catch (err) {
+  try {
+    bytes = readFileSync(keptPath(dir));
+  } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return null;
     throw err;
   }

@@ -11,20 +11,28 @@ import { publishHeard, heardSeconds } from './heard.js';
 import { Agent } from './agent.js';
 import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';
 
-export interface RunOptions { dir: string; env: NodeJS.ProcessEnv; log(line: string): void; signal?: AbortSignal }
+export interface RunOptions {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  log(line: string): void;
+  signal?: AbortSignal;
+}
 
 export async function runHost(opts: RunOptions): Promise<void> {
   // Taken before anything else: with no listener, node takes SIGUSR1 as "open
   // the inspector on 127.0.0.1:9229", and a dispatcher rouses on every link-up,
   // also while this host waits to be enrolled. Nothing may listen on a node.
   let link: Link | undefined;
-  const rouse = () => (link ? link.rouse() : opts.log('roused before this machine is enrolled: nothing to link to yet'));
+  const rouse = () =>
+    link ? link.rouse() : opts.log('roused before this machine is enrolled: nothing to link to yet');
   process.on('SIGUSR1', rouse);
   // Only now may a dispatcher hook find us (bundle/hooks/50-mesh-host-rouse).
   const pidFile = pidFilePath(opts.dir, opts.env);
   writePidFile(pidFile);
   try {
-    await holdLink(opts, (l) => { link = l; });
+    await holdLink(opts, (l) => {
+      link = l;
+    });
   } finally {
     removePidFile(pidFile);
     process.off('SIGUSR1', rouse);
@@ -37,23 +45,49 @@ async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<vo
   const agent = new Agent(id, opts.dir, opts.env, opts.log);
   await agent.start();
   let heard: NodeJS.Timeout | undefined;
-  const link = new Link(id, backoffFromEnv(opts.env), {
-    log: opts.log,
-    connected: async (conn) => {
-      const ch: ConfirmChannel = await conn.createConfirmChannel();
-      ch.on('error', () => {});
-      await agent.attach(ch);
-      await ch.prefetch(256);
-      // No message: the broker cancelled us (this node's queue was made again, a quorum
-      // queue on a broker cluster): connect again, which asks for the newest (recover).
-      await ch.consume(queueOf(id.name), (msg) => { if (msg) agent.receive(msg); else { opts.log('this node\'s queue was made again; connecting again'); void conn.close().catch(() => {}); } });
-      publishHeard(ch, id.name, id.broker.user);
-      heard = setInterval(() => { try { publishHeard(ch, id.name, id.broker.user); } catch { /* link gone: the link says so */ } }, heardSeconds(opts.env) * 1000);
+  const link = new Link(
+    id,
+    backoffFromEnv(opts.env),
+    {
+      log: opts.log,
+      connected: async (conn) => {
+        const ch: ConfirmChannel = await conn.createConfirmChannel();
+        ch.on('error', () => {});
+        await agent.attach(ch);
+        await ch.prefetch(256);
+        // No message: the broker cancelled us (this node's queue was made again, a quorum
+        // queue on a broker cluster): connect again, which asks for the newest (recover).
+        await ch.consume(queueOf(id.name), (msg) => {
+          if (msg) agent.receive(msg);
+          else {
+            opts.log("this node's queue was made again; connecting again");
+            void conn.close().catch(() => {});
+          }
+        });
+        publishHeard(ch, id.name, id.broker.user);
+        heard = setInterval(
+          () => {
+            try {
+              publishHeard(ch, id.name, id.broker.user);
+            } catch {
+              /* link gone: the link says so */
+            }
+          },
+          heardSeconds(opts.env) * 1000,
+        );
+      },
+      lost: () => {
+        clearInterval(heard);
+        agent.detach();
+      },
     },
-    lost: () => { clearInterval(heard); agent.detach(); },
-  }, () => currentBrokers(opts, id));
+    () => currentBrokers(opts, id),
+  );
   linked(link);
-  const stop = () => { link.stop(); agent.stop(); };
+  const stop = () => {
+    link.stop();
+    agent.stop();
+  };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   opts.signal?.addEventListener('abort', stop);

@@ -12,23 +12,36 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { readEnvelope, LIMITS } from '../src/wire/envelope.js';
 import { refuse } from '../src/store/errors.js';
 
-export interface Mark { serial: number; digest: string }
+export interface Mark {
+  serial: number;
+  digest: string;
+}
 
 export const serialPath = (dir: string) => join(dir, 'serial.json');
 
 /** sha256 of the signed body text, as the mesh records it (assignment.declaration.digest). */
 export function declarationDigest(bytes: Uint8Array): string {
-  return createHash('sha256').update(readEnvelope(bytes, LIMITS.declaration, 'declaration').text, 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(readEnvelope(bytes, LIMITS.declaration, 'declaration').text, 'utf8')
+    .digest('hex');
 }
 
 /** { serial: 0 } when none was ever applied; a damaged file is a fault, never a 0. */
 export function readMark(dir: string): Mark {
   let text: string;
-  try { text = readFileSync(serialPath(dir), 'utf8'); } catch (err) {
+  try {
+    text = readFileSync(serialPath(dir), 'utf8');
+  } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return { serial: 0, digest: '' };
     throw err;
   }
-  const v = (() => { try { return JSON.parse(text) as Partial<Mark> & { v?: number }; } catch { return null; } })();
+  const v = (() => {
+    try {
+      return JSON.parse(text) as Partial<Mark> & { v?: number };
+    } catch {
+      return null;
+    }
+  })();
   if (!v || v.v !== 1 || !Number.isSafeInteger(v.serial) || (v.serial as number) < 0 || typeof v.digest !== 'string') {
     // Reading it as 0 would reopen exactly the replay this file exists to stop.
     throw refuse('MSHI7', `${serialPath(dir)} is damaged`);

@@ -3,13 +3,20 @@
 // a failed start; an identity that exists and cannot be read is a fault.
 import { loadIdentity, identityPath, type Identity } from './identity.js';
 
-export async function waitForIdentity(dir: string, log: (l: string) => void, pollMs = 5000, signal?: AbortSignal): Promise<Identity | null> {
+export async function waitForIdentity(
+  dir: string,
+  log: (l: string) => void,
+  pollMs = 5000,
+  signal?: AbortSignal,
+): Promise<Identity | null> {
   let said = false;
   for (;;) {
     const id = loadIdentity(dir); // throws IdentityFault: not a wait
     if (id) return id;
     if (!said) {
-      log(`no identity yet (${identityPath(dir)}): waiting for this machine to be enrolled with \`mesh-host enrol <token>\``);
+      log(
+        `no identity yet (${identityPath(dir)}): waiting for this machine to be enrolled with \`mesh-host enrol <token>\``,
+      );
       said = true;
     }
     if (signal?.aborted) return null;

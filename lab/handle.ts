@@ -42,7 +42,6 @@ export interface LabState {
   bundleArgs: string[];
 }
 
-
 /** Knobs every lab host runs with: quick reconcile and reconnect, so scenarios take seconds. */
 export const LAB_HOST_ENV: Record<string, string> = {
   MESH_HOST_RECONCILE_SECONDS: '5',
@@ -65,15 +64,33 @@ export class LabHandle {
     writeFileSync(join(this.state.dir, 'lab.json'), JSON.stringify(this.state, null, 2) + '\n', { mode: 0o600 });
   }
 
-  get dir(): string { return this.state.dir; }
-  get hub(): string { return this.state.hub; }
-  machineDir(m: string): string { return join(this.state.dir, 'm', m); }
-  hubState(): string { return join(this.machineDir(this.hub), 'state'); }
-  hostDir(m: string): string { return m === this.hub ? join(this.hubState(), 'host') : join(this.machineDir(m), 'host'); }
-  hostLogPath(m: string): string { return m === this.hub ? join(this.hostDir(m), 'services', 'mesh-host.log') : join(this.machineDir(m), 'host.log'); }
-  serviceLogPath(name: string): string { return join(this.hostDir(this.hub), 'services', `${name}.log`); }
-  machines(): string[] { return Object.keys(this.state.machines); }
-  enrolled(): string[] { return this.machines().filter((m) => this.state.machines[m]!.enrolled); }
+  get dir(): string {
+    return this.state.dir;
+  }
+  get hub(): string {
+    return this.state.hub;
+  }
+  machineDir(m: string): string {
+    return join(this.state.dir, 'm', m);
+  }
+  hubState(): string {
+    return join(this.machineDir(this.hub), 'state');
+  }
+  hostDir(m: string): string {
+    return m === this.hub ? join(this.hubState(), 'host') : join(this.machineDir(m), 'host');
+  }
+  hostLogPath(m: string): string {
+    return m === this.hub ? join(this.hostDir(m), 'services', 'mesh-host.log') : join(this.machineDir(m), 'host.log');
+  }
+  serviceLogPath(name: string): string {
+    return join(this.hostDir(this.hub), 'services', `${name}.log`);
+  }
+  machines(): string[] {
+    return Object.keys(this.state.machines);
+  }
+  enrolled(): string[] {
+    return this.machines().filter((m) => this.state.machines[m]!.enrolled);
+  }
 
   /** Is the machine's holder still the process we started? */
   async alive(m: string): Promise<boolean> {
@@ -89,11 +106,23 @@ export class LabHandle {
   }
 
   /** Run argv inside a machine; resolves whatever the exit code. */
-  run(m: string, argv: string[], opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {}): Promise<Ran> {
-    return runAny('nsenter', this.enter(m, argv), { input: opts.input, env: { ...process.env, ...opts.env }, onLine: opts.echo });
+  run(
+    m: string,
+    argv: string[],
+    opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {},
+  ): Promise<Ran> {
+    return runAny('nsenter', this.enter(m, argv), {
+      input: opts.input,
+      env: { ...process.env, ...opts.env },
+      onLine: opts.echo,
+    });
   }
 
-  async ok(m: string, argv: string[], opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {}): Promise<string> {
+  async ok(
+    m: string,
+    argv: string[],
+    opts: { input?: string; env?: Record<string, string>; echo?: (line: string) => void } = {},
+  ): Promise<string> {
     const r = await this.run(m, argv, opts);
     if (r.code !== 0) throw new Error(`${argv.join(' ')} on ${m} exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
     return r.stdout;
@@ -117,15 +146,26 @@ export class LabHandle {
 
   /** Start a (non-first) machine's mesh-host run in its namespaces, detached, logging to its file. */
   async startHost(m: string): Promise<void> {
-    if (m === this.hub) throw new Error('the first node\'s host is a carried service: re-run the bundle to start it');
+    if (m === this.hub) throw new Error("the first node's host is a carried service: re-run the bundle to start it");
     if (await this.hostRunning(m)) return;
     mkdirSync(this.machineDir(m), { recursive: true, mode: 0o755 });
     const fd = openSync(this.hostLogPath(m), 'a', 0o600);
-    const env = ['-i', `PATH=${PATH_ENV}`, `MESH_HOST_DIR=${this.hostDir(m)}`, ...Object.entries(LAB_HOST_ENV).map(([k, v]) => `${k}=${v}`)];
+    const env = [
+      '-i',
+      `PATH=${PATH_ENV}`,
+      `MESH_HOST_DIR=${this.hostDir(m)}`,
+      ...Object.entries(LAB_HOST_ENV).map(([k, v]) => `${k}=${v}`),
+    ];
     // nsenter without --fork execs: the pid we get is the host's own.
-    const child = spawn('nsenter', this.enter(m, ['/usr/bin/env', ...env, NODE, MESH_HOST_JS, 'run']), { detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn('nsenter', this.enter(m, ['/usr/bin/env', ...env, NODE, MESH_HOST_JS, 'run']), {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
     closeSync(fd);
-    await new Promise<void>((ok, fail) => { child.once('spawn', ok); child.once('error', fail); });
+    await new Promise<void>((ok, fail) => {
+      child.once('spawn', ok);
+      child.once('error', fail);
+    });
     child.unref();
     const st = await procStat(child.pid!);
     this.state.machines[m]!.host = { pid: child.pid!, start: st?.start ?? '' };
@@ -159,17 +199,26 @@ export class LabHandle {
   }
 
   async waitLog(path: string, re: RegExp, from: number, seconds: number, what: string): Promise<RegExpMatchArray> {
-    return until(() => this.readLog(path, from).match(re) ?? null, seconds, () => `${what} (waiting for ${re} in ${path}; it said:\n${this.readLog(path, from).slice(-2000)})`);
+    return until(
+      () => this.readLog(path, from).match(re) ?? null,
+      seconds,
+      () => `${what} (waiting for ${re} in ${path}; it said:\n${this.readLog(path, from).slice(-2000)})`,
+    );
   }
 }
 
 /** Poll `check` until it returns something, or fail after `seconds` with the description. */
-export async function until<T>(check: () => T | null | undefined | false | Promise<T | null | undefined | false>, seconds: number, what: string | (() => string)): Promise<T> {
+export async function until<T>(
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  seconds: number,
+  what: string | (() => string),
+): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const v = await check();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${seconds}s: ${typeof what === 'function' ? what() : what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${seconds}s: ${typeof what === 'function' ? what() : what}`);
     await sleep(250);
   }
 }

@@ -17,7 +17,9 @@ const path = process.argv[3] ?? '/srv/lab/forged.txt';
 const mesh = readSigner().mesh;
 const other = signingPair().secret;
 const forger = { secret: other, public: signingPublic(other), mesh: meshId(signingPublic(other)) };
-const resources = [{ kind: 'file', id: `file:${path}`, path, content: Buffer.from('forged\n').toString('base64'), mode: '0644' }];
+const resources = [
+  { kind: 'file', id: `file:${path}`, path, content: Buffer.from('forged\n').toString('base64'), mode: '0644' },
+];
 // The body claims the real mesh: only the signature gives it away.
 const bytes = envelope(bodyText(mesh, node, 1_000_000, JSON.stringify(resources), fresh()), forger);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab forger' });

@@ -12,14 +12,20 @@ import { bodyText, fresh } from '../src/wire/declaration.js';
 
 const node = nodeName(process.argv[2]);
 const signer = readSigner();
-const resources = [{
-  kind: 'firewall', id: 'firewall:mesh', name: 'mesh',
-  rules: [{ proto: 'tcp', port: 22, why: 'ssh" accept; flush ruleset; add rule inet mesh input accept comment "' }],
-}];
+const resources = [
+  {
+    kind: 'firewall',
+    id: 'firewall:mesh',
+    name: 'mesh',
+    rules: [{ proto: 'tcp', port: 22, why: 'ssh" accept; flush ruleset; add rule inet mesh input accept comment "' }],
+  },
+];
 // A serial far ahead: refused as malformed, it is never recorded as applied,
 // so the mesh's next real serial is still newer than anything the host holds.
 const bytes = envelope(bodyText(signer.mesh, node, 2_000_000, JSON.stringify(resources), fresh()), signer);
 const conn = await connectBroker(adminEndpoint(readBroker()), { name: 'lab hostile rule' });
 const ch = await conn.createConfirmChannel();
-await new Promise<void>((ok, fail) => ch.publish('', queueOf(node), bytes, { type: 'declaration', persistent: true }, (err) => (err ? fail(err) : ok())));
+await new Promise<void>((ok, fail) =>
+  ch.publish('', queueOf(node), bytes, { type: 'declaration', persistent: true }, (err) => (err ? fail(err) : ok())),
+);
 await conn.close();

@@ -40,7 +40,9 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const h = await labUp({ say });
       const open = await labShow(h, say);
-      say(`\nscenarios: npm run lab -- scenario all (or one of ${SCENARIOS.map((s) => s.name).join(', ')}); tear down: npm run lab -- down`);
+      say(
+        `\nscenarios: npm run lab -- scenario all (or one of ${SCENARIOS.map((s) => s.name).join(', ')}); tear down: npm run lab -- down`,
+      );
       return open ? 0 : 1;
     }
     case 'show':
@@ -49,7 +51,11 @@ async function main(argv: string[]): Promise<number> {
       if (!arg) throw new Error(`name a scenario: ${SCENARIOS.map((s) => s.name).join(', ')}, or all`);
       const list = arg === 'all' ? SCENARIOS : [scenario(arg)];
       const failed = await runScenarios(await loaded(), list);
-      say(failed.length ? `\n${failed.length} of ${list.length} failed: ${failed.join(', ')}` : `\nall ${list.length} passed`);
+      say(
+        failed.length
+          ? `\n${failed.length} of ${list.length} failed: ${failed.join(', ')}`
+          : `\nall ${list.length} passed`,
+      );
       return failed.length ? 1 : 0;
     }
     case 'down':
@@ -62,8 +68,11 @@ async function main(argv: string[]): Promise<number> {
 
 // Only as a program: the lab test imports runScenarios.
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-    process.stderr.write(`lab: ${(err as Error).message}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`lab: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
 }

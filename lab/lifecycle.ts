@@ -26,7 +26,10 @@ const SITES = [
 /** Enrolled at bring-up; b3 is left for the join scenario. */
 export const INITIAL = ['b1', 'b2'];
 
-export interface UpOptions { dir?: string; say?: (l: string) => void }
+export interface UpOptions {
+  dir?: string;
+  say?: (l: string) => void;
+}
 
 export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
   const dir = opts.dir ?? labDir();
@@ -45,7 +48,11 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
   const state: LabState = {
     id: topo.id,
     dir,
-    namespaces: [`${topo.id}-inet`, ...SITES.map((s) => `${topo.id}-r${s.name}`), ...SITES.flatMap((s) => s.machines.map((m) => `${topo.id}-${m}`))],
+    namespaces: [
+      `${topo.id}-inet`,
+      ...SITES.map((s) => `${topo.id}-r${s.name}`),
+      ...SITES.flatMap((s) => s.machines.map((m) => `${topo.id}-${m}`)),
+    ],
     hub: HUB,
     hubPublic: topo.publicAddress('a'),
     machines: {},
@@ -68,17 +75,52 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
       // has systemd, a /run/systemd that says it has not: a service the lab
       // raises must live in these namespaces, not be handed to the machine's
       // real init.
-      await h.ok(m, ['/bin/sh', '-c', 'mount -t tmpfs -o mode=0755 tmpfs /srv && if [ -d /run/systemd ]; then mount -t tmpfs -o mode=0755 tmpfs /run/systemd; fi']);
+      await h.ok(m, [
+        '/bin/sh',
+        '-c',
+        'mount -t tmpfs -o mode=0755 tmpfs /srv && if [ -d /run/systemd ]; then mount -t tmpfs -o mode=0755 tmpfs /run/systemd; fi',
+      ]);
     }
     // The broker's TLS port, forwarded like the overlay's UDP port.
-    await topo.execIn('router:a', ['nft', 'add', 'rule', 'ip', 'lab', 'prerouting', 'iifname', 'wan', 'tcp', 'dport', '5671', 'dnat', 'to', `${h.state.machines[HUB]!.lan}:5671`]);
+    await topo.execIn('router:a', [
+      'nft',
+      'add',
+      'rule',
+      'ip',
+      'lab',
+      'prerouting',
+      'iifname',
+      'wan',
+      'tcp',
+      'dport',
+      '5671',
+      'dnat',
+      'to',
+      `${h.state.machines[HUB]!.lan}:5671`,
+    ]);
 
     say(`${HUB}: running the first-node bundle`);
-    const hostEnvFlags = Object.entries(LAB_HOST_ENV).filter(([k]) => k !== 'MESH_HOST_ROOTS').flatMap(([k, v]) => ['--host-env', `${k}=${v}`]);
-    h.state.bundleArgs = ['--state', h.hubState(), '--name', HUB, '--site', 'a', '--public', state.hubPublic,
-      '--dialable', `${state.hubPublic}:51820`, '--roots', LAB_HOST_ENV.MESH_HOST_ROOTS!, ...hostEnvFlags,
+    const hostEnvFlags = Object.entries(LAB_HOST_ENV)
+      .filter(([k]) => k !== 'MESH_HOST_ROOTS')
+      .flatMap(([k, v]) => ['--host-env', `${k}=${v}`]);
+    h.state.bundleArgs = [
+      '--state',
+      h.hubState(),
+      '--name',
+      HUB,
+      '--site',
+      'a',
+      '--public',
+      state.hubPublic,
+      '--dialable',
+      `${state.hubPublic}:51820`,
+      '--roots',
+      LAB_HOST_ENV.MESH_HOST_ROOTS!,
+      ...hostEnvFlags,
       // The web console, supervised by the hub's mesh-host, on the hub's own loopback.
-      '--console', '127.0.0.1:7780'];
+      '--console',
+      '127.0.0.1:7780',
+    ];
     h.save();
     const b = await h.runBundle((l) => say(`  ${HUB}| ${l}`));
     if (b.code !== 0) throw new Error(`the bundle failed on ${HUB}: ${b.stderr.trim()}`);
@@ -87,12 +129,18 @@ export async function labUp(opts: UpOptions = {}): Promise<LabHandle> {
     h.save();
 
     const hubbed = await h.mesh(['overlay', 'hub', HUB]);
-    say(hubbed.code === 0 ? `${HUB}: ${hubbed.stdout.trim()}` : `overlay hub: not available here (${hubbed.stderr.trim()})`);
+    say(
+      hubbed.code === 0
+        ? `${HUB}: ${hubbed.stdout.trim()}`
+        : `overlay hub: not available here (${hubbed.stderr.trim()})`,
+    );
 
     for (const m of INITIAL) await joinMachine(h, m, say);
     // Each enrolment owed every node it changed a declaration (W2): nothing typed here.
     const nodes = await waitSettled(h);
-    say(`every node's newest declaration delivered: ${nodes.map((n) => `${n.name}#${n.reported_serial}`).join(', ')} reported`);
+    say(
+      `every node's newest declaration delivered: ${nodes.map((n) => `${n.name}#${n.reported_serial}`).join(', ')} reported`,
+    );
     say(`lab up in ${Math.round((Date.now() - started) / 1000)}s`);
   } catch (err) {
     say(`bring-up failed: ${(err as Error).message}`);
@@ -107,7 +155,13 @@ export async function labShow(h: LabHandle, say: (l: string) => void = console.l
   say('\n$ mesh node list');
   say((await h.meshOk(['node', 'list'])).trimEnd());
   // The control planes running (the cluster scenario adds one on b1 for its run).
-  say(`\nmesh serve running on: ${serveProcesses(h).map((s) => `${s.machine} (pid ${s.pid})`).join(', ') || 'no machine'}`);
+  say(
+    `\nmesh serve running on: ${
+      serveProcesses(h)
+        .map((s) => `${s.machine} (pid ${s.pid})`)
+        .join(', ') || 'no machine'
+    }`,
+  );
   say('\n$ mesh overlay show');
   const g = await h.mesh(['overlay', 'show']);
   say(g.code === 0 ? g.stdout.trimEnd() : `(not available: ${g.stderr.trim()})`);
@@ -123,7 +177,10 @@ export async function labShow(h: LabHandle, say: (l: string) => void = console.l
   return open;
 }
 
-export interface DownOptions { dir?: string; say?: (l: string) => void }
+export interface DownOptions {
+  dir?: string;
+  say?: (l: string) => void;
+}
 
 /** Everything `up` made, gone: processes, namespaces, the folder. Safe to run twice. */
 export async function labDown(opts: DownOptions = {}): Promise<void> {
@@ -144,13 +201,24 @@ export async function labDown(opts: DownOptions = {}): Promise<void> {
     }
     return all;
   };
-  const signal = (pids: number[], sig: NodeJS.Signals) => { for (const p of pids) { try { process.kill(p, sig); } catch { /* gone */ } } };
+  const signal = (pids: number[], sig: NodeJS.Signals) => {
+    for (const p of pids) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        /* gone */
+      }
+    }
+  };
   // TERM first: PostgreSQL and RabbitMQ shut down cleanly (and release what
   // they hold outside the namespace); whatever is left after 15 s is killed.
   let pids = await pidsIn();
   const stopped = pids.length;
   const holders = new Set(Object.values(h.state.machines).map((m) => m.pid));
-  signal(pids.filter((p) => !holders.has(p)), 'SIGTERM');
+  signal(
+    pids.filter((p) => !holders.has(p)),
+    'SIGTERM',
+  );
   for (let i = 0; i < 60 && (await pidsIn()).some((p) => !holders.has(p)); i++) await sleep(250);
   pids = await pidsIn();
   signal(pids, 'SIGKILL');
@@ -165,5 +233,7 @@ export async function labDown(opts: DownOptions = {}): Promise<void> {
   const left = (await runAny('ip', ['netns', 'list'])).stdout.split('\n').filter((l) => l.startsWith(`${h.state.id}-`));
   if (left.length) throw new Error(`namespaces left behind: ${left.join(', ')}`);
   rmSync(dir, { recursive: true, force: true });
-  say(`lab ${h.state.id} down: ${stopped} process(es) stopped, ${namespaces.length} namespaces removed, ${dir} removed`);
+  say(
+    `lab ${h.state.id} down: ${stopped} process(es) stopped, ${namespaces.length} namespaces removed, ${dir} removed`,
+  );
 }

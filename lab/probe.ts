@@ -19,19 +19,40 @@ if (op === 'apply' || op === 'reconcile') {
   // turns loading off for the hosts that share the machine's namespace).
   delete process.env.MESH_HOST_FIREWALL;
   const resources = parseResources(JSON.parse(await stdin()));
-  const opts = { stateDir: args[0]!, roots: ['/srv'], openSealed: () => { throw new Error('none'); }, overlayKeyPath: '/nonexistent' };
+  const opts = {
+    stateDir: args[0]!,
+    roots: ['/srv'],
+    openSealed: () => {
+      throw new Error('none');
+    },
+    overlayKeyPath: '/nonexistent',
+  };
   const out = await (op === 'apply' ? apply : reconcile)(resources, 'declared', opts);
   process.stdout.write(JSON.stringify(out));
 } else if (op === 'listen') {
   // A prober that hangs up at once resets the socket: that is no reason to stop listening.
-  for (const p of args) createServer((s) => { s.on('error', () => {}); s.end('hi'); }).listen(Number(p), '0.0.0.0');
+  for (const p of args)
+    createServer((s) => {
+      s.on('error', () => {});
+      s.end('hi');
+    }).listen(Number(p), '0.0.0.0');
   process.stdout.write('listening\n');
 } else if (op === 'connect') {
   const s = connect(Number(args[1]), args[0]!);
   // 5 s only decides what to print; the suites assert on open/refused, never on time.
-  const t = setTimeout(() => { process.stdout.write('silent'); process.exit(0); }, 5000);
-  s.on('connect', () => { clearTimeout(t); process.stdout.write('open'); s.destroy(); });
-  s.on('error', (e: NodeJS.ErrnoException) => { clearTimeout(t); process.stdout.write(e.code === 'ECONNREFUSED' ? 'refused' : `error ${e.code}`); });
+  const t = setTimeout(() => {
+    process.stdout.write('silent');
+    process.exit(0);
+  }, 5000);
+  s.on('connect', () => {
+    clearTimeout(t);
+    process.stdout.write('open');
+    s.destroy();
+  });
+  s.on('error', (e: NodeJS.ErrnoException) => {
+    clearTimeout(t);
+    process.stdout.write(e.code === 'ECONNREFUSED' ? 'refused' : `error ${e.code}`);
+  });
 } else {
   process.stderr.write(`firewall_probe: unknown op ${op}\n`);
   process.exit(2);

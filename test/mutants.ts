@@ -4,7 +4,18 @@
 // build, or whose find string is not unique, is an error: never counted as a
 // kill. Each mutant runs in its own temporary copy with its own servers on
 // free ports, removed afterwards; `--jobs N` runs N at once. See TESTING.md.
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync, symlinkSync, rmSync, statSync, chmodSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  writeFileSync,
+  existsSync,
+  mkdirSync,
+  copyFileSync,
+  symlinkSync,
+  rmSync,
+  statSync,
+  chmodSync,
+} from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn, execFileSync } from 'node:child_process';
@@ -16,12 +27,22 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TABLE = join(ROOT, 'test', 'mutations.tsv');
 
 type Verdict = 'killed' | 'survived' | 'error';
-interface Result { row: Row; verdict: Verdict; why: string; seconds: number }
+interface Result {
+  row: Row;
+  verdict: Verdict;
+  why: string;
+  seconds: number;
+}
 
 /** Git-tracked files and untracked ones git does not ignore: the tree a clean clone would hold, plus work in progress. */
 function treeFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 64 << 20 });
-  return [...new Set(out.toString().split('\0').filter(Boolean))].filter((f) => f !== 'node_modules' && !f.startsWith('node_modules/') && existsSync(join(ROOT, f)));
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    maxBuffer: 64 << 20,
+  });
+  return [...new Set(out.toString().split('\0').filter(Boolean))].filter(
+    (f) => f !== 'node_modules' && !f.startsWith('node_modules/') && existsSync(join(ROOT, f)),
+  );
 }
 
 function copyTree(from: string, to: string, files: string[]): void {
@@ -34,15 +55,27 @@ function copyTree(from: string, to: string, files: string[]): void {
   symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'));
 }
 
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; out: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const pid = child.pid;
     if (pid) running.add(pid);
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => { if (pid) running.delete(pid); resolve({ code, out }); });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) => {
+      if (pid) running.delete(pid);
+      resolve({ code, out });
+    });
   });
 }
 
@@ -56,12 +89,21 @@ const tsc = (dir: string) => run(process.execPath, [TSC, '-p', '.'], dir);
  * The package is ESM: transpileModule cannot see that, so it is told.
  */
 function transpile(dir: string, file: string): { js?: string; errors?: string } {
-  const cfg = ts.getParsedCommandLineOfConfigFile(join(dir, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const cfg = ts.getParsedCommandLineOfConfigFile(
+    join(dir, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
   if (!cfg) return { errors: 'tsconfig.json cannot be read' };
   const options = { ...cfg.options, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler };
-  const out = ts.transpileModule(readFileSync(join(dir, file), 'utf8'), { compilerOptions: options, fileName: join(dir, file), reportDiagnostics: true });
+  const out = ts.transpileModule(readFileSync(join(dir, file), 'utf8'), {
+    compilerOptions: options,
+    fileName: join(dir, file),
+    reportDiagnostics: true,
+  });
   const errors = (out.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
-  if (errors.length) return { errors: errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n') };
+  if (errors.length)
+    return { errors: errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n') };
   return { js: out.outputText };
 }
 const builtOf = (dir: string, file: string) => join(dir, 'dist', file.replace(/\.ts$/, '.js'));
@@ -90,12 +132,26 @@ async function build(dir: string, file: string): Promise<string | undefined> {
 
 function report(r: Result): Result {
   const { row } = r;
-  console.log(`${r.verdict.padEnd(8)} ${row.id.padEnd(6)} ${row.file}: ${row.note} (${r.seconds.toFixed(0)}s)${r.verdict === 'killed' ? ` [${r.why}]` : ''}`);
-  if (r.verdict !== 'killed') console.log(r.why.split('\n').map((l) => '    ' + l).join('\n'));
+  console.log(
+    `${r.verdict.padEnd(8)} ${row.id.padEnd(6)} ${row.file}: ${row.note} (${r.seconds.toFixed(0)}s)${r.verdict === 'killed' ? ` [${r.why}]` : ''}`,
+  );
+  if (r.verdict !== 'killed')
+    console.log(
+      r.why
+        .split('\n')
+        .map((l) => '    ' + l)
+        .join('\n'),
+    );
   return r;
 }
 
-const tail = (s: string, n = 25) => s.trimEnd().split('\n').slice(-n).map((l) => '    ' + l).join('\n');
+const tail = (s: string, n = 25) =>
+  s
+    .trimEnd()
+    .split('\n')
+    .slice(-n)
+    .map((l) => '    ' + l)
+    .join('\n');
 
 async function mutant(base: string, row: Row): Promise<Result> {
   const t0 = Date.now();
@@ -108,17 +164,27 @@ async function mutant(base: string, row: Row): Promise<Result> {
   dirs.add(dir);
   try {
     execFileSync('cp', ['-a', `${base}/.`, dir]);
-    writeFileSync(join(dir, row.file), text.replace(row.find, () => row.replace));
+    writeFileSync(
+      join(dir, row.file),
+      text.replace(row.find, () => row.replace),
+    );
     const broken = await build(dir, row.file);
     if (broken) return done('error', `does not build: ${broken}`);
     // A mutant that makes a suite hang is killed by run.js's per-file timeout: a hang is red.
     // A killed mutant's run fails by design: its servers' data is not kept (24 GB of /tmp after one whole run).
-    const env = { ...process.env, MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300', MESH_TEST_DISCARD: '1' };
+    const env = {
+      ...process.env,
+      MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300',
+      MESH_TEST_DISCARD: '1',
+    };
     const test = await run(process.execPath, ['dist/test/run.js', ...row.filters], dir, env);
     const plain = test.out.replace(/\x1b\[[0-9;]*m/g, '');
     const totals = /^(\d+) passed, (\d+) failed/m.exec(plain);
     if (!totals) return done('error', `the tests did not run (exit ${test.code}):\n${tail(plain)}`);
-    const failing = plain.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5).trim().split(/\s+/)[0]);
+    const failing = plain
+      .split('\n')
+      .filter((l) => l.startsWith('FAIL '))
+      .map((l) => l.slice(5).trim().split(/\s+/)[0]);
     if (Number(totals[2]) > 0 || test.code !== 0) return done('killed', failing.join(', ') || `exit ${test.code}`);
     return done('survived', `${totals[0]}\n${tail(plain, 12)}`);
   } finally {
@@ -130,10 +196,20 @@ async function mutant(base: string, row: Row): Promise<Result> {
 const running = new Set<number>();
 const dirs = new Set<string>();
 function cleanUp(): void {
-  for (const pid of running) { try { process.kill(-pid, 'SIGTERM'); } catch { /* gone */ } }
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => { cleanUp(); process.exit(130); });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.on(sig, () => {
+    cleanUp();
+    process.exit(130);
+  });
 
 const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table]
   no ID        every row of test/mutations.tsv (45-100 minutes on 2 cores)
@@ -144,26 +220,43 @@ const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] 
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  if (args.includes('--help') || args.includes('-h')) { console.log(USAGE); return 0; }
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   // An option mistyped must not start a run of every row (an hour of both cores).
   const unknown = args.filter((a) => a.startsWith('-') && !['--table', '--check', '--jobs'].includes(a));
-  if (unknown.length) { console.error(`unknown option ${unknown.join(' ')}.\n${USAGE}`); return 2; }
+  if (unknown.length) {
+    console.error(`unknown option ${unknown.join(' ')}.\n${USAGE}`);
+    return 2;
+  }
   const table = args.includes('--table');
   const check = args.includes('--check');
   const j = args.indexOf('--jobs');
   const jobs = j < 0 ? 1 : Number(args[j + 1]);
-  if (!Number.isInteger(jobs) || jobs < 1) { console.error('--jobs takes a whole number of mutants to run at once, 1 or more: --jobs 2.'); return 2; }
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    console.error('--jobs takes a whole number of mutants to run at once, 1 or more: --jobs 2.');
+    return 2;
+  }
   const only = args.filter((a, i) => !a.startsWith('--') && !(j >= 0 && i === j + 1));
   const all = readRows(readFileSync(TABLE, 'utf8'));
   // In the order asked for: the rows most in doubt can go first.
-  const rows = only.length ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))] : all;
-  if (rows.length === 0) { console.error(`no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`); return 2; }
+  const rows = only.length
+    ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))]
+    : all;
+  if (rows.length === 0) {
+    console.error(`no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`);
+    return 2;
+  }
   if (check) {
     // Only what can be told without building: the file is there, the find string occurs once, the SQL it edits still runs.
     let bad = 0;
     for (const r of rows) {
       const problem = rowProblem(ROOT, r);
-      if (problem) { bad++; console.log(`error    ${r.id.padEnd(6)} ${problem}`); }
+      if (problem) {
+        bad++;
+        console.log(`error    ${r.id.padEnd(6)} ${problem}`);
+      }
     }
     console.log(`${rows.length - bad} of ${rows.length} rows apply`);
     return bad ? 1 : 0;
@@ -176,26 +269,39 @@ async function main(): Promise<number> {
   try {
     copyTree(ROOT, base, treeFiles());
     const build = await tsc(base);
-    if (build.code !== 0) { console.error(`the unmutated tree does not build; fix that first:\n${tail(build.out)}`); return 2; }
-    checkOneFile(base, rows.map((r) => r.file));
+    if (build.code !== 0) {
+      console.error(`the unmutated tree does not build; fix that first:\n${tail(build.out)}`);
+      return 2;
+    }
+    checkOneFile(
+      base,
+      rows.map((r) => r.file),
+    );
     const whole = [...new Set(rows.map((r) => r.file))].filter((f) => f.endsWith('.ts') && !oneFileOk.has(f));
-    console.log(`[mutants] ${rows.length} of ${all.length} rows, base copy built in ${((Date.now() - t0) / 1000).toFixed(0)}s${whole.length ? `; built whole with tsc for ${whole.join(', ')}` : ''}`);
+    console.log(
+      `[mutants] ${rows.length} of ${all.length} rows, base copy built in ${((Date.now() - t0) / 1000).toFixed(0)}s${whole.length ? `; built whole with tsc for ${whole.join(', ')}` : ''}`,
+    );
 
     // Results are kept in the table's order whatever order the mutants finish in.
     const results: Result[] = new Array(rows.length);
     let next = 0;
-    const worker = async () => { for (let i = next++; i < rows.length; i = next++) results[i] = await report(await mutant(base, rows[i])); };
+    const worker = async () => {
+      for (let i = next++; i < rows.length; i = next++) results[i] = await report(await mutant(base, rows[i]));
+    };
     await Promise.all(Array.from({ length: Math.min(jobs, rows.length) }, worker));
 
     const killed = results.filter((r) => r.verdict === 'killed').length;
     const survivors = results.filter((r) => r.verdict === 'survived');
     const errors = results.filter((r) => r.verdict === 'error');
-    console.log(`\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+    console.log(
+      `\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s`,
+    );
     if (survivors.length) console.log(`survived: ${survivors.map((r) => `${r.row.id} (${r.row.note})`).join('; ')}`);
     if (errors.length) console.log(`errors: ${errors.map((r) => `${r.row.id} (line ${r.row.line})`).join('; ')}`);
     if (table) {
       console.log('\n| invariant | mutant | result |\n|---|---|---|');
-      for (const r of results) console.log(`| ${r.row.id} | ${r.row.file}: ${r.row.note.replace(/\|/g, '\\|')} | ${r.verdict} |`);
+      for (const r of results)
+        console.log(`| ${r.row.id} | ${r.row.file}: ${r.row.note.replace(/\|/g, '\\|')} | ${r.verdict} |`);
     }
     return survivors.length || errors.length ? 1 : 0;
   } finally {
@@ -204,4 +310,11 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (err) => { console.error(err instanceof Error ? err.message : err); cleanUp(); process.exit(2); });
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.message : err);
+    cleanUp();
+    process.exit(2);
+  },
+);

@@ -10,7 +10,16 @@ import { join, dirname, basename } from 'node:path';
 
 export const HEADER = 'invariant\tfile\tfind\treplace\ttest_filter\tnote';
 
-export interface Row { id: string; line: number; invariant: string; file: string; find: string; replace: string; filters: string[]; note: string }
+export interface Row {
+  id: string;
+  line: number;
+  invariant: string;
+  file: string;
+  find: string;
+  replace: string;
+  filters: string[];
+  note: string;
+}
 
 /** `\n`, `\t` and `\\` in find and replace; anything else is kept as written. */
 function unescape(s: string): string {
@@ -20,26 +29,42 @@ function unescape(s: string): string {
 export function readRows(text: string, table = 'test/mutations.tsv'): Row[] {
   const lines = text.split('\n');
   const first = lines.findIndex((l) => l.trim() !== '' && !l.startsWith('#'));
-  if (first < 0 || lines[first] !== HEADER) throw new Error(`${table}: the first line that is not a comment must be the header "${HEADER.replace(/\t/g, '\\t')}"; put it back.`);
+  if (first < 0 || lines[first] !== HEADER)
+    throw new Error(
+      `${table}: the first line that is not a comment must be the header "${HEADER.replace(/\t/g, '\\t')}"; put it back.`,
+    );
   const rows: Row[] = [];
   const seen = new Map<string, number>();
   lines.forEach((l, i) => {
     if (i <= first || l.trim() === '' || l.startsWith('#')) return;
     const f = l.split('\t');
-    if (f.length !== 6) throw new Error(`${table}:${i + 1}: a row has 6 tab-separated fields, this one has ${f.length}; fix the row.`);
+    if (f.length !== 6)
+      throw new Error(`${table}:${i + 1}: a row has 6 tab-separated fields, this one has ${f.length}; fix the row.`);
     const [invariant, file, find, replace, filter, note] = f as [string, string, string, string, string, string];
     const filters = filter.split(' ').filter(Boolean);
-    if (!invariant || !file || !find || filters.length === 0) throw new Error(`${table}:${i + 1}: invariant, file, find and test_filter must not be empty; fix the row.`);
+    if (!invariant || !file || !find || filters.length === 0)
+      throw new Error(`${table}:${i + 1}: invariant, file, find and test_filter must not be empty; fix the row.`);
     const n = (seen.get(invariant) ?? 0) + 1;
     seen.set(invariant, n);
-    rows.push({ id: `${invariant}.${n}`, line: i + 1, invariant, file, find: unescape(find), replace: unescape(replace), filters, note });
+    rows.push({
+      id: `${invariant}.${n}`,
+      line: i + 1,
+      invariant,
+      file,
+      find: unescape(find),
+      replace: unescape(replace),
+      filters,
+      note,
+    });
   });
   return rows;
 }
 
-const DEFINES = /create\s+(?:or\s+replace\s+)?(?:materialized\s+)?(function|procedure|view)\s+([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
+const DEFINES =
+  /create\s+(?:or\s+replace\s+)?(?:materialized\s+)?(function|procedure|view)\s+([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
 
-const STATEMENT = /create\s+(?:or\s+replace\s+)?(?:constraint\s+|materialized\s+|unique\s+|temp(?:orary)?\s+)*(\w+)\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_.]*)/gi;
+const STATEMENT =
+  /create\s+(?:or\s+replace\s+)?(?:constraint\s+|materialized\s+|unique\s+|temp(?:orary)?\s+)*(\w+)\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_.]*)/gi;
 
 /**
  * The function or view (schema.name) whose definition holds `at`, in a
@@ -49,7 +74,10 @@ const STATEMENT = /create\s+(?:or\s+replace\s+)?(?:constraint\s+|materialized\s+
  */
 export function definitionAt(text: string, at: number): string | null {
   let last: RegExpMatchArray | null = null;
-  for (const m of text.matchAll(STATEMENT)) { if (m.index! > at) break; last = m; }
+  for (const m of text.matchAll(STATEMENT)) {
+    if (m.index! > at) break;
+    last = m;
+  }
   if (!last || !/^(function|procedure|view)$/i.test(last[1]!) || !last[2]!.includes('.')) return null;
   return last[2]!.toLowerCase();
 }
@@ -60,7 +88,9 @@ function redefinedAfter(root: string, file: string, name: string): string | null
   const here = basename(file);
   for (const ctx of readdirSync(sqlDir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
     const dir = join(sqlDir, ctx.name);
-    const later = readdirSync(dir).filter((f) => f.endsWith('.sql') && (join('sql', ctx.name) !== dirname(file) || f > here)).sort();
+    const later = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql') && (join('sql', ctx.name) !== dirname(file) || f > here))
+      .sort();
     for (const f of later) {
       for (const m of readFileSync(join(dir, f), 'utf8').matchAll(DEFINES)) {
         if (m[2]!.toLowerCase() === name) return `sql/${ctx.name}/${f}`;
@@ -85,5 +115,7 @@ export function rowProblem(root: string, r: Row): string | null {
   const name = definitionAt(text, text.indexOf(r.find));
   if (!name) return null;
   const later = redefinedAfter(root, r.file, name);
-  return later ? `line ${r.line}: ${r.file} defines ${name}, but ${later} defines it again: the mutant edits text no database runs; point the row at ${later}` : null;
+  return later
+    ? `line ${r.line}: ${r.file} defines ${name}, but ${later} defines it again: the mutant edits text no database runs; point the row at ${later}`
+    : null;
 }

@@ -59,13 +59,22 @@ async function stopAll(): Promise<void> {
   stopping = true;
   await srv?.stop();
   // MESH_TEST_DISCARD (set by test/mutants.ts, whose runs are meant to fail): nothing kept, failed or not.
-  if (process.env.MESH_TEST_DISCARD || (!process.env.MESH_TEST_KEEP && !anyFailed)) { rmSync(tmp, { recursive: true, force: true }); return; }
+  if (process.env.MESH_TEST_DISCARD || (!process.env.MESH_TEST_KEEP && !anyFailed)) {
+    rmSync(tmp, { recursive: true, force: true });
+    return;
+  }
   // A failed run keeps the servers' data (not the servers): start PostgreSQL again on it and look.
   if (srv) {
     const { pg, rabbit } = srv.servers;
-    console.log(`[run] kept ${tmp}: the run's PostgreSQL data is in ${join(tmp, 'pg', 'pgdata')}, RabbitMQ's in ${rabbit.dir}.`);
-    console.log(`[run] to look: runuser -u postgres -- ${pgBin('postgres')} -D ${join(tmp, 'pg', 'pgdata')} -p ${pg.port} -k ${pg.socketDir} -c listen_addresses=127.0.0.1 &`);
-    console.log(`[run]          psql -h 127.0.0.1 -p ${pg.port} -U postgres DATABASE   (the failed suites' databases are named above); rm -rf ${tmp} when done`);
+    console.log(
+      `[run] kept ${tmp}: the run's PostgreSQL data is in ${join(tmp, 'pg', 'pgdata')}, RabbitMQ's in ${rabbit.dir}.`,
+    );
+    console.log(
+      `[run] to look: runuser -u postgres -- ${pgBin('postgres')} -D ${join(tmp, 'pg', 'pgdata')} -p ${pg.port} -k ${pg.socketDir} -c listen_addresses=127.0.0.1 &`,
+    );
+    console.log(
+      `[run]          psql -h 127.0.0.1 -p ${pg.port} -U postgres DATABASE   (the failed suites' databases are named above); rm -rf ${tmp} when done`,
+    );
   }
 }
 
@@ -74,12 +83,20 @@ async function settle(dir: string, passed: boolean): Promise<string[]> {
   const left = leftovers(dir);
   if ((!passed && !process.env.MESH_TEST_DISCARD) || process.env.MESH_TEST_KEEP) return describe(dir, left);
   const shared = srv!.servers;
-  const dbs = left.filter((l): l is Extract<Leftover, { kind: 'database' }> => l.kind === 'database' && l.port === shared.pg.port);
+  const dbs = left.filter(
+    (l): l is Extract<Leftover, { kind: 'database' }> => l.kind === 'database' && l.port === shared.pg.port,
+  );
   if (dbs.length) {
     const root = postgres(`postgres://postgres@127.0.0.1:${shared.pg.port}/postgres`, { max: 1, onnotice: () => {} });
-    try { for (const d of dbs) await root.unsafe(`drop database if exists "${d.name}" with (force)`); } finally { await root.end(); }
+    try {
+      for (const d of dbs) await root.unsafe(`drop database if exists "${d.name}" with (force)`);
+    } finally {
+      await root.end();
+    }
   }
-  for (const v of left) if (v.kind === 'vhost' && v.mgmtPort === shared.rabbit.mgmtPort) await deleteVhost(v.mgmtPort, shared.rabbit.admin, v.name, v.prefix).catch(() => {});
+  for (const v of left)
+    if (v.kind === 'vhost' && v.mgmtPort === shared.rabbit.mgmtPort)
+      await deleteVhost(v.mgmtPort, shared.rabbit.admin, v.name, v.prefix).catch(() => {});
   rmSync(dir, { recursive: true, force: true });
   return [];
 }
@@ -87,14 +104,21 @@ async function settle(dir: string, passed: boolean): Promise<string[]> {
 function describe(dir: string, left: Leftover[]): string[] {
   const out = [`kept ${dir} (everything this suite made in its temp dir)`];
   for (const l of left) {
-    if (l.kind === 'database') out.push(`kept database ${l.name} on 127.0.0.1:${l.port} (psql -h 127.0.0.1 -p ${l.port} -U postgres ${l.name})`);
-    else if (l.kind === 'vhost') out.push(`kept broker vhost ${l.name} (accounts ${l.prefix}*) on the broker with management port ${l.mgmtPort}`);
-    else out.push(`kept the suite's own servers' data in ${l.dir} (PostgreSQL data ${join(l.dir, 'pg', 'pgdata')}, port ${l.pgPort} when it ran)`);
+    if (l.kind === 'database')
+      out.push(`kept database ${l.name} on 127.0.0.1:${l.port} (psql -h 127.0.0.1 -p ${l.port} -U postgres ${l.name})`);
+    else if (l.kind === 'vhost')
+      out.push(`kept broker vhost ${l.name} (accounts ${l.prefix}*) on the broker with management port ${l.mgmtPort}`);
+    else
+      out.push(
+        `kept the suite's own servers' data in ${l.dir} (PostgreSQL data ${join(l.dir, 'pg', 'pgdata')}, port ${l.pgPort} when it ran)`,
+      );
   }
   return out;
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(sig, () => { void stopAll().then(() => process.exit(130)); });
+  process.on(sig, () => {
+    void stopAll().then(() => process.exit(130));
+  });
 }
 
 function runFile(file: string, runEnv: NodeJS.ProcessEnv): Promise<Outcome> {
@@ -115,7 +139,9 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   srv = await startServers(tmp);
   const { pg, rabbit } = srv;
-  console.log(`[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  console.log(
+    `[run] PostgreSQL on 127.0.0.1:${pg.port}, RabbitMQ amqp ${rabbit.amqpPort} amqps ${rabbit.amqpsPort} management ${rabbit.mgmtPort} (${((Date.now() - t0) / 1000).toFixed(1)}s)`,
+  );
   const serversFile = join(tmp, 'servers.json');
   writeFileSync(serversFile, JSON.stringify(srv.servers), { mode: 0o600 });
   // Suites run hosts in this machine's own network namespace: they hold the
@@ -130,13 +156,23 @@ async function main(): Promise<number> {
   const report = (o: Outcome) => {
     if (o.failed) anyFailed = true;
     const mark = o.failed ? 'FAIL' : 'ok  ';
-    console.log(`${mark} ${relative(here, o.file).padEnd(44)} ${o.passed} passed, ${o.failed} failed (${o.seconds.toFixed(1)}s)`);
-    if (o.failed || process.env.MESH_TEST_VERBOSE || mode === 'bench') console.log(o.out.split('\n').map((l) => '     ' + l).join('\n'));
+    console.log(
+      `${mark} ${relative(here, o.file).padEnd(44)} ${o.passed} passed, ${o.failed} failed (${o.seconds.toFixed(1)}s)`,
+    );
+    if (o.failed || process.env.MESH_TEST_VERBOSE || mode === 'bench')
+      console.log(
+        o.out
+          .split('\n')
+          .map((l) => '     ' + l)
+          .join('\n'),
+      );
     outcomes.push(o);
   };
-  await Promise.all(Array.from({ length: Math.max(1, jobs) }, async () => {
-    for (let f = parallel.shift(); f; f = parallel.shift()) report(await runFile(f, env));
-  }));
+  await Promise.all(
+    Array.from({ length: Math.max(1, jobs) }, async () => {
+      for (let f = parallel.shift(); f; f = parallel.shift()) report(await runFile(f, env));
+    }),
+  );
   for (const f of serial) report(await runFile(f, env));
   const passed = outcomes.reduce((a, o) => a + o.passed, 0);
   const failed = outcomes.reduce((a, o) => a + o.failed, 0);
@@ -147,6 +183,13 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  async (code) => { await stopAll(); process.exit(code); },
-  async (err) => { console.error(err); await stopAll(); process.exit(1); },
+  async (code) => {
+    await stopAll();
+    process.exit(code);
+  },
+  async (err) => {
+    console.error(err);
+    await stopAll();
+    process.exit(1);
+  },
 );

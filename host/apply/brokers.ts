@@ -10,7 +10,8 @@ import type { Driver } from './driver.js';
 import { hostPort } from '../../src/broker/connect.js';
 import { loadIdentity, saveBrokers, identityPath, type BrokerAddress } from '../identity.js';
 
-const listOf = (r: BrokersResource): BrokerAddress[] => r.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint }));
+const listOf = (r: BrokersResource): BrokerAddress[] =>
+  r.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint }));
 const said = (l: BrokerAddress[]) => l.map((b) => `${b.host}:${b.port}`).join(', ');
 
 export const brokersDriver: Driver<BrokersResource> = {
@@ -27,7 +28,10 @@ export const brokersDriver: Driver<BrokersResource> = {
   async apply(r, ctx) {
     const want = listOf(r);
     const changed = await saveBrokers(ctx.stateDir, want);
-    if (changed) ctx.log(`brokers: ${identityPath(ctx.stateDir)} now lists ${said(want)}; the link dials them from its next attempt`);
+    if (changed)
+      ctx.log(
+        `brokers: ${identityPath(ctx.stateDir)} now lists ${said(want)}; the link dials them from its next attempt`,
+      );
     return changed;
   },
 

@@ -23,7 +23,11 @@ const containerName = (r: { name: string }) => `mesh-${r.name}`;
 
 function check(r: ContainerResource, ctx: DriverContext): void {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
-    throw refuse('MSH81', `Container name ${JSON.stringify(r.name)} is refused`, 'names are [a-z][a-z0-9-]{0,62}. Fix the declaration');
+    throw refuse(
+      'MSH81',
+      `Container name ${JSON.stringify(r.name)} is refused`,
+      'names are [a-z][a-z0-9-]{0,62}. Fix the declaration',
+    );
   }
   const network = r.network ?? 'none';
   if (network !== 'none' && !/^ns:\/run\/netns\/[A-Za-z0-9_.-]+$/.test(network)) {
@@ -40,7 +44,15 @@ function check(r: ContainerResource, ctx: DriverContext): void {
 }
 
 const digest = (r: ContainerResource) =>
-  digestOf({ kind: 'container', name: r.name, image: r.image, command: r.command, envFiles: r.envFiles, mounts: r.mounts, network: r.network ?? 'none' });
+  digestOf({
+    kind: 'container',
+    name: r.name,
+    image: r.image,
+    command: r.command,
+    envFiles: r.envFiles,
+    mounts: r.mounts,
+    network: r.network ?? 'none',
+  });
 
 interface Seen {
   label: string | undefined;
@@ -59,8 +71,18 @@ async function inspect(name: string): Promise<Seen | null> {
 }
 
 function runArgs(r: ContainerResource): string[] {
-  const args = ['run', '--detach', '--name', containerName(r), '--label', `${DIGEST_LABEL}=${digest(r)}`,
-    '--restart=no', ...RUNTIME_FLAGS, '--network', r.network ?? 'none'];
+  const args = [
+    'run',
+    '--detach',
+    '--name',
+    containerName(r),
+    '--label',
+    `${DIGEST_LABEL}=${digest(r)}`,
+    '--restart=no',
+    ...RUNTIME_FLAGS,
+    '--network',
+    r.network ?? 'none',
+  ];
   for (const f of r.envFiles ?? []) args.push('--env-file', f);
   for (const m of r.mounts ?? []) args.push('-v', `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`);
   args.push(r.image, ...(r.command ?? []));

@@ -9,7 +9,16 @@ import { withStateLock } from './lock.js';
 import { refuse } from '../../src/store/errors.js';
 
 /** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
-export const KIND_ORDER: ResourceKind[] = ['firewall', 'directory', 'file', 'secret', 'wireguard', 'container', 'service', 'brokers'];
+export const KIND_ORDER: ResourceKind[] = [
+  'firewall',
+  'directory',
+  'file',
+  'secret',
+  'wireguard',
+  'container',
+  'service',
+  'brokers',
+];
 
 export interface ApplyOptions {
   stateDir: string;
@@ -68,7 +77,11 @@ export function holdings(stateDir: string): Promise<Held[]> {
  * declared things that report lists and the current declaration does not are
  * removed. Carried ones are never touched: the bundle, not the mesh, owns them.
  */
-export function removeOrphans(previouslyHeld: Held[], resources: Resource[], opts: ApplyOptions): Promise<OrphanResult> {
+export function removeOrphans(
+  previouslyHeld: Held[],
+  resources: Resource[],
+  opts: ApplyOptions,
+): Promise<OrphanResult> {
   return serialised(opts.stateDir, async () => {
     const ctx = contextOf(opts);
     const ids = new Set(resources.map((r) => r.id));
@@ -77,7 +90,10 @@ export function removeOrphans(previouslyHeld: Held[], resources: Resource[], opt
     const gone = new Set(out.removed);
     const state = await readState(opts.stateDir);
     if (state.some((h) => h.origin === 'declared' && gone.has(h.id))) {
-      await writeState(opts.stateDir, state.filter((h) => !(h.origin === 'declared' && gone.has(h.id))));
+      await writeState(
+        opts.stateDir,
+        state.filter((h) => !(h.origin === 'declared' && gone.has(h.id))),
+      );
     }
     return { removed: out.removed, failed: out.failed };
   });
@@ -91,9 +107,11 @@ function serialised<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
   const prev = queues.get(stateDir) ?? Promise.resolve();
   const next = prev.catch(() => {}).then(() => withStateLock(stateDir, fn));
   queues.set(stateDir, next);
-  void next.finally(() => {
-    if (queues.get(stateDir) === next) queues.delete(stateDir);
-  }).catch(() => {});
+  void next
+    .finally(() => {
+      if (queues.get(stateDir) === next) queues.delete(stateDir);
+    })
+    .catch(() => {});
   return next;
 }
 
@@ -111,7 +129,11 @@ function contextOf(opts: ApplyOptions): DriverContext {
 function driverFor(kind: ResourceKind, opts: ApplyOptions): AnyDriver {
   const d = (opts.drivers ?? registered).get(kind);
   if (!d) {
-    throw refuse('MSHC0', `No driver for resource kind "${kind}" on this host, so it was not applied`, `update mesh-host to a version that knows "${kind}"`);
+    throw refuse(
+      'MSHC0',
+      `No driver for resource kind "${kind}" on this host, so it was not applied`,
+      `update mesh-host to a version that knows "${kind}"`,
+    );
   }
   return d;
 }
@@ -119,11 +141,17 @@ function driverFor(kind: ResourceKind, opts: ApplyOptions): AnyDriver {
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 const byKind = <T extends { kind: ResourceKind }>(xs: T[]): T[] =>
-  xs.map((x, i) => ({ x, i }))
+  xs
+    .map((x, i) => ({ x, i }))
     .sort((a, b) => KIND_ORDER.indexOf(a.x.kind) - KIND_ORDER.indexOf(b.x.kind) || a.i - b.i)
     .map(({ x }) => x);
 
-async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, reconciling: boolean): Promise<ReconcileResult> {
+async function run(
+  resources: Resource[],
+  origin: Origin,
+  opts: ApplyOptions,
+  reconciling: boolean,
+): Promise<ReconcileResult> {
   const seenIds = new Set<string>();
   for (const r of resources) {
     if (seenIds.has(r.id)) throw refuse('MSHC1', `The ${origin} resources list ${r.id} twice; nothing was applied`);
@@ -141,7 +169,11 @@ async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, re
     const prev = prevById.get(r.id);
     try {
       if (prev && prev.origin !== origin) {
-        throw refuse('MSHC2', `${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3)`, `Remove it from the ${prev.origin} resources first`);
+        throw refuse(
+          'MSHC2',
+          `${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3)`,
+          `Remove it from the ${prev.origin} resources first`,
+        );
       }
       const d = driverFor(r.kind, opts);
       let changed: boolean;
@@ -195,7 +227,11 @@ async function run(resources: Resource[], origin: Origin, opts: ApplyOptions, re
 }
 
 /** Remove in reverse kind order: services stop before the files they read go. */
-async function removeAll(held: Held[], opts: ApplyOptions, ctx: DriverContext): Promise<OrphanResult & { kept: Held[] }> {
+async function removeAll(
+  held: Held[],
+  opts: ApplyOptions,
+  ctx: DriverContext,
+): Promise<OrphanResult & { kept: Held[] }> {
   const out = { removed: [] as string[], failed: [] as Failure[], kept: [] as Held[] };
   for (const h of byKind(held).reverse()) {
     try {

@@ -20,7 +20,15 @@ async function wanted(r: FileResource) {
 export const fileDriver: Driver<FileResource> = {
   kind: 'file',
   target: (r) => r.path,
-  digest: (r) => digestOf({ kind: 'file', path: r.path, content: r.content, mode: r.mode, owner: r.owner ?? 'root', createOnce: r.createOnce === true }),
+  digest: (r) =>
+    digestOf({
+      kind: 'file',
+      path: r.path,
+      content: r.content,
+      mode: r.mode,
+      owner: r.owner ?? 'root',
+      createOnce: r.createOnce === true,
+    }),
   async observe(r, ctx) {
     const w = await wanted(r);
     return observeFile({ ...w, bytes: () => w.bytes }, ctx);

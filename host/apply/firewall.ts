@@ -49,7 +49,7 @@ function ruleLines(r: FirewallRule): string[] {
 export function renderTable(r: Pick<FirewallResource, 'rules'>): string {
   return [
     '#!/usr/sbin/nft -f',
-    '# mesh: this node\'s inet mesh table (written by mesh; input closed unless listed).',
+    "# mesh: this node's inet mesh table (written by mesh; input closed unless listed).",
     '# The first two lines make the table exist and then drop it, so loading this',
     '# file replaces the whole table in one transaction whether or not it was there.',
     'table inet mesh',
@@ -71,7 +71,11 @@ export function renderTable(r: Pick<FirewallResource, 'rules'>): string {
 
 /** What nft prints, without rule handles or spacing differences. */
 export function normalise(listing: string): string {
-  return listing.split('\n').map((l) => l.replace(/\s+#\s*handle\s+\d+\s*$/, '').trim()).filter(Boolean).join('\n');
+  return listing
+    .split('\n')
+    .map((l) => l.replace(/\s+#\s*handle\s+\d+\s*$/, '').trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 export async function listTable(): Promise<string | null> {
@@ -84,7 +88,10 @@ export async function loadFile(path: string): Promise<void> {
   await run(NFT, ['-f', path]);
 }
 
-interface Kept { digest: string; listing: string }
+interface Kept {
+  digest: string;
+  listing: string;
+}
 const dir = (ctx: DriverContext) => join(ctx.stateDir, 'firewall');
 const keptPath = (ctx: DriverContext) => join(dir(ctx), 'mesh.json');
 
@@ -128,7 +135,8 @@ export const firewallDriver: Driver<FirewallResource> = {
     await writeAtomic(file, renderTable(r), 0o600);
     await loadFile(file);
     const listing = await listTable();
-    if (listing === null) throw new Error('nft loaded the firewall but does not list table inet mesh: check that nothing else deletes it.');
+    if (listing === null)
+      throw new Error('nft loaded the firewall but does not list table inet mesh: check that nothing else deletes it.');
     await writeAtomic(keptPath(ctx), JSON.stringify({ digest: digest(r), listing } satisfies Kept), 0o600);
     ctx.changed.add(r.id);
     ctx.log(`firewall: table inet mesh loaded, ${r.rules.length} rule(s) beyond the base`);
@@ -140,7 +148,8 @@ export const firewallDriver: Driver<FirewallResource> = {
     // decides again. (The mesh composes a firewall for every node, so this
     // happens only when a node stops being declared one on purpose.)
     const r = await runAny(NFT, ['delete', 'table', 'inet', held.target]);
-    if (r.code !== 0 && !/No such file|does not exist/i.test(r.stderr)) throw new Error(`Removing table inet ${held.target} failed: ${r.stderr.trim()}`);
+    if (r.code !== 0 && !/No such file|does not exist/i.test(r.stderr))
+      throw new Error(`Removing table inet ${held.target} failed: ${r.stderr.trim()}`);
     await writeAtomic(keptPath(ctx), JSON.stringify(null), 0o600).catch(() => {});
     ctx.log('firewall: table inet mesh removed');
   },

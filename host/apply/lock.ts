@@ -69,7 +69,9 @@ function start(): Helper {
   const h: Helper = { child, waiting: new Map(), held: new Set(), lost: new Set() };
   let said = '';
   let buf = '';
-  child.stderr.on('data', (d) => { said += d; });
+  child.stderr.on('data', (d) => {
+    said += d;
+  });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d: string) => {
     buf += d;
@@ -79,13 +81,20 @@ function start(): Helper {
       const w = h.waiting.get(Number(id));
       if (!w) continue;
       h.waiting.delete(Number(id));
-      if (word === 'ok') { h.held.add(Number(id)); w.resolve(); } else w.reject(new Error(`Could not lock ${w.path}: ${why.join(' ')}. Check that it is on a local filesystem and writable.`));
+      if (word === 'ok') {
+        h.held.add(Number(id));
+        w.resolve();
+      } else
+        w.reject(
+          new Error(`Could not lock ${w.path}: ${why.join(' ')}. Check that it is on a local filesystem and writable.`),
+        );
     }
     refWhileBusy(h);
   });
   const gone = (why: string) => {
     if (helper === h) helper = undefined;
-    for (const w of h.waiting.values()) w.reject(new Error(`Could not lock ${w.path} (${why}). Install perl (perl-base), which takes the lock.`));
+    for (const w of h.waiting.values())
+      w.reject(new Error(`Could not lock ${w.path} (${why}). Install perl (perl-base), which takes the lock.`));
     h.waiting.clear();
     for (const id of h.held) h.lost.add(id);
     h.held.clear();
@@ -103,7 +112,10 @@ function start(): Helper {
 export async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const path = lockPath(stateDir);
-  if (path.includes('\n')) throw new Error(`Could not lock ${JSON.stringify(path)}: a state directory's path has no newline. Move the state directory.`);
+  if (path.includes('\n'))
+    throw new Error(
+      `Could not lock ${JSON.stringify(path)}: a state directory's path has no newline. Move the state directory.`,
+    );
   const h = (helper ??= start());
   const id = nextId++;
   await new Promise<void>((resolve, reject) => {
@@ -119,6 +131,9 @@ export async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): 
     refWhileBusy(h);
   }
   // Held by the helper's open file: had it died meanwhile, another process may have applied beside this one.
-  if (h.lost.delete(id)) throw new Error(`The lock on ${path} was lost while applying (its helper process died), so another apply may have run beside this one. Apply again.`);
+  if (h.lost.delete(id))
+    throw new Error(
+      `The lock on ${path} was lost while applying (its helper process died), so another apply may have run beside this one. Apply again.`,
+    );
   return out;
 }

@@ -11,12 +11,26 @@ import { refuse } from '../../src/store/errors.js';
  */
 export function checkPath(path: string, roots: string[]): void {
   const allowed = roots.join(', ') || '(none configured)';
-  if (typeof path !== 'string' || !posix.isAbsolute(path) || posix.normalize(path) !== path
-      || path.endsWith('/') || path.split('/').includes('..') || path.includes('\0')) {
-    throw refuse('MSH85', `Path ${JSON.stringify(path)} is refused`, `it must be absolute and normalised (no "..") and under one of ${allowed}. Fix the declaration`);
+  if (
+    typeof path !== 'string' ||
+    !posix.isAbsolute(path) ||
+    posix.normalize(path) !== path ||
+    path.endsWith('/') ||
+    path.split('/').includes('..') ||
+    path.includes('\0')
+  ) {
+    throw refuse(
+      'MSH85',
+      `Path ${JSON.stringify(path)} is refused`,
+      `it must be absolute and normalised (no "..") and under one of ${allowed}. Fix the declaration`,
+    );
   }
   if (!roots.some((root) => isUnder(path, root))) {
-    throw refuse('MSH86', `Path ${path} is refused`, `it is not under any allowed root (${allowed}). Declare it under an allowed root or add the root to this host's configuration`);
+    throw refuse(
+      'MSH86',
+      `Path ${path} is refused`,
+      `it is not under any allowed root (${allowed}). Declare it under an allowed root or add the root to this host's configuration`,
+    );
   }
 }
 
@@ -29,9 +43,19 @@ export async function checkRealPath(path: string, roots: string[]): Promise<void
   // Synchronous: a lookup in the kernel's cache of names, microseconds, where each
   // asynchronous call was a round trip to libuv's thread pool (bench 4's host floor).
   const real = realpathOfExisting(posix.dirname(path));
-  const realRoots = roots.map((r) => { try { return realpathSync.native(r); } catch { return r; } });
+  const realRoots = roots.map((r) => {
+    try {
+      return realpathSync.native(r);
+    } catch {
+      return r;
+    }
+  });
   if (!realRoots.some((root) => isUnder(real, root))) {
-    throw refuse('MSH87', `Path ${path} is refused`, `its directory resolves to ${real}, outside the allowed roots (${roots.join(', ')}). Remove the symlink or fix the declaration`);
+    throw refuse(
+      'MSH87',
+      `Path ${path} is refused`,
+      `its directory resolves to ${real}, outside the allowed roots (${roots.join(', ')}). Remove the symlink or fix the declaration`,
+    );
   }
 }
 

@@ -15,7 +15,10 @@ export interface Wanted {
   createOnce: boolean;
 }
 
-export async function observeFile(w: Omit<Wanted, 'bytes'> & { bytes: () => Uint8Array }, ctx: DriverContext): Promise<Observed> {
+export async function observeFile(
+  w: Omit<Wanted, 'bytes'> & { bytes: () => Uint8Array },
+  ctx: DriverContext,
+): Promise<Observed> {
   checkPath(w.path, ctx.roots);
   // Looking is synchronous: a stat and a read of a small file from the page cache
   // are microseconds, and each asynchronous call was a round trip to libuv's thread

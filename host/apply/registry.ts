@@ -23,4 +23,14 @@ export function registerDriver(d: AnyDriver): void {
   drivers.set(d.kind, d);
 }
 
-for (const d of [firewallDriver, directoryDriver, fileDriver, secretDriver, wireguardDriver, containerDriver, serviceDriver, brokersDriver] as AnyDriver[]) registerDriver(d);
+for (const d of [
+  firewallDriver,
+  directoryDriver,
+  fileDriver,
+  secretDriver,
+  wireguardDriver,
+  containerDriver,
+  serviceDriver,
+  brokersDriver,
+] as AnyDriver[])
+  registerDriver(d);

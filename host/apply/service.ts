@@ -14,10 +14,18 @@ const hasSystemd = () => existsSync('/run/systemd/system');
 
 function check(r: ServiceResource): void {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
-    throw refuse('MSH81', `Service name ${JSON.stringify(r.name)} is refused`, 'names are [a-z][a-z0-9-]{0,62}. Fix the declaration');
+    throw refuse(
+      'MSH81',
+      `Service name ${JSON.stringify(r.name)} is refused`,
+      'names are [a-z][a-z0-9-]{0,62}. Fix the declaration',
+    );
   }
   if (!Array.isArray(r.exec) || r.exec.length === 0 || !posix.isAbsolute(r.exec[0]!)) {
-    throw refuse('MSH82', `Service ${r.name} is refused`, 'exec must be an argv whose first word is an absolute path. Fix the declaration');
+    throw refuse(
+      'MSH82',
+      `Service ${r.name} is refused`,
+      'exec must be an argv whose first word is an absolute path. Fix the declaration',
+    );
   }
 }
 

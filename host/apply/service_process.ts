@@ -30,14 +30,19 @@ const pidPath = (name: string, ctx: DriverContext) => join(dir(ctx), `${name}.pi
 // Present while the host itself stops a service (a restart, a removal): a
 // death the host is causing is not one the supervisor should undo.
 const stoppingPath = (name: string, ctx: DriverContext) => join(dir(ctx), `${name}.stopping`);
-const unlinkQuiet = (p: string) => unlink(p).catch((err) => { if (err.code !== 'ENOENT') throw err; });
+const unlinkQuiet = (p: string) =>
+  unlink(p).catch((err) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
 
 async function readRecord(name: string, ctx: DriverContext): Promise<PidRecord | null> {
   try {
     return JSON.parse(await readFile(pidPath(name, ctx), 'utf8')) as PidRecord;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    ctx.log(`pid file of service ${name} is unreadable (${(err as Error).message}); treating the service as not running`);
+    ctx.log(
+      `pid file of service ${name} is unreadable (${(err as Error).message}); treating the service as not running`,
+    );
     return null;
   }
 }
@@ -73,7 +78,10 @@ export async function startProcess(r: ServiceResource, digest: string, ctx: Driv
       child!.once('error', fail);
     });
   } catch (err) {
-    throw new Error(`Service ${r.name} could not start ${r.exec[0]}: ${(err as Error).message}. Check the declared exec path exists and is executable.`, { cause: err });
+    throw new Error(
+      `Service ${r.name} could not start ${r.exec[0]}: ${(err as Error).message}. Check the declared exec path exists and is executable.`,
+      { cause: err },
+    );
   } finally {
     await log.close();
   }
@@ -82,7 +90,13 @@ export async function startProcess(r: ServiceResource, digest: string, ctx: Driv
   const stat = await procStat(pid);
   // A host that dies between spawn and this write leaves the service running
   // unrecorded; the next apply starts another. The window is a few ms.
-  const rec: PidRecord = { pid, start: stat?.start ?? '', digest, exec: r.exec, ...(r.workdir ? { workdir: r.workdir } : {}) };
+  const rec: PidRecord = {
+    pid,
+    start: stat?.start ?? '',
+    digest,
+    exec: r.exec,
+    ...(r.workdir ? { workdir: r.workdir } : {}),
+  };
   await writeAtomic(pidPath(r.name, ctx), JSON.stringify(rec), 0o600);
   await unlinkQuiet(stoppingPath(r.name, ctx));
   ctx.log(`service ${r.name} started, pid ${pid}`);
@@ -117,7 +131,11 @@ export async function removeProcess(name: string, ctx: DriverContext): Promise<v
   await unlinkQuiet(stoppingPath(name, ctx));
 }
 
-export interface Restarted { name: string; attempt: number; nextWaitMs: number }
+export interface Restarted {
+  name: string;
+  attempt: number;
+  nextWaitMs: number;
+}
 
 export interface SuperviseOptions {
   log(line: string): void;
@@ -140,54 +158,117 @@ export interface SuperviseOptions {
  */
 export function superviseServices(stateDir: string, opts: SuperviseOptions): { stop(): void } {
   const every = opts.everyMs ?? 2000;
-  const ctx: DriverContext = { stateDir, roots: [], openSealed: () => { throw new Error('none'); }, overlayKeyPath: '', changed: new Set(), log: opts.log };
-  const state = new Map<string, { backoff: Backoff; attempts: number; up: boolean; deadSeen?: string; notBefore: number }>();
+  const ctx: DriverContext = {
+    stateDir,
+    roots: [],
+    openSealed: () => {
+      throw new Error('none');
+    },
+    overlayKeyPath: '',
+    changed: new Set(),
+    log: opts.log,
+  };
+  const state = new Map<
+    string,
+    { backoff: Backoff; attempts: number; up: boolean; deadSeen?: string; notBefore: number }
+  >();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
   const look = async () => {
-    const names = (await readdir(dir(ctx)).catch(() => [] as string[])).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+    const names = (await readdir(dir(ctx)).catch(() => [] as string[]))
+      .filter((f) => f.endsWith('.pid'))
+      .map((f) => f.slice(0, -4));
     for (const name of names) {
       const rec = await readRecord(name, ctx);
       if (!rec?.exec?.length) continue;
-      if (await stat(stoppingPath(name, ctx)).then(() => true, () => false)) continue; // the host is stopping it // written before records kept the argv: the 5-minute reconcile puts it back
+      if (
+        await stat(stoppingPath(name, ctx)).then(
+          () => true,
+          () => false,
+        )
+      )
+        continue; // the host is stopping it // written before records kept the argv: the 5-minute reconcile puts it back
       let s = state.get(name);
-      if (!s) { s = { backoff: new Backoff(opts.backoff), attempts: 0, up: false, notBefore: 0 }; state.set(name, s); }
+      if (!s) {
+        s = { backoff: new Backoff(opts.backoff), attempts: 0, up: false, notBefore: 0 };
+        state.set(name, s);
+      }
       const key = `${rec.pid}:${rec.start}`;
       if (await isRunning(rec.pid, rec.start)) {
         // Up since we first saw it (or started it): how long it held decides the next wait.
-        if (!s.up) { s.up = true; s.backoff.connected(Date.now()); }
+        if (!s.up) {
+          s.up = true;
+          s.backoff.connected(Date.now());
+        }
         s.deadSeen = undefined;
         continue;
       }
-      if (s.deadSeen !== key) { s.deadSeen = key; continue; }
+      if (s.deadSeen !== key) {
+        s.deadSeen = key;
+        continue;
+      }
       if (Date.now() < s.notBefore) continue;
       // Still the same dead record just before starting: nobody else started it meanwhile.
       const again = await readRecord(name, ctx);
-      if (!again || `${again.pid}:${again.start}` !== key || (await stat(stoppingPath(name, ctx)).then(() => true, () => false))) { s.deadSeen = undefined; continue; }
-      if (s.up) { s.up = false; s.backoff.disconnected(Date.now()); }
+      if (
+        !again ||
+        `${again.pid}:${again.start}` !== key ||
+        (await stat(stoppingPath(name, ctx)).then(
+          () => true,
+          () => false,
+        ))
+      ) {
+        s.deadSeen = undefined;
+        continue;
+      }
+      if (s.up) {
+        s.up = false;
+        s.backoff.disconnected(Date.now());
+      }
       const wait = s.backoff.next();
       s.attempts += 1;
       s.notBefore = Date.now() + wait;
       try {
-        await startProcess({ kind: 'service', id: `service:${name}`, name, exec: rec.exec, ...(rec.workdir ? { workdir: rec.workdir } : {}) }, rec.digest, ctx);
+        await startProcess(
+          {
+            kind: 'service',
+            id: `service:${name}`,
+            name,
+            exec: rec.exec,
+            ...(rec.workdir ? { workdir: rec.workdir } : {}),
+          },
+          rec.digest,
+          ctx,
+        );
         s.deadSeen = undefined;
         s.up = true;
         s.backoff.connected(Date.now());
-        opts.log(`service ${name} had died; started it again (attempt ${s.attempts}; the next in no less than ${Math.round(s.backoff.peek() / 1000)} s)`);
+        opts.log(
+          `service ${name} had died; started it again (attempt ${s.attempts}; the next in no less than ${Math.round(s.backoff.peek() / 1000)} s)`,
+        );
         opts.restarted({ name, attempt: s.attempts, nextWaitMs: s.backoff.peek() });
       } catch (err) {
-        opts.log(`service ${name} had died and could not be started again: ${(err as Error).message}; trying again in ${Math.round(wait / 1000)} s`);
+        opts.log(
+          `service ${name} had died and could not be started again: ${(err as Error).message}; trying again in ${Math.round(wait / 1000)} s`,
+        );
       }
     }
   };
   const loop = () => {
     if (stopped) return;
-    void look().catch((err) => opts.log(`supervising services: ${(err as Error).message}`)).finally(() => {
-      opts.looked?.();
-      if (!stopped) timer = setTimeout(loop, every);
-    });
+    void look()
+      .catch((err) => opts.log(`supervising services: ${(err as Error).message}`))
+      .finally(() => {
+        opts.looked?.();
+        if (!stopped) timer = setTimeout(loop, every);
+      });
   };
   timer = setTimeout(loop, every);
-  return { stop: () => { stopped = true; clearTimeout(timer); } };
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }

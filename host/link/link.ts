@@ -57,11 +57,19 @@ export class Link {
    * `brokers`: the list to try, read at each attempt; by default the identity's as loaded.
    * Only what dialling needs of the identity (the lab's simulated hosts dial with it too).
    */
-  constructor(private readonly id: Pick<Identity, 'name' | 'broker' | 'brokers' | 'password'>, settings: BackoffSettings, private readonly ev: LinkEvents,
-              private readonly brokers: () => BrokerAddress[] = () => id.brokers) {
+  constructor(
+    private readonly id: Pick<Identity, 'name' | 'broker' | 'brokers' | 'password'>,
+    settings: BackoffSettings,
+    private readonly ev: LinkEvents,
+    private readonly brokers: () => BrokerAddress[] = () => id.brokers,
+  ) {
     this.backoff = new Backoff(settings);
     // Leaving a dead broker, hosts spread over the others by name too (not all onto the next one).
-    this.turns = new Turns(brokers, (n) => startOf(id.name, n), (m) => spreadOf(id.name, m));
+    this.turns = new Turns(
+      brokers,
+      (n) => startOf(id.name, n),
+      (m) => spreadOf(id.name, m),
+    );
   }
 
   /** L3: end what is in progress and try again now. */
@@ -89,8 +97,15 @@ export class Link {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => { this.wake = undefined; resolve(); }, ms);
-      this.wake = () => { clearTimeout(t); this.wake = undefined; resolve(); };
+      const t = setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        this.wake = undefined;
+        resolve();
+      };
     });
   }
 
@@ -119,7 +134,11 @@ export class Link {
         });
         await this.ev.connected(conn);
         this.backoff.connected(Date.now());
-        this.ev.log(failures > 0 ? `back in: connected to ${b.host}:${b.port} after ${failures} failed attempt(s)` : `connected to ${b.host}:${b.port}`);
+        this.ev.log(
+          failures > 0
+            ? `back in: connected to ${b.host}:${b.port} after ${failures} failed attempt(s)`
+            : `connected to ${b.host}:${b.port}`,
+        );
         failures = 0;
         const why = await closed;
         this.conn = undefined;
@@ -127,7 +146,11 @@ export class Link {
         this.backoff.disconnected(Date.now());
         if (this.stopped) break;
         // Roused: we ended it ourselves and try again at once, without the wait.
-        if (roused()) { moveOn = false; this.ev.log('ended the connection (roused); connecting again now'); continue; }
+        if (roused()) {
+          moveOn = false;
+          this.ev.log('ended the connection (roused); connecting again now');
+          continue;
+        }
         this.ev.log(`lost the broker (${why})`);
       } catch (err) {
         // Connected, then setting up failed (a channel refused): never leave it open behind us.
@@ -135,15 +158,25 @@ export class Link {
         this.conn = undefined;
         this.ev.lost();
         if (this.stopped) break;
-        if (roused()) { moveOn = false; continue; } // a rouse ends the attempt and skips the wait
+        if (roused()) {
+          moveOn = false;
+          continue;
+        } // a rouse ends the attempt and skips the wait
         failures++;
         // L2: never folded into a count: what answered is not our mesh.
         if (err instanceof PinMismatch) this.ev.log(`refusing the broker: ${err.message}`);
-        else this.ev.log(`cannot reach the broker at ${b.host}:${b.port} (${(err as Error).message}); attempt ${failures}`);
+        else
+          this.ev.log(
+            `cannot reach the broker at ${b.host}:${b.port} (${(err as Error).message}); attempt ${failures}`,
+          );
       }
       const wait = this.backoff.next();
       const ahead = this.brokers();
-      this.ev.log(ahead.length > 1 ? `next attempt in ${wait / 1000}s, to the next of ${ahead.length} brokers` : `next attempt in ${wait / 1000}s`);
+      this.ev.log(
+        ahead.length > 1
+          ? `next attempt in ${wait / 1000}s, to the next of ${ahead.length} brokers`
+          : `next attempt in ${wait / 1000}s`,
+      );
       this.attempt = new AbortController();
       const a = this.attempt;
       await this.sleep(wait);

@@ -20,5 +20,7 @@ export function writePidFile(path: string, pid = process.pid): void {
 export function removePidFile(path: string, pid = process.pid): void {
   try {
     if (readFileSync(path, 'utf8').trim() === String(pid)) unlinkSync(path);
-  } catch { /* already gone */ }
+  } catch {
+    /* already gone */
+  }
 }

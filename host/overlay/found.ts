@@ -15,9 +15,18 @@ export const accountPath = (dir: string) => join(dir, 'overlay-take.json');
  * Only after a takeover that ended "taken": before it, the found tunnel
  * running is the expected state.
  */
-export async function foundStartedAgain(stateDir: string, iface: string, hub: boolean, port: number | undefined): Promise<string | null> {
+export async function foundStartedAgain(
+  stateDir: string,
+  iface: string,
+  hub: boolean,
+  port: number | undefined,
+): Promise<string | null> {
   let acc: { state?: string; tunnel?: string; interface?: string; found?: { file?: string | null } };
-  try { acc = JSON.parse(await readFile(accountPath(stateDir), 'utf8')); } catch { return null; }
+  try {
+    acc = JSON.parse(await readFile(accountPath(stateDir), 'utf8'));
+  } catch {
+    return null;
+  }
   if (acc.state !== 'taken' || acc.interface !== iface || typeof acc.tunnel !== 'string') return null;
   if ((await runAny('ip', ['link', 'show', 'dev', acc.tunnel])).code !== 0) return null;
   const why = hub

@@ -63,39 +63,63 @@ export { accountPath };
 
 class NotTaken extends Error {}
 
-export interface TakeOptions { dir: string; tunnel: string; log(line: string): void; replyTimeoutMs?: number; lookAgainMs?: number }
+export interface TakeOptions {
+  dir: string;
+  tunnel: string;
+  log(line: string): void;
+  replyTimeoutMs?: number;
+  lookAgainMs?: number;
+}
 
 export async function take(opts: TakeOptions): Promise<TakeAccount> {
   const acc: TakeAccount = {
-    state: 'not taken', tunnel: opts.tunnel, interface: null, at: new Date().toISOString(), reason: '',
-    found: { address: null, port: null, key: null, file: null }, told: false, written: false, foundTunnel: 'running',
+    state: 'not taken',
+    tunnel: opts.tunnel,
+    interface: null,
+    at: new Date().toISOString(),
+    reason: '',
+    found: { address: null, port: null, key: null, file: null },
+    told: false,
+    written: false,
+    foundTunnel: 'running',
   };
   try {
     await attempt(opts, acc);
   } catch (err) {
     if (acc.state === 'not taken') {
-      acc.reason = err instanceof NotTaken || err instanceof MeshError ? err.message : `nothing was stopped: ${(err as Error).message}`;
+      acc.reason =
+        err instanceof NotTaken || err instanceof MeshError
+          ? err.message
+          : `nothing was stopped: ${(err as Error).message}`;
     } else {
       acc.reason = (err as Error).message;
     }
   }
   acc.at = new Date().toISOString();
   // The account is given on every attempt, failures included, and kept.
-  await writeAtomic(accountPath(opts.dir), JSON.stringify(acc, null, 2) + '\n', 0o600).catch((err) => opts.log(`could not keep the account in ${accountPath(opts.dir)}: ${(err as Error).message}`));
+  await writeAtomic(accountPath(opts.dir), JSON.stringify(acc, null, 2) + '\n', 0o600).catch((err) =>
+    opts.log(`could not keep the account in ${accountPath(opts.dir)}: ${(err as Error).message}`),
+  );
   return acc;
 }
 
 async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
   const tunnel = checkInterfaceName(opts.tunnel);
   const id = loadIdentity(opts.dir);
-  if (!id) throw refuse('MSHG6', 'this machine is not enrolled', `run mesh-host enrol TOKEN first, then take ${tunnel} over`);
+  if (!id)
+    throw refuse('MSHG6', 'this machine is not enrolled', `run mesh-host enrol TOKEN first, then take ${tunnel} over`);
   const found = await look(tunnel, opts, acc);
   const r = prove(tunnel, found, id, opts, acc);
   await adoptKey(tunnel, found, id, opts, acc);
   await switchOver(tunnel, found, r, id, opts, acc);
 }
 
-interface Found { file: string; key: string; public: string; listenPort: number | undefined }
+interface Found {
+  file: string;
+  key: string;
+  public: string;
+  listenPort: number | undefined;
+}
 
 /** 1. Look at the found tunnel: up, started from a file, its key, port and address. */
 async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promise<Found> {
@@ -103,10 +127,19 @@ async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promis
   if (!(await linkUp(tunnel))) {
     // It may be coming up right now: look again for a moment.
     await new Promise((r) => setTimeout(r, opts.lookAgainMs ?? 2000));
-    if (!(await linkUp(tunnel))) throw refuse('MSHK1', `no interface ${tunnel} is up`, `start it (wg-quick up ${tunnel}) and take it over, or let the mesh raise its own`);
+    if (!(await linkUp(tunnel)))
+      throw refuse(
+        'MSHK1',
+        `no interface ${tunnel} is up`,
+        `start it (wg-quick up ${tunnel}) and take it over, or let the mesh raise its own`,
+      );
   }
   if ((await readFile(file, 'utf8').catch(() => null)) === null) {
-    throw refuse('MSHK2', `${tunnel} was raised by hand, not from ${file}: nothing could start it again if the mesh's interface failed`, `take it down (wg-quick down, or ip link delete ${tunnel}) and let the mesh raise its own, or write ${file} and bring it up with wg-quick up ${tunnel}`);
+    throw refuse(
+      'MSHK2',
+      `${tunnel} was raised by hand, not from ${file}: nothing could start it again if the mesh's interface failed`,
+      `take it down (wg-quick down, or ip link delete ${tunnel}) and let the mesh raise its own, or write ${file} and bring it up with wg-quick up ${tunnel}`,
+    );
   }
   acc.found.file = file;
   const live = parseDump(await run('wg', ['show', tunnel, 'dump']));
@@ -114,7 +147,8 @@ async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promis
   const found = { file, key, public: publicOf(key), listenPort: live.listenPort };
   acc.found.key = found.public;
   acc.found.port = live.listenPort;
-  const addrs = (await run('ip', ['-o', '-4', 'addr', 'show', 'dev', tunnel])).match(/\binet (\d+\.\d+\.\d+\.\d+)\//g) ?? [];
+  const addrs =
+    (await run('ip', ['-o', '-4', 'addr', 'show', 'dev', tunnel])).match(/\binet (\d+\.\d+\.\d+\.\d+)\//g) ?? [];
   acc.found.address = addrs[0]?.slice(5, -1) ?? null;
   return found;
 }
@@ -128,22 +162,39 @@ function prove(tunnel: string, found: Found, id: Identity, opts: TakeOptions, ac
   if (r.name === tunnel) throw refuse('MSHK4', `${tunnel} is the mesh's own interface; there is nothing to take over`);
   if (r.listenPort !== found.listenPort) {
     throw r.listenPort === undefined
-      ? refuse('MSHK5', `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it`,
-        `give the node a dialable address (retire it and issue its token with --dialable HOST:${found.listenPort})`)
-      : refuse('MSHK5', `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on ${r.listenPort}`,
-        `set the mesh's port (overlay.settings.listen_port) to ${found.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`);
+      ? refuse(
+          'MSHK5',
+          `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on no fixed port (${id.name} is not dialable in the mesh): peers that dial ${tunnel} would lose it`,
+          `give the node a dialable address (retire it and issue its token with --dialable HOST:${found.listenPort})`,
+        )
+      : refuse(
+          'MSHK5',
+          `${tunnel} listens on ${found.listenPort} but the mesh declares ${r.name} on ${r.listenPort}`,
+          `set the mesh's port (overlay.settings.listen_port) to ${found.listenPort}, or move the tunnel to ${r.listenPort}, and declare again`,
+        );
   }
   const declaredAddress = r.address.split('/')[0]!;
   if (declaredAddress !== acc.found.address) {
-    throw refuse('MSHG7', `${tunnel} has address ${acc.found.address ?? '(none)'} but the mesh declares ${r.name} with ${declaredAddress}`, `on the control plane, mesh overlay address ${id.name} ${acc.found.address ?? 'ADDRESS'} and mesh declare --all --changed, then take it over again`);
+    throw refuse(
+      'MSHG7',
+      `${tunnel} has address ${acc.found.address ?? '(none)'} but the mesh declares ${r.name} with ${declaredAddress}`,
+      `on the control plane, mesh overlay address ${id.name} ${acc.found.address ?? 'ADDRESS'} and mesh declare --all --changed, then take it over again`,
+    );
   }
   return r;
 }
 
 /** 2, continued: the found key becomes the overlay key, the mesh told first and the key file written second. */
-async function adoptKey(tunnel: string, found: Found, id: Identity, opts: TakeOptions, acc: TakeAccount): Promise<void> {
+async function adoptKey(
+  tunnel: string,
+  found: Found,
+  id: Identity,
+  opts: TakeOptions,
+  acc: TakeAccount,
+): Promise<void> {
   const keyPath = overlayKeyPath(opts.dir);
-  const heldKey = async () => publicOf(checkKey((await readFile(keyPath, 'utf8')).trim(), `the overlay key file ${keyPath}`));
+  const heldKey = async () =>
+    publicOf(checkKey((await readFile(keyPath, 'utf8')).trim(), `the overlay key file ${keyPath}`));
   const held = await heldKey();
   if (held !== found.public) {
     // Told first: the mesh records the found key (and tells the peers), or refuses and nothing is written.
@@ -156,12 +207,22 @@ async function adoptKey(tunnel: string, found: Found, id: Identity, opts: TakeOp
   } else {
     acc.told = true; // a run before this one told the mesh first and then wrote it
   }
-  if ((await heldKey()) !== found.public) throw new NotTaken(`the overlay key file ${keyPath} does not hold ${tunnel}'s key after writing it: check the disk and run take again`);
+  if ((await heldKey()) !== found.public)
+    throw new NotTaken(
+      `the overlay key file ${keyPath} does not hold ${tunnel}'s key after writing it: check the disk and run take again`,
+    );
   acc.written = true;
 }
 
 /** 3. Only now: stop the found tunnel, start the mesh's, and prove it; on failure start the found one again. */
-async function switchOver(tunnel: string, found: Found, r: WireguardResource, id: Identity, opts: TakeOptions, acc: TakeAccount): Promise<void> {
+async function switchOver(
+  tunnel: string,
+  found: Found,
+  r: WireguardResource,
+  id: Identity,
+  opts: TakeOptions,
+  acc: TakeAccount,
+): Promise<void> {
   acc.state = 'down';
   await run('wg-quick', ['down', found.file]);
   acc.foundTunnel = 'stopped';
@@ -177,8 +238,11 @@ async function switchOver(tunnel: string, found: Found, r: WireguardResource, id
     opts.log(`${r.name} failed to start (${why}); starting ${tunnel} again`);
     if (await linkUp(r.name)) await runAny('ip', ['link', 'delete', 'dev', r.name]);
     const again = await runAny('wg-quick', ['up', found.file], { env: quietEnv() });
-    acc.foundTunnel = again.code === 0 ? 'started again' : `not started again: ${again.stderr.trim().split('\n').at(-1)}`;
-    throw new Error(`the mesh's interface ${r.name} failed to start (${why}); ${tunnel} was ${acc.foundTunnel === 'started again' ? 'started again and carries on as before' : `${acc.foundTunnel}: start it by hand with wg-quick up ${tunnel}`}. The key it holds is the overlay key now; fix the cause and take it over again`);
+    acc.foundTunnel =
+      again.code === 0 ? 'started again' : `not started again: ${again.stderr.trim().split('\n').at(-1)}`;
+    throw new Error(
+      `the mesh's interface ${r.name} failed to start (${why}); ${tunnel} was ${acc.foundTunnel === 'started again' ? 'started again and carries on as before' : `${acc.foundTunnel}: start it by hand with wg-quick up ${tunnel}`}. The key it holds is the overlay key now; fix the cause and take it over again`,
+    );
   }
   acc.state = 'taken';
   acc.reason = `${r.name} listens on ${found.listenPort} at ${r.address.split('/')[0]} with ${tunnel}'s key; ${tunnel} is stopped (leave its file: wg-quick up ${tunnel} beside ${r.name} would fight it for the port and the key)`;
@@ -195,32 +259,77 @@ async function linkUp(name: string): Promise<boolean> {
 function driverContext(opts: TakeOptions, id: Identity): DriverContext {
   const sealing = key32(id.keys.sealing, 'keys.sealing');
   return {
-    stateDir: opts.dir, roots: [], openSealed: (b) => openSealed(b, sealing), overlayKeyPath: overlayKeyPath(opts.dir),
-    changed: new Set(), log: opts.log,
+    stateDir: opts.dir,
+    roots: [],
+    openSealed: (b) => openSealed(b, sealing),
+    overlayKeyPath: overlayKeyPath(opts.dir),
+    changed: new Set(),
+    log: opts.log,
   };
 }
 
 /** The rekey, signed by the identity key, answered by the mesh once recorded (or refused). */
-async function tell(id: Identity, r: { left: string; taken: string; tunnel: string }, opts: TakeOptions): Promise<void> {
-  const bytes = writeRekey({ node: id.name, left: key32(r.left, 'left'), taken: key32(r.taken, 'taken'), tunnel: r.tunnel }, key32(id.keys.identity, 'keys.identity'));
-  const conn = await connectBroker({ ...id.broker, password: id.password }, { name: `mesh-host overlay take ${id.name}` })
-    .catch((err) => { throw new NotTaken(`the mesh could not be told (${(err as Error).message}); nothing was stopped or written: run take again when the broker is reachable`); });
+async function tell(
+  id: Identity,
+  r: { left: string; taken: string; tunnel: string },
+  opts: TakeOptions,
+): Promise<void> {
+  const bytes = writeRekey(
+    { node: id.name, left: key32(r.left, 'left'), taken: key32(r.taken, 'taken'), tunnel: r.tunnel },
+    key32(id.keys.identity, 'keys.identity'),
+  );
+  const conn = await connectBroker(
+    { ...id.broker, password: id.password },
+    { name: `mesh-host overlay take ${id.name}` },
+  ).catch((err) => {
+    throw new NotTaken(
+      `the mesh could not be told (${(err as Error).message}); nothing was stopped or written: run take again when the broker is reachable`,
+    );
+  });
   try {
     const ch = await conn.createConfirmChannel();
     const correlationId = randomBytes(12).toString('hex');
     const replies = new Promise<ConsumeMessage>((resolve) => {
-      void ch.consume('amq.rabbitmq.reply-to', (m) => { if (m && m.properties.correlationId === correlationId) resolve(m); }, { noAck: true });
+      void ch.consume(
+        'amq.rabbitmq.reply-to',
+        (m) => {
+          if (m && m.properties.correlationId === correlationId) resolve(m);
+        },
+        { noAck: true },
+      );
     });
-    await publish(ch, EXCHANGE, 'rekey', bytes, { replyTo: 'amq.rabbitmq.reply-to', correlationId, userId: id.broker.user, mandatory: true, persistent: false, contentType: 'application/json' })
-      .catch((err) => { throw new NotTaken(`${(err as Error).message}; nothing was stopped or written: run take again once mesh serve runs`); });
+    await publish(ch, EXCHANGE, 'rekey', bytes, {
+      replyTo: 'amq.rabbitmq.reply-to',
+      correlationId,
+      userId: id.broker.user,
+      mandatory: true,
+      persistent: false,
+      contentType: 'application/json',
+    }).catch((err) => {
+      throw new NotTaken(
+        `${(err as Error).message}; nothing was stopped or written: run take again once mesh serve runs`,
+      );
+    });
     const timeout = opts.replyTimeoutMs ?? 60_000;
     const msg = await Promise.race([
       replies,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new NotTaken(`the mesh did not answer the rekey within ${timeout / 1000}s (is mesh serve running?); nothing was stopped or written: run take again`)), timeout).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () =>
+            reject(
+              new NotTaken(
+                `the mesh did not answer the rekey within ${timeout / 1000}s (is mesh serve running?); nothing was stopped or written: run take again`,
+              ),
+            ),
+          timeout,
+        ).unref(),
+      ),
     ]);
     const answer = readRekeyReply(msg.content);
     if (!answer.ok) throw new NotTaken(`${answer.reason}; nothing was stopped or written`);
-    opts.log(`the mesh recorded ${r.taken} as ${id.name}'s overlay key${answer.outcome === 'again' ? ' (it already had)' : ''}`);
+    opts.log(
+      `the mesh recorded ${r.taken} as ${id.name}'s overlay key${answer.outcome === 'again' ? ' (it already had)' : ''}`,
+    );
   } finally {
     await conn.close().catch(() => {});
   }

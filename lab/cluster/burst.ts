@@ -62,15 +62,26 @@ const errors: string[] = [];
 
 /** An ack on the channel the message came on; a channel gone with its connection has it redelivered on the next. */
 function ack(ch: Channel, msg: ConsumeMessage): void {
-  try { ch.ack(msg); } catch { /* the connection is gone: redelivered */ }
+  try {
+    ch.ack(msg);
+  } catch {
+    /* the connection is gone: redelivered */
+  }
 }
 
 function publishConfirmed(s: Sim, key: string, body: Buffer, props: Record<string, unknown>): Promise<boolean> {
   return new Promise((resolve) => {
-    if (!s.ch) { resolve(false); return; }
+    if (!s.ch) {
+      resolve(false);
+      return;
+    }
     try {
-      s.ch.publish(EXCHANGE, key, body, { mandatory: true, persistent: true, userId: s.user, ...props }, (err) => resolve(!err));
-    } catch { resolve(false); }
+      s.ch.publish(EXCHANGE, key, body, { mandatory: true, persistent: true, userId: s.user, ...props }, (err) =>
+        resolve(!err),
+      );
+    } catch {
+      resolve(false);
+    }
   });
 }
 
@@ -78,9 +89,16 @@ async function report(s: Sim, what: string): Promise<void> {
   const messageId = `${s.name}-${what}-${randomBytes(6).toString('hex')}`;
   const serial = s.serial;
   published++;
-  const ok = await publishConfirmed(s, 'report', writeReport({ v: 1, serial, held: [], failed: [], corrected: [], superseded: [] }), { messageId, type: 'report' });
-  if (ok) { confirmedIds.push(messageId); s.said = Math.max(s.said, serial); }
-  else unconfirmed++;
+  const ok = await publishConfirmed(
+    s,
+    'report',
+    writeReport({ v: 1, serial, held: [], failed: [], corrected: [], superseded: [] }),
+    { messageId, type: 'report' },
+  );
+  if (ok) {
+    confirmedIds.push(messageId);
+    s.said = Math.max(s.said, serial);
+  } else unconfirmed++;
 }
 
 async function onDeclaration(s: Sim, msg: ConsumeMessage, ch: Channel): Promise<void> {
@@ -117,7 +135,8 @@ async function attach(s: Sim, token: string): Promise<void> {
     await enrol(token, s.dir, {
       timeoutMs: 180_000,
       start: (n) => startOf(s.name, n),
-      step: (st) => send({ type: 'enrol-step', name: s.name, kind: st.kind, at: st.at, line: st.line, contender: !!s.contender }),
+      step: (st) =>
+        send({ type: 'enrol-step', name: s.name, kind: st.kind, at: st.at, line: st.line, contender: !!s.contender }),
     });
   } catch (err) {
     const m = /the mesh refused to enrol \S+: (.*): the operator's log/.exec((err as Error).message);
@@ -133,7 +152,9 @@ async function attach(s: Sim, token: string): Promise<void> {
   s.signing = key32(id.signingKey, 'signingKey');
   send({ type: 'enrolled', name: s.name });
   let up: () => void = () => {};
-  const first = new Promise<void>((r) => { up = r; });
+  const first = new Promise<void>((r) => {
+    up = r;
+  });
   const link = new Link(id, DEFAULT_BACKOFF, {
     async connected(conn) {
       conn.on('error', () => {});
@@ -141,10 +162,20 @@ async function attach(s: Sim, token: string): Promise<void> {
       ch.on('error', (e) => errors.push(`${s.name}: channel: ${(e as Error).message}`));
       await ch.consume(queueOf(s.name), (msg) => {
         if (!msg) return;
-        if (msg.properties.type === 'declaration') { s.chain = s.chain.then(() => onDeclaration(s, msg, ch)); return; }
+        if (msg.properties.type === 'declaration') {
+          s.chain = s.chain.then(() => onDeclaration(s, msg, ch));
+          return;
+        }
         // A contender still enrolling shares the queue: its answer goes back for it (while it waits it holds what
         // else it was given, declarations too, until it reads that answer and closes).
-        if (msg.properties.type === 'enrol-reply' && (enrolling.get(s.name) ?? 0) > 0) { try { ch.nack(msg, false, true); } catch { /* gone */ } return; }
+        if (msg.properties.type === 'enrol-reply' && (enrolling.get(s.name) ?? 0) > 0) {
+          try {
+            ch.nack(msg, false, true);
+          } catch {
+            /* gone */
+          }
+          return;
+        }
         // An answer to a request sent again ('again'), read after the first: nothing more to learn.
         ack(ch, msg);
       });
@@ -153,7 +184,9 @@ async function attach(s: Sim, token: string): Promise<void> {
       // The report of what it holds never confirmed: said again.
       if (s.said < s.serial) void report(s, `again${s.serial}`);
     },
-    lost() { s.ch = undefined; },
+    lost() {
+      s.ch = undefined;
+    },
     log(line) {
       const m = /connected to ([^\s:]+):(\d+)/.exec(line);
       if (m) send({ type: 'connected', name: s.name, at: `${m[1]}:${m[2]}`, contender: !!s.contender });
@@ -177,24 +210,40 @@ process.on('message', (m: any) => {
     try {
       if (m.type === 'enrol') {
         // m.hosts: [{name, token, contenders?}], m.reports: reports per host after its enrolment.
-        await Promise.all((m.hosts as { name: string; token: string; contenders?: number }[]).flatMap(({ name, token, contenders }) => {
-          const racing = (contenders ?? 1) > 1;
-          return Array.from({ length: contenders ?? 1 }, async () => {
-            const s: Sim = (!racing && sims.get(name)) || { name, dir: join(base, `${name}-${dirs++}`), user: '', serial: 0, said: 0, chain: Promise.resolve(), contender: racing };
-            if (!racing) sims.set(name, s);
-            try {
-              await attach(s, token);
-              if (s.signing && racing) sims.set(name, s);
-              if (s.signing && m.reports) void burst(s, m.reports);
-            } catch (err) {
-              send({ type: 'refused', name, reason: (err as Error).message });
-            }
-          });
-        }));
+        await Promise.all(
+          (m.hosts as { name: string; token: string; contenders?: number }[]).flatMap(({ name, token, contenders }) => {
+            const racing = (contenders ?? 1) > 1;
+            return Array.from({ length: contenders ?? 1 }, async () => {
+              const s: Sim = (!racing && sims.get(name)) || {
+                name,
+                dir: join(base, `${name}-${dirs++}`),
+                user: '',
+                serial: 0,
+                said: 0,
+                chain: Promise.resolve(),
+                contender: racing,
+              };
+              if (!racing) sims.set(name, s);
+              try {
+                await attach(s, token);
+                if (s.signing && racing) sims.set(name, s);
+                if (s.signing && m.reports) void burst(s, m.reports);
+              } catch (err) {
+                send({ type: 'refused', name, reason: (err as Error).message });
+              }
+            });
+          }),
+        );
       } else if (m.type === 'progress') {
         send({ type: 'progress', published, confirmed: confirmedIds.length, unconfirmed, errors: errors.slice(-5) });
       } else if (m.type === 'stop') {
-        send({ type: 'stopped', confirmed: confirmedIds, unconfirmed, errors, serials: Object.fromEntries([...sims].map(([k, v]) => [k, v.serial])) });
+        send({
+          type: 'stopped',
+          confirmed: confirmedIds,
+          unconfirmed,
+          errors,
+          serials: Object.fromEntries([...sims].map(([k, v]) => [k, v.serial])),
+        });
         for (const s of sims.values()) s.link?.stop();
         await sleep(500);
         rmSync(base, { recursive: true, force: true });

@@ -23,9 +23,11 @@ const input = JSON.parse(text || '{}') as Record<string, any>;
 async function pool<T, R>(items: T[], width: number, f: (x: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i]!);
+    }),
+  );
   return out;
 }
 
@@ -40,49 +42,86 @@ async function check(): Promise<unknown> {
   const confirmed = input.confirmed as string[];
   const nodes = input.nodes as string[];
   const recorded = await withStore('inventory', async (sql) => {
-    const [r] = await sql<{ n: number }[]>`select count(*)::int as n from inventory.report_received where message_id = any(${confirmed}::text[])`;
+    const [r] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from inventory.report_received where message_id = any(${confirmed}::text[])`;
     return r!.n;
   });
   // Every enrolled node's newest declared serial against the serial it last reported.
-  const behind = await withStore('assignment', async (sql) => sql<{ node: string; newest: string }[]>`
-    select node, max(serial)::text as newest from assignment.declaration_status group by node`);
-  const reported = await withStore('inventory', async (sql) => sql<{ name: string; reported_serial: string | null }[]>`
-    select name, reported_serial::text from inventory.node_status`);
+  const behind = await withStore(
+    'assignment',
+    async (sql) => sql<{ node: string; newest: string }[]>`
+    select node, max(serial)::text as newest from assignment.declaration_status group by node`,
+  );
+  const reported = await withStore(
+    'inventory',
+    async (sql) => sql<{ name: string; reported_serial: string | null }[]>`
+    select name, reported_serial::text from inventory.node_status`,
+  );
   const rep = new Map(reported.map((r) => [r.name, r.reported_serial === null ? null : Number(r.reported_serial)]));
-  const notNewest = behind.filter((d) => rep.has(d.node) && rep.get(d.node) !== Number(d.newest)).map((d) => `${d.node} reported ${rep.get(d.node)}, newest ${d.newest}`);
+  const notNewest = behind
+    .filter((d) => rep.has(d.node) && rep.get(d.node) !== Number(d.newest))
+    .map((d) => `${d.node} reported ${rep.get(d.node)}, newest ${d.newest}`);
   // E1: a token is one row, spent at most once; a node spends one token to enrol.
-  const spent = await withStore('inventory', async (sql) => sql<{ node: string; spent: number; by_other: number }[]>`
+  const spent = await withStore(
+    'inventory',
+    async (sql) => sql<{ node: string; spent: number; by_other: number }[]>`
     select t.node, count(*) filter (where t.spent_at is not null)::int as spent,
            count(*) filter (where t.spent_at is not null and t.spent_by is distinct from n.identity_key)::int as by_other
       from inventory.token t join inventory.node n on n.name = t.node
-     where t.node = any(${nodes}::text[]) group by t.node`);
+     where t.node = any(${nodes}::text[]) group by t.node`,
+  );
   // And as the audit history saw it: one token-spent event per token, ever.
-  const hashes = await withStore('inventory', async (sql) => (await sql<{ h: string }[]>`
-    select encode(token_hash, 'hex') as h from inventory.token where node = any(${nodes}::text[])`).map((r) => r.h));
-  const events = await withStore('audit', async (sql) => sql<{ token: string; n: number }[]>`
+  const hashes = await withStore('inventory', async (sql) =>
+    (
+      await sql<{ h: string }[]>`
+    select encode(token_hash, 'hex') as h from inventory.token where node = any(${nodes}::text[])`
+    ).map((r) => r.h),
+  );
+  const events = await withStore(
+    'audit',
+    async (sql) => sql<{ token: string; n: number }[]>`
     select detail->>'token' as token, count(*)::int as n from audit.event
-     where kind = 'token-spent' and detail->>'token' = any(${hashes}::text[]) group by 1`);
-  const enrolled = await withStore('inventory', async (sql) => sql<{ name: string }[]>`
-    select name from inventory.node where name = any(${nodes}::text[]) and enrolled_at is not null`);
+     where kind = 'token-spent' and detail->>'token' = any(${hashes}::text[]) group by 1`,
+  );
+  const enrolled = await withStore(
+    'inventory',
+    async (sql) => sql<{ name: string }[]>`
+    select name from inventory.node where name = any(${nodes}::text[]) and enrolled_at is not null`,
+  );
   return {
     confirmed: confirmed.length,
     recorded,
     notNewest,
     nodesChecked: behind.filter((d) => rep.has(d.node)).length,
     enrolled: enrolled.length,
-    spentTwice: spent.filter((s) => s.spent > 1 || s.by_other > 0).map((s) => `${s.node}: ${s.spent} spent, ${s.by_other} by another identity`),
+    spentTwice: spent
+      .filter((s) => s.spent > 1 || s.by_other > 0)
+      .map((s) => `${s.node}: ${s.spent} spent, ${s.by_other} by another identity`),
     spentTokens: spent.reduce((a, s) => a + s.spent, 0),
     spentEvents: events.reduce((a, e) => a + e.n, 0),
-    spentTwiceAudited: events.filter((e) => e.n > 1).map((e) => `token ${e.token.slice(0, 12)}: ${e.n} token-spent events`),
+    spentTwiceAudited: events
+      .filter((e) => e.n > 1)
+      .map((e) => `token ${e.token.slice(0, 12)}: ${e.n} token-spent events`),
   };
 }
 
 async function retire(): Promise<unknown> {
   // By prefix: whatever simulated nodes an earlier run left.
   const names = input.prefix
-    ? await withStore('inventory', async (sql) => (await sql<{ name: string }[]>`select name from inventory.node where starts_with(name, ${input.prefix as string})`).map((r) => r.name))
-    : input.names as string[];
-  await pool(names, 4, (n) => nodeRetire(n).catch((err) => { if (!/no node named/.test((err as Error).message)) throw err; }));
+    ? await withStore('inventory', async (sql) =>
+        (
+          await sql<
+            { name: string }[]
+          >`select name from inventory.node where starts_with(name, ${input.prefix as string})`
+        ).map((r) => r.name),
+      )
+    : (input.names as string[]);
+  await pool(names, 4, (n) =>
+    nodeRetire(n).catch((err) => {
+      if (!/no node named/.test((err as Error).message)) throw err;
+    }),
+  );
   const d = await declareChanged({});
   return { retired: names.length, redeclared: d.length };
 }

@@ -14,10 +14,20 @@ if (!lh || !lp || !th || !tp) {
 }
 const server = createServer((a) => {
   const b = connect(Number(tp), th);
-  const end = () => { a.destroy(); b.destroy(); };
-  a.on('error', end); b.on('error', end); a.on('close', end); b.on('close', end);
-  a.pipe(b); b.pipe(a);
+  const end = () => {
+    a.destroy();
+    b.destroy();
+  };
+  a.on('error', end);
+  b.on('error', end);
+  a.on('close', end);
+  b.on('close', end);
+  a.pipe(b);
+  b.pipe(a);
 });
-server.on('error', (err) => { process.stderr.write(`relay ${lh}:${lp}: ${err.message}\n`); process.exit(1); });
+server.on('error', (err) => {
+  process.stderr.write(`relay ${lh}:${lp}: ${err.message}\n`);
+  process.exit(1);
+});
 server.listen(Number(lp), lh, () => console.log(`relay ${lh}:${lp} -> ${th}:${tp}`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

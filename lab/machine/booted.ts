@@ -24,10 +24,17 @@ export class Booted {
   /** The machine's PID 1 (systemd), as the host sees it. */
   pid = 0;
 
-  private constructor(readonly name: string, readonly opts: BootOptions) {}
+  private constructor(
+    readonly name: string,
+    readonly opts: BootOptions,
+  ) {}
 
-  get root(): string { return join(this.opts.dir, 'root'); }
-  get log(): string { return join(this.opts.dir, 'nspawn.log'); }
+  get root(): string {
+    return join(this.opts.dir, 'root');
+  }
+  get log(): string {
+    return join(this.opts.dir, 'nspawn.log');
+  }
 
   /** Copy `tree` and boot it; resolves once systemd says the system is up. */
   static async create(name: string, tree: string, opts: BootOptions): Promise<Booted> {
@@ -43,25 +50,42 @@ export class Booted {
 
   async boot(): Promise<void> {
     const fd = openSync(this.log, 'a', 0o644);
-    const args = ['--register=no', '--keep-unit', '-q', '-D', this.root, '-M', this.name, '-b',
+    const args = [
+      '--register=no',
+      '--keep-unit',
+      '-q',
+      '-D',
+      this.root,
+      '-M',
+      this.name,
+      '-b',
       `--network-namespace-path=/run/netns/${this.opts.netns}`,
       // wireguard-go needs the tun device; nothing else of the host's /dev.
       '--bind=/dev/net/tun',
       // A machine's root may change its own network (nftables, WireGuard);
       // nspawn leaves CAP_NET_ADMIN out of a container's bounding set.
       '--capability=CAP_NET_ADMIN',
-      ...(this.opts.bindRo ?? []).map(([h, i]) => `--bind-ro=${h}:${i}`)];
+      ...(this.opts.bindRo ?? []).map(([h, i]) => `--bind-ro=${h}:${i}`),
+    ];
     // setsid: its own session, so the lab's signals and terminal never reach it.
     const child = spawn('setsid', ['--wait', 'systemd-nspawn', ...args], { stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.nspawn = child;
     this.exited = new Promise((resolve) => child.once('exit', (code, sig) => resolve(code ?? (sig ? 128 : 1))));
-    this.pid = await until(() => this.init(), 60, () => `${this.name} did not start systemd (see ${this.log}):\n${this.tail()}`);
+    this.pid = await until(
+      () => this.init(),
+      60,
+      () => `${this.name} did not start systemd (see ${this.log}):\n${this.tail()}`,
+    );
     // `running`, or `degraded` when a unit of the distribution failed; either way boot is over.
-    await until(async () => {
-      const r = await this.run(['/usr/bin/systemctl', 'is-system-running']);
-      return /^(running|degraded)/.test(r.stdout.trim());
-    }, 300, () => `${this.name} did not finish booting (see ${this.log}):\n${this.tail()}`);
+    await until(
+      async () => {
+        const r = await this.run(['/usr/bin/systemctl', 'is-system-running']);
+        return /^(running|degraded)/.test(r.stdout.trim());
+      },
+      300,
+      () => `${this.name} did not finish booting (see ${this.log}):\n${this.tail()}`,
+    );
   }
 
   /** PID 1 of the machine: the systemd child of nspawn. */
@@ -79,17 +103,25 @@ export class Booted {
   }
 
   tail(n = 30): string {
-    try { return readFileSync(this.log, 'utf8').split('\n').slice(-n).join('\n'); } catch { return ''; }
+    try {
+      return readFileSync(this.log, 'utf8').split('\n').slice(-n).join('\n');
+    } catch {
+      return '';
+    }
   }
 
   /** Run argv inside the machine (all its namespaces); resolves whatever the exit code. */
   run(argv: string[], opts: { input?: string } = {}): Promise<Ran> {
-    return runAny('nsenter', ['-t', String(this.pid), '-a', '--', ...argv], { ...opts, env: { ...process.env, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } });
+    return runAny('nsenter', ['-t', String(this.pid), '-a', '--', ...argv], {
+      ...opts,
+      env: { ...process.env, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
   }
 
   async ok(argv: string[], opts: { input?: string } = {}): Promise<string> {
     const r = await this.run(argv, opts);
-    if (r.code !== 0) throw new Error(`${argv.join(' ')} on ${this.name} exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
+    if (r.code !== 0)
+      throw new Error(`${argv.join(' ')} on ${this.name} exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
     return r.stdout;
   }
 
@@ -110,8 +142,19 @@ export class Booted {
   async stop(): Promise<void> {
     if (!this.nspawn || this.nspawn.exitCode !== null) return;
     const pid = await this.nspawnPid();
-    try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
     const done = await Promise.race([this.exited!.then(() => true), sleep(10_000).then(() => false)]);
-    if (!done) { try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ } await this.exited; }
+    if (!done) {
+      try {
+        process.kill(this.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      await this.exited;
+    }
   }
 }

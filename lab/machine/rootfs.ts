@@ -15,8 +15,23 @@ export const CACHE = process.env.MESH_LAB_ROOTFS_CACHE || join(REPO, '.lab/rootf
 
 /** systemd, an sshd (an operator's way in, which the firewall must keep open), what bundle/ensure-packages.sh `first` wants, and ping for the overlay check. */
 export const PACKAGES = [
-  'systemd', 'systemd-sysv', 'dbus', 'iproute2', 'procps', 'openssl', 'iputils-ping', 'ca-certificates', 'openssh-server',
-  'postgresql', 'rabbitmq-server', 'wireguard-go', 'wireguard-tools', 'nftables', 'iptables', 'podman', 'runc',
+  'systemd',
+  'systemd-sysv',
+  'dbus',
+  'iproute2',
+  'procps',
+  'openssl',
+  'iputils-ping',
+  'ca-certificates',
+  'openssh-server',
+  'postgresql',
+  'rabbitmq-server',
+  'wireguard-go',
+  'wireguard-tools',
+  'nftables',
+  'iptables',
+  'podman',
+  'runc',
 ];
 
 export function treeName(): string {
@@ -31,11 +46,19 @@ export async function ensureRootfs(say: (l: string) => void = () => {}): Promise
   const tmp = `${tree}.making`;
   rmSync(tmp, { recursive: true, force: true });
   say(`making the booted machine's root tree in ${tree} (once; later runs reuse it)`);
-  const r = await runAny('mmdebstrap', ['--variant=apt', '--aptopt=APT::Install-Recommends "false"', `--include=${PACKAGES.join(',')}`,
-    '--customize-hook=chroot "$1" systemctl mask systemd-networkd-wait-online.service', 'bookworm', tmp]);
+  const r = await runAny('mmdebstrap', [
+    '--variant=apt',
+    '--aptopt=APT::Install-Recommends "false"',
+    `--include=${PACKAGES.join(',')}`,
+    '--customize-hook=chroot "$1" systemctl mask systemd-networkd-wait-online.service',
+    'bookworm',
+    tmp,
+  ]);
   if (r.code !== 0) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`mmdebstrap failed (${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ')}. Is it installed (bundle/ensure-packages.sh lab) and is Debian's mirror reachable?`);
+    throw new Error(
+      `mmdebstrap failed (${r.code}): ${(r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ')}. Is it installed (bundle/ensure-packages.sh lab) and is Debian's mirror reachable?`,
+    );
   }
   renameSync(tmp, tree);
   return tree;

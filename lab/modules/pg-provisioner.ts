@@ -33,16 +33,38 @@ export function scramVerifier(password: string, salt = randomBytes(16), iteratio
   return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
 }
 
-export interface AdminOptions { host: string; port: number; user: string; passwordFile: string }
-export interface Provisioned { consumer: string; role: string; database: string; created: boolean; logins: string[]; retired: string[] }
-interface Login { role: string; generation: number; secret: string }
+export interface AdminOptions {
+  host: string;
+  port: number;
+  user: string;
+  passwordFile: string;
+}
+export interface Provisioned {
+  consumer: string;
+  role: string;
+  database: string;
+  created: boolean;
+  logins: string[];
+  retired: string[];
+}
+interface Login {
+  role: string;
+  generation: number;
+  secret: string;
+}
 
 /** The login roles a provider's binds say it must accept, each checked to be <user>-<generation> and read from this directory. */
 function loginsOf(dir: string, group: string, binds: Record<string, unknown>): Login[] {
   const logins = binds.logins;
-  if (!Array.isArray(logins) || logins.length === 0) throw new Error(`${dir}/${binds.consumer}.binds lists no login role: the mesh has not made this pair's credential yet (mesh secret remake).`);
+  if (!Array.isArray(logins) || logins.length === 0)
+    throw new Error(
+      `${dir}/${binds.consumer}.binds lists no login role: the mesh has not made this pair's credential yet (mesh secret remake).`,
+    );
   return logins.map((l: Login) => {
-    if (l.role !== `${group}-${l.generation}` || !Number.isSafeInteger(l.generation)) throw new Error(`${dir}/${binds.consumer}.binds names a login role ${JSON.stringify(l.role)} that is not ${group}-GENERATION.`);
+    if (l.role !== `${group}-${l.generation}` || !Number.isSafeInteger(l.generation))
+      throw new Error(
+        `${dir}/${binds.consumer}.binds names a login role ${JSON.stringify(l.role)} that is not ${group}-GENERATION.`,
+      );
     // Only files of this directory: the binds say which, the directory says where.
     return { ...l, secret: join(dir, basename(String(l.secret))) };
   });
@@ -57,16 +79,31 @@ function loginsOf(dir: string, group: string, binds: Record<string, unknown>): L
  */
 export async function provision(dir: string, admin: AdminOptions): Promise<Provisioned[]> {
   const pw = readFileSync(admin.passwordFile, 'utf8').replace(/\n$/, '');
-  const sql = postgres({ host: admin.host, port: admin.port, user: admin.user, password: pw, database: 'postgres', max: 1, onnotice: () => {} });
+  const sql = postgres({
+    host: admin.host,
+    port: admin.port,
+    user: admin.user,
+    password: pw,
+    database: 'postgres',
+    max: 1,
+    onnotice: () => {},
+  });
   const out: Provisioned[] = [];
   try {
     for (const { binds, secretPath } of readProvides(dir)) {
       if (binds.kind !== 'postgres') continue;
       const role = String(binds.user);
       const database = String(binds.database);
-      if (!IDENT.test(role) || !IDENT.test(database)) throw new Error(`${dir}/${binds.consumer}.binds names a role or database that is not a plain identifier.`);
-      if (!secretPath) throw new Error(`${dir}/${binds.consumer}.secret is missing: the mesh has not made this pair's credential yet (mesh secret remake).`);
-      const logins = loginsOf(dir, role, binds).map((l) => ({ role: l.role, verifier: scramVerifier(readSecret(l.secret)) }));
+      if (!IDENT.test(role) || !IDENT.test(database))
+        throw new Error(`${dir}/${binds.consumer}.binds names a role or database that is not a plain identifier.`);
+      if (!secretPath)
+        throw new Error(
+          `${dir}/${binds.consumer}.secret is missing: the mesh has not made this pair's credential yet (mesh secret remake).`,
+        );
+      const logins = loginsOf(dir, role, binds).map((l) => ({
+        role: l.role,
+        verifier: scramVerifier(readSecret(l.secret)),
+      }));
       const { created, retired } = await sql.begin(async (tx) => {
         const [r] = await tx`select exists (select 1 from pg_roles where rolname = ${role}) as found`;
         await tx`select set_config('mesh.group', ${role}, true)`;
@@ -121,17 +158,32 @@ export function said(p: Provisioned): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: {
-    dir: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '5432' },
-    user: { type: 'string', default: 'postgres' }, 'password-file': { type: 'string' },
-  } });
+  const { values } = parseArgs({
+    options: {
+      dir: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '5432' },
+      user: { type: 'string', default: 'postgres' },
+      'password-file': { type: 'string' },
+    },
+  });
   if (!values.dir || !values['password-file']) {
-    throw new Error('usage: pg-provisioner --dir <root>/provides/<provision> --password-file FILE [--host H --port P --user postgres]');
+    throw new Error(
+      'usage: pg-provisioner --dir <root>/provides/<provision> --password-file FILE [--host H --port P --user postgres]',
+    );
   }
-  const done = await provision(values.dir, { host: values.host!, port: Number(values.port), user: values.user!, passwordFile: values['password-file'] });
+  const done = await provision(values.dir, {
+    host: values.host!,
+    port: Number(values.port),
+    user: values.user!,
+    passwordFile: values['password-file'],
+  });
   for (const p of done) console.log(said(p));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  main().catch((err) => { console.error(`pg-provisioner: ${(err as Error).message}`); process.exit(1); });
+  main().catch((err) => {
+    console.error(`pg-provisioner: ${(err as Error).message}`);
+    process.exit(1);
+  });
 }

@@ -4,7 +4,12 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface Binds { kind: 'postgres' | 'route'; provision: string; consumer: string; [k: string]: unknown }
+export interface Binds {
+  kind: 'postgres' | 'route';
+  provision: string;
+  consumer: string;
+  [k: string]: unknown;
+}
 
 export function readBinds(path: string): Binds {
   const v = JSON.parse(readFileSync(path, 'utf8')) as Binds;
@@ -22,10 +27,13 @@ export function readSecret(path: string): string {
 /** A provider's directory: one binds file (and for postgres one secret file) per consumer. */
 export function readProvides(dir: string): { binds: Binds; secretPath?: string }[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => f.endsWith('.binds')).sort().map((f) => {
-    const secretPath = join(dir, f.replace(/\.binds$/, '.secret'));
-    return { binds: readBinds(join(dir, f)), secretPath: existsSync(secretPath) ? secretPath : undefined };
-  });
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.binds'))
+    .sort()
+    .map((f) => {
+      const secretPath = join(dir, f.replace(/\.binds$/, '.secret'));
+      return { binds: readBinds(join(dir, f)), secretPath: existsSync(secretPath) ? secretPath : undefined };
+    });
 }
 
 /** Where a consumer module finds what it was granted: <root>/uses/<consumer>/<provision>.{binds,secret}. */

@@ -7,7 +7,11 @@
 import http from 'node:http';
 import { readProvides } from './provision_files.js';
 
-export interface Upstream { node: string; host: string; port: number }
+export interface Upstream {
+  node: string;
+  host: string;
+  port: number;
+}
 export type RouteTable = ReadonlyMap<string, Upstream[]>;
 
 export function loadRoutes(dir: string): RouteTable {
@@ -15,7 +19,10 @@ export function loadRoutes(dir: string): RouteTable {
   for (const { binds } of readProvides(dir)) {
     if (binds.kind !== 'route') continue;
     const ups = (binds.upstreams as { node: string; host: string }[] | undefined) ?? [];
-    t.set(String(binds.name), ups.map((u) => ({ node: u.node, host: u.host, port: Number(binds.port) })));
+    t.set(
+      String(binds.name),
+      ups.map((u) => ({ node: u.node, host: u.host, port: Number(binds.port) })),
+    );
   }
   return t;
 }
@@ -33,23 +40,39 @@ export function decide(table: RouteTable, name: string): Decision {
 }
 
 /** A proxy on loopback: reload() re-reads the directory and swaps the whole table. */
-export function startProxy(dir: string, opts: { port?: number; resolve?: (u: Upstream) => { host: string; port: number } } = {}) {
+export function startProxy(
+  dir: string,
+  opts: { port?: number; resolve?: (u: Upstream) => { host: string; port: number } } = {},
+) {
   let table = loadRoutes(dir);
   const server = http.createServer((req, res) => {
     const d = decide(table, req.headers.host ?? '');
-    if ('refused' in d) { res.writeHead(421, { 'content-type': 'text/plain' }).end(d.refused + '\n'); return; }
+    if ('refused' in d) {
+      res.writeHead(421, { 'content-type': 'text/plain' }).end(d.refused + '\n');
+      return;
+    }
     const to = opts.resolve ? opts.resolve(d.upstream) : d.upstream;
-    const up = http.request({ host: to.host, port: to.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
+    const up = http.request(
+      { host: to.host, port: to.port, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    up.on('error', (e) => {
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${d.upstream.node} failed: ${e.message}\n`);
     });
-    up.on('error', (e) => { res.writeHead(502, { 'content-type': 'text/plain' }).end(`upstream ${d.upstream.node} failed: ${e.message}\n`); });
     req.pipe(up);
   });
-  const listening = new Promise<number>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  const listening = new Promise<number>((resolve) =>
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
   return {
     listening,
-    reload() { table = loadRoutes(dir); return table; },
+    reload() {
+      table = loadRoutes(dir);
+      return table;
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

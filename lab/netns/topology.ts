@@ -24,8 +24,8 @@ import { run, runAny } from '../../src/sys/proc.js';
 import { quietEnv } from '../../host/apply/wireguard/quiet_env.js';
 
 export interface SiteSpec {
-  name: string;                          // [a-z0-9]{1,8}
-  machines: string[];                    // machine names, unique across the topology
+  name: string; // [a-z0-9]{1,8}
+  machines: string[]; // machine names, unique across the topology
   /** UDP ports forwarded from the router's internet address to a machine (same port). */
   forwards?: { udp: number; to: string }[];
   /**
@@ -79,7 +79,9 @@ class Made {
   uplinkAddress: string | undefined;
   constructor(readonly id: string) {}
 
-  ns(role: string): string { return `${this.id}-${role}`; }
+  ns(role: string): string {
+    return `${this.id}-${role}`;
+  }
 
   async addNs(name: string): Promise<void> {
     await run('ip', ['netns', 'add', name]);
@@ -93,10 +95,25 @@ class Made {
     // go with their namespace.
     for (const n of this.namespaces) {
       const pids = (await runAny('ip', ['netns', 'pids', n])).stdout.split('\n').filter(Boolean).map(Number);
-      for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ } }
+      for (const p of pids) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
     }
-    for (const h of this.holders.values()) { try { h.kill('SIGKILL'); } catch { /* gone */ } }
-    if (this.uplink) { await runAny('ip', ['link', 'del', this.uplink]); this.uplink = undefined; }
+    for (const h of this.holders.values()) {
+      try {
+        h.kill('SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    if (this.uplink) {
+      await runAny('ip', ['link', 'del', this.uplink]);
+      this.uplink = undefined;
+    }
     for (const n of this.namespaces.reverse()) {
       for (let i = 0; i < 20; i++) {
         const r = await runAny('ip', ['netns', 'del', n]);
@@ -108,10 +125,12 @@ class Made {
   };
 }
 
-const sysctl = (n: string, key: string, value: string) => run('ip', ['netns', 'exec', n, 'sysctl', '-q', '-w', `${key}=${value}`]);
+const sysctl = (n: string, key: string, value: string) =>
+  run('ip', ['netns', 'exec', n, 'sysctl', '-q', '-w', `${key}=${value}`]);
 
 // veth created directly across two namespaces: no name ever lands in the root namespace.
-const veth = (a: string, aName: string, b: string, bName: string) => run('ip', ['-n', a, 'link', 'add', aName, 'type', 'veth', 'peer', 'name', bName, 'netns', b]);
+const veth = (a: string, aName: string, b: string, bName: string) =>
+  run('ip', ['-n', a, 'link', 'add', aName, 'type', 'veth', 'peer', 'name', bName, 'netns', b]);
 
 /** The internet: a bridge in a namespace of its own, and optionally the uplink from the root namespace. Returns its namespace. */
 async function internet(m: Made, withUplink: boolean): Promise<string> {
@@ -123,7 +142,7 @@ async function internet(m: Made, withUplink: boolean): Promise<string> {
   if (!withUplink) return inet;
   const [rootAddr, inetAddr] = await freeLink();
   // The one name that lands in the root namespace; down() removes it.
-  const uplink = m.uplink = `${m.id}up`;
+  const uplink = (m.uplink = `${m.id}up`);
   await run('ip', ['link', 'add', uplink, 'type', 'veth', 'peer', 'name', 'root', 'netns', inet]);
   await run('ip', ['addr', 'add', `${rootAddr}/30`, 'dev', uplink]);
   await run('ip', ['link', 'set', uplink, 'up']);
@@ -131,8 +150,10 @@ async function internet(m: Made, withUplink: boolean): Promise<string> {
   await run('ip', ['-n', inet, 'link', 'set', 'root', 'up']);
   await sysctl(inet, 'net.ipv4.ip_forward', '1');
   // Masqueraded onto the link: the root namespace needs no route to the lab's internet.
-  await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'],
-    { input: 'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n' });
+  await run('ip', ['netns', 'exec', inet, 'nft', '-f', '-'], {
+    input:
+      'table ip lab {\n chain postrouting {\n  type nat hook postrouting priority srcnat;\n  oifname "root" masquerade\n }\n}\n',
+  });
   m.uplinkAddress = rootAddr;
   return inet;
 }
@@ -140,21 +161,32 @@ async function internet(m: Made, withUplink: boolean): Promise<string> {
 /** A site's router: NAT onto the internet, its forwards, and a policy that drops the unsolicited. */
 function routerRules(site: SiteSpec, wan: string, prefix: string): string {
   const fwd = (site.forwards ?? []).map((f) => {
-    if (!site.machines.includes(f.to)) throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
+    if (!site.machines.includes(f.to))
+      throw new Error(`site ${site.name} forwards to ${f.to}, which is not one of its machines`);
     // By the public address, not the incoming interface: a machine of the
     // same LAN dialling the public endpoint is forwarded too (hairpin NAT,
     // as most routers do), so one dialable address serves every site.
     return `  ip daddr ${wan} udp dport ${Number(f.udp)} dnat to ${prefix}.${10 + site.machines.indexOf(f.to)}:${Number(f.udp)}`;
   });
-  if (site.dmz !== undefined && !site.machines.includes(site.dmz)) throw new Error(`site ${site.name} puts ${site.dmz} in its DMZ, which is not one of its machines`);
-  const dmz = site.dmz === undefined ? [] : [`  ip daddr ${wan} dnat to ${prefix}.${10 + site.machines.indexOf(site.dmz)}`];
+  if (site.dmz !== undefined && !site.machines.includes(site.dmz))
+    throw new Error(`site ${site.name} puts ${site.dmz} in its DMZ, which is not one of its machines`);
+  const dmz =
+    site.dmz === undefined ? [] : [`  ip daddr ${wan} dnat to ${prefix}.${10 + site.machines.indexOf(site.dmz)}`];
   return [
     'table ip lab {',
-    ' chain prerouting {', '  type nat hook prerouting priority dstnat;', ...fwd, ...dmz, ' }',
-    ' chain postrouting {', '  type nat hook postrouting priority srcnat;', '  oifname "wan" masquerade',
+    ' chain prerouting {',
+    '  type nat hook prerouting priority dstnat;',
+    ...fwd,
+    ...dmz,
+    ' }',
+    ' chain postrouting {',
+    '  type nat hook postrouting priority srcnat;',
+    '  oifname "wan" masquerade',
     // The hairpinned answer must come back through the router to be un-NATed.
-    `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`, ' }',
-    ' chain forward {', '  type filter hook forward priority filter; policy drop;',
+    `  ip saddr ${prefix}.0/24 ip daddr ${prefix}.0/24 ct status dnat masquerade`,
+    ' }',
+    ' chain forward {',
+    '  type filter hook forward priority filter; policy drop;',
     '  ct state established,related accept',
     '  iifname "lan" accept',
     '  ct status dnat accept',
@@ -186,7 +218,8 @@ async function addSite(m: Made, inet: string, site: SiteSpec, si: number, names:
   }
   await run('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: routerRules(site, wan, prefix) });
   for (const [mi, name] of site.machines.entries()) {
-    if (!/^[a-z0-9]{1,8}$/.test(name) || names.has(name)) throw new Error(`machine name ${name} must be [a-z0-9]{1,8} and unique`);
+    if (!/^[a-z0-9]{1,8}$/.test(name) || names.has(name))
+      throw new Error(`machine name ${name} must be [a-z0-9]{1,8} and unique`);
     names.add(name);
     const mn = m.ns(name);
     const addr = `${prefix}.${10 + mi}`;
@@ -224,10 +257,24 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
     // A machine's commands may be wg-quick up, which may start wireguard-go.
     exec: (m, argv, input) => run('nsenter', enter(m, argv), { input, env: quietEnv() }),
     execAny: (m, argv, input) => runAny('nsenter', enter(m, argv), { input, env: quietEnv() }),
-    execIn: (where, argv) => run('ip', ['netns', 'exec', where === 'internet' ? made.ns('inet') : made.ns(where.replace(/^router:/, 'r')), ...argv]),
+    execIn: (where, argv) =>
+      run('ip', [
+        'netns',
+        'exec',
+        where === 'internet' ? made.ns('inet') : made.ns(where.replace(/^router:/, 'r')),
+        ...argv,
+      ]),
     uplinkAddress: made.uplinkAddress,
-    lanAddress: (m) => { const a = made.lan.get(m); if (!a) throw new Error(`no machine ${m}`); return a; },
-    publicAddress: (s) => { const a = made.pub.get(s); if (!a) throw new Error(`no site ${s}`); return a; },
+    lanAddress: (m) => {
+      const a = made.lan.get(m);
+      if (!a) throw new Error(`no machine ${m}`);
+      return a;
+    },
+    publicAddress: (s) => {
+      const a = made.pub.get(s);
+      if (!a) throw new Error(`no site ${s}`);
+      return a;
+    },
     pid: pidOf,
     down: made.down,
   };
@@ -235,9 +282,14 @@ export async function up(topology: Topology, id = `m${randomBytes(3).toString('h
 
 /** A sleeping process in the machine's netns with private tmpfs mounts; resolves once they are mounted. */
 function holder(netns: string): Promise<ChildProcess & { pid: number }> {
-  const script = 'mkdir -p /run/wireguard && mount -t tmpfs -o mode=0700 tmpfs /run/wireguard'
-    + ' && mount -t tmpfs -o mode=0700 tmpfs /etc/wireguard && echo ready && exec sleep infinity';
-  const child = spawn('ip', ['netns', 'exec', netns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const script =
+    'mkdir -p /run/wireguard && mount -t tmpfs -o mode=0700 tmpfs /run/wireguard' +
+    ' && mount -t tmpfs -o mode=0700 tmpfs /etc/wireguard && echo ready && exec sleep infinity';
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', netns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -246,7 +298,9 @@ function holder(netns: string): Promise<ChildProcess & { pid: number }> {
       // ip netns exec, unshare and sh all exec: the child's pid is the holder's.
       if (out.includes('ready')) resolve(child as ChildProcess & { pid: number });
     });
-    child.stderr!.on('data', (d) => { err += d; });
+    child.stderr!.on('data', (d) => {
+      err += d;
+    });
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`holder for ${netns} exited ${code}: ${err.trim()}`)));
   });

@@ -18,11 +18,22 @@ export const away: Scenario = {
     const sent = owed.filter((d) => d.node === NODE_AWAY);
     if (!sent.length || !sent[0]!.queued) throw new Error(`no declaration was sent to ${NODE_AWAY}`);
     say(`declaration ${sent[0]!.serial} owed to ${NODE_AWAY} while it is away`);
-    if ((await readOn(h, NODE_AWAY, PATH)) === content) throw new Error(`${PATH} already holds the new content on ${NODE_AWAY}, which was away`);
+    if ((await readOn(h, NODE_AWAY, PATH)) === content)
+      throw new Error(`${PATH} already holds the new content on ${NODE_AWAY}, which was away`);
     const mark = h.mark(h.hostLogPath(NODE_AWAY));
     await h.startHost(NODE_AWAY);
-    await h.waitLog(h.hostLogPath(NODE_AWAY), new RegExp(`applied declaration ${sent[0]!.serial}\\b`), mark, 60, `${NODE_AWAY} did not apply the declaration that waited for it`);
-    await until(async () => (await readOn(h, NODE_AWAY, PATH)) === content, 10, `${PATH} on ${NODE_AWAY} does not hold what was declared`);
+    await h.waitLog(
+      h.hostLogPath(NODE_AWAY),
+      new RegExp(`applied declaration ${sent[0]!.serial}\\b`),
+      mark,
+      60,
+      `${NODE_AWAY} did not apply the declaration that waited for it`,
+    );
+    await until(
+      async () => (await readOn(h, NODE_AWAY, PATH)) === content,
+      10,
+      `${PATH} on ${NODE_AWAY} does not hold what was declared`,
+    );
     await waitApplied(h, sent);
     say(`${NODE_AWAY} came back, applied declaration ${sent[0]!.serial} and reported it; ${PATH} is in place`);
   },

@@ -14,16 +14,35 @@ export const drift: Scenario = {
   proves: 'a file edited by hand is put back',
   async run(h, say) {
     const { content, owed } = await fileModule(h, 'lab-kept', TARGET, PATH);
-    await waitApplied(h, owed.filter((d) => d.node === TARGET));
-    await until(async () => (await readOn(h, TARGET, PATH)) === content, 10, `${PATH} on ${TARGET} never held what was declared`);
+    await waitApplied(
+      h,
+      owed.filter((d) => d.node === TARGET),
+    );
+    await until(
+      async () => (await readOn(h, TARGET, PATH)) === content,
+      10,
+      `${PATH} on ${TARGET} never held what was declared`,
+    );
     const hostMark = h.mark(h.hostLogPath(TARGET));
     const serveMark = h.mark(h.serviceLogPath('mesh-serve'));
     // /srv is the machine's own tmpfs: write it from inside.
     await h.ok(TARGET, ['/bin/sh', '-c', `echo 'edited by hand' > ${PATH}`]);
     say(`edited ${PATH} on ${TARGET} by hand`);
-    await h.waitLog(h.hostLogPath(TARGET), new RegExp(`put back [^\\n]*file:${PATH.replace(/\//g, '\\/')}`), hostMark, 30, `${TARGET} did not put ${PATH} back`);
+    await h.waitLog(
+      h.hostLogPath(TARGET),
+      new RegExp(`put back [^\\n]*file:${PATH.replace(/\//g, '\\/')}`),
+      hostMark,
+      30,
+      `${TARGET} did not put ${PATH} back`,
+    );
     await until(async () => (await readOn(h, TARGET, PATH)) === content, 10, `${PATH} on ${TARGET} was not restored`);
-    await h.waitLog(h.serviceLogPath('mesh-serve'), new RegExp(`report: ${TARGET} put back [^\\n]*file:${PATH.replace(/\//g, '\\/')}`), serveMark, 30, `the mesh was not told ${TARGET} put ${PATH} back`);
+    await h.waitLog(
+      h.serviceLogPath('mesh-serve'),
+      new RegExp(`report: ${TARGET} put back [^\\n]*file:${PATH.replace(/\//g, '\\/')}`),
+      serveMark,
+      30,
+      `the mesh was not told ${TARGET} put ${PATH} back`,
+    );
     say(`${TARGET} put ${PATH} back and told the mesh`);
   },
 };

@@ -15,12 +15,32 @@ export const forged: Scenario = {
   async run(h, say) {
     const hostMark = h.mark(h.hostLogPath(TARGET));
     const serveMark = h.mark(h.serviceLogPath('mesh-serve'));
-    await h.ok(h.hub, ['/usr/bin/env', `MESH_HOME=${join(h.hubState(), 'home')}`, NODE, join(DIST, 'lab/inject_forged.js'), TARGET, PATH]);
+    await h.ok(h.hub, [
+      '/usr/bin/env',
+      `MESH_HOME=${join(h.hubState(), 'home')}`,
+      NODE,
+      join(DIST, 'lab/inject_forged.js'),
+      TARGET,
+      PATH,
+    ]);
     say(`forged a declaration for ${TARGET} (serial 1000000, another key) and published it on its queue`);
-    await h.waitLog(h.hostLogPath(TARGET), /refused a declaration: forged: /, hostMark, 30, `${TARGET} did not refuse the forgery as forged`);
+    await h.waitLog(
+      h.hostLogPath(TARGET),
+      /refused a declaration: forged: /,
+      hostMark,
+      30,
+      `${TARGET} did not refuse the forgery as forged`,
+    );
     say(`${TARGET} refused it as forged`);
-    await h.waitLog(h.serviceLogPath('mesh-serve'), new RegExp(`report: ${TARGET} refused a declaration: forged: `), serveMark, 30, `the mesh was not told ${TARGET} refused a forgery`);
+    await h.waitLog(
+      h.serviceLogPath('mesh-serve'),
+      new RegExp(`report: ${TARGET} refused a declaration: forged: `),
+      serveMark,
+      30,
+      `the mesh was not told ${TARGET} refused a forgery`,
+    );
     say(`the mesh was told: ${TARGET} refused a declaration: forged`);
-    if ((await readOn(h, TARGET, PATH)) !== null) throw new Error(`${PATH} exists on ${TARGET}: the forgery was applied`);
+    if ((await readOn(h, TARGET, PATH)) !== null)
+      throw new Error(`${PATH} exists on ${TARGET}: the forgery was applied`);
   },
 };

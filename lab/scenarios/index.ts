@@ -13,6 +13,7 @@ export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift, firewal
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);
-  if (!s) throw new Error(`no scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}, or all.`);
+  if (!s)
+    throw new Error(`no scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}, or all.`);
   return s;
 }

@@ -14,12 +14,27 @@ export interface Scenario {
 
 /** Add (or replace) a module holding one file and assign it to `node`. Returns the content it carries. */
 /** A module of one file assigned to NODE: its content, and the declarations the assignment owed. */
-export async function fileModule(h: LabHandle, module: string, node: string, path: string): Promise<{ content: string; owed: DeclaredRow[] }> {
+export async function fileModule(
+  h: LabHandle,
+  module: string,
+  node: string,
+  path: string,
+): Promise<{ content: string; owed: DeclaredRow[] }> {
   const content = `${module} ${randomBytes(6).toString('hex')}\n`;
   const dir = join(h.dir, 'modules');
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, `${module}.json`);
-  writeFileSync(file, JSON.stringify({ name: module, resources: [{ kind: 'file', path, content: Buffer.from(content).toString('base64'), mode: '0644' }] }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        name: module,
+        resources: [{ kind: 'file', path, content: Buffer.from(content).toString('base64'), mode: '0644' }],
+      },
+      null,
+      2,
+    ),
+  );
   await h.meshOk(['module', 'add', file]);
   const owed = await owedBy(h, ['assign', module, node]);
   return { content, owed };

@@ -26,42 +26,55 @@ export function partsFor(nodes: number): number {
 }
 
 export type Tx = postgres.TransactionSql<Record<string, never>>;
-type Compose = (sql: Sql | Tx | postgres.ReservedSql<Record<string, never>>, nodes: string[]) => Promise<postgres.Row[]>;
+type Compose = (
+  sql: Sql | Tx | postgres.ReservedSql<Record<string, never>>,
+  nodes: string[],
+) => Promise<postgres.Row[]>;
 
 /**
  * Compose TARGETS (sorted) in PARTS on connections of POOL, each reading the
  * snapshot TX exports; ONPART gets each part's rows as it arrives, one
  * part at a time. Resolves to what ONPART made of each, in TARGETS' order.
  */
-export async function composeInParts<T>(tx: Tx, pool: Sql, targets: string[], parts: number, compose: Compose,
-  onPart: (rows: postgres.Row[]) => Promise<T[]>): Promise<T[]> {
+export async function composeInParts<T>(
+  tx: Tx,
+  pool: Sql,
+  targets: string[],
+  parts: number,
+  compose: Compose,
+  onPart: (rows: postgres.Row[]) => Promise<T[]>,
+): Promise<T[]> {
   const [s] = await tx`select pg_export_snapshot() as id`;
   const snapshot = String(s!.id);
   // SET TRANSACTION SNAPSHOT takes a literal, not a parameter: the id is PostgreSQL's own (hex and dashes).
   if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9A-F]+)?$/i.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
   // Contiguous ranges of the sorted names, so each part's rows come back sorted as the whole would.
   const size = Math.ceil(targets.length / parts);
-  const shares = Array.from({ length: parts }, (_, i) => targets.slice(i * size, (i + 1) * size)).filter((p) => p.length);
+  const shares = Array.from({ length: parts }, (_, i) => targets.slice(i * size, (i + 1) * size)).filter(
+    (p) => p.length,
+  );
   let handed: Promise<unknown> = Promise.resolve();
-  const made = await Promise.all(shares.map(async (share) => {
-    // A reserved connection has no begin(): the transaction is spelled out, ended either way.
-    const conn = await pool.reserve();
-    let rows: postgres.Row[];
-    try {
-      await conn.unsafe('begin isolation level repeatable read read only');
-      await conn.unsafe(`set transaction snapshot '${snapshot}'`);
-      rows = await compose(conn, share);
-      await conn.unsafe('commit');
-    } catch (err) {
-      await conn.unsafe('rollback').catch(() => {});
-      throw err;
-    } finally {
-      conn.release();
-    }
-    // One part at a time into the declaring transaction (its statements run in turn).
-    const mine = handed.then(() => onPart(rows));
-    handed = mine;
-    return mine;
-  }));
+  const made = await Promise.all(
+    shares.map(async (share) => {
+      // A reserved connection has no begin(): the transaction is spelled out, ended either way.
+      const conn = await pool.reserve();
+      let rows: postgres.Row[];
+      try {
+        await conn.unsafe('begin isolation level repeatable read read only');
+        await conn.unsafe(`set transaction snapshot '${snapshot}'`);
+        rows = await compose(conn, share);
+        await conn.unsafe('commit');
+      } catch (err) {
+        await conn.unsafe('rollback').catch(() => {});
+        throw err;
+      } finally {
+        conn.release();
+      }
+      // One part at a time into the declaring transaction (its statements run in turn).
+      const mine = handed.then(() => onPart(rows));
+      handed = mine;
+      return mine;
+    }),
+  );
   return made.flat();
 }

@@ -8,15 +8,22 @@ export async function readSerials(sql: Sql): Promise<Map<string, { declared: num
   const rows = await sql<{ node: string; declared: bigint; applied: bigint | null }[]>`
     select node, max(serial) as declared, max(serial) filter (where state = 'applied') as applied
       from assignment.declaration_status group by node`;
-  return new Map(rows.map((r) => [r.node, { declared: Number(r.declared), applied: r.applied === null ? null : Number(r.applied) }]));
+  return new Map(
+    rows.map((r) => [r.node, { declared: Number(r.declared), applied: r.applied === null ? null : Number(r.applied) }]),
+  );
 }
 
 /** One node's composition now (what its next declaration carries) and its last declarations with what became of each. */
 export async function readNodeDeclarations(sql: Sql, node: string) {
   const [c] = await sql<{ resources: string | null }[]>`select assignment.compose(${node})::text as resources`;
-  const history = await sql<{ serial: bigint; state: string; issued_at: Date; acknowledged_at: Date | null; superseded_at: Date | null }[]>`
+  const history = await sql<
+    { serial: bigint; state: string; issued_at: Date; acknowledged_at: Date | null; superseded_at: Date | null }[]
+  >`
     select serial, state, issued_at, acknowledged_at, superseded_at from assignment.declaration_status
      where node = ${node} order by serial desc limit 20`;
-  const resources = c?.resources ? JSON.parse(c.resources) as { id: string; kind: string }[] : [];
-  return { resources: resources.map((r) => ({ id: r.id, kind: r.kind })), history: history.map((h) => ({ ...h, serial: Number(h.serial) })) };
+  const resources = c?.resources ? (JSON.parse(c.resources) as { id: string; kind: string }[]) : [];
+  return {
+    resources: resources.map((r) => ({ id: r.id, kind: r.kind })),
+    history: history.map((h) => ({ ...h, serial: Number(h.serial) })),
+  };
 }

@@ -34,22 +34,33 @@ export async function plan(node: string) {
   return withStore('assignment', async (sql) => {
     // A node's overlay address exists before the first composition that carries it (a view cannot write).
     await sql`select overlay.allocate_addresses()`;
-    const [row] = await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node})::text as resources,
+    const [row] =
+      await sql`select assignment.peek_serial(${node}) as serial, assignment.compose(${node})::text as resources,
                                    exists (select 1 from assignment.declarable(array[${node}]::text[])) as known`;
     if (!row!.known) throw refuse('MSH18', `no enrolled node named ${node}`);
     const serial = Number(row!.serial);
-    return { text: bodyText(signer.mesh, node, serial, row!.resources, await freshness(sql)), serial, resources: JSON.parse(row!.resources) as { id: string; kind: string }[] };
+    return {
+      text: bodyText(signer.mesh, node, serial, row!.resources, await freshness(sql)),
+      serial,
+      resources: JSON.parse(row!.resources) as { id: string; kind: string }[],
+    };
   });
 }
 
 /** This transaction's signing time and expiry, as the row it records will default to (sql/assignment/0015). */
 async function freshness(sql: Sql | postgres.TransactionSql<Record<string, never>>): Promise<Freshness> {
-  const [f] = await sql`select extract(epoch from assignment.signed_now())::bigint as signed, extract(epoch from assignment.expires_now())::bigint as expires`;
+  const [f] =
+    await sql`select extract(epoch from assignment.signed_now())::bigint as signed, extract(epoch from assignment.expires_now())::bigint as expires`;
   return { signed: Number(f!.signed), expires: Number(f!.expires) };
 }
 
 /** A declaration recorded and owed to its node: in the outbox once SQL committed (W1). */
-export interface Declared { node: string; serial: number; digest: string; queued: true }
+export interface Declared {
+  node: string;
+  serial: number;
+  digest: string;
+  queued: true;
+}
 
 export interface DeclareOptions {
   nodes?: string[];
@@ -70,86 +81,130 @@ export interface DeclareOptions {
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
-  const record = (sql: Sql) => sql.begin(async (tx) => {
-    // First: this declare's serials and compositions are newer than every declare before it.
-    await tx`select assignment.take_declare_turn()`;
-    const targets = (opts.restore
-      ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
-      : opts.dueOnly
-      ? await tx`select node from assignment.due_for_resigning()`
-      : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`).map((r) => r.node as string);
-    // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
-    const missing = (opts.restore ? [] : opts.nodes ?? []).filter((n) => !targets.includes(n));
-    if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
-    // Nothing due (serve's freshness round, most of the time): no more SQL than that.
-    if (targets.length === 0) return [];
-    // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
-    const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
-    // A node's overlay address exists before the composition that carries it; composed in parts, the
-    // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
-    await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
-    const fresh = await freshness(tx);
-    const held: string[] = [];
-    // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
-    // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
-    // Records in flight: each chunk's statement is sent, then the next chunk signed while PostgreSQL
-    // records this one (one connection pipelines them in order). All are awaited before anything
-    // after them: a failed one fails the transaction (postgres.js rejects it with that first error).
-    const recording: Promise<unknown>[] = [];
-    const issue = async (rows: postgres.Row[]) => {
-      if (rows.length === 0) return [];
-      const serials = await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
-      const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-      const made: { node: string; serial: number; digest: Buffer; rhash: Buffer; env: Buffer }[] = [];
-      for (let i = 0; i < rows.length; i += RECORD_CHUNK) {
-        const chunk = rows.slice(i, i + RECORD_CHUNK).map((c) => {
-          const node = c.node as string, serial = serialOf.get(node)!;
-          const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
-          return { node, serial, digest: sha256(text), rhash: c.resources_hash as Buffer, env: envelope(text, signer) };
-        });
-        // Refused here, named, rather than by every host that would receive it.
-        const big = chunk.find((m) => m.env.length > LIMITS.declaration);
-        if (big) throw refuse('MSHA1', `the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}`);
-        made.push(...chunk);
-        // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
-        const recorded = tx`select assignment.record_declarations(${chunk.map((m) => m.node)}::text[], ${chunk.map((m) => m.serial)}::bigint[],
+  const record = (sql: Sql) =>
+    sql.begin(async (tx) => {
+      // First: this declare's serials and compositions are newer than every declare before it.
+      await tx`select assignment.take_declare_turn()`;
+      const targets = (
+        opts.restore
+          ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
+          : opts.dueOnly
+            ? await tx`select node from assignment.due_for_resigning()`
+            : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`
+      ).map((r) => r.node as string);
+      // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
+      const missing = (opts.restore ? [] : (opts.nodes ?? [])).filter((n) => !targets.includes(n));
+      if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
+      // Nothing due (serve's freshness round, most of the time): no more SQL than that.
+      if (targets.length === 0) return [];
+      // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
+      const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
+      // A node's overlay address exists before the composition that carries it; composed in parts, the
+      // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
+      await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
+      const fresh = await freshness(tx);
+      const held: string[] = [];
+      // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
+      // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
+      // Records in flight: each chunk's statement is sent, then the next chunk signed while PostgreSQL
+      // records this one (one connection pipelines them in order). All are awaited before anything
+      // after them: a failed one fails the transaction (postgres.js rejects it with that first error).
+      const recording: Promise<unknown>[] = [];
+      const issue = async (rows: postgres.Row[]) => {
+        if (rows.length === 0) return [];
+        const serials =
+          await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
+        const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+        const made: { node: string; serial: number; digest: Buffer; rhash: Buffer; env: Buffer }[] = [];
+        for (let i = 0; i < rows.length; i += RECORD_CHUNK) {
+          const chunk = rows.slice(i, i + RECORD_CHUNK).map((c) => {
+            const node = c.node as string,
+              serial = serialOf.get(node)!;
+            const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
+            return {
+              node,
+              serial,
+              digest: sha256(text),
+              rhash: c.resources_hash as Buffer,
+              env: envelope(text, signer),
+            };
+          });
+          // Refused here, named, rather than by every host that would receive it.
+          const big = chunk.find((m) => m.env.length > LIMITS.declaration);
+          if (big)
+            throw refuse(
+              'MSHA1',
+              `the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}`,
+            );
+          made.push(...chunk);
+          // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
+          const recorded = tx`select assignment.record_declarations(${chunk.map((m) => m.node)}::text[], ${chunk.map((m) => m.serial)}::bigint[],
                    ${chunk.map((m) => m.digest.toString('hex'))}::text[], ${chunk.map((m) => m.rhash.toString('hex'))}::text[], ${chunk.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
-        recording.push(recorded);
-        recorded.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
-        // The statement reaches the socket before the next chunk's signing holds the thread.
-        await new Promise((res) => setImmediate(res));
-      }
-      return made;
-    };
-    // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
-    // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
-    // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
-    const compose = (q: Sql | Tx, nodes: string[]) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+          recording.push(recorded);
+          recorded.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
+          // The statement reaches the socket before the next chunk's signing holds the thread.
+          await new Promise((res) => setImmediate(res));
+        }
+        return made;
+      };
+      // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
+      // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
+      // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
+      const compose = (
+        q: Sql | Tx,
+        nodes: string[],
+      ) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
                                from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
                               where ${!opts.changedOnly} or c.changed`;
-    const take = (rows: postgres.Row[]) => { held.push(...rows.filter((c) => c.held).map((c) => c.node as string)); return issue(rows.filter((c) => !c.held)); };
-    const made = opts.restore ? []
-      : parts > 1 ? await composeInParts(tx, sql, targets, parts, compose, take)
-      : await take(await compose(tx, targets));
-    await Promise.all(recording);
-    if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
-    if (held.length) opts.onHeld?.(held);
-    // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
-    const again = (opts.restore?.nodes.filter((n) => targets.includes(n.node))) ?? (opts.dueOnly && held.length
-      ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({ node: r.node as string, serial: Number(r.serial) }))
-      : []);
-    if (again.length) {
-      made.push(...await issue(await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`));
-    }
-    await Promise.all(recording);
-    if (made.length === 0) return [];
-    // The restore is paid in the transaction that records it: a crash before leaves it owed.
-    if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
-    return made;
-  });
+      const take = (rows: postgres.Row[]) => {
+        held.push(...rows.filter((c) => c.held).map((c) => c.node as string));
+        return issue(rows.filter((c) => !c.held));
+      };
+      const made = opts.restore
+        ? []
+        : parts > 1
+          ? await composeInParts(tx, sql, targets, parts, compose, take)
+          : await take(await compose(tx, targets));
+      await Promise.all(recording);
+      if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
+      if (held.length) opts.onHeld?.(held);
+      // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
+      const again =
+        opts.restore?.nodes.filter((n) => targets.includes(n.node)) ??
+        (opts.dueOnly && held.length
+          ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({
+              node: r.node as string,
+              serial: Number(r.serial),
+            }))
+          : []);
+      if (again.length) {
+        made.push(
+          ...(await issue(
+            await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`,
+          )),
+        );
+      }
+      await Promise.all(recording);
+      if (made.length === 0) return [];
+      // The restore is paid in the transaction that records it: a crash before leaves it owed.
+      if (opts.restore)
+        await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
+      return made;
+    });
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
-  const out = opts.sql ? await record(opts.sql).catch((err) => { throw storeError(err); })
-    : await withStore('assignment', async (sql) => { const made = await record(sql); phase('committed'); return made; }, { max: 1 + COMPOSE_PARTS });
+  const out = opts.sql
+    ? await record(opts.sql).catch((err) => {
+        throw storeError(err);
+      })
+    : await withStore(
+        'assignment',
+        async (sql) => {
+          const made = await record(sql);
+          phase('committed');
+          return made;
+        },
+        { max: 1 + COMPOSE_PARTS },
+      );
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 
@@ -158,7 +213,9 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  * operator command, an enrolment, a rekey): every node whose composition
  * differs from what it was last declared is declared again, and no other.
  */
-export function declareChanged(opts: { sql?: Sql; signer?: Signer; onHeld?: (nodes: string[]) => void } = {}): Promise<Declared[]> {
+export function declareChanged(
+  opts: { sql?: Sql; signer?: Signer; onHeld?: (nodes: string[]) => void } = {},
+): Promise<Declared[]> {
   return declare({ ...opts, changedOnly: true });
 }
 
@@ -181,7 +238,13 @@ export async function waitDelivered(declared: Declared[], timeoutMs = 60_000): P
       const [r] = await sql`select count(*)::int as owed from assignment.pending_delivery
                              where (node, serial) in (select * from unnest(${declared.map((d) => d.node)}::text[], ${declared.map((d) => d.serial)}::bigint[]))`;
       if (r!.owed === 0) return;
-      if (Date.now() > end) throw Object.assign(new Error(`${r!.owed} declarations are still owed after ${timeoutMs / 1000}s: is mesh serve running and the broker up? See mesh outbox.`), { exitCode: 3 });
+      if (Date.now() > end)
+        throw Object.assign(
+          new Error(
+            `${r!.owed} declarations are still owed after ${timeoutMs / 1000}s: is mesh serve running and the broker up? See mesh outbox.`,
+          ),
+          { exitCode: 3 },
+        );
       await new Promise((res) => setTimeout(res, 200));
     }
   });

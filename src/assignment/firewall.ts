@@ -19,10 +19,19 @@ export interface Opening {
   inTable: boolean;
 }
 
-export interface FirewallShown { node: string; policy: 'drop'; base: string[]; openings: Opening[] }
+export interface FirewallShown {
+  node: string;
+  policy: 'drop';
+  base: string[];
+  openings: Opening[];
+}
 
 // What the host writes into every table itself (host/apply/firewall.ts).
-const BASE = ['loopback', 'answers to what the node began (established, related)', 'the ICMP and ICMPv6 a network needs'];
+const BASE = [
+  'loopback',
+  'answers to what the node began (established, related)',
+  'the ICMP and ICMPv6 a network needs',
+];
 
 export async function firewallShow(node: string): Promise<FirewallShown> {
   nodeName(node);
@@ -31,14 +40,22 @@ export async function firewallShow(node: string): Promise<FirewallShown> {
     if (!known) throw refuse('MSH18', `no enrolled node named ${node}`);
     // Addresses first, as declare does, so sources show the nodes the next declaration names.
     await sql`select overlay.allocate_addresses()`;
-    const rows = await sql`select proto, port, port_to, sources, via, why, origin, reason from assignment.firewall_opening
+    const rows =
+      await sql`select proto, port, port_to, sources, via, why, origin, reason from assignment.firewall_opening
                             where node = ${node} order by proto, port, why, sources::text`;
     return {
-      node, policy: 'drop', base: BASE,
+      node,
+      policy: 'drop',
+      base: BASE,
       openings: rows.map((r) => ({
-        proto: r.proto as string, port: r.port as number, to: (r.port_to as number | null) ?? null,
-        from: (r.sources as string[] | null) ?? null, via: (r.via as string | null) ?? null,
-        why: r.why as string, origin: r.origin as string, reason: r.reason as string,
+        proto: r.proto as string,
+        port: r.port as number,
+        to: (r.port_to as number | null) ?? null,
+        from: (r.sources as string[] | null) ?? null,
+        via: (r.via as string | null) ?? null,
+        why: r.why as string,
+        origin: r.origin as string,
+        reason: r.reason as string,
         inTable: r.sources === null || (r.sources as string[]).length > 0,
       })),
     };
@@ -50,6 +67,8 @@ export function firewallRows(f: FirewallShown): Record<string, unknown>[] {
   return f.openings.map((o) => ({
     port: `${o.proto} ${o.port}${o.to && o.to !== o.port ? `-${o.to}` : ''}`,
     from: o.from === null ? 'anywhere' : o.from.length ? o.from.join(',') : '(nobody yet: not in the table)',
-    via: o.via, origin: o.origin, why: o.reason,
+    via: o.via,
+    origin: o.origin,
+    why: o.reason,
   }));
 }

@@ -8,9 +8,13 @@ import { parseDuration } from '../inventory/token.js';
 export async function freshness(lifetime?: string) {
   const wanted = lifetime === undefined ? undefined : parseDuration(lifetime, '--lifetime');
   return withStore('assignment', async (sql) => {
-    if (wanted !== undefined) await sql`select assignment.set_declaration_lifetime(${wanted}::interval)`.catch((err) => { throw storeError(err); });
+    if (wanted !== undefined)
+      await sql`select assignment.set_declaration_lifetime(${wanted}::interval)`.catch((err) => {
+        throw storeError(err);
+      });
     const [s] = await sql`select lifetime::text as lifetime from assignment.freshness_setting`;
-    const nodes = await sql`select node, serial, signed_at, expires_at, expired from assignment.declaration_freshness order by expires_at nulls first, node`;
+    const nodes =
+      await sql`select node, serial, signed_at, expires_at, expired from assignment.declaration_freshness order by expires_at nulls first, node`;
     return { lifetime: s!.lifetime as string, changed: wanted !== undefined, nodes };
   });
 }

@@ -9,10 +9,22 @@ import { parseDuration } from '../inventory/token.js';
 import { declare, declareChanged, type Declared } from './declare.js';
 import { refuse } from '../store/errors.js';
 
-export interface StartOptions { waves?: string; waitHealthy?: string; maxFailing?: string | number; first?: string }
+export interface StartOptions {
+  waves?: string;
+  waitHealthy?: string;
+  maxFailing?: string | number;
+  first?: string;
+}
 
 /** DECLARED and RESTORED are what this step declared (another serve may have declared the rest); OUT is every node of the wave out now. */
-export interface Step { rollout: number; state: string; wave: number; out: string[]; declared: Declared[]; restored: Declared[] }
+export interface Step {
+  rollout: number;
+  state: string;
+  wave: number;
+  out: string[];
+  declared: Declared[];
+  restored: Declared[];
+}
 
 const inStore = <T>(fn: (sql: Sql) => Promise<T>) => withStore('assignment', fn, { max: 2 });
 
@@ -29,8 +41,17 @@ export function startRollout(o: StartOptions, signer: Signer = readSigner()) {
   const waves = (o.waves ?? '1,10%,50%,100%').split(',').map((w) => w.trim());
   const wait = parseDuration(o.waitHealthy ?? '2m', '--wait-healthy');
   const maxFailing = Number(o.maxFailing ?? 0);
-  if (!Number.isSafeInteger(maxFailing)) throw refuse('MSH25', `--max-failing ${JSON.stringify(String(o.maxFailing))} is not a whole number`, 'give 0 to halt on the first failure');
-  const first = o.first ? String(o.first).split(',').map((n) => nodeName(n.trim())) : [];
+  if (!Number.isSafeInteger(maxFailing))
+    throw refuse(
+      'MSH25',
+      `--max-failing ${JSON.stringify(String(o.maxFailing))} is not a whole number`,
+      'give 0 to halt on the first failure',
+    );
+  const first = o.first
+    ? String(o.first)
+        .split(',')
+        .map((n) => nodeName(n.trim()))
+    : [];
   return inStore(async (sql) => {
     await sql`select assignment.start_rollout(${waves}::text[], ${wait}::interval, ${maxFailing}::int, ${first}::text[])`;
     return advanceRollout(sql, signer);
@@ -47,17 +68,24 @@ export async function advanceRollout(sql: Sql, signer: Signer): Promise<Step | n
   const restored: Declared[] = [];
   const owed = await sql`select rollout, node, from_serial from assignment.restores_owed()`;
   for (const id of new Set(owed.map((o) => Number(o.rollout)))) {
-    const nodes = owed.filter((o) => Number(o.rollout) === id).map((o) => ({ node: o.node as string, serial: Number(o.from_serial) }));
-    restored.push(...await declare({ sql, signer, restore: { rollout: id, nodes } }));
+    const nodes = owed
+      .filter((o) => Number(o.rollout) === id)
+      .map((o) => ({ node: o.node as string, serial: Number(o.from_serial) }));
+    restored.push(...(await declare({ sql, signer, restore: { rollout: id, nodes } })));
   }
   const [a] = await sql`select rollout, state, wave, undeclared from assignment.advance_rollout()`;
-  if (!a) return restored.length ? { rollout: Number(owed[0]!.rollout), state: 'aborted', wave: 0, out: [], declared: [], restored } : null;
+  if (!a)
+    return restored.length
+      ? { rollout: Number(owed[0]!.rollout), state: 'aborted', wave: 0, out: [], declared: [], restored }
+      : null;
   const undeclared = a.undeclared as string[];
   const declared = undeclared.length ? await declare({ sql, signer, nodes: undeclared, changedOnly: true }) : [];
   // Released but no longer changed (the change was undone): nothing for it to apply.
   const unchanged = undeclared.filter((n) => !declared.some((d) => d.node === n));
   if (unchanged.length) await sql`select assignment.note_unchanged(${a.rollout}, ${unchanged}::text[])`;
-  const out = (await sql`select node from assignment.rollout_node where rollout = ${a.rollout} and wave = ${a.wave} order by position`).map((r) => r.node as string);
+  const out = (
+    await sql`select node from assignment.rollout_node where rollout = ${a.rollout} and wave = ${a.wave} order by position`
+  ).map((r) => r.node as string);
   return { rollout: Number(a.rollout), state: a.state as string, wave: Number(a.wave), out, declared, restored };
 }
 
@@ -68,13 +96,20 @@ export function rolloutStatus(id?: number) {
 
 /** What `mesh rollout status` prints, on a store already open (the console's rollouts page reads it too). */
 export async function readRolloutStatus(sql: Sql, id?: number) {
-  const [r] = id === undefined
-    ? await sql`select * from assignment.rollout_status order by id desc limit 1`
-    : await sql`select * from assignment.rollout_status where id = ${id}`;
+  const [r] =
+    id === undefined
+      ? await sql`select * from assignment.rollout_status order by id desc limit 1`
+      : await sql`select * from assignment.rollout_status where id = ${id}`;
   if (!r) return null;
-  const nodes = await sql`select node, wave, position, state, why, from_serial, newest_serial, released_at from assignment.rollout_nodes
+  const nodes =
+    await sql`select node, wave, position, state, why, from_serial, newest_serial, released_at from assignment.rollout_nodes
                            where rollout = ${r.id} order by position`;
-  const pending = r.state === 'holding' ? (await sql`select count(*)::int as n from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed`)[0]!.n as number : undefined;
+  const pending =
+    r.state === 'holding'
+      ? ((
+          await sql`select count(*)::int as n from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed`
+        )[0]!.n as number)
+      : undefined;
   return { ...r, id: Number(r.id), ...(pending === undefined ? {} : { pending }), nodes };
 }
 
@@ -85,7 +120,10 @@ export function readRollouts(sql: Sql) {
 }
 
 export function pauseRollout() {
-  return inStore(async (sql) => ({ rollout: Number((await sql`select assignment.move_rollout('pause') as id`)[0]!.id), state: 'paused' }));
+  return inStore(async (sql) => ({
+    rollout: Number((await sql`select assignment.move_rollout('pause') as id`)[0]!.id),
+    state: 'paused',
+  }));
 }
 
 export function resumeRollout(signer: Signer = readSigner()) {

@@ -7,7 +7,12 @@ import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
 import { refuse, MeshError } from '../store/errors.js';
 
-export interface LogOptions { node?: string; since?: string; kind?: string; limit?: number }
+export interface LogOptions {
+  node?: string;
+  since?: string;
+  kind?: string;
+  limit?: number;
+}
 
 /** A filter the history cannot take (a bad node name, age, kind or limit): the asker's to fix, not the store's fault. */
 export class FilterError extends Error {}
@@ -29,7 +34,11 @@ export async function readHistory(sql: Sql, o: LogOptions = {}) {
     const kinds = await readKinds(sql);
     // A family by its prefix: --kind token is token-issued and token-spent.
     if (!kinds.some((k) => k === o.kind || k.startsWith(`${o.kind}-`))) {
-      throw refuse('MSH72', `--kind ${JSON.stringify(o.kind)} is not a kind of the history`, `use one of ${kinds.join(', ')} (or a prefix before a dash, e.g. token)`);
+      throw refuse(
+        'MSH72',
+        `--kind ${JSON.stringify(o.kind)} is not a kind of the history`,
+        `use one of ${kinds.join(', ')} (or a prefix before a dash, e.g. token)`,
+      );
     }
   }
   // The newest LIMIT rows that match, printed oldest first as a log reads.

@@ -9,7 +9,11 @@ import { LIMITS } from '../wire/envelope.js';
 export const NODE_QUEUE_KEEPS = 16;
 
 export interface Management {
-  url: string | string[]; user: string; password: string; vhost: string; accountPrefix?: string;
+  url: string | string[];
+  user: string;
+  password: string;
+  vhost: string;
+  accountPrefix?: string;
   /** Node queues as quorum queues: where the broker is a cluster (BENCHMARKS.md, "W3 on a broker cluster"). */
   quorumNodeQueues?: boolean;
 }
@@ -18,19 +22,28 @@ const anchored = (name: string) => `^${name.replace(/\./g, '\\.')}$`;
 
 export class Accounts {
   readonly api: ManagementApi;
-  constructor(private readonly m: Management) { this.api = new ManagementApi(m); }
+  constructor(private readonly m: Management) {
+    this.api = new ManagementApi(m);
+  }
 
   /** The account name a node logs in with. */
-  account(node: string): string { return accountOf(node, this.m.accountPrefix); }
+  account(node: string): string {
+    return accountOf(node, this.m.accountPrefix);
+  }
 
   /** Account, scoped permissions and the node's durable queue. Idempotent. */
   async createNode(node: string, password: string): Promise<void> {
     nodeName(node);
     const user = this.account(node);
     await this.api.putUser(user, password);
-    await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(queueOf(node)) });
+    await this.api.putPermissions(this.m.vhost, user, {
+      configure: '^$',
+      write: `^${EXCHANGE}$`,
+      read: anchored(queueOf(node)),
+    });
     // An existing queue stays as it is (its type cannot change, and a node enrolled again keeps it).
-    if (!(await this.api.queue(this.m.vhost, queueOf(node)))) await this.api.putQueue(this.m.vhost, queueOf(node), this.m.quorumNodeQueues ? { 'x-queue-type': 'quorum' } : {});
+    if (!(await this.api.queue(this.m.vhost, queueOf(node))))
+      await this.api.putQueue(this.m.vhost, queueOf(node), this.m.quorumNodeQueues ? { 'x-queue-type': 'quorum' } : {});
   }
 
   /**
@@ -43,7 +56,9 @@ export class Accounts {
    */
   async carryPolicy(): Promise<void> {
     await this.api.putPolicy(this.m.vhost, 'mesh-node-queues', {
-      pattern: `^${queueOf('').replace(/\./g, '\\.')}`, 'apply-to': 'queues', priority: 0,
+      pattern: `^${queueOf('').replace(/\./g, '\\.')}`,
+      'apply-to': 'queues',
+      priority: 0,
       definition: { 'max-length': NODE_QUEUE_KEEPS, 'max-length-bytes': 2 * LIMITS.declaration, overflow: 'drop-head' },
     });
   }
@@ -80,13 +95,19 @@ export class Accounts {
   }
 
   /** The account name of a build machine. */
-  builderAccount(name: string): string { return `${this.m.accountPrefix ?? ''}builder.${nodeName(name, 'builder name')}`; }
+  builderAccount(name: string): string {
+    return `${this.m.accountPrefix ?? ''}builder.${nodeName(name, 'builder name')}`;
+  }
 
   /** An account for a build machine: reads the build queue, writes the exchange. */
   async createBuilder(name: string, password: string, buildQueue: string): Promise<void> {
     const user = this.builderAccount(name);
     await this.api.putUser(user, password);
-    await this.api.putPermissions(this.m.vhost, user, { configure: '^$', write: `^${EXCHANGE}$`, read: anchored(buildQueue) });
+    await this.api.putPermissions(this.m.vhost, user, {
+      configure: '^$',
+      write: `^${EXCHANGE}$`,
+      read: anchored(buildQueue),
+    });
   }
 
   /** Nodes among `nodes` that have no queue on the broker. */

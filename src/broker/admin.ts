@@ -18,11 +18,15 @@ const list = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
  */
 function hop(a: unknown, i: number, n: number): BrokerHop {
   const at = n > 1 ? `broker.json's "amqp" entry ${i + 1}` : 'broker.json\'s "amqp"';
-  const form = '{"host": HOST, "port": PORT} for a plaintext hop on loopback or a private address, or with "fingerprint" for another node\'s TLS listener';
-  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw refuse('MSHJ0', `${at} is not a broker node`, `give ${form}`);
+  const form =
+    '{"host": HOST, "port": PORT} for a plaintext hop on loopback or a private address, or with "fingerprint" for another node\'s TLS listener';
+  if (typeof a !== 'object' || a === null || Array.isArray(a))
+    throw refuse('MSHJ0', `${at} is not a broker node`, `give ${form}`);
   const { host, port, fingerprint } = a as Record<string, unknown>;
-  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host)) throw refuse('MSHJ1', `${at} has no usable "host" (${JSON.stringify(host)})`);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw refuse('MSHJ2', `${at} (${host}) has no usable "port" (${JSON.stringify(port)})`);
+  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host))
+    throw refuse('MSHJ1', `${at} has no usable "host" (${JSON.stringify(host)})`);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw refuse('MSHJ2', `${at} (${host}) has no usable "port" (${JSON.stringify(port)})`);
   if (fingerprint === undefined) return { host, port };
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) {
     throw refuse('MSHJ3', `${at} (${host}:${port}) has a "fingerprint" that is not a SHA-256 fingerprint`);
@@ -33,7 +37,8 @@ function hop(a: unknown, i: number, n: number): BrokerHop {
 /** Every AMQP endpoint broker.json names, in its order; one with a fingerprint is dialled over TLS pinned to it. */
 export function adminEndpoints(b: BrokerConfig): Endpoint[] {
   const all = list(b.amqp as unknown);
-  if (all.length === 0) throw refuse('MSHJ4', 'broker.json\'s "amqp" is an empty list: there is no broker to connect to');
+  if (all.length === 0)
+    throw refuse('MSHJ4', 'broker.json\'s "amqp" is an empty list: there is no broker to connect to');
   return all.map((a, i) => {
     const { host, port, fingerprint } = hop(a, i, all.length);
     return { host, port, vhost: b.vhost, user: b.user, password: b.password, ...(fingerprint ? { fingerprint } : {}) };
@@ -56,7 +61,15 @@ export function clustered(b: BrokerConfig): boolean {
 }
 
 export function management(b: BrokerConfig): Management {
-  if (Array.isArray(b.management) && b.management.length === 0) throw refuse('MSHJ5', 'broker.json\'s "management" is an empty list: no management API is named');
+  if (Array.isArray(b.management) && b.management.length === 0)
+    throw refuse('MSHJ5', 'broker.json\'s "management" is an empty list: no management API is named');
   // On a cluster a node's queue must outlive the broker node it was made on, so quorum (W3).
-  return { url: b.management, user: b.user, password: b.password, vhost: b.vhost, accountPrefix: b.accountPrefix, quorumNodeQueues: clustered(b) };
+  return {
+    url: b.management,
+    user: b.user,
+    password: b.password,
+    vhost: b.vhost,
+    accountPrefix: b.accountPrefix,
+    quorumNodeQueues: clustered(b),
+  };
 }

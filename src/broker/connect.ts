@@ -15,9 +15,19 @@ export interface Endpoint {
 
 export type Connection = amqp.ChannelModel;
 
-export async function connectBroker(ep: Endpoint, opts: { timeoutMs?: number; name?: string; signal?: AbortSignal } = {}): Promise<Connection> {
+export async function connectBroker(
+  ep: Endpoint,
+  opts: { timeoutMs?: number; name?: string; signal?: AbortSignal } = {},
+): Promise<Connection> {
   const timeout = opts.timeoutMs ?? 15_000;
-  const base = { hostname: ep.host, port: ep.port, vhost: ep.vhost, username: ep.user, password: ep.password, heartbeat: 15 };
+  const base = {
+    hostname: ep.host,
+    port: ep.port,
+    vhost: ep.vhost,
+    username: ep.user,
+    password: ep.password,
+    heartbeat: 15,
+  };
   const clientProperties = { connection_name: opts.name ?? 'mesh' };
   let opening: Promise<Connection>;
   if (ep.fingerprint) {
@@ -35,12 +45,25 @@ function abortable(p: Promise<Connection>, signal?: AbortSignal): Promise<Connec
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       reject(Object.assign(new Error('attempt ended (roused)'), { code: 'ABORTED' }));
-      p.then((c) => c.close().catch(() => {}), () => {});
+      p.then(
+        (c) => c.close().catch(() => {}),
+        () => {},
+      );
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    p.then((c) => { signal.removeEventListener('abort', onAbort); if (signal.aborted) { c.close().catch(() => {}); } else resolve(c); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); });
+    p.then(
+      (c) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) {
+          c.close().catch(() => {});
+        } else resolve(c);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
   });
 }
 

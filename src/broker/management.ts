@@ -9,12 +9,31 @@ export interface ManagementEndpoint {
 }
 
 export class BrokerAdminError extends Error {
-  constructor(message: string, readonly status?: number, options?: ErrorOptions) { super(message, options); }
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
-export interface Permissions { configure: string; write: string; read: string }
-export interface ConnectionInfo { node: string; user: string; peerHost: string; clientName: string }
-export interface QueueInfo { name: string; consumers?: number; messages?: number }
+export interface Permissions {
+  configure: string;
+  write: string;
+  read: string;
+}
+export interface ConnectionInfo {
+  node: string;
+  user: string;
+  peerHost: string;
+  clientName: string;
+}
+export interface QueueInfo {
+  name: string;
+  consumers?: number;
+  messages?: number;
+}
 
 const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
 
@@ -23,9 +42,13 @@ export class ManagementApi {
   /** The node that answered last: asked first next time. */
   private current = 0;
 
-  constructor(readonly endpoint: ManagementEndpoint, private readonly timeoutMs = 15_000) {
+  constructor(
+    readonly endpoint: ManagementEndpoint,
+    private readonly timeoutMs = 15_000,
+  ) {
     this.urls = typeof endpoint.url === 'string' ? [endpoint.url] : endpoint.url;
-    if (this.urls.length === 0) throw new BrokerAdminError('no management API is named: broker.json\'s "management" is an empty list.');
+    if (this.urls.length === 0)
+      throw new BrokerAdminError('no management API is named: broker.json\'s "management" is an empty list.');
   }
 
   /** The answer as it came; throws only when no node's API answers at all. */
@@ -50,33 +73,59 @@ export class ManagementApi {
         said.push(`${url}: ${(err as Error).message}`);
       }
     }
-    throw new BrokerAdminError(`the broker's management API did not answer (${said.join('; ')}): is RabbitMQ running with rabbitmq_management?`);
+    throw new BrokerAdminError(
+      `the broker's management API did not answer (${said.join('; ')}): is RabbitMQ running with rabbitmq_management?`,
+    );
   }
 
   /** A call that must succeed: JSON back, or undefined for 404 where `absentOk`. */
   async call<T = unknown>(method: string, p: string, body?: unknown, absentOk = false): Promise<T | undefined> {
     const r = await this.raw(method, p, body);
     if (absentOk && r.status === 404) return undefined;
-    if (!r.ok) throw new BrokerAdminError(`the broker refused ${method} ${p}: ${r.status} ${(await r.text()).slice(0, 200)}`, r.status);
+    if (!r.ok)
+      throw new BrokerAdminError(
+        `the broker refused ${method} ${p}: ${r.status} ${(await r.text()).slice(0, 200)}`,
+        r.status,
+      );
     const text = await r.text();
-    return text ? JSON.parse(text) as T : undefined;
+    return text ? (JSON.parse(text) as T) : undefined;
   }
 
-  overview(): Promise<unknown> { return this.call('GET', '/overview'); }
+  overview(): Promise<unknown> {
+    return this.call('GET', '/overview');
+  }
 
-  putVhost(vhost: string): Promise<unknown> { return this.call('PUT', `/vhosts/${path(vhost)}`, {}); }
-  async hasVhost(vhost: string): Promise<boolean> { return (await this.call('GET', `/vhosts/${path(vhost)}`, undefined, true)) !== undefined; }
-  deleteVhost(vhost: string): Promise<unknown> { return this.call('DELETE', `/vhosts/${path(vhost)}`, undefined, true); }
+  putVhost(vhost: string): Promise<unknown> {
+    return this.call('PUT', `/vhosts/${path(vhost)}`, {});
+  }
+  async hasVhost(vhost: string): Promise<boolean> {
+    return (await this.call('GET', `/vhosts/${path(vhost)}`, undefined, true)) !== undefined;
+  }
+  deleteVhost(vhost: string): Promise<unknown> {
+    return this.call('DELETE', `/vhosts/${path(vhost)}`, undefined, true);
+  }
 
-  putUser(user: string, password: string, tags = ''): Promise<unknown> { return this.call('PUT', `/users/${path(user)}`, { password, tags }); }
-  deleteUser(user: string): Promise<unknown> { return this.call('DELETE', `/users/${path(user)}`, undefined, true); }
-  async users(): Promise<{ name: string }[]> { return (await this.call<{ name: string }[]>('GET', '/users')) ?? []; }
-  putPermissions(vhost: string, user: string, p: Permissions): Promise<unknown> { return this.call('PUT', `/permissions/${path(vhost, user)}`, p); }
+  putUser(user: string, password: string, tags = ''): Promise<unknown> {
+    return this.call('PUT', `/users/${path(user)}`, { password, tags });
+  }
+  deleteUser(user: string): Promise<unknown> {
+    return this.call('DELETE', `/users/${path(user)}`, undefined, true);
+  }
+  async users(): Promise<{ name: string }[]> {
+    return (await this.call<{ name: string }[]>('GET', '/users')) ?? [];
+  }
+  putPermissions(vhost: string, user: string, p: Permissions): Promise<unknown> {
+    return this.call('PUT', `/permissions/${path(vhost, user)}`, p);
+  }
 
   putQueue(vhost: string, queue: string, args: Record<string, unknown> = {}): Promise<unknown> {
     return this.call('PUT', `/queues/${path(vhost, queue)}`, { durable: true, auto_delete: false, arguments: args });
   }
-  putPolicy(vhost: string, name: string, policy: { pattern: string; definition: Record<string, unknown>; 'apply-to': 'queues'; priority: number }): Promise<unknown> {
+  putPolicy(
+    vhost: string,
+    name: string,
+    policy: { pattern: string; definition: Record<string, unknown>; 'apply-to': 'queues'; priority: number },
+  ): Promise<unknown> {
     return this.call('PUT', `/policies/${path(vhost, name)}`, policy);
   }
   /** Every queue of a vhost, its name and type. */
@@ -84,16 +133,29 @@ export class ManagementApi {
     return (await this.call<{ name: string; type: string }[]>('GET', `/queues/${path(vhost)}?columns=name,type`)) ?? [];
   }
   /** The queue, or undefined when there is none. */
-  queue(vhost: string, queue: string): Promise<QueueInfo | undefined> { return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true); }
-  deleteQueue(vhost: string, queue: string): Promise<unknown> { return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true); }
+  queue(vhost: string, queue: string): Promise<QueueInfo | undefined> {
+    return this.call<QueueInfo>('GET', `/queues/${path(vhost, queue)}`, undefined, true);
+  }
+  deleteQueue(vhost: string, queue: string): Promise<unknown> {
+    return this.call('DELETE', `/queues/${path(vhost, queue)}`, undefined, true);
+  }
 
   /**
    * The connections of a vhost across the cluster, each with the broker node
    * it is on (`node`): where a failover can be seen moving.
    */
   async connections(vhost: string): Promise<ConnectionInfo[]> {
-    const rows = (await this.call<Record<string, any>[]>('GET', `/vhosts/${path(vhost)}/connections?columns=name,node,user,peer_host,client_properties.connection_name`)) ?? [];
-    return rows.map((r) => ({ node: String(r.node), user: String(r.user), peerHost: String(r.peer_host), clientName: String(r.client_properties?.connection_name ?? '') }));
+    const rows =
+      (await this.call<Record<string, any>[]>(
+        'GET',
+        `/vhosts/${path(vhost)}/connections?columns=name,node,user,peer_host,client_properties.connection_name`,
+      )) ?? [];
+    return rows.map((r) => ({
+      node: String(r.node),
+      user: String(r.user),
+      peerHost: String(r.peer_host),
+      clientName: String(r.client_properties?.connection_name ?? ''),
+    }));
   }
 
   /**
@@ -101,5 +163,7 @@ export class ManagementApi {
    * Not a listing of all connections and a delete of each: a listing taken
    * while connections are closing answers 500 (seen with 50 nodes retired at once).
    */
-  closeConnectionsOf(user: string): Promise<unknown> { return this.call('DELETE', `/connections/username/${path(user)}`, undefined, true); }
+  closeConnectionsOf(user: string): Promise<unknown> {
+    return this.call('DELETE', `/connections/username/${path(user)}`, undefined, true);
+  }
 }

@@ -8,17 +8,41 @@ import { isIP } from 'node:net';
 
 export class PinMismatch extends Error {}
 
-export interface Pinned { ca: string; checkServerIdentity: (host: string, cert: tls.PeerCertificate) => Error | undefined; servername?: string }
+export interface Pinned {
+  ca: string;
+  checkServerIdentity: (host: string, cert: tls.PeerCertificate) => Error | undefined;
+  servername?: string;
+}
 
 const norm = (fp: string) => fp.toUpperCase();
 
-export function fetchCertificate(host: string, port: number, timeoutMs = 10_000, signal?: AbortSignal): Promise<tls.DetailedPeerCertificate> {
+export function fetchCertificate(
+  host: string,
+  port: number,
+  timeoutMs = 10_000,
+  signal?: AbortSignal,
+): Promise<tls.DetailedPeerCertificate> {
   return new Promise((resolve, reject) => {
     const sock = tls.connect({ host, port, rejectUnauthorized: false, servername: isIP(host) ? undefined : host });
     // An ended attempt leaves nothing behind: its timer would hold a stopping process for the whole timeout.
-    const done = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
-    const onAbort = () => { done(); sock.destroy(); reject(Object.assign(new Error('attempt ended (roused)'), { code: 'ABORTED' })); };
-    const timer = setTimeout(() => { done(); sock.destroy(); reject(Object.assign(new Error(`no TLS answer from ${host}:${port} within ${timeoutMs / 1000}s`), { code: 'ETIMEDOUT' })); }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      done();
+      sock.destroy();
+      reject(Object.assign(new Error('attempt ended (roused)'), { code: 'ABORTED' }));
+    };
+    const timer = setTimeout(() => {
+      done();
+      sock.destroy();
+      reject(
+        Object.assign(new Error(`no TLS answer from ${host}:${port} within ${timeoutMs / 1000}s`), {
+          code: 'ETIMEDOUT',
+        }),
+      );
+    }, timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     sock.once('secureConnect', () => {
@@ -27,11 +51,20 @@ export function fetchCertificate(host: string, port: number, timeoutMs = 10_000,
       sock.destroy();
       resolve(cert);
     });
-    sock.once('error', (err) => { done(); reject(err); });
+    sock.once('error', (err) => {
+      done();
+      reject(err);
+    });
   });
 }
 
-export async function pin(host: string, port: number, fingerprint: string, timeoutMs?: number, signal?: AbortSignal): Promise<Pinned> {
+export async function pin(
+  host: string,
+  port: number,
+  fingerprint: string,
+  timeoutMs?: number,
+  signal?: AbortSignal,
+): Promise<Pinned> {
   const cert = await fetchCertificate(host, port, timeoutMs, signal);
   if (norm(cert.fingerprint256) !== norm(fingerprint)) {
     throw new PinMismatch(
@@ -44,6 +77,10 @@ export async function pin(host: string, port: number, fingerprint: string, timeo
     ca: pem,
     servername: isIP(host) ? undefined : host,
     checkServerIdentity: (_h, c) =>
-      norm(c.fingerprint256) === norm(fingerprint) ? undefined : new PinMismatch(`the broker at ${host}:${port} changed certificate mid-connect (${c.fingerprint256}, pinned ${fingerprint}).`),
+      norm(c.fingerprint256) === norm(fingerprint)
+        ? undefined
+        : new PinMismatch(
+            `the broker at ${host}:${port} changed certificate mid-connect (${c.fingerprint256}, pinned ${fingerprint}).`,
+          ),
   };
 }

@@ -17,7 +17,9 @@ function returned(ch: ConfirmChannel): Set<string> {
   let ids = returnedOn.get(ch);
   if (!ids) {
     const set = new Set<string>();
-    ch.on('return', (m: ConsumeMessage) => { if (m.properties.messageId !== undefined) set.add(String(m.properties.messageId)); });
+    ch.on('return', (m: ConsumeMessage) => {
+      if (m.properties.messageId !== undefined) set.add(String(m.properties.messageId));
+    });
     returnedOn.set(ch, set);
     ids = set;
   }
@@ -34,13 +36,23 @@ export function destination(exchange: string, key: string): string {
  * message no queue took rejects with Unroutable; without it the broker drops
  * such a message silently, so only use that where nobody may be listening.
  */
-export function publish(ch: ConfirmChannel, exchange: string, key: string, body: Buffer, props: Options.Publish = {}): Promise<void> {
+export function publish(
+  ch: ConfirmChannel,
+  exchange: string,
+  key: string,
+  body: Buffer,
+  props: Options.Publish = {},
+): Promise<void> {
   const messageId = props.messageId ?? (props.mandatory ? randomUUID() : undefined);
   const back = props.mandatory ? returned(ch) : undefined;
   return new Promise((resolve, reject) => {
     const done = (err: unknown) => {
-      if (err) return reject(new NotConfirmed(`the broker did not confirm the message to ${destination(exchange, key)}`, { cause: err }));
-      if (back && back.delete(messageId!)) return reject(new Unroutable(`no queue took the message to ${destination(exchange, key)}`));
+      if (err)
+        return reject(
+          new NotConfirmed(`the broker did not confirm the message to ${destination(exchange, key)}`, { cause: err }),
+        );
+      if (back && back.delete(messageId!))
+        return reject(new Unroutable(`no queue took the message to ${destination(exchange, key)}`));
       resolve();
     };
     try {

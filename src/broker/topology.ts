@@ -18,10 +18,13 @@ export const BUILD_REQUEST = 'build.request';
 
 /** Every routing key the control plane consumes. Heard is batched by serve itself. */
 export const CONTROL_KINDS = ['heard', 'enrol', 'report', 'recover', 'rekey', 'build.result'] as const;
-export type ControlKind = typeof CONTROL_KINDS[number];
+export type ControlKind = (typeof CONTROL_KINDS)[number];
 
 /** The quorum queues and the routing keys bound to each. */
-export const SHARED_QUEUES: Record<string, readonly string[]> = { [CONTROL_QUEUE]: CONTROL_KINDS, [BUILD_QUEUE]: [BUILD_REQUEST] };
+export const SHARED_QUEUES: Record<string, readonly string[]> = {
+  [CONTROL_QUEUE]: CONTROL_KINDS,
+  [BUILD_QUEUE]: [BUILD_REQUEST],
+};
 
 /** Where a classic queue's traffic goes while it moves to quorum under its own name. */
 export const moving = (queue: string) => `${queue}.moving`;
@@ -54,7 +57,13 @@ export async function kindOf(conn: Connection, queue: string): Promise<'quorum' 
 export async function exists(conn: Connection, queue: string): Promise<boolean> {
   const ch = await conn.createChannel();
   ch.on('error', () => {});
-  try { await ch.checkQueue(queue); await ch.close(); return true; } catch { return false; }
+  try {
+    await ch.checkQueue(queue);
+    await ch.close();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -66,7 +75,11 @@ export async function exists(conn: Connection, queue: string): Promise<boolean> 
  * meanwhile; one published in between lands in both and is handled twice,
  * which every consumer of these queues is safe to do (issue 19.3).
  */
-export async function moveToQuorum(conn: Connection, queue: string, keys: readonly string[]): Promise<'quorum' | 'moving'> {
+export async function moveToQuorum(
+  conn: Connection,
+  queue: string,
+  keys: readonly string[],
+): Promise<'quorum' | 'moving'> {
   const kind = await kindOf(conn, queue);
   const ch = await conn.createChannel();
   try {
@@ -98,7 +111,12 @@ export async function moveToQuorum(conn: Connection, queue: string, keys: readon
  * The caller stops consuming the classic queue and settles what it took from
  * it before asking, so no message it still holds is in a deleted queue.
  */
-export async function finishMove(conn: Connection, queue: string, keys: readonly string[], opts: { whileConsumed?: boolean } = {}): Promise<'quorum' | 'moving'> {
+export async function finishMove(
+  conn: Connection,
+  queue: string,
+  keys: readonly string[],
+  opts: { whileConsumed?: boolean } = {},
+): Promise<'quorum' | 'moving'> {
   const kind = await kindOf(conn, queue);
   // Quorum queues (3.10) refuse if-empty and if-unused (540, closing the connection): for
   // them the counts read just before stand in. The queue is unbound by then, so
@@ -113,13 +131,19 @@ export async function finishMove(conn: Connection, queue: string, keys: readonly
       await ch.deleteQueue(q, quorum ? {} : { ifEmpty: true, ifUnused: !opts.whileConsumed });
       await ch.close();
       return true;
-    } catch { return false; }
+    } catch {
+      return false;
+    }
   };
   if (kind === 'classic' && !(await del(queue, false))) return 'moving';
   if (kind !== 'quorum') await moveToQuorum(conn, queue, keys);
   if (await exists(conn, moving(queue))) {
     const ch = await conn.createChannel();
-    try { for (const k of keys) await ch.unbindQueue(moving(queue), EXCHANGE, k); } finally { await ch.close().catch(() => {}); }
+    try {
+      for (const k of keys) await ch.unbindQueue(moving(queue), EXCHANGE, k);
+    } finally {
+      await ch.close().catch(() => {});
+    }
     if (!(await del(moving(queue), true))) return 'moving';
   }
   return 'quorum';
@@ -139,10 +163,27 @@ export async function shovel(conn: Connection, from: string, key: string): Promi
       const m = await ch.get(from);
       if (!m) return moved;
       const p = m.properties;
-      await new Promise<void>((res, rej) => ch.publish(EXCHANGE, key, m.content, {
-        mandatory: true, persistent: true, contentType: p.contentType, type: p.type, messageId: p.messageId, correlationId: p.correlationId,
-        replyTo: p.replyTo, userId: p.userId, headers: p.headers, timestamp: p.timestamp, expiration: p.expiration,
-      }, (err) => (err ? rej(err) : res())));
+      await new Promise<void>((res, rej) =>
+        ch.publish(
+          EXCHANGE,
+          key,
+          m.content,
+          {
+            mandatory: true,
+            persistent: true,
+            contentType: p.contentType,
+            type: p.type,
+            messageId: p.messageId,
+            correlationId: p.correlationId,
+            replyTo: p.replyTo,
+            userId: p.userId,
+            headers: p.headers,
+            timestamp: p.timestamp,
+            expiration: p.expiration,
+          },
+          (err) => (err ? rej(err) : res()),
+        ),
+      );
       ch.ack(m);
       moved++;
     }
@@ -154,7 +195,8 @@ export async function shovel(conn: Connection, from: string, key: string): Promi
 /** The exchange, and the shared queues as quorum queues (moving them where they are classic). */
 export async function declareTopology(conn: Connection): Promise<{ moving: string[] }> {
   const still: string[] = [];
-  for (const [queue, keys] of Object.entries(SHARED_QUEUES)) if ((await moveToQuorum(conn, queue, keys)) === 'moving') still.push(queue);
+  for (const [queue, keys] of Object.entries(SHARED_QUEUES))
+    if ((await moveToQuorum(conn, queue, keys)) === 'moving') still.push(queue);
   return { moving: still };
 }
 

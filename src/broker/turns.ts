@@ -9,7 +9,10 @@
 import { connectBroker, type Connection, type Endpoint } from './connect.js';
 
 /** What a turn needs of a list's entry: where it is. */
-export interface Place { host: string; port: number }
+export interface Place {
+  host: string;
+  port: number;
+}
 
 /** Every place was tried and none answered; the message says what each said. */
 export class NoneAnswered extends Error {}
@@ -28,9 +31,13 @@ export class Turns<T extends Place = Endpoint> {
    * SPREAD: after a lost connection, how many places past the next one to go
    * (0 to M-1 of the M others); by default none, the next.
    */
-  constructor(list: T[] | (() => T[]), private readonly start: (n: number) => number = () => 0,
-              private readonly spread: (m: number) => number = () => 0) {
-    if (Array.isArray(list) && list.length === 0) throw new Error('no broker to connect to: broker.json\'s "amqp" is an empty list.');
+  constructor(
+    list: T[] | (() => T[]),
+    private readonly start: (n: number) => number = () => 0,
+    private readonly spread: (m: number) => number = () => 0,
+  ) {
+    if (Array.isArray(list) && list.length === 0)
+      throw new Error('no broker to connect to: broker.json\'s "amqp" is an empty list.');
     this.list = Array.isArray(list) ? () => list : list;
   }
 
@@ -48,14 +55,18 @@ export class Turns<T extends Place = Endpoint> {
   }
 
   /** The current place answered: a connection is held there (connect() says it itself). */
-  connected(): void { this.held = true; }
+  connected(): void {
+    this.held = true;
+  }
 
   /**
    * The next turn goes to another place: after a failed attempt the next one,
    * so each is tried in turn; after a lost connection the next one plus this
    * user's offset, never the lost place while there is another.
    */
-  moveOn(): void { this.step = this.held ? this.spreadStep() : 1; }
+  moveOn(): void {
+    this.step = this.held ? this.spreadStep() : 1;
+  }
 
   private spreadStep(): number {
     const others = this.list().length - 1;
@@ -67,7 +78,11 @@ export class Turns<T extends Place = Endpoint> {
    * which failure ends the round at once (rethrown as it came): one every place
    * would give alike, and the next round starts at that place again. Otherwise rejects with NoneAnswered saying what each said.
    */
-  async connect(this: Turns<Endpoint>, name: string, stop: (err: Error) => boolean = () => false): Promise<{ conn: Connection; endpoint: Endpoint }> {
+  async connect(
+    this: Turns<Endpoint>,
+    name: string,
+    stop: (err: Error) => boolean = () => false,
+  ): Promise<{ conn: Connection; endpoint: Endpoint }> {
     const said: string[] = [];
     const n = this.list().length;
     for (let k = 0; k < n; k++) {

@@ -30,11 +30,24 @@ export function loadCredential(dir: string): Credential | null {
     text = readFileSync(credentialPath(dir), 'utf8');
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return null;
-    throw refuse('MSHP4', `${credentialPath(dir)} exists but cannot be read (${(err as Error).message})`, undefined, err);
+    throw refuse(
+      'MSHP4',
+      `${credentialPath(dir)} exists but cannot be read (${(err as Error).message})`,
+      undefined,
+      err,
+    );
   }
   try {
     const v = JSON.parse(text) as Credential;
-    if (!isObject(v) || v.v !== 1 || typeof v.name !== 'string' || !isObject(v.broker) || typeof v.password !== 'string' || typeof v.requester !== 'string') throw new Error('wrong shape');
+    if (
+      !isObject(v) ||
+      v.v !== 1 ||
+      typeof v.name !== 'string' ||
+      !isObject(v.broker) ||
+      typeof v.password !== 'string' ||
+      typeof v.requester !== 'string'
+    )
+      throw new Error('wrong shape');
     return v;
   } catch (err) {
     throw refuse('MSHP5', `${credentialPath(dir)} is damaged (${(err as Error).message})`, undefined, err);

@@ -12,18 +12,33 @@ import { refuse } from '../store/errors.js';
 export async function enrolBuilder(lineText: string, dir: string): Promise<{ name: string; broker: string }> {
   const existing = loadCredential(dir);
   if (existing) {
-    throw refuse('MSHP1', `this machine is already enrolled as builder ${existing.name}`, `to enrol it again, remove ${credentialPath(dir)} first`);
+    throw refuse(
+      'MSHP1',
+      `this machine is already enrolled as builder ${existing.name}`,
+      `to enrol it again, remove ${credentialPath(dir)} first`,
+    );
   }
   const line = readEnrolLine(lineText);
   const { host, port } = hostPort(line.broker);
   const cred: Credential = {
-    v: 1, name: line.name, password: line.password, requester: line.requester,
+    v: 1,
+    name: line.name,
+    password: line.password,
+    requester: line.requester,
     broker: { host, port, vhost: line.vhost, user: line.user, fingerprint: line.fingerprint },
   };
-  const conn = await connectBroker({ ...cred.broker, password: cred.password }, { name: `mesh-builder enrol ${line.name}` }).catch((err) => {
+  const conn = await connectBroker(
+    { ...cred.broker, password: cred.password },
+    { name: `mesh-builder enrol ${line.name}` },
+  ).catch((err) => {
     const m = (err as Error).message;
     if (m.includes('ACCESS_REFUSED') || m.includes('403')) {
-      throw refuse('MSHP2', `the broker refused builder ${line.name}'s account: the line was replaced`, `mesh builder add ${line.name} again makes a new one`, err);
+      throw refuse(
+        'MSHP2',
+        `the broker refused builder ${line.name}'s account: the line was replaced`,
+        `mesh builder add ${line.name} again makes a new one`,
+        err,
+      );
     }
     throw err;
   });
@@ -34,7 +49,12 @@ export async function enrolBuilder(lineText: string, dir: string): Promise<{ nam
     const ch = await conn.createChannel();
     ch.on('error', () => {});
     await ch.checkQueue(BUILD_QUEUE).catch((err) => {
-      throw refuse('MSHP3', `the broker has no ${BUILD_QUEUE} queue this account may read`, `run mesh builder add ${line.name} on the control plane again`, err);
+      throw refuse(
+        'MSHP3',
+        `the broker has no ${BUILD_QUEUE} queue this account may read`,
+        `run mesh builder add ${line.name} on the control plane again`,
+        err,
+      );
     });
   } finally {
     await conn.close().catch(() => {});

@@ -39,7 +39,9 @@ export interface BuildAnswer {
   log: string | null;
 }
 
-export class BuildTimeout extends Error { exitCode = 5; }
+export class BuildTimeout extends Error {
+  exitCode = 5;
+}
 
 export function parseTimeout(s: string): number {
   const m = /^(\d+)(s|m|h)$/.exec(s);
@@ -51,37 +53,60 @@ const said = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.ro
 
 async function send(ch: ConfirmChannel, req: BuildRequest, requester: string): Promise<void> {
   try {
-    await publish(ch, EXCHANGE, BUILD_REQUEST, writeMessage(req),
-      { mandatory: true, correlationId: req.id, userId: requester, contentType: 'application/json', type: BUILD_REQUEST });
+    await publish(ch, EXCHANGE, BUILD_REQUEST, writeMessage(req), {
+      mandatory: true,
+      correlationId: req.id,
+      userId: requester,
+      contentType: 'application/json',
+      type: BUILD_REQUEST,
+    });
   } catch (err) {
-    if (err instanceof Unroutable) throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`, { cause: err });
+    if (err instanceof Unroutable)
+      throw new Error(`the broker had no queue for ${BUILD_REQUEST}: run mesh serve once to declare the topology`, {
+        cause: err,
+      });
     throw err;
   }
 }
 
 export async function build(module: string, opts: BuildOptions): Promise<BuildAnswer> {
   nodeName(module, 'module name');
-  if (opts.ref !== undefined && !REF.test(opts.ref)) throw refuse('MSH34', `--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit`);
+  if (opts.ref !== undefined && !REF.test(opts.ref))
+    throw refuse('MSH34', `--ref ${JSON.stringify(opts.ref)} is not a branch, tag or commit`);
   const broker = readBroker(opts.env);
   const id = randomUUID();
-  return withStore('catalogue', async (sql) => {
-    const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
+  return withStore(
+    'catalogue',
+    async (sql) => {
+      const [row] = await sql<{ git_url: string; path: string; ref: string; track: string }[]>`
       select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => ${opts.ref ?? null}::text)`;
-    const req: BuildRequest = { v: 1, id, module, git: row!.git_url, path: row!.path, ref: row!.ref, track: row!.track };
-    try {
-      const conn = (await adminTurns(broker).connect(`mesh build ${module}`)).conn;
+      const req: BuildRequest = {
+        v: 1,
+        id,
+        module,
+        git: row!.git_url,
+        path: row!.path,
+        ref: row!.ref,
+        track: row!.track,
+      };
       try {
-        const ch = await conn.createConfirmChannel();
-        await declareTopology(conn);
-        await send(ch, req, broker.user);
-      } finally { await conn.close().catch(() => {}); }
-    } catch (err) {
-      // Recorded but never queued: nobody would ever answer it.
-      await sql`select catalogue.withdraw_build_request(request_id => ${id}::uuid)`.catch(() => {});
-      throw err;
-    }
-    return waitForAnswer(sql, req, opts);
-  }, { env: opts.env });
+        const conn = (await adminTurns(broker).connect(`mesh build ${module}`)).conn;
+        try {
+          const ch = await conn.createConfirmChannel();
+          await declareTopology(conn);
+          await send(ch, req, broker.user);
+        } finally {
+          await conn.close().catch(() => {});
+        }
+      } catch (err) {
+        // Recorded but never queued: nobody would ever answer it.
+        await sql`select catalogue.withdraw_build_request(request_id => ${id}::uuid)`.catch(() => {});
+        throw err;
+      }
+      return waitForAnswer(sql, req, opts);
+    },
+    { env: opts.env },
+  );
 }
 
 async function waitForAnswer(sql: Sql, req: BuildRequest, opts: BuildOptions): Promise<BuildAnswer> {
@@ -90,21 +115,34 @@ async function waitForAnswer(sql: Sql, req: BuildRequest, opts: BuildOptions): P
   for (;;) {
     const lines = await sql<{ seq: bigint; builder: string; line: string }[]>`
       select seq, builder, line from catalogue.build_progress where request_id = ${req.id}::uuid and seq > ${seq.toString()}::bigint order by seq`;
-    for (const l of lines) { opts.progress?.(l.line, l.builder); seq = l.seq; }
+    for (const l of lines) {
+      opts.progress?.(l.line, l.builder);
+      seq = l.seq;
+    }
     const [s] = await sql`
       select b.*, (select m.version from catalogue.module m where m.name = b.module) as version
         from catalogue.build_status b where b.id = ${req.id}::uuid`;
     if (s && s.ok !== null) {
       return {
-        id: req.id, module: req.module, ref: req.ref, ok: s.ok as boolean, builder: s.builder as string,
-        commit: s.commit_sha as string | null, image: s.image as string | null, digest: s.digest as string | null,
-        version: s.ok ? (s.version as number) : null, error: s.error as string | null, log: s.log_tail as string | null,
+        id: req.id,
+        module: req.module,
+        ref: req.ref,
+        ok: s.ok as boolean,
+        builder: s.builder as string,
+        commit: s.commit_sha as string | null,
+        image: s.image as string | null,
+        digest: s.digest as string | null,
+        version: s.ok ? (s.version as number) : null,
+        error: s.error as string | null,
+        log: s.log_tail as string | null,
       };
     }
     if (Date.now() > end) {
-      throw new BuildTimeout(`no answer to build request ${req.id} (${req.module} at ${req.ref}) within ${said(opts.timeoutMs)}` +
-        `${s?.state === 'building' ? ', though a builder started it' : ''}: is a mesh-builder running and consuming ${BUILD_QUEUE}? ` +
-        'The request stays queued; its answer is recorded whenever a builder gives it (mesh module list shows the build)');
+      throw new BuildTimeout(
+        `no answer to build request ${req.id} (${req.module} at ${req.ref}) within ${said(opts.timeoutMs)}` +
+          `${s?.state === 'building' ? ', though a builder started it' : ''}: is a mesh-builder running and consuming ${BUILD_QUEUE}? ` +
+          'The request stays queued; its answer is recorded whenever a builder gives it (mesh module list shows the build)',
+      );
     }
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 300));
   }

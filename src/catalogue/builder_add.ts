@@ -24,6 +24,14 @@ export async function builderAdd(name: string) {
   const accounts = new Accounts(management(broker));
   await accounts.createBuilder(name, password, BUILD_QUEUE);
   const user = accounts.builderAccount(name);
-  const line = writeEnrolLine({ broker: broker.public, fingerprint: broker.fingerprint, vhost: broker.vhost, name, user, password, requester: broker.user });
+  const line = writeEnrolLine({
+    broker: broker.public,
+    fingerprint: broker.fingerprint,
+    vhost: broker.vhost,
+    name,
+    user,
+    password,
+    requester: broker.user,
+  });
   return { builder: name, account: user, command: `mesh-builder enrol ${line}` };
 }

@@ -6,7 +6,10 @@ import { refuse } from '../store/errors.js';
 
 function lsRemote(url: string, timeoutMs: number): Promise<string> {
   // `--` so a URL is never read as an option; ext:: would run a command.
-  return run('git', ['-c', 'protocol.ext.allow=never', 'ls-remote', '--', url], { timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+  return run('git', ['-c', 'protocol.ext.allow=never', 'ls-remote', '--', url], {
+    timeoutMs,
+    env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+  });
 }
 
 /** The commit REF names in the listing: HEAD, a branch, a tag (peeled), or a commit id itself. */
@@ -16,8 +19,13 @@ export function pickHead(listing: string, ref: string): string | undefined {
     const [sha, name] = line.split('\t');
     if (sha && name) refs.set(name, sha);
   }
-  const found = ref === 'HEAD' ? refs.get('HEAD')
-    : refs.get(`refs/heads/${ref}`) ?? refs.get(`refs/tags/${ref}^{}`) ?? refs.get(`refs/tags/${ref}`) ?? refs.get(ref);
+  const found =
+    ref === 'HEAD'
+      ? refs.get('HEAD')
+      : (refs.get(`refs/heads/${ref}`) ??
+        refs.get(`refs/tags/${ref}^{}`) ??
+        refs.get(`refs/tags/${ref}`) ??
+        refs.get(ref));
   if (found) return found;
   return COMMIT.test(ref) ? ref : undefined;
 }

@@ -19,7 +19,11 @@ export function readModuleFile(path: string): { name: string; resources: unknown
   if (!isObject(v) || !Array.isArray(v.resources)) throw refuse('MSH37', `${path} is not a module`);
   const name = nodeName(v.name, 'module name');
   let resources: ModuleEntry[];
-  try { resources = parseModuleEntries(withIds(v.resources), `${path}: resources`); } catch (err) { throw moduleRefusal(err); }
+  try {
+    resources = parseModuleEntries(withIds(v.resources), `${path}: resources`);
+  } catch (err) {
+    throw moduleRefusal(err);
+  }
   return { name, resources };
 }
 

@@ -21,42 +21,62 @@ export interface ModuleRow {
   nodes: string[];
 }
 
-export async function moduleList(opts: { refresh?: boolean } = {}): Promise<{ modules: ModuleRow[]; refreshFailed: { module: string; error: string }[] }> {
+export async function moduleList(
+  opts: { refresh?: boolean } = {},
+): Promise<{ modules: ModuleRow[]; refreshFailed: { module: string; error: string }[] }> {
   const refreshFailed: { module: string; error: string }[] = [];
-  return withStore('catalogue', async (sql) => {
-    if (opts.refresh) {
-      const sources = await sql<{ module: string; git_url: string; ref: string }[]>`select module, git_url, ref from catalogue.source order by module`;
-      await Promise.all(sources.map(async (s) => {
-        // The sighting's time is taken before looking, so a build recorded
-        // meanwhile with a newer sighting is never overwritten by this one.
-        const seenAt = new Date();
-        try {
-          const head = await sourceHead(s.git_url, s.ref);
-          await sql`select catalogue.record_source_head(module_name => ${s.module}::text, commit_sha => ${head}::text, seen_at => ${seenAt}::timestamptz)`;
-        } catch (err) {
-          refreshFailed.push({ module: s.module, error: (err as Error).message });
-        }
-      }));
-    }
-    return { modules: await readModules(sql), refreshFailed };
-  }, { max: 2 });
+  return withStore(
+    'catalogue',
+    async (sql) => {
+      if (opts.refresh) {
+        const sources = await sql<
+          { module: string; git_url: string; ref: string }[]
+        >`select module, git_url, ref from catalogue.source order by module`;
+        await Promise.all(
+          sources.map(async (s) => {
+            // The sighting's time is taken before looking, so a build recorded
+            // meanwhile with a newer sighting is never overwritten by this one.
+            const seenAt = new Date();
+            try {
+              const head = await sourceHead(s.git_url, s.ref);
+              await sql`select catalogue.record_source_head(module_name => ${s.module}::text, commit_sha => ${head}::text, seen_at => ${seenAt}::timestamptz)`;
+            } catch (err) {
+              refreshFailed.push({ module: s.module, error: (err as Error).message });
+            }
+          }),
+        );
+      }
+      return { modules: await readModules(sql), refreshFailed };
+    },
+    { max: 2 },
+  );
 }
 
 /** The catalogue as mesh module list prints it, on a store already open. */
 export async function readModules(sql: Sql): Promise<ModuleRow[]> {
-  return [...await sql<ModuleRow[]>`select * from catalogue.module_status order by module`];
+  return [...(await sql<ModuleRow[]>`select * from catalogue.module_status order by module`)];
 }
 
 const short = (c: string | null) => (c ? c.slice(0, 12) : '-');
 
 /** One line a person reads: where it came from, and whether that is current. */
 export function describe(r: ModuleRow): Record<string, string> {
-  const origin = r.origin === 'built' ? `built from ${short(r.built_commit)}`
-    : r.origin === 'handed' ? 'handed over'
-      : r.origin === 'shipped' ? 'shipped' : r.origin;
-  const state = r.behind === true ? `behind (source at ${short(r.source_head)})`
-    : r.behind === false ? 'current'
-      : r.origin === 'built' && !r.source_head ? 'not known (--refresh)' : '-';
+  const origin =
+    r.origin === 'built'
+      ? `built from ${short(r.built_commit)}`
+      : r.origin === 'handed'
+        ? 'handed over'
+        : r.origin === 'shipped'
+          ? 'shipped'
+          : r.origin;
+  const state =
+    r.behind === true
+      ? `behind (source at ${short(r.source_head)})`
+      : r.behind === false
+        ? 'current'
+        : r.origin === 'built' && !r.source_head
+          ? 'not known (--refresh)'
+          : '-';
   return {
     module: r.module,
     version: r.version === null ? '-' : String(r.version),

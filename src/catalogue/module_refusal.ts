@@ -14,15 +14,24 @@ export function moduleRefusal(err: unknown): unknown {
   const { flaw, fix: remedy } = err as ResourceFault;
   const said = remedy ? err.said.slice(0, -`: ${remedy}`.length) : err.said;
   switch (flaw) {
-    case 'kind': return refuse('MSHM0', said, undefined, err);
-    case 'composed': return refuse('MSH31', said, remedy, err);
-    case 'field': return refuse('MSHM1', said, undefined, err);
-    case 'missing': return refuse('MSHM2', said, undefined, err);
-    case 'value': return refuse('MSHM3', said, undefined, err);
-    case 'path': return refuse('MSHM7', said, undefined, err);
-    case 'id': return refuse('MSHM4', said, undefined, err);
-    case 'twice': return refuse('MSHM5', said, undefined, err);
-    case 'unit': return refuse('MSHM6', said, undefined, err);
+    case 'kind':
+      return refuse('MSHM0', said, undefined, err);
+    case 'composed':
+      return refuse('MSH31', said, remedy, err);
+    case 'field':
+      return refuse('MSHM1', said, undefined, err);
+    case 'missing':
+      return refuse('MSHM2', said, undefined, err);
+    case 'value':
+      return refuse('MSHM3', said, undefined, err);
+    case 'path':
+      return refuse('MSHM7', said, undefined, err);
+    case 'id':
+      return refuse('MSHM4', said, undefined, err);
+    case 'twice':
+      return refuse('MSHM5', said, undefined, err);
+    case 'unit':
+      return refuse('MSHM6', said, undefined, err);
   }
   return err;
 }

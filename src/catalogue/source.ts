@@ -7,10 +7,20 @@ import { refuse } from '../store/errors.js';
 
 export async function setSource(module: string, opts: { git?: string; path?: string; ref?: string }) {
   nodeName(module, 'module name');
-  if (!gitUrl(opts.git)) throw refuse('MSH32', '--git does not name a repository', 'give a URL git can clone, or a path on the build machine (not starting with "-")');
+  if (!gitUrl(opts.git))
+    throw refuse(
+      'MSH32',
+      '--git does not name a repository',
+      'give a URL git can clone, or a path on the build machine (not starting with "-")',
+    );
   const git = opts.git;
   const path = opts.path ?? '.';
-  if (!SOURCE_PATH.test(path)) throw refuse('MSH33', `--path ${JSON.stringify(path)} is not a relative folder inside the repository`, 'use letters, digits, . _ / -; no ".."');
+  if (!SOURCE_PATH.test(path))
+    throw refuse(
+      'MSH33',
+      `--path ${JSON.stringify(path)} is not a relative folder inside the repository`,
+      'use letters, digits, . _ / -; no ".."',
+    );
   const ref = opts.ref ?? 'HEAD';
   if (!REF.test(ref)) throw refuse('MSH34', `--ref ${JSON.stringify(ref)} is not a branch or tag name`);
   return withStore('catalogue', async (sql) => {

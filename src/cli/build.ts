@@ -5,7 +5,8 @@ import { emit } from './print.js';
 // Both commands' work (and amqplib with it) is loaded when they run, not at every command's start.
 
 export function registerBuild(p: Program): void {
-  p.prog.command('build <module>')
+  p.prog
+    .command('build <module>')
     .describe([
       'Build MODULE from its source on a build machine and wait for the answer. The request is recorded in SQL, put on the',
       'one shared build queue, and taken by one mesh-builder, which clones the source at --ref, builds the image with podman,',
@@ -18,24 +19,31 @@ export function registerBuild(p: Program): void {
     .option('--json', 'Print the answer as JSON')
     .example('build web')
     .example('build web --ref v1.4 --timeout 10m')
-    .action(p.wrap(async (m: string, o: { ref?: string; timeout?: string; json?: boolean }) => {
-      const { build, parseTimeout } = await import('../catalogue/build.js');
-      const timeoutMs = parseTimeout(String(o.timeout ?? '30m'));
-      const a = await build(String(m), {
-        ref: o.ref === undefined ? undefined : String(o.ref),
-        timeoutMs,
-        progress: (line, builder) => process.stderr.write(`  [${builder}] ${line}\n`),
-      });
-      emit(a, o, (d) => d.ok
-        ? `built ${d.module} from ${d.commit} on ${d.builder}: ${d.image}@${d.digest} (version ${d.version})`
-        : `build of ${d.module} failed on ${d.builder}: ${d.error}${d.log ? `\n--- end of its log ---\n${d.log}` : ''}`);
-      if (!a.ok) {
-        process.stderr.write(`mesh: the build of ${a.module} failed (${a.error}): fix the source and run mesh build ${a.module} again.\n`);
-        process.exitCode = 4;
-      }
-    }));
+    .action(
+      p.wrap(async (m: string, o: { ref?: string; timeout?: string; json?: boolean }) => {
+        const { build, parseTimeout } = await import('../catalogue/build.js');
+        const timeoutMs = parseTimeout(String(o.timeout ?? '30m'));
+        const a = await build(String(m), {
+          ref: o.ref === undefined ? undefined : String(o.ref),
+          timeoutMs,
+          progress: (line, builder) => process.stderr.write(`  [${builder}] ${line}\n`),
+        });
+        emit(a, o, (d) =>
+          d.ok
+            ? `built ${d.module} from ${d.commit} on ${d.builder}: ${d.image}@${d.digest} (version ${d.version})`
+            : `build of ${d.module} failed on ${d.builder}: ${d.error}${d.log ? `\n--- end of its log ---\n${d.log}` : ''}`,
+        );
+        if (!a.ok) {
+          process.stderr.write(
+            `mesh: the build of ${a.module} failed (${a.error}): fix the source and run mesh build ${a.module} again.\n`,
+          );
+          process.exitCode = 4;
+        }
+      }),
+    );
 
-  p.prog.command('builder add <name>')
+  p.prog
+    .command('builder add <name>')
     .describe([
       'Make a broker account for a build machine (it may read the build queue and write the mesh exchange, nothing else)',
       'and print the line to paste there: mesh-builder enrol <line>. The line is its credential, shown once. Adding the',
@@ -43,5 +51,9 @@ export function registerBuild(p: Program): void {
     ])
     .option('--json', 'Print as JSON')
     .example('builder add build1')
-    .action(p.wrap(async (n: string, o: { json?: boolean }) => emit(await (await import('../catalogue/builder_add.js')).builderAdd(String(n)), o, (d) => d.command)));
+    .action(
+      p.wrap(async (n: string, o: { json?: boolean }) =>
+        emit(await (await import('../catalogue/builder_add.js')).builderAdd(String(n)), o, (d) => d.command),
+      ),
+    );
 }

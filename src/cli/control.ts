@@ -9,52 +9,68 @@ import { promote, DEFAULT_PG_DATA } from '../store/promote.js';
 // start, which `mesh declare` pays too; bench 3).
 
 export function registerControl(p: Program): void {
-  p.prog.command('init')
-    .describe('Make the control plane\'s signing key in MESH_HOME (default /etc/mesh) if it has none. An existing key is never replaced: it is the mesh\'s identity.')
+  p.prog
+    .command('init')
+    .describe(
+      "Make the control plane's signing key in MESH_HOME (default /etc/mesh) if it has none. An existing key is never replaced: it is the mesh's identity.",
+    )
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (o: { json?: boolean }) => {
-      const s = await ensureSigner();
-      emit({ mesh: s.mesh, home: home() }, o, (d) => `mesh ${d.mesh} (signing key in ${d.home})`);
-    }));
+    .action(
+      p.wrap(async (o: { json?: boolean }) => {
+        const s = await ensureSigner();
+        emit({ mesh: s.mesh, home: home() }, o, (d) => `mesh ${d.mesh} (signing key in ${d.home})`);
+      }),
+    );
 
-  p.prog.command('migrate')
+  p.prog
+    .command('migrate')
     .describe([
-      'Bring every context\'s schema up to date (inventory, catalogue, assignment, secret, provision, overlay, audit).',
+      "Bring every context's schema up to date (inventory, catalogue, assignment, secret, provision, overlay, audit).",
       'Each context migrates as its own role from MESH_STORE_<CONTEXT>. Refuses, before anything runs, an edited',
       'migration that already ran, one numbered below one that ran, duplicate numbers, misnamed or empty files.',
       'Waits up to 3 minutes for a cold database (MESH_STORE_WAIT_SECONDS to change).',
     ])
     .option('--json', 'Print as JSON')
     .example('migrate')
-    .action(p.wrap(async (o: { json?: boolean }) => {
-      const { migrate } = await import('../store/migrate.js');
-      const results = await migrate({ say: (l) => process.stderr.write(l + '\n') });
-      const ran = results.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`));
-      emit({ ran }, o, (d) => d.ran.length === 0 ? 'already up to date' : `applied ${d.ran.length}: ${d.ran.join(', ')}`);
-    }));
+    .action(
+      p.wrap(async (o: { json?: boolean }) => {
+        const { migrate } = await import('../store/migrate.js');
+        const results = await migrate({ say: (l) => process.stderr.write(l + '\n') });
+        const ran = results.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`));
+        emit({ ran }, o, (d) =>
+          d.ran.length === 0 ? 'already up to date' : `applied ${d.ran.length}: ${d.ran.join(', ')}`,
+        );
+      }),
+    );
 
-  p.prog.command('store promote')
+  p.prog
+    .command('store promote')
     .describe([
-      'Make this machine\'s standby of the store the primary (pg_ctl promote, as postgres), and wait until it takes writes.',
+      "Make this machine's standby of the store the primary (pg_ctl promote, as postgres), and wait until it takes writes.",
       'Be sure the old primary is down and stays down first: mesh does not fence it. Every mesh program finds the new',
       'primary in its store host list (target_session_attrs=read-write) by itself.',
     ])
     .option('--data', `The standby's data directory (default ${DEFAULT_PG_DATA})`)
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (o: { data?: string; json?: boolean }) => {
-      const r = await promote({ data: o.data });
-      emit(r, o, (d) => `${d.data} is the primary now`);
-    }));
+    .action(
+      p.wrap(async (o: { data?: string; json?: boolean }) => {
+        const r = await promote({ data: o.data });
+        emit(r, o, (d) => `${d.data} is the primary now`);
+      }),
+    );
 
-  p.prog.command('serve')
+  p.prog
+    .command('serve')
     .describe([
       'Run the control plane: consume the control queue and answer enrolments, record heards, reports and build results,',
       'each in one SQL transaction, acked only after it commits. Needs MESH_STORE_<CONTEXT> for every context and MESH_HOME.',
     ])
-    .action(p.wrap(async () => {
-      const stop = new AbortController();
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-      const { serve } = await import('../serve/serve.js');
-      await serve({ signal: stop.signal });
-    }));
+    .action(
+      p.wrap(async () => {
+        const stop = new AbortController();
+        for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+        const { serve } = await import('../serve/serve.js');
+        await serve({ signal: stop.signal });
+      }),
+    );
 }

@@ -8,8 +8,11 @@ import { nounsFor } from './nouns.js';
 
 phase('main');
 
-const p = program('mesh', '0.1.0',
-  'Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane\'s files from MESH_HOME (default /etc/mesh).');
+const p = program(
+  'mesh',
+  '0.1.0',
+  "Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane's files from MESH_HOME (default /etc/mesh).",
+);
 
 // Only the noun the command names is loaded (nouns.ts says why); all of them at once, in order, otherwise.
 const nouns = nounsFor(process.argv.slice(2));

@@ -8,7 +8,8 @@ import { setSource } from '../catalogue/source.js';
 import { moduleList, describe } from '../catalogue/module_list.js';
 
 export function registerModule(p: Program): void {
-  p.prog.command('module add <file>')
+  p.prog
+    .command('module add <file>')
     .describe([
       'Add or replace a module from a JSON file: {"name": "web", "resources": [...]}. Each resource has a kind (file, directory,',
       'service, container, wireguard, secret, or opening: a port the module serves, {"kind": "opening", "name", "proto", "port", "from": "any|site:S|module:M"}) and its fields; ids are filled in as kind:path or kind:name. Checked by the same',
@@ -16,9 +17,18 @@ export function registerModule(p: Program): void {
     ])
     .option('--json', 'Print as JSON')
     .example('module add web.json')
-    .action(p.wrap(async (file: string, o: { json?: boolean }) => emit(await redeclare(await moduleAdd(String(file))), o, (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared, d)}`)));
+    .action(
+      p.wrap(async (file: string, o: { json?: boolean }) =>
+        emit(
+          await redeclare(await moduleAdd(String(file))),
+          o,
+          (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared, d)}`,
+        ),
+      ),
+    );
 
-  p.prog.command('module source <module>')
+  p.prog
+    .command('module source <module>')
     .describe([
       'Say where MODULE is built from: a git repository with a Containerfile (in --path, default the root).',
       'Builders clone it; the control plane only records it. --ref is the branch or tag the module follows (default HEAD,',
@@ -29,20 +39,35 @@ export function registerModule(p: Program): void {
     .option('--ref', 'The branch or tag the module follows', 'HEAD')
     .option('--json', 'Print as JSON')
     .example('module source web --git https://git.example.org/web.git --path image --ref main')
-    .action(p.wrap(async (m: string, o: { git?: string; path?: string; ref?: string; json?: boolean }) =>
-      emit(await setSource(String(m), { git: o.git, path: o.path, ref: o.ref }), o, (d) => `module ${d.module} builds from ${d.git} (${d.path}) following ${d.ref}`)));
+    .action(
+      p.wrap(async (m: string, o: { git?: string; path?: string; ref?: string; json?: boolean }) =>
+        emit(
+          await setSource(String(m), { git: o.git, path: o.path, ref: o.ref }),
+          o,
+          (d) => `module ${d.module} builds from ${d.git} (${d.path}) following ${d.ref}`,
+        ),
+      ),
+    );
 
-  p.prog.command('module list')
+  p.prog
+    .command('module list')
     .describe([
       'The catalogue: every module, its version, where it came from (built from a commit, handed over by hand, shipped),',
-      'whether it is behind its source, and the machines it runs on. --refresh first looks where each source\'s ref points',
+      "whether it is behind its source, and the machines it runs on. --refresh first looks where each source's ref points",
       'now (git ls-remote). The same answer as select * from catalogue.module_status.',
     ])
-    .option('--refresh', 'Record each source\'s current head before answering')
+    .option('--refresh', "Record each source's current head before answering")
     .option('--json', 'Print as JSON')
-    .action(p.wrap(async (o: { refresh?: boolean; json?: boolean }) => {
-      const r = await moduleList({ refresh: o.refresh });
-      for (const f of r.refreshFailed) process.stderr.write(`mesh: could not look at the source of ${f.module} (${f.error}); its "behind" is from the last sighting.\n`);
-      emit(r.modules, o, (rows) => table(rows.map(describe), ['module', 'version', 'origin', 'state', 'image', 'runs_on']));
-    }));
+    .action(
+      p.wrap(async (o: { refresh?: boolean; json?: boolean }) => {
+        const r = await moduleList({ refresh: o.refresh });
+        for (const f of r.refreshFailed)
+          process.stderr.write(
+            `mesh: could not look at the source of ${f.module} (${f.error}); its "behind" is from the last sighting.\n`,
+          );
+        emit(r.modules, o, (rows) =>
+          table(rows.map(describe), ['module', 'version', 'origin', 'state', 'image', 'runs_on']),
+        );
+      }),
+    );
 }

@@ -9,11 +9,19 @@ import type { Program } from '../sys/program.js';
 type Register = (p: Program) => void;
 
 export const NOUNS: { noun: string; words: string[]; load: () => Promise<Register> }[] = [
-  { noun: 'control plane', words: ['init', 'migrate', 'store', 'serve'], load: async () => (await import('./control.js')).registerControl },
+  {
+    noun: 'control plane',
+    words: ['init', 'migrate', 'store', 'serve'],
+    load: async () => (await import('./control.js')).registerControl,
+  },
   { noun: 'token', words: ['token'], load: async () => (await import('./token.js')).registerToken },
   { noun: 'node', words: ['node'], load: async () => (await import('./node.js')).registerNode },
   { noun: 'module', words: ['module'], load: async () => (await import('./module.js')).registerModule },
-  { noun: 'declaration', words: ['assign', 'unassign', 'plan', 'freshness', 'declare', 'outbox'], load: async () => (await import('./declaration.js')).registerDeclaration },
+  {
+    noun: 'declaration',
+    words: ['assign', 'unassign', 'plan', 'freshness', 'declare', 'outbox'],
+    load: async () => (await import('./declaration.js')).registerDeclaration,
+  },
   { noun: 'build', words: ['build', 'builder'], load: async () => (await import('./build.js')).registerBuild },
   { noun: 'overlay', words: ['overlay'], load: async () => (await import('./overlay.js')).registerOverlay },
   { noun: 'secret', words: ['secret'], load: async () => (await import('./secret.js')).registerSecret },

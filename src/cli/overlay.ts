@@ -7,9 +7,10 @@ import { overlayShow, overlayRows, overlayDot } from '../overlay/show.js';
 import { overlayHub, overlayAddress } from '../overlay/hub.js';
 
 export function registerOverlay(p: Program): void {
-  p.prog.command('overlay show')
+  p.prog
+    .command('overlay show')
     .describe([
-      'The WireGuard graph the mesh computes (O1), as declarations will carry it: each node\'s address and its peers.',
+      "The WireGuard graph the mesh computes (O1), as declarations will carry it: each node's address and its peers.",
       'Every node peers with every hub; two others peer directly only at one site and only when one of them can be dialled.',
       'A spoke routes the whole range through one hub; a node behind NAT keeps its paths open with keepalives.',
       '--dot prints Graphviz: mesh overlay show --dot | dot -Tsvg > overlay.svg (double boxes are hubs, dashed lines kept alive from behind NAT).',
@@ -18,14 +19,25 @@ export function registerOverlay(p: Program): void {
     .option('--dot', 'Print as Graphviz DOT')
     .example('overlay show')
     .example('overlay show --dot | dot -Tpng > overlay.png')
-    .action(p.wrap(async (o: { json?: boolean; dot?: boolean }) => {
-      const g = await overlayShow();
-      if (o.dot) { process.stdout.write(overlayDot(g) + '\n'); return; }
-      emit(g, o, (d) => `overlay ${d.network} on ${d.interface}, dialable nodes listen on ${d.listenPort}\n`
-        + table(overlayRows(d), ['node', 'site', 'address', 'role', 'peer', 'endpoint', 'allowed', 'keepalive']));
-    }));
+    .action(
+      p.wrap(async (o: { json?: boolean; dot?: boolean }) => {
+        const g = await overlayShow();
+        if (o.dot) {
+          process.stdout.write(overlayDot(g) + '\n');
+          return;
+        }
+        emit(
+          g,
+          o,
+          (d) =>
+            `overlay ${d.network} on ${d.interface}, dialable nodes listen on ${d.listenPort}\n` +
+            table(overlayRows(d), ['node', 'site', 'address', 'role', 'peer', 'endpoint', 'allowed', 'keepalive']),
+        );
+      }),
+    );
 
-  p.prog.command('overlay hub <node>')
+  p.prog
+    .command('overlay hub <node>')
     .describe([
       'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards,',
       'with its own FORWARD accept rule). A hub must be dialable. --off makes it a spoke again. Every node whose composition changes is re-declared.',
@@ -34,20 +46,35 @@ export function registerOverlay(p: Program): void {
     .option('--json', 'Print as JSON')
     .example('overlay hub gw1')
     .example('overlay hub gw1 --off')
-    .action(p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
-      const r = await redeclare(await overlayHub(String(node), !o.off));
-      emit(r, o, (d) => `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : (d.changed ? 'is no longer a hub' : 'was not a hub')}\n${redeclareLine(d.redeclared, d)}`);
-    }));
+    .action(
+      p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
+        const r = await redeclare(await overlayHub(String(node), !o.off));
+        emit(
+          r,
+          o,
+          (d) =>
+            `${d.node} ${d.hub ? (d.changed ? 'is now a hub' : 'was already a hub') : d.changed ? 'is no longer a hub' : 'was not a hub'}\n${redeclareLine(d.redeclared, d)}`,
+        );
+      }),
+    );
 
-  p.prog.command('overlay address <node> <address>')
+  p.prog
+    .command('overlay address <node> <address>')
     .describe([
-      'Pin NODE\'s overlay address, e.g. to the address of a tunnel it had before the mesh (mesh-host overlay take).',
+      "Pin NODE's overlay address, e.g. to the address of a tunnel it had before the mesh (mesh-host overlay take).",
       'It must lie in the overlay range and be held by no other node. Every node whose composition changes is re-declared.',
     ])
     .option('--json', 'Print as JSON')
     .example('overlay address web1 10.99.0.7')
-    .action(p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
-      const r = await redeclare(await overlayAddress(String(node), String(address)));
-      emit(r, o, (d) => `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}\n${redeclareLine(d.redeclared, d)}`);
-    }));
+    .action(
+      p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
+        const r = await redeclare(await overlayAddress(String(node), String(address)));
+        emit(
+          r,
+          o,
+          (d) =>
+            `${d.node} ${d.changed ? 'now has' : 'already had'} overlay address ${d.address}\n${redeclareLine(d.redeclared, d)}`,
+        );
+      }),
+    );
 }

@@ -4,7 +4,8 @@ import { emit } from './print.js';
 import { issueToken } from '../inventory/token.js';
 
 export function registerToken(p: Program): void {
-  p.prog.command('token issue <name>')
+  p.prog
+    .command('token issue <name>')
     .describe([
       'Issue a one-time enrolment token for a new machine and print the line to paste on it: mesh-host enrol <token>.',
       'The name becomes its broker account and queue: a lower-case letter, then lower-case letters, digits or dashes.',
@@ -14,8 +15,10 @@ export function registerToken(p: Program): void {
     .option('--ttl', 'How long the token lives: 30m, 24h, 7d', '1h')
     .option('--json', 'Print as JSON')
     .example('token issue web1 --site lon --ttl 30m')
-    .action(p.wrap(async (name: string, o: { site?: string; dialable?: string; ttl?: string; json?: boolean }) => {
-      const r = await issueToken(String(name), { site: o.site, dialable: o.dialable, ttl: o.ttl });
-      emit(r, o, (d) => d.command);
-    }));
+    .action(
+      p.wrap(async (name: string, o: { site?: string; dialable?: string; ttl?: string; json?: boolean }) => {
+        const r = await issueToken(String(name), { site: o.site, dialable: o.dialable, ttl: o.ttl });
+        emit(r, o, (d) => d.command);
+      }),
+    );
 }

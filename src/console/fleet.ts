@@ -18,18 +18,35 @@ const AGES_MS = 30_000;
 const COALESCE_MS = 300;
 
 export interface FleetRow {
-  name: string; site: string; state: string; stale: boolean; holds_until: string | null; last_seen: string | null;
-  declared: number | null; applied: number | null; reported: number | null; owed: number | null;
-  holds: number | null; failing: string[]; report_age: string;
+  name: string;
+  site: string;
+  state: string;
+  stale: boolean;
+  holds_until: string | null;
+  last_seen: string | null;
+  declared: number | null;
+  applied: number | null;
+  reported: number | null;
+  owed: number | null;
+  holds: number | null;
+  failing: string[];
+  report_age: string;
 }
 
 export type FleetEvent = { kind: 'snapshot'; rows: FleetRow[] } | { kind: 'change'; rows: FleetRow[]; gone: string[] };
 
-export interface Stores { inventory: Sql; assignment: Sql }
+export interface Stores {
+  inventory: Sql;
+  assignment: Sql;
+}
 
 /** Read the fleet once: the console's page and the bench read exactly this. */
 export async function readFleet(s: Stores): Promise<FleetRow[]> {
-  const [status, serials, failing] = await Promise.all([readNodeStatus(s.inventory), readSerials(s.assignment), readFailing(s.inventory)]);
+  const [status, serials, failing] = await Promise.all([
+    readNodeStatus(s.inventory),
+    readSerials(s.assignment),
+    readFailing(s.inventory),
+  ]);
   return status.map((r) => {
     const d = serials.get(r.name as string);
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -61,12 +78,16 @@ export class LiveFleet {
   private unlisten: (() => Promise<void>) | undefined;
   private stopped = false;
 
-  constructor(private stores: Stores, private log: (l: string) => void) {}
+  constructor(
+    private stores: Stores,
+    private log: (l: string) => void,
+  ) {}
 
   async start(): Promise<void> {
     const l = await onInventoryChange(this.stores.inventory, () => {
       // A change committed while a read runs may not be in it: read once more.
-      if (this.running) this.again = true; else this.soon(COALESCE_MS);
+      if (this.running) this.again = true;
+      else this.soon(COALESCE_MS);
     });
     this.unlisten = l.unlisten;
     await this.refresh();
@@ -78,7 +99,9 @@ export class LiveFleet {
     await this.unlisten?.();
   }
 
-  current(): FleetRow[] { return [...this.rows.values()].map((r) => r.row); }
+  current(): FleetRow[] {
+    return [...this.rows.values()].map((r) => r.row);
+  }
 
   subscribe(f: (e: FleetEvent) => void): () => void {
     f({ kind: 'snapshot', rows: this.current() });
@@ -93,12 +116,18 @@ export class LiveFleet {
     if (this.timer && this.due <= due) return;
     clearTimeout(this.timer);
     this.due = due;
-    this.timer = setTimeout(() => { this.timer = undefined; void this.refresh(); }, ms);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, ms);
   }
 
   /** One re-read at a time; a change that arrives meanwhile gets one more. */
   async refresh(): Promise<void> {
-    if (this.running) { this.again = true; return this.running; }
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
     this.running = (async () => {
       try {
         do {
@@ -123,7 +152,10 @@ export class LiveFleet {
     for (const row of fresh) {
       seen.add(row.name);
       const json = JSON.stringify(row);
-      if (this.rows.get(row.name)?.json !== json) { changed.push(row); this.rows.set(row.name, { row, json }); }
+      if (this.rows.get(row.name)?.json !== json) {
+        changed.push(row);
+        this.rows.set(row.name, { row, json });
+      }
     }
     const gone = [...this.rows.keys()].filter((n) => !seen.has(n));
     for (const n of gone) this.rows.delete(n);

@@ -26,8 +26,19 @@ import { parseListen, consoleUrl, type Listen } from './listen.js';
 
 /** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
 const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
-const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
-const PAGES: Record<string, string> = { '/': 'fleet.html', '/node': 'node.html', '/overlay': 'overlay.html', '/catalogue': 'catalogue.html', '/history': 'history.html', '/rollouts': 'rollouts.html' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+};
+const PAGES: Record<string, string> = {
+  '/': 'fleet.html',
+  '/node': 'node.html',
+  '/overlay': 'overlay.html',
+  '/catalogue': 'catalogue.html',
+  '/history': 'history.html',
+  '/rollouts': 'rollouts.html',
+};
 const COOKIE = 'mesh_console';
 /** setTimeout's longest wait; a session longer than that is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -36,15 +47,26 @@ const REFUSALS = 10;
 
 const HEADERS = {
   // No inline script, no inline style, nothing from elsewhere: markup a name smuggled in cannot run.
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   // A sign-in link's secret is in its URL: never sent on as a referrer.
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
 
-export interface ConsoleOptions { listen?: string; tlsCert?: string; tlsKey?: string; log?: (l: string) => void; env?: NodeJS.ProcessEnv }
-export interface RunningConsole { url: string; server: Server; stop(): Promise<void> }
+export interface ConsoleOptions {
+  listen?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  log?: (l: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+export interface RunningConsole {
+  url: string;
+  server: Server;
+  stop(): Promise<void>;
+}
 
 export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningConsole> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`));
@@ -60,20 +82,31 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   };
   const fleet = new LiveFleet(stores, log);
   await fleet.start();
-  const files = new Map(readdirSync(STATIC).filter((f) => TYPES[extname(f)]).map((f) => [f, readFileSync(join(STATIC, f))]));
+  const files = new Map(
+    readdirSync(STATIC)
+      .filter((f) => TYPES[extname(f)])
+      .map((f) => [f, readFileSync(join(STATIC, f))]),
+  );
   const streams = new Set<ServerResponse>();
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((err) => {
       log(`console: ${req.method} ${req.url?.split('?')[0]} failed: ${(err as Error).message}`);
-      if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'the console could not read the store; see its log' }));
+      if (!res.headersSent)
+        send(
+          res,
+          500,
+          'application/json',
+          JSON.stringify({ error: 'the console could not read the store; see its log' }),
+        );
       else res.end();
     });
   };
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://console');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only\n', { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only\n', { allow: 'GET, HEAD' });
     if (url.pathname.startsWith('/static/')) {
       const f = files.get(url.pathname.slice('/static/'.length));
       if (!f) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
@@ -83,29 +116,54 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     const session = await sessionOf(stores.inventory, req);
     const page = PAGES[url.pathname];
     if (!session) {
-      if (url.pathname.startsWith('/api/')) return send(res, 401, 'application/json', JSON.stringify({ error: 'sign in first: mesh console token prints a link' }));
+      if (url.pathname.startsWith('/api/'))
+        return send(
+          res,
+          401,
+          'application/json',
+          JSON.stringify({ error: 'sign in first: mesh console token prints a link' }),
+        );
       return send(res, 401, TYPES['.html']!, files.get('signin.html')!);
     }
     if (page) return send(res, 200, TYPES['.html']!, files.get(page)!);
     switch (url.pathname) {
-      case '/api/fleet': return json(res, fleet.current());
-      case '/api/fleet/events': return events(req, res, session);
-      case '/api/history': return history(url, res);
-      case '/api/rollouts': return rollouts(url, res);
+      case '/api/fleet':
+        return json(res, fleet.current());
+      case '/api/fleet/events':
+        return events(req, res, session);
+      case '/api/history':
+        return history(url, res);
+      case '/api/rollouts':
+        return rollouts(url, res);
       case '/api/node': {
         const d = await nodeDetail(url.searchParams.get('name') ?? '');
-        return d ? json(res, d) : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
+        return d
+          ? json(res, d)
+          : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
       }
-      case '/api/overlay': return json(res, { ...(await readOverlay(stores.overlay)), states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])) });
-      case '/api/catalogue': return json(res, await readModules(stores.catalogue));
-      default: return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
+      case '/api/overlay':
+        return json(res, {
+          ...(await readOverlay(stores.overlay)),
+          states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])),
+        });
+      case '/api/catalogue':
+        return json(res, await readModules(stores.catalogue));
+      default:
+        return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
     }
   }
 
   async function signIn(url: URL, res: ServerResponse): Promise<void> {
     try {
       const s = await openSession(stores.inventory, url.searchParams.get('token') ?? '');
-      const cookie = [`${COOKIE}=${s.cookie}`, 'HttpOnly', 'SameSite=Strict', 'Path=/', `Expires=${s.expires.toUTCString()}`, ...(tls ? ['Secure'] : [])].join('; ');
+      const cookie = [
+        `${COOKIE}=${s.cookie}`,
+        'HttpOnly',
+        'SameSite=Strict',
+        'Path=/',
+        `Expires=${s.expires.toUTCString()}`,
+        ...(tls ? ['Secure'] : []),
+      ].join('; ');
       res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': cookie });
       res.end();
     } catch (err) {
@@ -119,9 +177,20 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     const status = fleet.current().find((r) => r.name === name);
     if (!status) return null;
     const [report, declared, failing, drift, refusals] = await Promise.all([
-      readReport(stores.inventory, name), readNodeDeclarations(stores.assignment, name), readFailing(stores.inventory, name),
-      readDrift(stores.inventory, name), readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS })]);
-    return { status, report: report && { ...report, serial: Number(report.serial) }, declared, failing: failing.get(name) ?? [], drift, refusals };
+      readReport(stores.inventory, name),
+      readNodeDeclarations(stores.assignment, name),
+      readFailing(stores.inventory, name),
+      readDrift(stores.inventory, name),
+      readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS }),
+    ]);
+    return {
+      status,
+      report: report && { ...report, serial: Number(report.serial) },
+      declared,
+      failing: failing.get(name) ?? [],
+      drift,
+      refusals,
+    };
   }
 
   /** The rows `mesh log --node N --kind K --since D --limit L` prints; a filter it refuses is a 400 saying why. */
@@ -130,20 +199,40 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     const limit = q('limit');
     try {
       const [rows, kinds] = await Promise.all([
-        readHistory(stores.audit, { node: q('node'), kind: q('kind'), since: q('since'), limit: limit === undefined ? undefined : Number(limit) }),
-        readKinds(stores.audit)]);
+        readHistory(stores.audit, {
+          node: q('node'),
+          kind: q('kind'),
+          since: q('since'),
+          limit: limit === undefined ? undefined : Number(limit),
+        }),
+        readKinds(stores.audit),
+      ]);
       json(res, { rows, kinds });
     } catch (err) {
       if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
-      send(res, 400, 'application/json', JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }));
+      send(
+        res,
+        400,
+        'application/json',
+        JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }),
+      );
     }
   }
 
   /** Every rollout (assignment.rollout_status), and the one `mesh rollout status [--rollout ID]` prints, with its nodes. */
   async function rollouts(url: URL, res: ServerResponse): Promise<void> {
     const id = url.searchParams.get('id') || undefined;
-    if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id)) return send(res, 400, 'application/json', JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }));
-    const [list, shown] = await Promise.all([readRollouts(stores.assignment), readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id))]);
+    if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id))
+      return send(
+        res,
+        400,
+        'application/json',
+        JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }),
+      );
+    const [list, shown] = await Promise.all([
+      readRollouts(stores.assignment),
+      readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id)),
+    ]);
     json(res, { rollouts: list, shown });
   }
 
@@ -159,21 +248,32 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     // ours), and a closed one ends the stream with a word the page acts on.
     let expiry: NodeJS.Timeout | undefined;
     const watch = (ms: number) => {
-      expiry = setTimeout(() => {
-        sessionLeft(stores.inventory, session.cookie).then((left) => {
-          if (res.writableEnded) return;
-          if (left !== null) return watch(left + 5);
-          res.write('event: expired\ndata: {}\n\n');
-          res.end();
-        }, (err) => {
-          // Not known to be open is closed: the page's reconnect is judged afresh.
-          log(`console: could not judge a session (${(err as Error).message}); its stream is ended`);
-          res.end();
-        });
-      }, Math.min(ms, LONGEST_TIMER_MS));
+      expiry = setTimeout(
+        () => {
+          sessionLeft(stores.inventory, session.cookie).then(
+            (left) => {
+              if (res.writableEnded) return;
+              if (left !== null) return watch(left + 5);
+              res.write('event: expired\ndata: {}\n\n');
+              res.end();
+            },
+            (err) => {
+              // Not known to be open is closed: the page's reconnect is judged afresh.
+              log(`console: could not judge a session (${(err as Error).message}); its stream is ended`);
+              res.end();
+            },
+          );
+        },
+        Math.min(ms, LONGEST_TIMER_MS),
+      );
     };
     watch(session.leftMs + 5);
-    const done = () => { off(); clearInterval(beat); clearTimeout(expiry); streams.delete(res); };
+    const done = () => {
+      off();
+      clearInterval(beat);
+      clearTimeout(expiry);
+      streams.delete(res);
+    };
     req.on('close', done);
     res.on('close', done);
   }
@@ -183,13 +283,17 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     : createHttp(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(where.port, where.host, () => { server.off('error', reject); resolve(); });
+    server.listen(where.port, where.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as { port: number }).port;
   const url = consoleUrl({ host: where.host, port }, tls);
   log(`console: serving ${url} (read-only; sign in with a link from mesh console token)`);
   return {
-    url, server,
+    url,
+    server,
     async stop() {
       for (const s of streams) s.end();
       await new Promise((r) => server.close(r));
@@ -199,22 +303,39 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   };
 }
 
-interface Session { cookie: string; leftMs: number }
+interface Session {
+  cookie: string;
+  leftMs: number;
+}
 
 /** The request's session, while it is open: its cookie and how long it has left. */
 async function sessionOf(sql: Sql, req: IncomingMessage): Promise<Session | null> {
-  const c = (req.headers.cookie ?? '').split(';').map((p) => p.trim()).find((p) => p.startsWith(`${COOKIE}=`));
+  const c = (req.headers.cookie ?? '')
+    .split(';')
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(`${COOKIE}=`));
   const cookie = c?.slice(COOKIE.length + 1);
   if (!cookie) return null;
   const leftMs = await sessionLeft(sql, cookie);
   return leftMs === null ? null : { cookie, leftMs };
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  extra: Record<string, string> = {},
+): void {
   res.writeHead(status, { ...HEADERS, 'content-type': type, ...extra });
   res.end(body);
 }
 
 function json(res: ServerResponse, v: unknown): void {
-  send(res, 200, 'application/json', JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : x)));
+  send(
+    res,
+    200,
+    'application/json',
+    JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : x)),
+  );
 }

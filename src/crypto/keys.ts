@@ -2,7 +2,10 @@
 // they travel and rest in.
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 
-export interface KeyPair { secret: Uint8Array; public: Uint8Array }
+export interface KeyPair {
+  secret: Uint8Array;
+  public: Uint8Array;
+}
 
 export interface NodeKeys {
   /** Ed25519: signs what the node says about itself (a rekey, an enrolment). */

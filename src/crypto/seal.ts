@@ -31,7 +31,8 @@ export function seal(plaintext: Uint8Array, recipientPublic: Uint8Array): string
 
 export function open(blob: string, recipientSecret: Uint8Array): Uint8Array {
   const raw = Buffer.from(blob, 'base64');
-  if (raw.length < 1 + 32 + 12 + 16 || raw[0] !== VERSION) throw new SealError('not a sealed blob of this mesh (wrong length or version).');
+  if (raw.length < 1 + 32 + 12 + 16 || raw[0] !== VERSION)
+    throw new SealError('not a sealed blob of this mesh (wrong length or version).');
   const eph = raw.subarray(1, 33);
   const nonce = raw.subarray(33, 45);
   const tag = raw.subarray(raw.length - 16);

@@ -12,12 +12,15 @@ const SPKI = Buffer.from('302a300506032b6570032100', 'hex');
 // A mesh signs with one key and a host checks with one: keep their key objects.
 const cache = new Map<string, KeyObject>();
 function keyObject(raw: Uint8Array, secret: boolean): KeyObject {
-  if (raw.length !== 32) throw new Error(`an Ed25519 ${secret ? 'secret' : 'public'} key is 32 bytes, not ${raw.length}`);
+  if (raw.length !== 32)
+    throw new Error(`an Ed25519 ${secret ? 'secret' : 'public'} key is 32 bytes, not ${raw.length}`);
   const id = (secret ? 's' : 'p') + Buffer.from(raw).toString('base64');
   let k = cache.get(id);
   if (!k) {
     const der = Buffer.concat([secret ? PKCS8 : SPKI, raw]);
-    k = secret ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }) : createPublicKey({ key: der, format: 'der', type: 'spki' });
+    k = secret
+      ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
+      : createPublicKey({ key: der, format: 'der', type: 'spki' });
     if (cache.size > 64) cache.clear();
     cache.set(id, k);
   }
@@ -43,5 +46,7 @@ export function verify(signature: Uint8Array, bytes: Uint8Array, publicKey: Uint
  * paid to read the mesh's key (bench 4, the command's parts).
  */
 export function signingPublic(secret: Uint8Array): Uint8Array {
-  return new Uint8Array(createPublicKey(keyObject(secret, true)).export({ format: 'der', type: 'spki' }).subarray(SPKI.length));
+  return new Uint8Array(
+    createPublicKey(keyObject(secret, true)).export({ format: 'der', type: 'spki' }).subarray(SPKI.length),
+  );
 }

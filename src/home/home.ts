@@ -39,7 +39,11 @@ export interface BrokerConfig {
  * `fingerprint`, TLS pinned to that certificate (another broker node's TLS
  * listener, already open to the mesh, instead of a new plaintext opening).
  */
-export interface BrokerHop { host: string; port: number; fingerprint?: string }
+export interface BrokerHop {
+  host: string;
+  port: number;
+  fingerprint?: string;
+}
 
 export function home(env: NodeJS.ProcessEnv = process.env): string {
   return env.MESH_HOME || '/etc/mesh';
@@ -48,7 +52,8 @@ export function home(env: NodeJS.ProcessEnv = process.env): string {
 function readPrivate(path: string): string {
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st) throw refuse('MSHH6', `${path} does not exist`);
-  if ((st.mode & 0o077) !== 0) throw refuse('MSHH7', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${path}`);
+  if ((st.mode & 0o077) !== 0)
+    throw refuse('MSHH7', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${path}`);
   return readFileSync(path, 'utf8');
 }
 
@@ -67,7 +72,11 @@ export async function writeBroker(cfg: BrokerConfig, env?: NodeJS.ProcessEnv): P
   await writeAtomic(join(home(env), 'broker.json'), JSON.stringify(cfg, null, 2), 0o600);
 }
 
-export interface Signer { secret: Uint8Array; public: Uint8Array; mesh: string }
+export interface Signer {
+  secret: Uint8Array;
+  public: Uint8Array;
+  mesh: string;
+}
 
 /** The mesh's id is derived from its signing key: another key is another mesh. */
 export function meshId(publicKey: Uint8Array): string {

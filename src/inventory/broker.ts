@@ -6,7 +6,13 @@ import { withStore } from '../store/with_store.js';
 import { readBroker } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
 
-export interface BrokerRow { address: string; fingerprint: string; node: string | null; added_at: Date | null; recorded: boolean }
+export interface BrokerRow {
+  address: string;
+  fingerprint: string;
+  node: string | null;
+  added_at: Date | null;
+  recorded: boolean;
+}
 
 export interface BrokerAdded {
   address: string;
@@ -27,10 +33,14 @@ export async function brokerAdd(address: string, fingerprint: string, node?: str
   if (node !== undefined) nodeName(node);
   const home = readBroker();
   return withStore('inventory', async (sql) => {
-    const [r] = await sql`select outcome, fingerprint_pinned, home_recorded from inventory.put_broker(address => ${address}::text, fingerprint => ${fingerprint}::text,
+    const [r] =
+      await sql`select outcome, fingerprint_pinned, home_recorded from inventory.put_broker(address => ${address}::text, fingerprint => ${fingerprint}::text,
       home_address => ${home.public}::text, home_fingerprint => ${home.fingerprint}::text, node_name => ${node ?? null}::text)`;
     return {
-      address, fingerprint: r!.fingerprint_pinned as string, node: node ?? null, outcome: r!.outcome as BrokerAdded['outcome'],
+      address,
+      fingerprint: r!.fingerprint_pinned as string,
+      node: node ?? null,
+      outcome: r!.outcome as BrokerAdded['outcome'],
       ...(r!.home_recorded ? { recordedHome: { address: home.public, fingerprint: home.fingerprint } } : {}),
     };
   });
@@ -38,8 +48,11 @@ export async function brokerAdd(address: string, fingerprint: string, node?: str
 
 /** Every broker hosts may dial; while none is recorded, the home's (recorded: false). */
 export async function brokerList(): Promise<BrokerRow[]> {
-  const rows = await withStore('inventory', (sql) => sql<BrokerRow[]>`
-    select b.address, b.fingerprint, b.node, b.added_at, true as recorded from inventory.broker b order by b.address`);
+  const rows = await withStore(
+    'inventory',
+    (sql) => sql<BrokerRow[]>`
+    select b.address, b.fingerprint, b.node, b.added_at, true as recorded from inventory.broker b order by b.address`,
+  );
   if (rows.length) return [...rows];
   const home = readBroker();
   return [{ address: home.public, fingerprint: home.fingerprint, node: null, added_at: null, recorded: false }];

@@ -14,17 +14,25 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 export async function issueSignIn(ttl = '10m'): Promise<{ secret: string; expires: Date }> {
   const secret = randomBytes(32).toString('base64url');
   const expires = await withStore('inventory', async (sql) => {
-    const [r] = await sql<{ expires: Date }[]>`select inventory.issue_console_token(token_hash => ${sha256(secret)}::bytea, ttl => ${parseDuration(ttl)}::interval) as expires`;
+    const [r] = await sql<
+      { expires: Date }[]
+    >`select inventory.issue_console_token(token_hash => ${sha256(secret)}::bytea, ttl => ${parseDuration(ttl)}::interval) as expires`;
     return r!.expires;
   });
   return { secret, expires };
 }
 
 /** Spend SECRET once and open a session; refused (MSH09) when unknown, spent or expired. */
-export async function openSession(sql: Sql, secret: string, lifetime = '12h'): Promise<{ cookie: string; expires: Date }> {
+export async function openSession(
+  sql: Sql,
+  secret: string,
+  lifetime = '12h',
+): Promise<{ cookie: string; expires: Date }> {
   const cookie = randomBytes(32).toString('base64url');
   try {
-    const [r] = await sql<{ expires: Date }[]>`select inventory.spend_console_token(token_hash => ${sha256(secret)}::bytea,
+    const [r] = await sql<
+      { expires: Date }[]
+    >`select inventory.spend_console_token(token_hash => ${sha256(secret)}::bytea,
                                                  session_hash => ${sha256(cookie)}::bytea, session_ttl => ${parseDuration(lifetime)}::interval) as expires`;
     return { cookie, expires: r!.expires };
   } catch (err) {
@@ -42,7 +50,10 @@ export async function sessionLeft(sql: Sql, cookie: string): Promise<number | nu
   return r!.left_ms;
 }
 
-export interface FailedEntry { id: string; error: string }
+export interface FailedEntry {
+  id: string;
+  error: string;
+}
 
 /** Each node's failing resources with their errors (of every node, or of NODE), from its last apply that could not finish (inventory 0008): the fleet page lists them by id, the node page with the error. */
 export async function readFailing(sql: Sql, node?: string): Promise<Map<string, FailedEntry[]>> {
@@ -53,7 +64,14 @@ export async function readFailing(sql: Sql, node?: string): Promise<Map<string, 
 
 /** One node's last report as kept (R2): what it holds, with the report's age. What failed is readFailing's (one path for both pages). */
 export async function readReport(sql: Sql, node: string) {
-  const [r] = await sql<{ serial: bigint; held: { id: string; kind: string; target: string; origin: string; digest: string }[]; reported_at: Date; report_age: string }[]>`
+  const [r] = await sql<
+    {
+      serial: bigint;
+      held: { id: string; kind: string; target: string; origin: string; digest: string }[];
+      reported_at: Date;
+      report_age: string;
+    }[]
+  >`
     select serial, held, reported_at, inventory.describe_age(now() - reported_at) as report_age from inventory.report where node = ${node}`;
   return r ?? null;
 }

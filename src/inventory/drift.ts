@@ -17,9 +17,12 @@ export function readDrift(sql: Sql, node?: string) {
 }
 
 export async function setFightingAfter(times: number) {
-  if (!Number.isSafeInteger(times) || times < 1) throw refuse('MSH17', `${times} is not a number of times`, 'give a whole number above 0');
+  if (!Number.isSafeInteger(times) || times < 1)
+    throw refuse('MSH17', `${times} is not a number of times`, 'give a whole number above 0');
   return withStore('inventory', async (sql) => {
-    const [r] = await sql<{ fighting_after: number }[]>`select inventory.set_fighting_after(times => ${times}::integer) as fighting_after`;
+    const [r] = await sql<
+      { fighting_after: number }[]
+    >`select inventory.set_fighting_after(times => ${times}::integer) as fighting_after`;
     return { fighting_after: r!.fighting_after };
   });
 }

@@ -11,11 +11,20 @@ import { refuse } from '../store/errors.js';
 
 export function parseDuration(s: string, option = '--ttl'): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);
-  if (!m) throw refuse('MSH15', `${option} ${JSON.stringify(s)} is not a duration`, 'use a number and s, m, h or d (e.g. 30m, 24h)');
+  if (!m)
+    throw refuse(
+      'MSH15',
+      `${option} ${JSON.stringify(s)} is not a duration`,
+      'use a number and s, m, h or d (e.g. 30m, 24h)',
+    );
   return `${m[1]} ${{ s: 'seconds', m: 'minutes', h: 'hours', d: 'days' }[m[2] as 's']}`;
 }
 
-export interface IssueOptions { site?: string; dialable?: string; ttl?: string }
+export interface IssueOptions {
+  site?: string;
+  dialable?: string;
+  ttl?: string;
+}
 
 export async function issueToken(name: string, opts: IssueOptions = {}) {
   nodeName(name);
@@ -32,11 +41,26 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
       select inventory.issue_token(node_name => ${name}::text, token_hash => ${hash}::bytea,
         node_site => ${opts.site ?? null}::text, node_dialable => ${opts.dialable ?? null}::text, ttl => ${ttl}::interval) as expires`;
     // Every broker the mesh knows, in the order declarations list them; none recorded: the home's alone.
-    const known = await sql<{ address: string; fingerprint: string }[]>`select address, fingerprint from inventory.broker_nodes order by address`;
-    return { expires: row!.expires, brokers: known.length ? known.map((b) => ({ address: b.address, fingerprint: b.fingerprint })) : [{ address: broker.public, fingerprint: broker.fingerprint }] };
+    const known = await sql<
+      { address: string; fingerprint: string }[]
+    >`select address, fingerprint from inventory.broker_nodes order by address`;
+    return {
+      expires: row!.expires,
+      brokers: known.length
+        ? known.map((b) => ({ address: b.address, fingerprint: b.fingerprint }))
+        : [{ address: broker.public, fingerprint: broker.fingerprint }],
+    };
   });
   const accounts = new Accounts(management(broker));
   await accounts.createNode(name, secret);
-  const token = writeToken({ broker: brokers[0]!.address, fingerprint: brokers[0]!.fingerprint, brokers, vhost: broker.vhost, node: name, user: accounts.account(name), secret });
+  const token = writeToken({
+    broker: brokers[0]!.address,
+    fingerprint: brokers[0]!.fingerprint,
+    brokers,
+    vhost: broker.vhost,
+    node: name,
+    user: accounts.account(name),
+    secret,
+  });
   return { node: name, expires, command: `mesh-host enrol ${token}` };
 }

@@ -13,11 +13,15 @@ export async function overlayHub(node: string, on: boolean): Promise<{ node: str
   });
 }
 
-export async function overlayAddress(node: string, address: string): Promise<{ node: string; address: string; changed: boolean }> {
+export async function overlayAddress(
+  node: string,
+  address: string,
+): Promise<{ node: string; address: string; changed: boolean }> {
   nodeName(node);
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) throw refuse('MSH67', `${address} is not an IPv4 address`);
   return withStore('overlay', async (sql) => {
-    const [r] = await sql`select overlay.set_address(node_name => ${node}::text, wanted => ${address}::inet) as changed`;
+    const [r] =
+      await sql`select overlay.set_address(node_name => ${node}::text, wanted => ${address}::inet) as changed`;
     return { node, address, changed: r!.changed as boolean };
   });
 }

@@ -10,16 +10,36 @@ import { makeSealed, type Sealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
 import { storeError, refuse } from '../store/errors.js';
 
-export interface PairHolder { node: string; sides: string[] }
+export interface PairHolder {
+  node: string;
+  sides: string[];
+}
 /** queuesChecked false: the broker did not answer, so no holder's queue could be looked for; the outbox holds what is owed. */
-export interface Prepared { provision: string; consumer: string; secret: string; holders: PairHolder[]; sealed: Sealed; queuesChecked: boolean }
-export interface Made { provision: string; consumer: string; secret: string; generation: number; holders: PairHolder[]; queuesChecked: boolean }
+export interface Prepared {
+  provision: string;
+  consumer: string;
+  secret: string;
+  holders: PairHolder[];
+  sealed: Sealed;
+  queuesChecked: boolean;
+}
+export interface Made {
+  provision: string;
+  consumer: string;
+  secret: string;
+  generation: number;
+  holders: PairHolder[];
+  queuesChecked: boolean;
+}
 
 export async function preparePair(psql: Sql, provision: string, consumer: string): Promise<Prepared> {
   let rows;
   try {
-    rows = await psql`select node, sides, sealing_key, secret from provision.resolve_holders(provision_name => ${provision}::text, consumer_module => ${consumer}::text)`;
-  } catch (err) { throw storeError(err); }
+    rows =
+      await psql`select node, sides, sealing_key, secret from provision.resolve_holders(provision_name => ${provision}::text, consumer_module => ${consumer}::text)`;
+  } catch (err) {
+    throw storeError(err);
+  }
   const holders = rows.map((r) => ({ node: r.node as string, sides: r.sides as string[] }));
   const gone = await missingQueues(holders.map((h) => h.node));
   if (gone?.length) {
@@ -37,7 +57,10 @@ export function prepare(provision: string, consumer: string): Promise<Prepared> 
 /** Pairs some holder has no current copy of (a rejoined machine, a new holder): what `secret remake` makes again. */
 /** Pairs some holder has no current copy of; with HOLDER, only those it is one of. */
 export function staleCredentials(holder?: string): Promise<{ provision: string; consumer: string; secret: string }[]> {
-  return withStore('provision', async (psql) => (await psql`select provision, consumer, secret from provision.stale_credentials
-                                                             where ${holder ?? null}::text is null or ${holder ?? null}::text = any(holders_without_copy) order by secret`)
-    .map((r) => ({ provision: r.provision as string, consumer: r.consumer as string, secret: r.secret as string })));
+  return withStore('provision', async (psql) =>
+    (
+      await psql`select provision, consumer, secret from provision.stale_credentials
+                                                             where ${holder ?? null}::text is null or ${holder ?? null}::text = any(holders_without_copy) order by secret`
+    ).map((r) => ({ provision: r.provision as string, consumer: r.consumer as string, secret: r.secret as string })),
+  );
 }

@@ -20,7 +20,12 @@ export async function setRoot(root?: string) {
   });
 }
 
-export interface OfferOptions { kind: string; provider: string; host?: string; port?: number }
+export interface OfferOptions {
+  kind: string;
+  provider: string;
+  host?: string;
+  port?: number;
+}
 
 export async function offer(name: string, o: OfferOptions) {
   nodeName(name, 'provision name');
@@ -38,9 +43,20 @@ export async function offer(name: string, o: OfferOptions) {
   });
 }
 
-export interface GrantOptions { database?: string; user?: string; name?: string; port?: number }
+export interface GrantOptions {
+  database?: string;
+  user?: string;
+  name?: string;
+  port?: number;
+}
 
-export interface Granted { provision: string; consumer: string; credential: Made | null; sent: Declared[]; note: string }
+export interface Granted {
+  provision: string;
+  consumer: string;
+  credential: Made | null;
+  sent: Declared[];
+  note: string;
+}
 
 /** Record the pair; when both ends already run somewhere, make its credential and push both ends now. */
 export async function grant(provision: string, consumer: string, o: GrantOptions): Promise<Granted> {
@@ -49,10 +65,15 @@ export async function grant(provision: string, consumer: string, o: GrantOptions
     let prepared: Prepared | null = null;
     let note = '';
     const [kind] = await psql`select kind from provision.provision where name = ${provision}`;
-    const facts = kind?.kind === 'route'
-      ? { name: o.name, port: o.port === undefined ? undefined : Number(o.port) }
-      : { database: o.database ?? consumer.replace(/-/g, '_'), user: o.user ?? `${consumer}_${provision}`.replace(/-/g, '_') };
-    const [row] = await psql`select provision.grant(provision_name => ${provision}::text, consumer_module => ${consumer}::text,
+    const facts =
+      kind?.kind === 'route'
+        ? { name: o.name, port: o.port === undefined ? undefined : Number(o.port) }
+        : {
+            database: o.database ?? consumer.replace(/-/g, '_'),
+            user: o.user ?? `${consumer}_${provision}`.replace(/-/g, '_'),
+          };
+    const [row] =
+      await psql`select provision.grant(provision_name => ${provision}::text, consumer_module => ${consumer}::text,
                                                     grant_facts => ${psql.json(facts as never)}::jsonb) as secret`;
     if (row!.secret) {
       const [h] = await psql`select count(*)::int as n from provision.affected_holders(${provision}, ${consumer})`;
@@ -80,11 +101,17 @@ export async function revoke(provision: string, consumer: string) {
 }
 
 export async function provisionList() {
-  return withProvision((sql) => sql`select provision, kind, provider, consumer, facts, holders, generation, settled, waiting_for, granted_at
-                                        from provision.grant_status order by provision, consumer`);
+  return withProvision(
+    (
+      sql,
+    ) => sql`select provision, kind, provider, consumer, facts, holders, generation, settled, waiting_for, granted_at
+                                        from provision.grant_status order by provision, consumer`,
+  );
 }
 
 export async function holders(provision: string, consumer: string) {
-  return withProvision((sql) => sql`select node, sides, sealing_key is not null as resolvable
-                                       from provision.affected_holders(${provision}, ${consumer})`);
+  return withProvision(
+    (sql) => sql`select node, sides, sealing_key is not null as resolvable
+                                       from provision.affected_holders(${provision}, ${consumer})`,
+  );
 }

@@ -10,12 +10,21 @@ import type { Sql } from '../store/connect.js';
 import type { Signer } from '../home/home.js';
 import { declareChanged, type Declared } from '../assignment/declare.js';
 
-export interface Settled { secret: string; generation: number; redeclared: Declared[] }
+export interface Settled {
+  secret: string;
+  generation: number;
+  redeclared: Declared[];
+}
 
-export async function settle(stores: { provision: Sql; assignment: Sql; secret: Sql }, signer: Signer, node: string): Promise<Settled[]> {
+export async function settle(
+  stores: { provision: Sql; assignment: Sql; secret: Sql },
+  signer: Signer,
+  node: string,
+): Promise<Settled[]> {
   const rows = await stores.provision`select secret, settled from provision.settled_by(${node})`;
   if (rows.length === 0) return [];
   const redeclared = await declareChanged({ sql: stores.assignment, signer });
-  for (const r of rows) await stores.secret`select secret.forget_earlier(${r.secret as string}, ${r.settled as number})`;
+  for (const r of rows)
+    await stores.secret`select secret.forget_earlier(${r.secret as string}, ${r.settled as number})`;
   return rows.map((r) => ({ secret: r.secret as string, generation: Number(r.settled), redeclared }));
 }

@@ -11,9 +11,20 @@ import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
 import { refuse } from '../store/errors.js';
 
-export interface PlacedSecret { name: string; origin: 'made' | 'accepted'; generation: number; holders: string[]; sent: Declared[] }
+export interface PlacedSecret {
+  name: string;
+  origin: 'made' | 'accepted';
+  generation: number;
+  holders: string[];
+  sent: Declared[];
+}
 
-export interface PlaceOptions { nodes: string[]; path: string; mode?: string; from?: string }
+export interface PlaceOptions {
+  nodes: string[];
+  path: string;
+  mode?: string;
+  from?: string;
+}
 
 function readValue(from: string): Buffer {
   const v = readFileSync(from === '-' ? 0 : from);
@@ -31,14 +42,16 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
     let sealed: Sealed;
     const holders = await sealingKeys(sql, o.nodes);
     const unknown = o.nodes.filter((n) => !holders.some((h) => h.node === n));
-    if (unknown.length) throw refuse('MSH18', `no enrolled node named ${unknown.join(', ')}`, 'nothing was stored; see mesh node list');
+    if (unknown.length)
+      throw refuse('MSH18', `no enrolled node named ${unknown.join(', ')}`, 'nothing was stored; see mesh node list');
     const gone = await missingQueues(o.nodes);
     if (gone?.length) throw refuse('MSH49', `${gone.join(', ')} has no queue on the broker`);
     sealed = value ? sealTo(value, holders) : makeSealed(holders);
-    const [row] = origin === 'accepted'
-      ? await sql`select secret.put_accepted(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
+    const [row] =
+      origin === 'accepted'
+        ? await sql`select secret.put_accepted(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text, secret_mode => ${o.mode ?? '0600'}::text) as generation`
-      : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
+        : await sql`select secret.put_made(secret_name => ${name}::text, holders => ${sealed.holders}::text[], sealed_to => ${sealed.keys}::text[],
                      blobs => ${sealed.blobs}::text[], secret_path => ${o.path}::text) as generation`;
     return { generation: Number(row!.generation), sealed };
   }).finally(() => value?.fill(0));
@@ -47,5 +60,9 @@ export async function placeSecret(name: string, origin: 'made' | 'accepted', o: 
 }
 
 export async function secretList() {
-  return withStore('secret', (sql) => sql`select name, origin, generation, path, holders, stale_holders, sealed_at from secret.status order by name`);
+  return withStore(
+    'secret',
+    (sql) =>
+      sql`select name, origin, generation, path, holders, stale_holders, sealed_at from secret.status order by name`,
+  );
 }

@@ -15,6 +15,9 @@ export async function missingQueues(nodes: string[]): Promise<string[] | undefin
     return await new Accounts(management(readBroker())).missingQueues(nodes);
   } catch (err) {
     if (err instanceof BrokerAdminError && err.status === undefined) return undefined;
-    throw new Error(`${(err as Error).message.replace(/[.?]$/, '')}; nothing was changed: run it again once the broker answers.`, { cause: err });
+    throw new Error(
+      `${(err as Error).message.replace(/[.?]$/, '')}; nothing was changed: run it again once the broker answers.`,
+      { cause: err },
+    );
   }
 }

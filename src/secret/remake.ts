@@ -26,7 +26,9 @@ export interface Remade {
  * Every stale secret, or with HOLDER only those that node has no current copy
  * of (serve, when a node rejoins with new keys: S3 with no command typed).
  */
-export async function remake(opts: { holder?: string; signer?: Signer; onHeld?: (nodes: string[]) => void } = {}): Promise<Remade> {
+export async function remake(
+  opts: { holder?: string; signer?: Signer; onHeld?: (nodes: string[]) => void } = {},
+): Promise<Remade> {
   const pairs: Made[] = [];
   const out: Remade = { made: [], refused: [], sent: [] };
   for (const p of await staleCredentials(opts.holder)) {
@@ -47,9 +49,13 @@ export async function remake(opts: { holder?: string; signer?: Signer; onHeld?: 
         const gone = await missingQueues(holders.map((h) => h.node));
         if (gone?.length) throw refuse('MSHQ0', `cannot resolve ${gone.join(', ')}: no queue on the broker`);
         const sealed = makeSealed(holders);
-        const [row] = await ssql`select secret.put_made(secret_name => ${s.secret as string}::text, holders => ${sealed.holders}::text[],
-                                   sealed_to => ${sealed.keys}::text[], blobs => ${sealed.blobs}::text[]) as generation`
-          .catch((err) => { throw storeError(err); });
+        const [row] =
+          await ssql`select secret.put_made(secret_name => ${s.secret as string}::text, holders => ${sealed.holders}::text[],
+                                   sealed_to => ${sealed.keys}::text[], blobs => ${sealed.blobs}::text[]) as generation`.catch(
+            (err) => {
+              throw storeError(err);
+            },
+          );
         out.made.push({ secret: s.secret as string, generation: Number(row!.generation), holders: sealed.holders });
       } catch (err) {
         out.refused.push({ secret: s.secret as string, reason: (err as Error).message });
@@ -58,6 +64,12 @@ export async function remake(opts: { holder?: string; signer?: Signer; onHeld?: 
   });
   // Every holder of what was made is now behind its composition, both ends alike: one push for all (W2).
   if (pairs.length || out.made.length) out.sent = await declareChanged({ signer: opts.signer, onHeld: opts.onHeld });
-  for (const p of pairs) out.made.unshift({ secret: p.secret, generation: p.generation, holders: p.holders.map((h) => h.node), window: windowOf(p, out.sent) });
+  for (const p of pairs)
+    out.made.unshift({
+      secret: p.secret,
+      generation: p.generation,
+      holders: p.holders.map((h) => h.node),
+      window: windowOf(p, out.sent),
+    });
   return out;
 }

@@ -9,7 +9,10 @@ import { prepare, type Made } from '../provision/credential.js';
 import { storePair } from './store_pair.js';
 import { windowOf } from './window.js';
 
-export interface Rotated extends Made { sent: Declared[]; window: string }
+export interface Rotated extends Made {
+  sent: Declared[];
+  window: string;
+}
 
 export async function rotate(provision: string, consumer: string): Promise<Rotated> {
   const made: Made = await storePair(await prepare(provision, consumer));

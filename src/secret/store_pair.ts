@@ -6,13 +6,23 @@ import type { Prepared, Made } from '../provision/credential.js';
 
 /** Forget a secret whose pair was revoked: its sealed copies go with it. */
 export function forgetSecret(secret: string): Promise<void> {
-  return withStore('secret', async (sql) => { await sql`select secret.forget(${secret})`; });
+  return withStore('secret', async (sql) => {
+    await sql`select secret.forget(${secret})`;
+  });
 }
 
 export function storePair(p: Prepared): Promise<Made> {
   return withStore('secret', async (ssql) => {
-    const [row] = await ssql`select secret.put_made(secret_name => ${p.secret}::text, holders => ${p.sealed.holders}::text[],
+    const [row] =
+      await ssql`select secret.put_made(secret_name => ${p.secret}::text, holders => ${p.sealed.holders}::text[],
                                sealed_to => ${p.sealed.keys}::text[], blobs => ${p.sealed.blobs}::text[]) as generation`;
-    return { provision: p.provision, consumer: p.consumer, secret: p.secret, generation: Number(row!.generation), holders: p.holders, queuesChecked: p.queuesChecked };
+    return {
+      provision: p.provision,
+      consumer: p.consumer,
+      secret: p.secret,
+      generation: Number(row!.generation),
+      holders: p.holders,
+      queuesChecked: p.queuesChecked,
+    };
   });
 }

@@ -4,8 +4,15 @@
 import { randomBytes } from 'node:crypto';
 import { seal } from '../crypto/seal.js';
 
-export interface Holder { node: string; sealingKey: string /* hex */ }
-export interface Sealed { holders: string[]; keys: string[]; blobs: string[] }
+export interface Holder {
+  node: string;
+  sealingKey: string; /* hex */
+}
+export interface Sealed {
+  holders: string[];
+  keys: string[];
+  blobs: string[];
+}
 
 /** Make a new value and seal it to every holder; the value is wiped before returning. */
 export function makeSealed(holders: Holder[]): Sealed {

@@ -9,10 +9,19 @@ import type { Made } from '../provision/credential.js';
 
 export function windowOf(m: Made, sent: Declared[]): string {
   const serial = (n: string) => sent.find((d) => d.node === n)?.serial;
-  const side = (s: string) => m.holders.filter((h) => h.sides.includes(s)).map((h) => `${h.node} (serial ${serial(h.node) ?? '?'})`).join(', ') || 'no node';
+  const side = (s: string) =>
+    m.holders
+      .filter((h) => h.sides.includes(s))
+      .map((h) => `${h.node} (serial ${serial(h.node) ?? '?'})`)
+      .join(', ') || 'no node';
   const all = m.holders.map((h) => h.node).join(', ');
-  const broker = m.queuesChecked ? '' : ' The broker did not answer, so no holder\'s queue was looked for: what is owed waits in the outbox (mesh outbox) until it is back.';
-  if (m.generation === 1) return `first credential of ${m.consumer}: ${side('provider')} and ${side('consumer')} were sent it by this command.${broker}`;
-  return `no window: ${side('provider')} accepts both the old and the new credential of ${m.consumer} until every holder (${all}) acknowledged generation ${m.generation}; `
-    + `${side('consumer')} switches when it applies its new file, and the old credential stops working only when the provider is declared again without it, with no command typed.${broker}`;
+  const broker = m.queuesChecked
+    ? ''
+    : " The broker did not answer, so no holder's queue was looked for: what is owed waits in the outbox (mesh outbox) until it is back.";
+  if (m.generation === 1)
+    return `first credential of ${m.consumer}: ${side('provider')} and ${side('consumer')} were sent it by this command.${broker}`;
+  return (
+    `no window: ${side('provider')} accepts both the old and the new credential of ${m.consumer} until every holder (${all}) acknowledged generation ${m.generation}; ` +
+    `${side('consumer')} switches when it applies its new file, and the old credential stops working only when the provider is declared again without it, with no command typed.${broker}`
+  );
 }

@@ -6,7 +6,14 @@ import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
 import type { Redeclarer } from './redeclare.js';
 
-export interface Stores { inventory: Sql; assignment: Sql; catalogue: Sql; secret: Sql; provision: Sql; overlay: Sql }
+export interface Stores {
+  inventory: Sql;
+  assignment: Sql;
+  catalogue: Sql;
+  secret: Sql;
+  provision: Sql;
+  overlay: Sql;
+}
 
 export interface ServeContext {
   stores: Stores;
@@ -29,4 +36,3 @@ export function sender(msg: ConsumeMessage, prefix = ''): { kind: 'node' | 'buil
   if (!m) return { kind: 'other', name: user };
   return { kind: m[1] as 'node' | 'builder', name: m[2]! };
 }
-

@@ -45,18 +45,28 @@ export function takeTurns(): TakeTurn {
   let last = Promise.resolve();
   return () => {
     let release!: () => void;
-    const mine = new Promise<void>((r) => { release = r; });
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
     const before = last;
     last = last.then(() => mine);
     return before.then(() => release);
   };
 }
 
-interface Owed { id: string; node: string; kind: string; serial: string; payload: string }
+interface Owed {
+  id: string;
+  node: string;
+  kind: string;
+  serial: string;
+  payload: string;
+}
 
 /** Why a publish was not confirmed, as the outbox's last_error says it. */
 function reason(node: string, err: unknown): string {
-  return err instanceof Unroutable ? `the node's queue ${queueOf(node)} does not exist` : `the broker did not confirm it (${(err as Error).message})`;
+  return err instanceof Unroutable
+    ? `the node's queue ${queueOf(node)} does not exist`
+    : `the broker did not confirm it (${(err as Error).message})`;
 }
 
 /**
@@ -64,7 +74,11 @@ function reason(node: string, err: unknown): string {
  * row delivered or failed. CHANNELS undefined means the broker cannot be
  * reached (BROKER_ERROR says why): the rows stay owed and say so.
  */
-export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined, opts: { batch?: number; everything?: boolean; brokerError?: string; turn?: TakeTurn } = {}): Promise<{ taken: number; delivered: number }> {
+export async function drainOnce(
+  sql: Sql,
+  channels: ConfirmChannel[] | undefined,
+  opts: { batch?: number; everything?: boolean; brokerError?: string; turn?: TakeTurn } = {},
+): Promise<{ taken: number; delivered: number }> {
   return sql.begin(async (tx) => {
     const handOn = await opts.turn?.();
     // The envelope as text: half the bytes of bytea's hex on the wire, and the same bytes once encoded (it is UTF-8 JSON).
@@ -72,33 +86,58 @@ export async function drainOnce(sql: Sql, channels: ConfirmChannel[] | undefined
     try {
       rows = await tx<Owed[]>`select id, node, kind, serial, convert_from(payload, 'UTF8') as payload
                                 from assignment.take_owed(${opts.batch ?? DRAIN_BATCH}, ${opts.everything ? 'infinity' : 'now'}::text::timestamptz)`;
-    } finally { handOn?.(); }
+    } finally {
+      handOn?.();
+    }
     if (rows.length === 0) return { taken: 0, delivered: 0 };
-    const ok: string[] = [], failed: string[] = [], errors: string[] = [];
+    const ok: string[] = [],
+      failed: string[] = [],
+      errors: string[] = [];
     if (!channels?.length) {
-      for (const r of rows) { failed.push(r.id); errors.push(`the broker cannot be reached (${opts.brokerError ?? 'no connection'})`); }
+      for (const r of rows) {
+        failed.push(r.id);
+        errors.push(`the broker cannot be reached (${opts.brokerError ?? 'no connection'})`);
+      }
     } else {
-      await Promise.all(rows.map(async (r, i) => {
-        try {
-          // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-          await publish(channels[i % channels.length]!, '', queueOf(r.node), Buffer.from(r.payload, 'utf8'),
-            // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
-            // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
-            { mandatory: true, persistent: false, messageId: `${r.node}:${r.serial}`, type: r.kind, contentType: 'application/json' });
-          ok.push(r.id);
-        } catch (err) {
-          failed.push(r.id);
-          errors.push(reason(r.node, err));
-        }
-      }));
+      await Promise.all(
+        rows.map(async (r, i) => {
+          try {
+            // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
+            await publish(
+              channels[i % channels.length]!,
+              '',
+              queueOf(r.node),
+              Buffer.from(r.payload, 'utf8'),
+              // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
+              // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
+              {
+                mandatory: true,
+                persistent: false,
+                messageId: `${r.node}:${r.serial}`,
+                type: r.kind,
+                contentType: 'application/json',
+              },
+            );
+            ok.push(r.id);
+          } catch (err) {
+            failed.push(r.id);
+            errors.push(reason(r.node, err));
+          }
+        }),
+      );
     }
     if (ok.length) await tx`select assignment.mark_delivered(${ok.map(String)}::text[]::bigint[])`;
-    if (failed.length) await tx`select assignment.mark_failed(${failed.map(String)}::text[]::bigint[], ${errors}::text[])`;
+    if (failed.length)
+      await tx`select assignment.mark_failed(${failed.map(String)}::text[]::bigint[], ${errors}::text[])`;
     return { taken: rows.length, delivered: ok.length };
   });
 }
 
-export interface DrainerOptions { sweepMs?: number; batch?: number; log(line: string): void }
+export interface DrainerOptions {
+  sweepMs?: number;
+  batch?: number;
+  log(line: string): void;
+}
 
 /** The drain loop of one serve: its own broker connection, LISTEN, and the sweep. */
 export class Drainer {
@@ -114,7 +153,11 @@ export class Drainer {
   private readonly sweepMs: number;
   private readonly turns: Turns;
 
-  constructor(private readonly sql: Sql, broker: BrokerConfig, private readonly opts: DrainerOptions) {
+  constructor(
+    private readonly sql: Sql,
+    broker: BrokerConfig,
+    private readonly opts: DrainerOptions,
+  ) {
     this.sweepMs = opts.sweepMs ?? 5_000;
     this.turns = adminTurns(broker);
   }
@@ -146,14 +189,18 @@ export class Drainer {
         const woken = this.woken;
         this.woken = false;
         // Idle: one cheap query a sweep, and only while the broker is reachable (else every sweep retries).
-        if (woken || !this.channels || (await this.sql`select assignment.owed_now() as owed`)[0]!.owed) await this.drainAll();
+        if (woken || !this.channels || (await this.sql`select assignment.owed_now() as owed`)[0]!.owed)
+          await this.drainAll();
       } catch (err) {
         this.opts.log(`serve: the outbox was not drained (${(err as Error).message}); trying again at the next sweep`);
       }
       if (this.stopped || this.woken) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.sweepMs);
-        this.wake = () => { clearTimeout(t); resolve(); };
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
       });
       this.wake = undefined;
     }
@@ -168,13 +215,15 @@ export class Drainer {
     let total = 0;
     const turn = takeTurns();
     // Unreachable broker: one lane marks what is due failed, once.
-    const lanes = await Promise.allSettled(Array.from({ length: channels ? DRAIN_LANES : 1 }, async () => {
-      for (;;) {
-        const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError, turn });
-        total += r.delivered;
-        if (r.taken < batch || !channels || this.stopped) break;
-      }
-    }));
+    const lanes = await Promise.allSettled(
+      Array.from({ length: channels ? DRAIN_LANES : 1 }, async () => {
+        for (;;) {
+          const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError, turn });
+          total += r.delivered;
+          if (r.taken < batch || !channels || this.stopped) break;
+        }
+      }),
+    );
     if (total) this.opts.log(`serve: delivered ${total} owed message${total === 1 ? '' : 's'}`);
     const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
     if (failed) throw failed.reason;
@@ -189,9 +238,24 @@ export class Drainer {
       const { conn } = await this.turns.connect('mesh serve outbox');
       const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
       conn.on('error', () => {});
-      conn.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; this.lost = true; } });
+      conn.on('close', () => {
+        if (this.conn === conn) {
+          this.conn = undefined;
+          this.channels = undefined;
+          this.lost = true;
+        }
+      });
       // A channel that closed cannot confirm again: start over with a fresh connection.
-      for (const ch of channels) { ch.on('error', () => {}); ch.on('close', () => { if (this.conn === conn) { this.conn = undefined; this.channels = undefined; void conn.close().catch(() => {}); } }); }
+      for (const ch of channels) {
+        ch.on('error', () => {});
+        ch.on('close', () => {
+          if (this.conn === conn) {
+            this.conn = undefined;
+            this.channels = undefined;
+            void conn.close().catch(() => {});
+          }
+        });
+      }
       this.conn = conn;
       this.channels = channels;
       if (this.brokerError) this.opts.log('serve: the outbox reaches the broker again');
@@ -199,7 +263,8 @@ export class Drainer {
       return channels;
     } catch (err) {
       const said = (err as Error).message;
-      if (said !== this.brokerError) this.opts.log(`serve: the outbox cannot reach the broker (${said}); what is owed stays owed`);
+      if (said !== this.brokerError)
+        this.opts.log(`serve: the outbox cannot reach the broker (${said}); what is owed stays owed`);
       this.brokerError = said;
       return undefined;
     }

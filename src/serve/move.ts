@@ -9,7 +9,17 @@
 // exchange (shovel); a builder whose queue was made again reconnects.
 import type { Channel } from 'amqplib';
 import type { Connection } from '../broker/connect.js';
-import { BUILD_QUEUE, BUILD_REQUEST, CONTROL_QUEUE, CONTROL_KINDS, exists, finishMove, kindOf, moving, shovel } from '../broker/topology.js';
+import {
+  BUILD_QUEUE,
+  BUILD_REQUEST,
+  CONTROL_QUEUE,
+  CONTROL_KINDS,
+  exists,
+  finishMove,
+  kindOf,
+  moving,
+  shovel,
+} from '../broker/topology.js';
 
 export interface Consuming {
   /** Start consuming `queue` on the serve's channel; resolves to the consumer tag. */
@@ -24,17 +34,31 @@ export class Mover {
   private timer?: NodeJS.Timeout;
   private done = false;
 
-  constructor(private readonly conn: Connection, private readonly ch: Channel, private readonly c: Consuming, private readonly everyMs = 3_000) {}
+  constructor(
+    private readonly conn: Connection,
+    private readonly ch: Channel,
+    private readonly c: Consuming,
+    private readonly everyMs = 3_000,
+  ) {}
 
   /** Consume mesh.control and, while a move is under way, mesh.control.moving; step until both queues are quorum. */
   async start(stillMoving: string[]): Promise<void> {
     await this.follow(CONTROL_QUEUE);
     if (await exists(this.conn, moving(CONTROL_QUEUE))) await this.follow(moving(CONTROL_QUEUE));
-    if (stillMoving.length === 0) { this.done = true; return; }
-    this.c.log(`serve: moving ${stillMoving.join(' and ')} to quorum queues (nothing is lost: the old queue is drained first)`);
+    if (stillMoving.length === 0) {
+      this.done = true;
+      return;
+    }
+    this.c.log(
+      `serve: moving ${stillMoving.join(' and ')} to quorum queues (nothing is lost: the old queue is drained first)`,
+    );
     const tick = async () => {
       try {
-        if (await this.step()) { this.done = true; this.c.log('serve: mesh.control and mesh.build are quorum queues'); return; }
+        if (await this.step()) {
+          this.done = true;
+          this.c.log('serve: mesh.control and mesh.build are quorum queues');
+          return;
+        }
       } catch (err) {
         this.c.log(`serve: the move to quorum queues waits (${(err as Error).message})`);
       }
@@ -43,7 +67,10 @@ export class Mover {
     this.timer = setTimeout(() => void tick(), this.everyMs);
   }
 
-  stop(): void { this.done = true; if (this.timer) clearTimeout(this.timer); }
+  stop(): void {
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
 
   private async follow(queue: string): Promise<void> {
     if (!this.tags.has(queue)) this.tags.set(queue, await this.c.consume(queue));
@@ -67,14 +94,31 @@ export class Mover {
   private async drained(queue: string): Promise<boolean> {
     const probe = await this.conn.createChannel();
     probe.on('error', () => {});
-    try { return (await probe.checkQueue(queue)).messageCount === 0; } catch { return true; } finally { await probe.close().catch(() => {}); }
+    try {
+      return (await probe.checkQueue(queue)).messageCount === 0;
+    } catch {
+      return true;
+    } finally {
+      await probe.close().catch(() => {});
+    }
   }
 
   private async stepControl(): Promise<boolean> {
-    const old = (await kindOf(this.conn, CONTROL_QUEUE)) === 'classic' ? CONTROL_QUEUE : (await exists(this.conn, moving(CONTROL_QUEUE))) ? moving(CONTROL_QUEUE) : undefined;
-    if (!old) { await this.follow(CONTROL_QUEUE); return true; }
+    const old =
+      (await kindOf(this.conn, CONTROL_QUEUE)) === 'classic'
+        ? CONTROL_QUEUE
+        : (await exists(this.conn, moving(CONTROL_QUEUE)))
+          ? moving(CONTROL_QUEUE)
+          : undefined;
+    if (!old) {
+      await this.follow(CONTROL_QUEUE);
+      return true;
+    }
     // Unbound, so nothing new arrives; drained, so it is safe to stop consuming it.
-    if (!(await this.drained(old))) { await this.follow(old); return false; }
+    if (!(await this.drained(old))) {
+      await this.follow(old);
+      return false;
+    }
     await this.unfollow(old);
     const r = await finishMove(this.conn, CONTROL_QUEUE, CONTROL_KINDS);
     // Refused (another serve still consumes it: it takes the step itself, and
@@ -91,7 +135,11 @@ export class Mover {
     // The keys route to the quorum queue of the moment (mesh.build.moving while the old is classic).
     if (classic) await shovel(this.conn, BUILD_QUEUE, BUILD_REQUEST);
     const r = await finishMove(this.conn, BUILD_QUEUE, [BUILD_REQUEST], { whileConsumed: true });
-    if (r === 'moving' && (await kindOf(this.conn, BUILD_QUEUE)) === 'quorum' && (await exists(this.conn, moving(BUILD_QUEUE)))) {
+    if (
+      r === 'moving' &&
+      (await kindOf(this.conn, BUILD_QUEUE)) === 'quorum' &&
+      (await exists(this.conn, moving(BUILD_QUEUE)))
+    ) {
       await shovel(this.conn, moving(BUILD_QUEUE), BUILD_REQUEST);
       return (await finishMove(this.conn, BUILD_QUEUE, [BUILD_REQUEST], { whileConsumed: true })) === 'quorum';
     }

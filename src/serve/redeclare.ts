@@ -18,20 +18,32 @@ export class Redeclarer {
   private running?: Promise<Declared[]>;
   private next?: { whys: Set<string>; done: Promise<Declared[]> };
 
-  constructor(private readonly sql: Sql, private readonly signer: Signer, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly signer: Signer,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** Declare every changed node, in a run that starts after this call; on failure, say so and try again later. Never throws. */
   now(why: string): Promise<Declared[]> {
     if (!this.running) return this.start(new Set([why]));
-    if (this.next) { this.next.whys.add(why); return this.next.done; }
+    if (this.next) {
+      this.next.whys.add(why);
+      return this.next.done;
+    }
     const whys = new Set([why]);
-    const done = this.running.then(() => { this.next = undefined; return this.start(whys); });
+    const done = this.running.then(() => {
+      this.next = undefined;
+      return this.start(whys);
+    });
     this.next = { whys, done };
     return done;
   }
 
   private start(whys: Set<string>): Promise<Declared[]> {
-    const run = this.attempt([...whys].join(', ')).finally(() => { if (this.running === run) this.running = undefined; });
+    const run = this.attempt([...whys].join(', ')).finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
     this.running = run;
     return run;
   }
@@ -46,7 +58,9 @@ export class Redeclarer {
       return d;
     } catch (err) {
       if (!this.stopped) {
-        this.log(`serve: the nodes ${why} changed were not declared again (${(err as Error).message}); trying again in ${this.delay / 1000}s`);
+        this.log(
+          `serve: the nodes ${why} changed were not declared again (${(err as Error).message}); trying again in ${this.delay / 1000}s`,
+        );
         this.timer = setTimeout(() => void this.now(why), this.delay);
         this.delay = Math.min(this.delay * 2, 60_000);
       }

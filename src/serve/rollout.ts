@@ -16,7 +16,11 @@ export class Roller {
   private unlisten?: () => Promise<void>;
   private last = '';
 
-  constructor(private readonly sql: Sql, private readonly signer: Signer, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly signer: Signer,
+    private readonly log: (line: string) => void,
+  ) {}
 
   async start(): Promise<void> {
     const l = await this.sql.listen('mesh_rollout', () => this.rouse());
@@ -26,10 +30,15 @@ export class Roller {
 
   private rouse(): void {
     if (this.stopped) return;
-    if (this.running) { this.again = true; return; }
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     clearTimeout(this.timer);
     this.running = true;
-    void this.step().finally(() => { this.running = false; });
+    void this.step().finally(() => {
+      this.running = false;
+    });
   }
 
   private async step(): Promise<void> {
@@ -38,10 +47,13 @@ export class Roller {
       const s = await advanceRollout(this.sql, this.signer);
       if (s) {
         const now = `${s.rollout} ${s.state} ${s.wave}`;
-        if (now !== this.last) this.log(`serve: rollout ${s.rollout} is ${s.state}${s.wave ? ` at wave ${s.wave}` : ''}`);
+        if (now !== this.last)
+          this.log(`serve: rollout ${s.rollout} is ${s.state}${s.wave ? ` at wave ${s.wave}` : ''}`);
         this.last = now;
-        if (s.declared.length) this.log(`serve: rollout ${s.rollout} released ${s.declared.map((d) => `${d.node} ${d.serial}`).join(', ')}`);
-        if (s.restored.length) this.log(`serve: rollout ${s.rollout} restored ${s.restored.map((d) => `${d.node} ${d.serial}`).join(', ')}`);
+        if (s.declared.length)
+          this.log(`serve: rollout ${s.rollout} released ${s.declared.map((d) => `${d.node} ${d.serial}`).join(', ')}`);
+        if (s.restored.length)
+          this.log(`serve: rollout ${s.rollout} restored ${s.restored.map((d) => `${d.node} ${d.serial}`).join(', ')}`);
         more = s.state === 'rolling';
       }
     } catch (err) {

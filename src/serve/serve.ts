@@ -22,7 +22,11 @@ import { Redeclarer } from './redeclare.js';
 import { Resigner } from './resign.js';
 import { Roller } from './rollout.js';
 
-export interface ServeOptions { env?: NodeJS.ProcessEnv; prefetch?: number; signal?: AbortSignal }
+export interface ServeOptions {
+  env?: NodeJS.ProcessEnv;
+  prefetch?: number;
+  signal?: AbortSignal;
+}
 
 export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
   const entries = await Promise.all(CONTEXTS.map(async (c: Context) => [c, await connect(c, { env, max })] as const));
@@ -48,9 +52,13 @@ class Chains {
   enqueue(key: string, job: () => Promise<void>): void {
     const next = (this.chains.get(key) ?? Promise.resolve()).then(job);
     this.chains.set(key, next);
-    void next.then(() => { if (this.chains.get(key) === next) this.chains.delete(key); });
+    void next.then(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
   }
-  settled(): Promise<unknown> { return Promise.all(this.chains.values()); }
+  settled(): Promise<unknown> {
+    return Promise.all(this.chains.values());
+  }
 }
 
 /** One message: acked once its handler committed, acked and said when it can never be recorded, else handed back. */
@@ -66,9 +74,15 @@ async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage
       ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`);
       ch.ack(msg);
     } else {
-      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`);
+      ctx.log(
+        `serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`,
+      );
       await new Promise((r) => setTimeout(r, 1000));
-      try { ch.nack(msg, false, true); } catch { /* channel gone: the broker redelivers */ }
+      try {
+        ch.nack(msg, false, true);
+      } catch {
+        /* channel gone: the broker redelivers */
+      }
     }
   }
 }
@@ -89,21 +103,46 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
   s.channel = ch;
   const { moving } = await declareTopology(conn);
   // Each connect, in case the broker was made again: what a node's queue keeps (W3).
-  await s.base.accounts.carryPolicy().catch((err) => s.base.log(`serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`));
+  await s.base.accounts
+    .carryPolicy()
+    .catch((err) =>
+      s.base.log(
+        `serve: the node queues' policy was not set (${(err as Error).message}); queues keep everything until the next connect sets it`,
+      ),
+    );
   // A single broker become a cluster: node queues move to quorum, in the background (hosts come back by themselves).
-  void s.base.accounts.quorumNodeQueues().then((moved) => { if (moved.length) s.base.log(`serve: ${moved.length} node queue(s) made again as quorum queues (a cluster): ${moved.slice(0, 5).join(', ')}${moved.length > 5 ? ', ...' : ''}`); },
-    (err) => s.base.log(`serve: node queues not moved to quorum yet (${(err as Error).message}); tried again at the next connect`));
+  void s.base.accounts.quorumNodeQueues().then(
+    (moved) => {
+      if (moved.length)
+        s.base.log(
+          `serve: ${moved.length} node queue(s) made again as quorum queues (a cluster): ${moved.slice(0, 5).join(', ')}${moved.length > 5 ? ', ...' : ''}`,
+        );
+    },
+    (err) =>
+      s.base.log(
+        `serve: node queues not moved to quorum yet (${(err as Error).message}); tried again at the next connect`,
+      ),
+  );
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, channel: ch };
-  const closed = new Promise<void>((resolve) => { conn.on('close', () => resolve()); conn.on('error', () => {}); });
+  const closed = new Promise<void>((resolve) => {
+    conn.on('close', () => resolve());
+    conn.on('error', () => {});
+  });
   // mesh.control, and while it moves to quorum the queue that holds its traffic meanwhile (src/serve/move.ts).
   const mover = new Mover(conn, ch, {
-    consume: async (queue) => (await ch.consume(queue, (msg) => {
-      if (!msg) return;
-      if (msg.fields.routingKey === 'heard') s.heard.add(msg);
-      else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
-    })).consumerTag,
-    settled: async () => { await s.chains.settled(); await s.heard.flush(); },
+    consume: async (queue) =>
+      (
+        await ch.consume(queue, (msg) => {
+          if (!msg) return;
+          if (msg.fields.routingKey === 'heard') s.heard.add(msg);
+          else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
+        })
+      ).consumerTag,
+    settled: async () => {
+      await s.chains.settled();
+      await s.heard.flush();
+    },
     log: s.base.log,
   });
   await mover.start(moving);
@@ -119,7 +158,9 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const prefix = broker.accountPrefix ?? '';
   const redeclare = new Redeclarer(stores.assignment, signer, log);
   const s: Running = {
-    broker, chains: new Chains(), prefetch: opts.prefetch ?? 1000,
+    broker,
+    chains: new Chains(),
+    prefetch: opts.prefetch ?? 1000,
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
   };
@@ -136,7 +177,10 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
-  opts.signal?.addEventListener('abort', () => { stopping = true; void conn?.close().catch(() => {}); });
+  opts.signal?.addEventListener('abort', () => {
+    stopping = true;
+    void conn?.close().catch(() => {});
+  });
   // A broker cluster: every node of broker.json in turn, the next after the one lost.
   const turns = adminTurns(broker);
   while (!stopping) {

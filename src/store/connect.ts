@@ -37,6 +37,10 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
 
 function whoAmI(): string {
   let user = String(process.getuid?.() ?? '?');
-  try { user = userInfo().username; } catch { /* no passwd entry: the uid says it */ }
+  try {
+    user = userInfo().username;
+  } catch {
+    /* no passwd entry: the uid says it */
+  }
   return `${commandName()} (${user})`.slice(0, 63);
 }

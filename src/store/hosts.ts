@@ -13,7 +13,10 @@
 import postgres from 'postgres';
 import { refuse } from './errors.js';
 
-export interface StoreHost { host: string; port: number }
+export interface StoreHost {
+  host: string;
+  port: number;
+}
 
 export interface StoreTarget {
   hosts: StoreHost[];
@@ -72,7 +75,10 @@ export function driverSessionAttrs(url: string): 'primary' | undefined {
   const asked = t.params.get('target_session_attrs');
   if (t.hosts.length === 1 && !asked) return undefined;
   if (asked === 'read-write' || asked === 'primary') return 'primary';
-  throw refuse('MSHH5', `${describeUrl(url)} lists ${t.hosts.length} hosts but says target_session_attrs=${asked ?? '(nothing)'}`);
+  throw refuse(
+    'MSHH5',
+    `${describeUrl(url)} lists ${t.hosts.length} hosts but says target_session_attrs=${asked ?? '(nothing)'}`,
+  );
 }
 
 /** host:port[,host:port...]/db of a URL, for messages; never the credentials. */

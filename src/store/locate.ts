@@ -14,19 +14,31 @@ export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): st
   const name = storeVariable(ctx);
   const value = env[name];
   if (!value) {
-    throw refuse('MSHE9', `${name} is not set`, `the ${ctx} context needs the URL of its store (postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it`);
+    throw refuse(
+      'MSHE9',
+      `${name} is not set`,
+      `the ${ctx} context needs the URL of its store (postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it`,
+    );
   }
   if (value.startsWith('/')) {
     const st = statSync(value, { throwIfNoEntry: false });
     if (!st) throw refuse('MSHH0', `${name} names ${value}, which does not exist`);
     if ((st.mode & 0o077) !== 0) {
-      throw refuse('MSHH1', `${name} names ${value}, which others can read (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${value}`);
+      throw refuse(
+        'MSHH1',
+        `${name} names ${value}, which others can read (mode ${(st.mode & 0o777).toString(8)})`,
+        `chmod 600 ${value}`,
+      );
     }
     return readFileSync(value, 'utf8').trim();
   }
   // A list of hosts is a URL too (src/store/hosts.ts): its password is looked for the same way.
   if (parseStoreUrl(value).password) {
-    throw refuse('MSHH2', `${name} carries a password in the environment`, `put the URL in a 0600 file and set ${name} to its path`);
+    throw refuse(
+      'MSHH2',
+      `${name} carries a password in the environment`,
+      `put the URL in a 0600 file and set ${name} to its path`,
+    );
   }
   return value;
 }

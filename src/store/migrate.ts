@@ -20,8 +20,13 @@ import { refuse } from './errors.js';
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
 
-
-interface File { name: string; number: number; path: string; text: string; digest: string }
+interface File {
+  name: string;
+  number: number;
+  path: string;
+  text: string;
+  digest: string;
+}
 
 /** Reads a context's folder and refuses what is misnamed, empty or duplicated. */
 export function readMigrations(ctx: string, dir: string): File[] {
@@ -31,14 +36,27 @@ export function readMigrations(ctx: string, dir: string): File[] {
     const m = NAME.exec(name);
     const path = join(dir, name);
     if (!m) {
-      throw refuse('MSHE3', `${path} is misnamed`, 'a migration is named NNNN-words.sql (four digits, a dash, lower-case words joined by dashes). Rename it');
+      throw refuse(
+        'MSHE3',
+        `${path} is misnamed`,
+        'a migration is named NNNN-words.sql (four digits, a dash, lower-case words joined by dashes). Rename it',
+      );
     }
     const text = readFileSync(path, 'utf8');
-    const body = text.replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim();
+    const body = text
+      .replace(/--[^\n]*/g, '')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .trim();
     if (body === '') {
       throw refuse('MSHE4', `${path} is empty`, 'a migration must change something. Write its SQL or delete the file');
     }
-    files.push({ name: name.slice(0, -4), number: Number(m[1]), path, text, digest: createHash('sha256').update(text).digest('hex') });
+    files.push({
+      name: name.slice(0, -4),
+      number: Number(m[1]),
+      path,
+      text,
+      digest: createHash('sha256').update(text).digest('hex'),
+    });
   }
   const seen = new Map<number, File>();
   for (const f of files) {
@@ -51,7 +69,10 @@ export function readMigrations(ctx: string, dir: string): File[] {
   return files;
 }
 
-interface Applied { name: string; sha256: string }
+interface Applied {
+  name: string;
+  sha256: string;
+}
 
 /** What the database already holds, checked against the folder. Returns the files still to run. */
 export function plan(ctx: string, files: File[], applied: Applied[]): File[] {
@@ -87,7 +108,9 @@ async function appliedDigests(url: string, ctx: string): Promise<Applied[]> {
       `create table if not exists ${q(ctx)}.migration_digest (
          name text primary key, sha256 text not null, applied_at timestamptz not null default now())`,
     );
-    await sql.unsafe(`comment on table ${q(ctx)}.migration_digest is 'sha256 of each migration file as it ran; an edited file is refused (M1)'`);
+    await sql.unsafe(
+      `comment on table ${q(ctx)}.migration_digest is 'sha256 of each migration file as it ran; an edited file is refused (M1)'`,
+    );
     return await sql.unsafe<Applied[]>(`select name, sha256 from ${q(ctx)}.migration_digest order by name`);
   } finally {
     await sql.end({ timeout: 5 });
@@ -102,7 +125,10 @@ export interface MigrateOptions {
   say?: (line: string) => void;
 }
 
-export interface MigrateResult { context: Context; ran: string[] }
+export interface MigrateResult {
+  context: Context;
+  ran: string[];
+}
 
 export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[]> {
   const root = opts.root ?? SQL_ROOT;
@@ -150,7 +176,10 @@ export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[
                 actions: {
                   up: (pgm: { sql(s: string): void }) => {
                     pgm.sql(text);
-                    if (f) pgm.sql(`insert into ${q(ctx)}.migration_digest (name, sha256) values ('${f.name}', '${f.digest}')`);
+                    if (f)
+                      pgm.sql(
+                        `insert into ${q(ctx)}.migration_digest (name, sha256) values ('${f.name}', '${f.digest}')`,
+                      );
                   },
                   down: false,
                 },

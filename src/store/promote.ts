@@ -16,12 +16,16 @@ export const DEFAULT_PG_DATA = '/var/lib/mesh/postgres/data';
 
 /** A server binary of the newest PostgreSQL installed. */
 export function pgBin(name: string): string {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync('/usr/lib/postgresql')
+    ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const v of versions) {
     const p = `/usr/lib/postgresql/${v}/bin/${name}`;
     if (existsSync(p)) return p;
   }
-  throw new Error('no PostgreSQL server binaries in /usr/lib/postgresql: apt-get install -y --no-install-recommends postgresql.');
+  throw new Error(
+    'no PostgreSQL server binaries in /usr/lib/postgresql: apt-get install -y --no-install-recommends postgresql.',
+  );
 }
 
 export async function promote(opts: { data?: string } = {}): Promise<{ data: string; promoted: true }> {
@@ -30,7 +34,8 @@ export async function promote(opts: { data?: string } = {}): Promise<{ data: str
   if (!existsSync(join(data, 'standby.signal'))) throw refuse('MSHE1', `${data} is not a standby (no standby.signal)`);
   // postgres refuses to run as root; as root, pg_ctl runs as the cluster's owner.
   const argv = [pgBin('pg_ctl'), 'promote', '-D', data, '-w', '-t', '120'];
-  const [cmd, args] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', ...argv]] : [argv[0]!, argv.slice(1)];
+  const [cmd, args] =
+    process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', ...argv]] : [argv[0]!, argv.slice(1)];
   await run(cmd, args, { timeoutMs: 130_000 });
   return { data, promoted: true };
 }

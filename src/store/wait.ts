@@ -7,7 +7,17 @@ import { refuse } from './errors.js';
 export const DEFAULT_WAIT_SECONDS = 180;
 
 // Errors that mean "not yet" rather than "never": refused, no socket, starting up.
-const TRANSIENT = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P03', 'CONNECT_TIMEOUT']);
+const TRANSIENT = new Set([
+  'ECONNREFUSED',
+  'ENOENT',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P03',
+  'CONNECT_TIMEOUT',
+]);
 
 export class StoreUnreachable extends Error {}
 
@@ -15,7 +25,8 @@ export function waitLimit(env: NodeJS.ProcessEnv = process.env): number {
   const v = env.MESH_STORE_WAIT_SECONDS;
   if (v === undefined || v === '') return DEFAULT_WAIT_SECONDS;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw refuse('MSHE2', `MESH_STORE_WAIT_SECONDS must be a number of seconds, not ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n) || n < 0)
+    throw refuse('MSHE2', `MESH_STORE_WAIT_SECONDS must be a number of seconds, not ${JSON.stringify(v)}`);
   return n;
 }
 

@@ -6,9 +6,16 @@ import type { Context } from './contexts.js';
 import { storeError } from './errors.js';
 import { phase } from '../sys/phases.js';
 
-export interface StoreOptions { max?: number; env?: NodeJS.ProcessEnv }
+export interface StoreOptions {
+  max?: number;
+  env?: NodeJS.ProcessEnv;
+}
 
-export async function withStore<T>(context: Context, fn: (sql: Sql) => Promise<T>, opts: StoreOptions = {}): Promise<T> {
+export async function withStore<T>(
+  context: Context,
+  fn: (sql: Sql) => Promise<T>,
+  opts: StoreOptions = {},
+): Promise<T> {
   const sql = await connect(context, { max: opts.max ?? 1, env: opts.env });
   try {
     return await fn(sql);

@@ -37,14 +37,19 @@ export async function writeAtomic(
   } catch (err) {
     await fh.close().catch(() => {});
     await unlink(tmp).catch(() => {});
-    throw new Error(`Could not write ${path}: ${(err as Error).message}. Check free space and permissions on ${dir}.`, { cause: err });
+    throw new Error(`Could not write ${path}: ${(err as Error).message}. Check free space and permissions on ${dir}.`, {
+      cause: err,
+    });
   }
   await fh.close();
   try {
     await rename(tmp, path);
   } catch (err) {
     await unlink(tmp).catch(() => {});
-    throw new Error(`Could not put ${path} in place: ${(err as Error).message}. Remove whatever is at ${path} if it is not a file.`, { cause: err });
+    throw new Error(
+      `Could not put ${path} in place: ${(err as Error).message}. Remove whatever is at ${path} if it is not a file.`,
+      { cause: err },
+    );
   }
   await syncDir(dir);
 }

@@ -4,7 +4,11 @@
 // stay at two minutes long after the cause was gone.
 import { refuse } from '../store/errors.js';
 
-export interface BackoffSettings { minMs: number; maxMs: number; resetAfterMs: number }
+export interface BackoffSettings {
+  minMs: number;
+  maxMs: number;
+  resetAfterMs: number;
+}
 
 export const DEFAULT_BACKOFF: BackoffSettings = { minMs: 2_000, maxMs: 120_000, resetAfterMs: 30_000 };
 
@@ -24,9 +28,13 @@ export class Backoff {
   }
 
   /** What the next wait would be, without moving. */
-  peek(): number { return this.current; }
+  peek(): number {
+    return this.current;
+  }
 
-  connected(now: number): void { this.connectedAt = now; }
+  connected(now: number): void {
+    this.connectedAt = now;
+  }
 
   /** A connection ended: if it held long enough, start again from the bottom. */
   disconnected(now: number): void {
@@ -40,7 +48,8 @@ export function backoffFromEnv(env: NodeJS.ProcessEnv = process.env): BackoffSet
     const v = env[name];
     if (v === undefined || v === '') return d;
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw refuse('MSHG4', `${name} must be a positive number of seconds, not ${JSON.stringify(v)}`);
+    if (!Number.isFinite(n) || n <= 0)
+      throw refuse('MSHG4', `${name} must be a positive number of seconds, not ${JSON.stringify(v)}`);
     return n * 1000;
   };
   const s = {
@@ -49,6 +58,10 @@ export function backoffFromEnv(env: NodeJS.ProcessEnv = process.env): BackoffSet
     resetAfterMs: num('MESH_HOST_BACKOFF_RESET_SECONDS', DEFAULT_BACKOFF.resetAfterMs),
   };
   // A floor above the ceiling would make the first wait longer than the longest.
-  if (s.minMs > s.maxMs) throw refuse('MSHG5', `MESH_HOST_BACKOFF_MIN_SECONDS (${s.minMs / 1000}) is above MESH_HOST_BACKOFF_MAX_SECONDS (${s.maxMs / 1000})`);
+  if (s.minMs > s.maxMs)
+    throw refuse(
+      'MSHG5',
+      `MESH_HOST_BACKOFF_MIN_SECONDS (${s.minMs / 1000}) is above MESH_HOST_BACKOFF_MAX_SECONDS (${s.maxMs / 1000})`,
+    );
   return s;
 }

@@ -19,6 +19,10 @@ if (file) {
     const t = performance.nodeTiming;
     // Node's own start (its bootstrap) apart from the program's imports.
     const out = { origin: performance.timeOrigin, bootstrapped: t.bootstrapComplete, ...marks };
-    try { writeFileSync(file, JSON.stringify(out) + '\n'); } catch { /* a bench's aid: never the command's failure */ }
+    try {
+      writeFileSync(file, JSON.stringify(out) + '\n');
+    } catch {
+      /* a bench's aid: never the command's failure */
+    }
   });
 }

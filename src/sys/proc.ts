@@ -17,7 +17,11 @@ export interface RunOptions {
   onLine?: (line: string) => void;
 }
 
-export interface Ran { code: number; stdout: string; stderr: string }
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** The program could not be started, timed out or was abandoned: there is no exit code to judge. */
 export class RunError extends Error {}
@@ -34,7 +38,9 @@ export class LastLines {
     this.lines.push(line.length > 400 ? line.slice(0, 400) + '…' : line);
     if (this.lines.length > this.max) this.lines.shift();
   }
-  text(): string { return this.lines.join('\n'); }
+  text(): string {
+    return this.lines.join('\n');
+  }
 }
 
 /** Run argv and resolve with the exit code whatever it is; rejects (RunError) only when there is none. */
@@ -42,7 +48,8 @@ export function runAny(cmd: string, args: string[], opts: RunOptions = {}): Prom
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new RunAbandoned(`${cmd} was abandoned before it started`));
     const child = spawn(cmd, args, {
-      cwd: opts.cwd, env: opts.env ?? process.env,
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
@@ -58,7 +65,8 @@ export function runAny(cmd: string, args: string[], opts: RunOptions = {}): Prom
     const collect = (into: Buffer[], which: 'out' | 'err') => (d: Buffer) => {
       size += d.length;
       if (!opts.onLine) {
-        if (size > MAX_OUTPUT) stop(new RunError(`${cmd} wrote more than ${MAX_OUTPUT >> 20} MiB of output`), 'SIGKILL');
+        if (size > MAX_OUTPUT)
+          stop(new RunError(`${cmd} wrote more than ${MAX_OUTPUT >> 20} MiB of output`), 'SIGKILL');
         else into.push(d);
         return;
       }
@@ -69,20 +77,40 @@ export function runAny(cmd: string, args: string[], opts: RunOptions = {}): Prom
     };
     child.stdout!.on('data', collect(out, 'out'));
     child.stderr!.on('data', collect(err, 'err'));
-    const timer = opts.timeoutMs === undefined ? undefined
-      : setTimeout(() => stop(new RunError(`${cmd} ${args.join(' ')} did not finish within ${opts.timeoutMs! / 1000}s and was killed`), 'SIGKILL'), opts.timeoutMs);
+    const timer =
+      opts.timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              stop(
+                new RunError(
+                  `${cmd} ${args.join(' ')} did not finish within ${opts.timeoutMs! / 1000}s and was killed`,
+                ),
+                'SIGKILL',
+              ),
+            opts.timeoutMs,
+          );
     const onAbort = () => stop(new RunAbandoned(`${cmd} was abandoned`), 'SIGTERM');
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const done = () => { if (timer) clearTimeout(timer); opts.signal?.removeEventListener('abort', onAbort); };
+    const done = () => {
+      if (timer) clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    };
     child.on('error', (e: NodeJS.ErrnoException) => {
       done();
-      reject(new RunError(`could not start ${cmd} (${e.code ?? e.message}): is it installed and on PATH?`, { cause: e }));
+      reject(
+        new RunError(`could not start ${cmd} (${e.code ?? e.message}): is it installed and on PATH?`, { cause: e }),
+      );
     });
     child.on('close', (code, signal) => {
       done();
       for (const rest of [partial.out, partial.err]) if (rest && opts.onLine) opts.onLine(rest);
       if (failure) return reject(failure);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({
+        code: code ?? (signal ? 128 : 1),
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
     });
     if (opts.input !== undefined) {
       // A program that exits without reading its stdin must not crash us with EPIPE: its exit code says why.

@@ -9,9 +9,12 @@ import { errorJson, refuse, MeshError } from '../store/errors.js';
 
 export type Sade = sade.Sade;
 
-
 // sade 1.8 keeps each command (usage, describe, options) in `tree`; aliases are strings, internals start with __.
-interface Command { usage: string; describe?: string[]; options: [string, string, unknown?][] }
+interface Command {
+  usage: string;
+  describe?: string[];
+  options: [string, string, unknown?][];
+}
 type Tree = Record<string, Command | string>;
 
 export interface Program {
@@ -31,7 +34,8 @@ export function fail(bin: string, err: unknown): void {
   // A program reading --json reads a refusal's code, not the sentence. Only a
   // refusal: a command that printed its result and then failed (secret remake
   // with a secret refused) keeps stdout one JSON document.
-  if (err instanceof MeshError && process.argv.includes('--json')) process.stdout.write(JSON.stringify(errorJson(err), null, 2) + '\n');
+  if (err instanceof MeshError && process.argv.includes('--json'))
+    process.stdout.write(JSON.stringify(errorJson(err), null, 2) + '\n');
   if (process.env.MESH_DEBUG) console.error(e);
   process.exitCode = e.exitCode ?? 1;
 }
@@ -49,7 +53,8 @@ export function program(bin: string, version: string, describe: string): Program
   const prog = sade(bin).version(version).describe(describe);
   const tree = (): Tree => (prog as unknown as { tree: Tree }).tree;
   const nounOf = new Map<string, string>();
-  const commands = () => Object.entries(tree()).filter((e): e is [string, Command] => typeof e[1] !== 'string' && !e[0].startsWith('__'));
+  const commands = () =>
+    Object.entries(tree()).filter((e): e is [string, Command] => typeof e[1] !== 'string' && !e[0].startsWith('__'));
 
   const p: Program = {
     bin,
@@ -65,11 +70,19 @@ export function program(bin: string, version: string, describe: string): Program
         // leaves nothing to wait on, and node would exit 0 having said nothing: a
         // commit nobody confirmed must never read as done.
         const unfinished = () => {
-          process.stderr.write(`${bin}: ended before it finished (its connection was lost): run it again once the store answers.\n`);
+          process.stderr.write(
+            `${bin}: ended before it finished (its connection was lost): run it again once the store answers.\n`,
+          );
           process.exitCode = 1;
         };
         process.once('beforeExit', unfinished);
-        try { await fn(...args); } catch (err) { fail(bin, err); } finally { process.removeListener('beforeExit', unfinished); }
+        try {
+          await fn(...args);
+        } catch (err) {
+          fail(bin, err);
+        } finally {
+          process.removeListener('beforeExit', unfinished);
+        }
       };
     },
     run(argv = process.argv) {
@@ -85,7 +98,11 @@ export function program(bin: string, version: string, describe: string): Program
         if (typeof tree()[name] === 'object' && !name.startsWith('__')) running = `${bin} ${name}`;
       }
       try {
-        prog.parse(argv, { unknown: (flag: string) => { throw new UnknownOption(flag); } });
+        prog.parse(argv, {
+          unknown: (flag: string) => {
+            throw new UnknownOption(flag);
+          },
+        });
       } catch (err) {
         if (!(err instanceof UnknownOption)) throw err;
         // Which command it was for: the same line, parsed without running anything.
@@ -102,7 +119,14 @@ function refusal(bin: string, name: string, flag: string, t: Tree): Error {
   const own = (t[name] as Command | undefined)?.options ?? [];
   const all = (t.__all__ as Command | undefined)?.options ?? [];
   const valid = [...own, ...all].map((o) => o[0].split(', ').at(-1)!).concat('--help');
-  return Object.assign(refuse('MSHJ6', `${bin} ${name} has no option ${flag}`, `its options are ${valid.join(', ')} (see ${bin} ${name} --help)`), { exitCode: 2 });
+  return Object.assign(
+    refuse(
+      'MSHJ6',
+      `${bin} ${name} has no option ${flag}`,
+      `its options are ${valid.join(', ')} (see ${bin} ${name} --help)`,
+    ),
+    { exitCode: 2 },
+  );
 }
 
 /** The first sentence of a command's description, cut to fit one line of the listing. */
@@ -120,14 +144,30 @@ function help(bin: string, describe: string, commands: [string, Command][], noun
     groups.set(noun, [...(groups.get(noun) ?? []), c]);
   }
   const width = Math.max(...commands.map(([, c]) => c.usage.length)) + bin.length + 3;
-  const lines = ['', '  Description', `    ${describe}`, '', '  Usage', `    $ ${bin} <command> [options]`, '', '  Commands'];
+  const lines = [
+    '',
+    '  Description',
+    `    ${describe}`,
+    '',
+    '  Usage',
+    `    $ ${bin} <command> [options]`,
+    '',
+    '  Commands',
+  ];
   for (const noun of [...groups.keys()].sort()) {
     lines.push(`    ${noun}`);
     for (const [, c] of groups.get(noun)!.sort((a, b) => a[0].localeCompare(b[0]))) {
       lines.push(`      ${`${bin} ${c.usage}`.padEnd(width)}${summary(c)}`);
     }
   }
-  lines.push('', `  Every command has --help (e.g. ${bin} ${commands[0]?.[0] ?? ''} --help).`, '',
-    '  Options', '    -v, --version    Displays current version', '    -h, --help       Displays this message', '');
+  lines.push(
+    '',
+    `  Every command has --help (e.g. ${bin} ${commands[0]?.[0] ?? ''} --help).`,
+    '',
+    '  Options',
+    '    -v, --version    Displays current version',
+    '    -h, --help       Displays this message',
+    '',
+  );
   return lines.join('\n');
 }

@@ -21,7 +21,20 @@ export interface EnrolLine {
 const PREFIX = 'meshb1.';
 
 export function writeEnrolLine(l: EnrolLine): string {
-  return PREFIX + Buffer.from(JSON.stringify({ b: l.broker, f: l.fingerprint, v: l.vhost, n: l.name, u: l.user, s: l.password, r: l.requester })).toString('base64url');
+  return (
+    PREFIX +
+    Buffer.from(
+      JSON.stringify({
+        b: l.broker,
+        f: l.fingerprint,
+        v: l.vhost,
+        n: l.name,
+        u: l.user,
+        s: l.password,
+        r: l.requester,
+      }),
+    ).toString('base64url')
+  );
 }
 
 export function readEnrolLine(text: string): EnrolLine {
@@ -29,12 +42,33 @@ export function readEnrolLine(text: string): EnrolLine {
   const t = text.trim();
   if (!t.startsWith(PREFIX) || t.length > 2000) throw fail();
   let v: unknown;
-  try { v = JSON.parse(Buffer.from(t.slice(PREFIX.length), 'base64url').toString('utf8')); } catch { throw fail(); }
+  try {
+    v = JSON.parse(Buffer.from(t.slice(PREFIX.length), 'base64url').toString('utf8'));
+  } catch {
+    throw fail();
+  }
   if (!isObject(v)) throw fail();
-  const s = (k: string, max = 200) => { const x = v[k]; if (typeof x !== 'string' || x.length === 0 || x.length > max) throw fail(); return x; };
-  const l = { broker: s('b'), fingerprint: s('f'), vhost: s('v'), name: s('n'), user: s('u'), password: s('s'), requester: s('r') };
+  const s = (k: string, max = 200) => {
+    const x = v[k];
+    if (typeof x !== 'string' || x.length === 0 || x.length > max) throw fail();
+    return x;
+  };
+  const l = {
+    broker: s('b'),
+    fingerprint: s('f'),
+    vhost: s('v'),
+    name: s('n'),
+    user: s('u'),
+    password: s('s'),
+    requester: s('r'),
+  };
   // A port over 65535 passes the pattern: refused here, not later as an uncoded HOST:PORT fault.
-  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) || Number(l.broker.split(':')[1]) > 65535 || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)) throw fail();
+  if (
+    !/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) ||
+    Number(l.broker.split(':')[1]) > 65535 ||
+    !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)
+  )
+    throw fail();
   nodeName(l.name, 'builder name');
   return l;
 }

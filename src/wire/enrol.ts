@@ -35,7 +35,17 @@ export const PASSWORD = /^[A-Za-z0-9_-]{43,200}$/;
 /** Signed with the identity key it carries: the node proves it holds the key. */
 export function writeEnrolRequest(name: string, secret: string, password: string, keys: NodeKeys): Buffer {
   return signEnvelope(
-    { v: 2, name, secret, password, keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) } },
+    {
+      v: 2,
+      name,
+      secret,
+      password,
+      keys: {
+        identity: b64(keys.identity.public),
+        overlay: b64(keys.overlay.public),
+        sealing: b64(keys.sealing.public),
+      },
+    },
     keys.identity.secret,
   );
 }
@@ -43,12 +53,27 @@ export function writeEnrolRequest(name: string, secret: string, password: string
 export function readEnrolRequest(bytes: Uint8Array): EnrolRequest {
   const { text, sig } = readEnvelope(bytes, LIMITS.message, 'enrolment request');
   const body = parseJson(text, 'enrolment request');
-  if (!isObject(body) || body.v !== 2 || !isObject(body.keys) || typeof body.secret !== 'string' || body.secret.length > 200) {
-    throw new WireError('malformed', 'enrolment request lacks {v:2, name, secret, password, keys} (a mesh-host from before v:2 chose no password: update it).');
+  if (
+    !isObject(body) ||
+    body.v !== 2 ||
+    !isObject(body.keys) ||
+    typeof body.secret !== 'string' ||
+    body.secret.length > 200
+  ) {
+    throw new WireError(
+      'malformed',
+      'enrolment request lacks {v:2, name, secret, password, keys} (a mesh-host from before v:2 chose no password: update it).',
+    );
   }
-  if (typeof body.password !== 'string') throw new WireError('malformed', 'enrolment request carries no broker password.');
+  if (typeof body.password !== 'string')
+    throw new WireError('malformed', 'enrolment request carries no broker password.');
   // A weak password would guard the node's account for years: refused, not taken.
-  if (!PASSWORD.test(body.password)) throw new WireError('malformed', 'enrolment request carries a weak broker password (not 43 to 200 base64url characters: 32 random bytes or more).', 'MSHN6');
+  if (!PASSWORD.test(body.password))
+    throw new WireError(
+      'malformed',
+      'enrolment request carries a weak broker password (not 43 to 200 base64url characters: 32 random bytes or more).',
+      'MSHN6',
+    );
   let req: EnrolRequest;
   try {
     req = {
@@ -75,19 +100,33 @@ export interface EnrolWelcome {
   /** The control plane's Ed25519 public key: every declaration is checked against it. */
   signingKey: string;
 }
-export interface EnrolRefusal { ok: false; reason: string }
+export interface EnrolRefusal {
+  ok: false;
+  reason: string;
+}
 export type EnrolReply = EnrolWelcome | EnrolRefusal;
 
 /** E3: the node is told one thing for every reason. The operator's log says which. */
-export const REFUSAL: EnrolRefusal = { ok: false, reason: 'this token cannot be used: ask the operator for a new one (mesh token issue NAME)' };
+export const REFUSAL: EnrolRefusal = {
+  ok: false,
+  reason: 'this token cannot be used: ask the operator for a new one (mesh token issue NAME)',
+};
 
 export function readEnrolReply(bytes: Uint8Array): EnrolReply {
   const v = parseJson(Buffer.from(bytes).toString('utf8'), 'enrolment reply');
   if (isObject(v) && v.ok === false && typeof v.reason === 'string') return { ok: false, reason: v.reason };
-  if (isObject(v) && v.ok === true && typeof v.mesh === 'string' && typeof v.node === 'string'
-      && typeof v.signingKey === 'string') {
+  if (
+    isObject(v) &&
+    v.ok === true &&
+    typeof v.mesh === 'string' &&
+    typeof v.node === 'string' &&
+    typeof v.signingKey === 'string'
+  ) {
     key32(v.signingKey, 'signingKey');
     return { ok: true, mesh: v.mesh, node: v.node, signingKey: v.signingKey };
   }
-  throw new WireError('malformed', 'enrolment reply has neither {ok:true, mesh, node, signingKey} nor {ok:false, reason}.');
+  throw new WireError(
+    'malformed',
+    'enrolment reply has neither {ok:true, mesh, node, signingKey} nor {ok:false, reason}.',
+  );
 }

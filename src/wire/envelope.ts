@@ -12,7 +12,12 @@ import { codeEntry, MeshError } from '../store/errors.js';
 export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale';
 
 /** The code of a fault when the refusal names none of its own (test/store/ts_codes.ts reads this table). */
-export const FAULT_CODES: Record<WireFault, string> = { malformed: 'MSHN0', forged: 'MSHN1', 'too-large': 'MSHN2', stale: 'MSHN3' };
+export const FAULT_CODES: Record<WireFault, string> = {
+  malformed: 'MSHN0',
+  forged: 'MSHN1',
+  'too-large': 'MSHN2',
+  stale: 'MSHN3',
+};
 
 /**
  * A message (or a kept file) refused: the fault kind is what the host reports
@@ -21,7 +26,11 @@ export const FAULT_CODES: Record<WireFault, string> = { malformed: 'MSHN0', forg
  * its own, else the fault's; the message ends with it, as refuse()'s do.
  */
 export class WireError extends MeshError {
-  constructor(readonly fault: WireFault, message: string, code: string = FAULT_CODES[fault]) {
+  constructor(
+    readonly fault: WireFault,
+    message: string,
+    code: string = FAULT_CODES[fault],
+  ) {
     const said = message.replace(/\.$/, '');
     // A code the register lacks is a bug the register test finds; the fault's code still says the kind.
     super(codeEntry(code) ?? codeEntry(FAULT_CODES[fault])!, said, undefined, undefined);
@@ -57,14 +66,16 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 /** The envelope's parts, shape-checked but not yet verified. */
 export function readEnvelope(bytes: Uint8Array, limit: number, what: string): { text: string; sig: Uint8Array } {
-  if (bytes.length > limit) throw new WireError('too-large', `${what} is ${bytes.length} bytes, over the limit of ${limit}.`);
+  if (bytes.length > limit)
+    throw new WireError('too-large', `${what} is ${bytes.length} bytes, over the limit of ${limit}.`);
   const env = parseJson(Buffer.from(bytes).toString('utf8'), what);
   if (!isObject(env) || env.v !== 1 || typeof env.body !== 'string' || typeof env.sig !== 'string') {
     throw new WireError('malformed', `${what} is not a signed envelope {v:1, body, sig}.`);
   }
   const sig = Buffer.from(env.sig, 'base64');
   // Canonical base64 only: one signature, one spelling.
-  if (sig.length !== 64 || sig.toString('base64') !== env.sig) throw new WireError('forged', `${what} carries no valid signature.`);
+  if (sig.length !== 64 || sig.toString('base64') !== env.sig)
+    throw new WireError('forged', `${what} carries no valid signature.`);
   return { text: env.body, sig };
 }
 
@@ -72,7 +83,10 @@ export function readEnvelope(bytes: Uint8Array, limit: number, what: string): { 
 export function openEnvelope(bytes: Uint8Array, publicKey: Uint8Array, limit: number, what: string): unknown {
   const { text, sig } = readEnvelope(bytes, limit, what);
   if (!verify(sig, Buffer.from(text, 'utf8'), publicKey)) {
-    throw new WireError('forged', `${what} is not signed by the key this node believes (another mesh, or altered bytes).`);
+    throw new WireError(
+      'forged',
+      `${what} is not signed by the key this node believes (another mesh, or altered bytes).`,
+    );
   }
   return parseJson(text, what);
 }

@@ -12,24 +12,47 @@ import { openEnvelope, signEnvelope, isObject, WireError, LIMITS } from './envel
 import type { HeldEntry } from './report.js';
 
 /** The newest declaration the node acknowledged: none below it, and at it only this digest. */
-export interface Floor { serial: number; digest: string }
+export interface Floor {
+  serial: number;
+  digest: string;
+}
 
-export interface LastReport { mesh: string; node: string; held: HeldEntry[] | null; reportedAt: string | null; floor: Floor | null }
+export interface LastReport {
+  mesh: string;
+  node: string;
+  held: HeldEntry[] | null;
+  reportedAt: string | null;
+  floor: Floor | null;
+}
 
 export function writeLastReport(r: LastReport, secret: Uint8Array): Buffer {
   return signEnvelope(r, secret);
 }
 
 /** Verify, then read: another mesh's key, altered bytes or another node's copy is forged. */
-export function readLastReport(bytes: Uint8Array, signingKey: Uint8Array, me: { mesh: string; node: string }): { held: HeldEntry[] | null; floor: Floor | null } {
+export function readLastReport(
+  bytes: Uint8Array,
+  signingKey: Uint8Array,
+  me: { mesh: string; node: string },
+): { held: HeldEntry[] | null; floor: Floor | null } {
   const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
-  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node) throw new WireError('forged', 'last report is not for this node of this mesh.', 'MSHN4');
+  if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node)
+    throw new WireError('forged', 'last report is not for this node of this mesh.', 'MSHN4');
   let floor: Floor | null = null;
   if (v.floor !== null) {
     const f = v.floor;
     // Absent is malformed, not "no floor": a mesh that forgot to say would reopen the replay.
-    if (!isObject(f) || !Number.isSafeInteger(f.serial) || (f.serial as number) < 1 || typeof f.digest !== 'string' || !/^[0-9a-f]{64}$/.test(f.digest)) {
-      throw new WireError('malformed', 'last report has no floor {serial, digest} (null when nothing was acknowledged).');
+    if (
+      !isObject(f) ||
+      !Number.isSafeInteger(f.serial) ||
+      (f.serial as number) < 1 ||
+      typeof f.digest !== 'string' ||
+      !/^[0-9a-f]{64}$/.test(f.digest)
+    ) {
+      throw new WireError(
+        'malformed',
+        'last report has no floor {serial, digest} (null when nothing was acknowledged).',
+      );
     }
     floor = { serial: f.serial as number, digest: f.digest };
   }

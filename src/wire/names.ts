@@ -7,7 +7,11 @@ export const NODE_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 
 export function nodeName(value: unknown, what = 'node name'): string {
   if (typeof value !== 'string' || !NODE_NAME.test(value)) {
-    throw refuse('MSHF2', `${what} ${JSON.stringify(value)} is not allowed`, 'use a lower-case letter, then up to 62 lower-case letters, digits or dashes');
+    throw refuse(
+      'MSHF2',
+      `${what} ${JSON.stringify(value)} is not allowed`,
+      'use a lower-case letter, then up to 62 lower-case letters, digits or dashes',
+    );
   }
   return value;
 }

@@ -7,24 +7,43 @@ import { verify } from '../crypto/sign.js';
 import { signEnvelope, readEnvelope, parseJson, isObject, WireError, LIMITS } from './envelope.js';
 import { nodeName } from './names.js';
 
-export interface Rekey { node: string; left: Uint8Array; taken: Uint8Array; tunnel: string }
+export interface Rekey {
+  node: string;
+  left: Uint8Array;
+  taken: Uint8Array;
+  tunnel: string;
+}
 
 const TUNNEL = /^[a-z][a-z0-9_-]{0,14}$/;
 
 export function writeRekey(r: Rekey, identitySecret: Uint8Array): Buffer {
-  return signEnvelope({ v: 1, kind: 'rekey', node: r.node, left: b64(r.left), taken: b64(r.taken), tunnel: r.tunnel }, identitySecret);
+  return signEnvelope(
+    { v: 1, kind: 'rekey', node: r.node, left: b64(r.left), taken: b64(r.taken), tunnel: r.tunnel },
+    identitySecret,
+  );
 }
 
 /** Shape-checked; verify() against the node's recorded identity key before believing a byte. */
 export function readRekey(bytes: Uint8Array): { rekey: Rekey; verify(identityKey: Uint8Array): boolean } {
   const { text, sig } = readEnvelope(bytes, LIMITS.message, 'rekey');
   const body = parseJson(text, 'rekey');
-  if (!isObject(body) || body.v !== 1 || body.kind !== 'rekey' || typeof body.tunnel !== 'string' || !TUNNEL.test(body.tunnel)) {
+  if (
+    !isObject(body) ||
+    body.v !== 1 ||
+    body.kind !== 'rekey' ||
+    typeof body.tunnel !== 'string' ||
+    !TUNNEL.test(body.tunnel)
+  ) {
     throw new WireError('malformed', 'rekey lacks {v:1, kind:"rekey", node, left, taken, tunnel}.');
   }
   let rekey: Rekey;
   try {
-    rekey = { node: nodeName(body.node), left: key32(body.left, 'left'), taken: key32(body.taken, 'taken'), tunnel: body.tunnel };
+    rekey = {
+      node: nodeName(body.node),
+      left: key32(body.left, 'left'),
+      taken: key32(body.taken, 'taken'),
+      tunnel: body.tunnel,
+    };
   } catch (err) {
     throw new WireError('malformed', `rekey: ${(err as Error).message}`);
   }
@@ -36,7 +55,8 @@ export type RekeyReply = { ok: true; outcome: 'rekeyed' | 'again' } | { ok: fals
 
 export function readRekeyReply(bytes: Uint8Array): RekeyReply {
   const v = parseJson(Buffer.from(bytes).toString('utf8'), 'rekey reply');
-  if (isObject(v) && v.ok === true && (v.outcome === 'rekeyed' || v.outcome === 'again')) return { ok: true, outcome: v.outcome };
+  if (isObject(v) && v.ok === true && (v.outcome === 'rekeyed' || v.outcome === 'again'))
+    return { ok: true, outcome: v.outcome };
   if (isObject(v) && v.ok === false && typeof v.reason === 'string') return { ok: false, reason: v.reason };
   throw new WireError('malformed', 'rekey reply has neither {ok:true, outcome} nor {ok:false, reason}.');
 }

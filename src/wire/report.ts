@@ -2,7 +2,13 @@
 // report is a statement, not a write: the mesh keeps it as a backup copy.
 import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
 
-export interface HeldEntry { id: string; kind: string; target: string; origin: 'carried' | 'declared'; digest: string }
+export interface HeldEntry {
+  id: string;
+  kind: string;
+  target: string;
+  origin: 'carried' | 'declared';
+  digest: string;
+}
 
 export interface Report {
   v: 1;
@@ -29,17 +35,34 @@ export function writeReport(r: Report): Buffer {
 const str = (v: unknown, max = 4096) => typeof v === 'string' && v.length <= max;
 
 export function readReport(bytes: Uint8Array): Report {
-  if (bytes.length > LIMITS.declaration) throw new WireError('too-large', `report is ${bytes.length} bytes, over the limit.`);
+  if (bytes.length > LIMITS.declaration)
+    throw new WireError('too-large', `report is ${bytes.length} bytes, over the limit.`);
   const v = parseJson(Buffer.from(bytes).toString('utf8'), 'report');
   const fail = (what: string) => new WireError('malformed', `report ${what}`);
   if (!isObject(v) || v.v !== 1) throw fail('is not {v:1, ...}');
   if (!Number.isSafeInteger(v.serial) || (v.serial as number) < 0) throw fail('serial must be a whole number');
-  if (!Array.isArray(v.held) || !v.held.every((h) => isObject(h) && str(h.id, 300) && str(h.kind, 20) && str(h.target) && (h.origin === 'carried' || h.origin === 'declared') && str(h.digest, 128))) throw fail('held must list {id, kind, target, origin, digest}');
-  if (!Array.isArray(v.failed) || !v.failed.every((f) => isObject(f) && str(f.id, 300) && str(f.error))) throw fail('failed must list {id, error}');
+  if (
+    !Array.isArray(v.held) ||
+    !v.held.every(
+      (h) =>
+        isObject(h) &&
+        str(h.id, 300) &&
+        str(h.kind, 20) &&
+        str(h.target) &&
+        (h.origin === 'carried' || h.origin === 'declared') &&
+        str(h.digest, 128),
+    )
+  )
+    throw fail('held must list {id, kind, target, origin, digest}');
+  if (!Array.isArray(v.failed) || !v.failed.every((f) => isObject(f) && str(f.id, 300) && str(f.error)))
+    throw fail('failed must list {id, error}');
   if (!Array.isArray(v.corrected) || !v.corrected.every((c) => str(c, 300))) throw fail('corrected must list ids');
-  if (!Array.isArray(v.superseded) || !v.superseded.every((s) => Number.isSafeInteger(s))) throw fail('superseded must list serials');
-  if (v.refused !== undefined && !(isObject(v.refused) && str(v.refused.fault, 40) && str(v.refused.reason))) throw fail('refused must be {fault, reason}');
-  if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0)) throw fail('holdsUntil must be whole seconds since 1970');
+  if (!Array.isArray(v.superseded) || !v.superseded.every((s) => Number.isSafeInteger(s)))
+    throw fail('superseded must list serials');
+  if (v.refused !== undefined && !(isObject(v.refused) && str(v.refused.fault, 40) && str(v.refused.reason)))
+    throw fail('refused must be {fault, reason}');
+  if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0))
+    throw fail('holdsUntil must be whole seconds since 1970');
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
   return v as unknown as Report;
 }

@@ -14,11 +14,11 @@ interface Base {
 
 export interface FileResource extends Base {
   kind: 'file';
-  path: string;          // absolute, normalised, inside the host's allowed roots
-  content: string;       // base64 of the exact bytes
-  mode: string;          // octal string, e.g. "0644"
-  owner?: string;        // user name; default root
-  createOnce?: boolean;  // D5: written when absent, untouched when present
+  path: string; // absolute, normalised, inside the host's allowed roots
+  content: string; // base64 of the exact bytes
+  mode: string; // octal string, e.g. "0644"
+  owner?: string; // user name; default root
+  createOnce?: boolean; // D5: written when absent, untouched when present
 }
 
 export interface DirectoryResource extends Base {
@@ -29,8 +29,8 @@ export interface DirectoryResource extends Base {
 
 export interface ServiceResource extends Base {
   kind: 'service';
-  name: string;          // [a-z][a-z0-9-]{0,62}
-  exec: string[];        // argv; argv[0] absolute
+  name: string; // [a-z][a-z0-9-]{0,62}
+  exec: string[]; // argv; argv[0] absolute
   /** Files whose contents the service reads at start. */
   workdir?: string;
 }
@@ -40,24 +40,24 @@ export interface ContainerResource extends Base {
   name: string;
   image: string;
   command?: string[];
-  envFiles?: string[];   // absolute paths of files holding KEY=value lines
+  envFiles?: string[]; // absolute paths of files holding KEY=value lines
   mounts?: { source: string; target: string; readOnly?: boolean }[];
-  network?: string;      // "none" | "ns:/run/netns/NAME"; default none
+  network?: string; // "none" | "ns:/run/netns/NAME"; default none
 }
 
 export interface WireguardPeer {
-  publicKey: string;     // base64 X25519
-  endpoint?: string;     // host:port, only where that end can be dialled
-  allowedIps: string[];  // CIDRs
-  keepalive?: number;    // seconds; spokes behind NAT
+  publicKey: string; // base64 X25519
+  endpoint?: string; // host:port, only where that end can be dialled
+  allowedIps: string[]; // CIDRs
+  keepalive?: number; // seconds; spokes behind NAT
 }
 
 export interface WireguardResource extends Base {
   kind: 'wireguard';
-  name: string;          // interface name, e.g. mesh0
-  address: string;       // CIDR, e.g. 10.99.0.2/24
+  name: string; // interface name, e.g. mesh0
+  address: string; // CIDR, e.g. 10.99.0.2/24
   listenPort?: number;
-  hub?: boolean;         // forwards between spokes (O2)
+  hub?: boolean; // forwards between spokes (O2)
   peers: WireguardPeer[];
   /** The private key is the node's overlay key; it never travels. */
 }
@@ -66,7 +66,7 @@ export interface SecretFileResource extends Base {
   kind: 'secret';
   path: string;
   mode: string;
-  sealed: string;        // base64 blob sealed to this node's sealing key (S1)
+  sealed: string; // base64 blob sealed to this node's sealing key (S1)
 }
 
 /**
@@ -76,11 +76,11 @@ export interface SecretFileResource extends Base {
  */
 export interface FirewallRule {
   proto: 'tcp' | 'udp';
-  port: number;          // 1-65535
-  to?: number;           // last port of a range, >= port
-  from?: string[];       // source CIDRs; absent = anywhere
-  via?: string;          // only on this interface (the overlay's), e.g. mesh0
-  why: string;           // why it exists, kept as the rule's nft comment
+  port: number; // 1-65535
+  to?: number; // last port of a range, >= port
+  from?: string[]; // source CIDRs; absent = anywhere
+  via?: string; // only on this interface (the overlay's), e.g. mesh0
+  why: string; // why it exists, kept as the rule's nft comment
 }
 
 /**
@@ -90,7 +90,7 @@ export interface FirewallRule {
  */
 export interface FirewallResource extends Base {
   kind: 'firewall';
-  name: 'mesh';          // the table; the only one mesh owns
+  name: 'mesh'; // the table; the only one mesh owns
   rules: FirewallRule[];
 }
 
@@ -112,8 +112,8 @@ export interface OpeningResource extends Base {
 
 /** A broker a host may dial, and the certificate fingerprint it pins there. */
 export interface BrokerEntry {
-  address: string;       // host:port, TLS
-  fingerprint: string;   // SHA-256, upper-case hex pairs joined by ':' (X509Certificate.fingerprint256)
+  address: string; // host:port, TLS
+  fingerprint: string; // SHA-256, upper-case hex pairs joined by ':' (X509Certificate.fingerprint256)
 }
 
 /**
@@ -143,10 +143,10 @@ export type ResourceKind = Resource['kind'];
 export type ModuleEntry = Resource | OpeningResource;
 
 export interface Declaration {
-  mesh: string;          // the mesh id (hex of the signing key's digest)
+  mesh: string; // the mesh id (hex of the signing key's digest)
   node: string;
-  serial: number;        // only goes forward (D2)
-  signed: number;        // when it was signed, seconds since 1970
-  expires: number;       // until when it holds: past it a host still applies it but says it is stale
+  serial: number; // only goes forward (D2)
+  signed: number; // when it was signed, seconds since 1970
+  expires: number; // until when it holds: past it a host still applies it but says it is stale
   resources: Resource[];
 }

@@ -8,7 +8,10 @@ import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
 import { refuse } from '../store/errors.js';
 
-export interface TokenBroker { address: string; fingerprint: string }
+export interface TokenBroker {
+  address: string;
+  fingerprint: string;
+}
 
 export interface Token {
   /** The first broker: the one an older mesh-host dials. */
@@ -16,7 +19,10 @@ export interface Token {
   fingerprint: string;
   /** Every broker, tried in turn; the first is `broker`. */
   brokers: TokenBroker[];
-  vhost: string; node: string; user: string; secret: string;
+  vhost: string;
+  node: string;
+  user: string;
+  secret: string;
 }
 
 const PREFIX = 'mesh1.';
@@ -30,25 +36,55 @@ export const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 /** `brokers`, when it names more than one, must start with `broker` and `fingerprint`. */
 export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[] }): string {
   const several = t.brokers && t.brokers.length > 1 ? t.brokers : undefined;
-  return PREFIX + Buffer.from(JSON.stringify({
-    b: t.broker, f: t.fingerprint, v: t.vhost, n: t.node, u: t.user, s: t.secret,
-    ...(several ? { bs: several.map((b) => ({ a: b.address, f: b.fingerprint })) } : {}),
-  })).toString('base64url');
+  return (
+    PREFIX +
+    Buffer.from(
+      JSON.stringify({
+        b: t.broker,
+        f: t.fingerprint,
+        v: t.vhost,
+        n: t.node,
+        u: t.user,
+        s: t.secret,
+        ...(several ? { bs: several.map((b) => ({ a: b.address, f: b.fingerprint })) } : {}),
+      }),
+    ).toString('base64url')
+  );
 }
 
-
 export function readToken(text: string): Token {
-  const fail = () => refuse('MSHF3', 'this is not a mesh token', 'paste the whole line `mesh token issue NAME` printed');
+  const fail = () =>
+    refuse('MSHF3', 'this is not a mesh token', 'paste the whole line `mesh token issue NAME` printed');
   if (!text.startsWith(PREFIX) || text.length > MAX) throw fail();
   let v: unknown;
-  try { v = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8')); } catch { throw fail(); }
-  if (!isObject(v) || typeof v.b !== 'string' || typeof v.f !== 'string' || typeof v.v !== 'string' || typeof v.s !== 'string' || typeof v.u !== 'string' || v.u.length > 200) throw fail();
+  try {
+    v = JSON.parse(Buffer.from(text.slice(PREFIX.length), 'base64url').toString('utf8'));
+  } catch {
+    throw fail();
+  }
+  if (
+    !isObject(v) ||
+    typeof v.b !== 'string' ||
+    typeof v.f !== 'string' ||
+    typeof v.v !== 'string' ||
+    typeof v.s !== 'string' ||
+    typeof v.u !== 'string' ||
+    v.u.length > 200
+  )
+    throw fail();
   if (!ADDRESS.test(v.b) || !FINGERPRINT.test(v.f)) throw fail();
   let brokers: TokenBroker[] = [{ address: v.b, fingerprint: v.f }];
   if (v.bs !== undefined) {
     if (!Array.isArray(v.bs) || v.bs.length === 0 || v.bs.length > 64) throw fail();
     brokers = v.bs.map((x: unknown) => {
-      if (!isObject(x) || typeof x.a !== 'string' || typeof x.f !== 'string' || !ADDRESS.test(x.a) || !FINGERPRINT.test(x.f)) throw fail();
+      if (
+        !isObject(x) ||
+        typeof x.a !== 'string' ||
+        typeof x.f !== 'string' ||
+        !ADDRESS.test(x.a) ||
+        !FINGERPRINT.test(x.f)
+      )
+        throw fail();
       return { address: x.a, fingerprint: x.f };
     });
     // The first of the list is the one an older reader dials: one broker, said once.

@@ -12,12 +12,26 @@ import { addModule, cli, b64, root, until, inject } from '../declare/helpers.js'
 import { envelope } from '../../src/assignment/declare.js';
 import { signingPair } from '../../src/crypto/keys.js';
 
-interface Ctx { mesh: Mesh; serve: Proc; proc: Proc; root: string }
+interface Ctx {
+  mesh: Mesh;
+  serve: Proc;
+  proc: Proc;
+  root: string;
+}
 const H = suite<Ctx>('the audit history and drift, end to end');
 
 const conf = (ctx: Ctx) => join(ctx.root, 'web.conf');
-interface LogRow { seq: number; kind: string; node: string | null; actor: string; role: string; detail: Record<string, unknown>; what: string }
-const log = async (ctx: Ctx, ...args: string[]): Promise<LogRow[]> => JSON.parse(await cli(ctx.mesh, 'log', '--json', ...args));
+interface LogRow {
+  seq: number;
+  kind: string;
+  node: string | null;
+  actor: string;
+  role: string;
+  detail: Record<string, unknown>;
+  what: string;
+}
+const log = async (ctx: Ctx, ...args: string[]): Promise<LogRow[]> =>
+  JSON.parse(await cli(ctx.mesh, 'log', '--json', ...args));
 
 H.before(async (ctx) => {
   ctx.mesh = await freshMesh();
@@ -36,20 +50,36 @@ H.after(async (ctx) => {
 
 H('a token issued and spent, the enrolment and each declaration are rows of their kind, with who', async (ctx) => {
   const rows = await log(ctx, '--node', 'web1');
-  assert.equal(rows.map((r) => r.kind), ['token-issued', 'token-spent', 'enrolled', 'declared', 'declared']);
+  assert.equal(
+    rows.map((r) => r.kind),
+    ['token-issued', 'token-spent', 'enrolled', 'declared', 'declared'],
+  );
   const [issued, spent, enrolled, first, second] = rows;
-  assert.match(issued!.actor, /^mesh token issue \(.+\)$/, 'the operator\'s command and user');
+  assert.match(issued!.actor, /^mesh token issue \(.+\)$/, "the operator's command and user");
   assert.match(spent!.actor, /^mesh serve \(.+\)$/, 'the enrolment is answered by serve');
   assert.is(spent!.role, 'mesh_inventory');
   assert.is(spent!.detail.token, issued!.detail.token, 'the token spent is the one issued');
-  const [keys] = await ctx.mesh.store.admin`select encode(identity_key, 'hex') as identity from inventory.node where name = 'web1'`;
+  const [keys] = await ctx.mesh.store
+    .admin`select encode(identity_key, 'hex') as identity from inventory.node where name = 'web1'`;
   assert.is(enrolled!.detail.identity_key, keys!.identity);
   assert.match(second!.actor, /^mesh assign \(.+\)$/, 'the assignment owed serial 2');
-  const decl = await ctx.mesh.store.admin`select serial::int, encode(digest, 'hex') as digest from assignment.declaration where node = 'web1' order by serial`;
-  assert.equal([first!.detail, second!.detail], decl.map((d) => ({ serial: d.serial, digest: d.digest })));
+  const decl = await ctx.mesh.store
+    .admin`select serial::int, encode(digest, 'hex') as digest from assignment.declaration where node = 'web1' order by serial`;
+  assert.equal(
+    [first!.detail, second!.detail],
+    decl.map((d) => ({ serial: d.serial, digest: d.digest })),
+  );
   assert.match(second!.what, /^digest=[0-9a-f]{64} serial=2$/);
-  assert.equal((await log(ctx, '--kind', 'token')).map((r) => r.kind), ['token-issued', 'token-spent'], 'a family by its prefix');
-  assert.equal((await log(ctx, '--kind', 'declared', '--limit', '1')).map((r) => r.detail.serial), [2], 'the newest LIMIT');
+  assert.equal(
+    (await log(ctx, '--kind', 'token')).map((r) => r.kind),
+    ['token-issued', 'token-spent'],
+    'a family by its prefix',
+  );
+  assert.equal(
+    (await log(ctx, '--kind', 'declared', '--limit', '1')).map((r) => r.detail.serial),
+    [2],
+    'the newest LIMIT',
+  );
   assert.is((await log(ctx, '--since', '1h')).length, 5);
   const human = await cli(ctx.mesh, 'log', '--node', 'web1');
   assert.match(human, /^SEQ\s+AT\s+KIND\s+NODE\s+ACTOR\s+WHAT/);
@@ -78,11 +108,28 @@ async function drift(ctx: Ctx, times: number): Promise<void> {
 }
 
 H('a file put back N times in the hour is drift; N + 1 times is fighting (mesh drift)', async (ctx) => {
-  const row = async () => (JSON.parse(await cli(ctx.mesh, 'drift', '--json')) as { node: string; resource: string; last_hour: number; fighting: boolean }[])
-    .find((r) => r.node === 'web1' && r.resource === `file:${conf(ctx)}`);
+  const row = async () =>
+    (
+      JSON.parse(await cli(ctx.mesh, 'drift', '--json')) as {
+        node: string;
+        resource: string;
+        last_hour: number;
+        fighting: boolean;
+      }[]
+    ).find((r) => r.node === 'web1' && r.resource === `file:${conf(ctx)}`);
   await drift(ctx, 3);
-  assert.equal({ ...(await row()), last_at: undefined, times: undefined },
-    { node: 'web1', resource: `file:${conf(ctx)}`, last_hour: 3, fighting: false, fighting_after: 3, last_at: undefined, times: undefined });
+  assert.equal(
+    { ...(await row()), last_at: undefined, times: undefined },
+    {
+      node: 'web1',
+      resource: `file:${conf(ctx)}`,
+      last_hour: 3,
+      fighting: false,
+      fighting_after: 3,
+      last_at: undefined,
+      times: undefined,
+    },
+  );
   const rowsOf = async () => (await cli(ctx.mesh, 'drift')).split('\n').slice(1).join('\n');
   assert.not.match(await rowsOf(), /FIGHTING/);
   await drift(ctx, 1);
@@ -91,27 +138,42 @@ H('a file put back N times in the hour is drift; N + 1 times is fighting (mesh d
   assert.match(await rowsOf(), new RegExp(`web1\\s+file:${conf(ctx)}\\s+4\\s+4\\s+\\S+\\s+FIGHTING`));
 });
 
-H('mesh audit verify: whole says so; a row a superuser edited behind the triggers is named, with MSH71 and a non-zero exit', async (ctx) => {
-  const ok = await ctx.mesh.cli(['audit', 'verify', '--json']);
-  assert.is(ok.code, 0, ok.stderr);
-  const whole = JSON.parse(ok.stdout);
-  assert.is(whole.intact, true);
-  assert.match(whole.head, /^[0-9a-f]{64}$/);
-  assert.match((await cli(ctx.mesh, 'audit', 'verify')), new RegExp(`^the audit history is whole: ${whole.rows} rows, head ${whole.head}`));
-  const [target] = await ctx.mesh.store.admin`select seq::int from audit.event where kind = 'declared' and detail->>'serial' = '1'`;
-  await ctx.mesh.store.admin.begin(async (sql) => {
-    await sql`set local session_replication_role = replica`;
-    await sql`update audit.event set detail = jsonb_set(detail, '{digest}', to_jsonb(repeat('0', 64))) where seq = ${target!.seq}`;
-  });
-  const broken = await ctx.mesh.cli(['audit', 'verify']);
-  assert.is(broken.code, 1);
-  assert.match(broken.stderr, new RegExp(`^mesh: the audit history does not match from row ${target!.seq} \\(declared, node web1, at [^)]+\\): its hash does not match its contents: the row was changed after it was written: .* \\(MSH71\\)\\.\\n$`));
-});
+H(
+  'mesh audit verify: whole says so; a row a superuser edited behind the triggers is named, with MSH71 and a non-zero exit',
+  async (ctx) => {
+    const ok = await ctx.mesh.cli(['audit', 'verify', '--json']);
+    assert.is(ok.code, 0, ok.stderr);
+    const whole = JSON.parse(ok.stdout);
+    assert.is(whole.intact, true);
+    assert.match(whole.head, /^[0-9a-f]{64}$/);
+    assert.match(
+      await cli(ctx.mesh, 'audit', 'verify'),
+      new RegExp(`^the audit history is whole: ${whole.rows} rows, head ${whole.head}`),
+    );
+    const [target] = await ctx.mesh.store
+      .admin`select seq::int from audit.event where kind = 'declared' and detail->>'serial' = '1'`;
+    await ctx.mesh.store.admin.begin(async (sql) => {
+      await sql`set local session_replication_role = replica`;
+      await sql`update audit.event set detail = jsonb_set(detail, '{digest}', to_jsonb(repeat('0', 64))) where seq = ${target!.seq}`;
+    });
+    const broken = await ctx.mesh.cli(['audit', 'verify']);
+    assert.is(broken.code, 1);
+    assert.match(
+      broken.stderr,
+      new RegExp(
+        `^mesh: the audit history does not match from row ${target!.seq} \\(declared, node web1, at [^)]+\\): its hash does not match its contents: the row was changed after it was written: .* \\(MSH71\\)\\.\\n$`,
+      ),
+    );
+  },
+);
 
 H('mesh log refuses what it cannot read, naming the remedy', async (ctx) => {
   const kind = await ctx.mesh.cli(['log', '--kind', 'nonsense']);
   assert.is(kind.code, 1);
-  assert.match(kind.stderr, /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/);
+  assert.match(
+    kind.stderr,
+    /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/,
+  );
   const since = await ctx.mesh.cli(['log', '--since', 'yesterday']);
   assert.match(since.stderr, /--since "yesterday" is not a duration: use a number and s, m, h or d.* \(MSH15\)\.\n$/);
   const limit = await ctx.mesh.cli(['log', '--limit', '0']);

@@ -9,8 +9,22 @@ import { freshMesh, type Proc } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
 import { declareTopology, CONTROL_QUEUE, EXCHANGE } from '../../src/broker/topology.js';
 import {
-  bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
-  summarizeProfile, describeProfile, insertNodes, impersonator, admin,
+  bench,
+  figure,
+  now,
+  sleep,
+  envInt,
+  startServe,
+  tempDir,
+  removeDir,
+  cpuMeter,
+  serverPids,
+  describeCpu,
+  summarizeProfile,
+  describeProfile,
+  insertNodes,
+  impersonator,
+  admin,
 } from './lib.js';
 import { flood as floodOf, rawConsume, rawQueue } from './steps.js';
 
@@ -41,21 +55,26 @@ await bench('2 heard ingestion', async (figs) => {
     const inv = await connect('inventory', { env: mesh.env, max: 4 });
     let k = 0;
     const u0 = now();
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (now() - u0 < 3000) { await inv`update inventory.node set last_seen = now() where name = ${names[k++ % FLEET]!} and enrolled_at is not null`; }
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (now() - u0 < 3000) {
+          await inv`update inventory.node set last_seen = now() where name = ${names[k++ % FLEET]!} and enrolled_at is not null`;
+        }
+      }),
+    );
     const updateRate = k / ((now() - u0) / 1000);
     await inv`update inventory.node set last_seen = null`;
 
     // A minute of the fleet, waiting; then serve starts and drains it.
     await flood('heard', names);
-    const recorded = async () => Number((await inv`select count(*)::int as n from inventory.node where last_seen is not null`)[0]!.n);
+    const recorded = async () =>
+      Number((await inv`select count(*)::int as n from inventory.node where last_seen is not null`)[0]!.n);
     const pids = serverPids();
     serve = await startServe(mesh, profile);
     const servePid = serve.child.pid!;
     const s0 = now();
     const meter = cpuMeter({ serve: () => [servePid], rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
-    while (await recorded() < FLEET) await sleep(50);
+    while ((await recorded()) < FLEET) await sleep(50);
     const drainRate = FLEET / ((now() - s0) / 1000);
     const cpu = meter.stop();
 
@@ -65,15 +84,23 @@ await bench('2 heard ingestion', async (figs) => {
     let sent = 0;
     let maxBacklog = 0;
     const o0 = now();
-    const sampler = setInterval(() => { void tch.checkQueue(CONTROL_QUEUE).then((q) => { maxBacklog = Math.max(maxBacklog, q.messageCount); }, () => {}); }, 250);
+    const sampler = setInterval(() => {
+      void tch.checkQueue(CONTROL_QUEUE).then(
+        (q) => {
+          maxBacklog = Math.max(maxBacklog, q.messageCount);
+        },
+        () => {},
+      );
+    }, 250);
     while (now() - o0 < OFFER_SECONDS * 1000) {
       const due = Math.min(FLEET, Math.floor(((now() - o0) / 1000) * perSecond));
-      for (; sent < due; sent++) pub.publish(EXCHANGE, 'heard', Buffer.from(names[sent]!), { userId: `${mesh.prefix}node.${names[sent]}` });
+      for (; sent < due; sent++)
+        pub.publish(EXCHANGE, 'heard', Buffer.from(names[sent]!), { userId: `${mesh.prefix}node.${names[sent]}` });
       await sleep(20);
     }
     await pub.waitForConfirms();
     const offerEnd = now();
-    while (await recorded() < sent) await sleep(20);
+    while ((await recorded()) < sent) await sleep(20);
     const tail = (now() - offerEnd) / 1000;
     clearInterval(sampler);
     await inv.end();
@@ -83,22 +110,42 @@ await bench('2 heard ingestion', async (figs) => {
     serve = undefined;
     const prof = summarizeProfile(profile);
     const bound = `${describeCpu(cpu)}. HeardBatcher writes one UPDATE per batch of up to 1000 (prefetch 1000), one batch at a time. ${describeProfile('serve', prof)}`;
-    figs.push(figure({
-      id: 'heard.rate', what: `heards/s recorded by serve (${FLEET} queued)`, value: drainRate, unit: '/s',
-      limit: { what: `raw consume+ack, same queue size, a ${rawKind} queue (mesh.control's type)`, value: rawRate, unit: '/s' },
-      target: { text: `>= ${perSecond.toFixed(0)}/s (100,000 nodes a minute)`, met: drainRate >= perSecond },
-      bound, detail: { cpu, profile: prof },
-    }));
-    figs.push(figure({
-      id: 'heard.update', what: 'heards/s recorded vs single-row UPDATEs', value: drainRate, unit: '/s',
-      limit: { what: 'raw single-row UPDATE, 32 in flight', value: updateRate, unit: '/s' },
-    }));
-    figs.push(figure({
-      id: 'heard.offered', what: `backlog at 100,000/min offered for ${OFFER_SECONDS}s`, value: maxBacklog, unit: 'msgs',
-      limit: { what: 'messages offered per second', value: perSecond, unit: 'msgs' },
-      target: { text: 'no growing backlog: all recorded within 2s of the last', met: tail < 2 },
-      detail: { sent, tailSeconds: tail },
-    }));
+    figs.push(
+      figure({
+        id: 'heard.rate',
+        what: `heards/s recorded by serve (${FLEET} queued)`,
+        value: drainRate,
+        unit: '/s',
+        limit: {
+          what: `raw consume+ack, same queue size, a ${rawKind} queue (mesh.control's type)`,
+          value: rawRate,
+          unit: '/s',
+        },
+        target: { text: `>= ${perSecond.toFixed(0)}/s (100,000 nodes a minute)`, met: drainRate >= perSecond },
+        bound,
+        detail: { cpu, profile: prof },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'heard.update',
+        what: 'heards/s recorded vs single-row UPDATEs',
+        value: drainRate,
+        unit: '/s',
+        limit: { what: 'raw single-row UPDATE, 32 in flight', value: updateRate, unit: '/s' },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'heard.offered',
+        what: `backlog at 100,000/min offered for ${OFFER_SECONDS}s`,
+        value: maxBacklog,
+        unit: 'msgs',
+        limit: { what: 'messages offered per second', value: perSecond, unit: 'msgs' },
+        target: { text: 'no growing backlog: all recorded within 2s of the last', met: tail < 2 },
+        detail: { sent, tailSeconds: tail },
+      }),
+    );
   } finally {
     await serve?.stop();
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));

@@ -11,8 +11,28 @@ import { EXCHANGE } from '../../src/broker/topology.js';
 import { envelope } from '../../src/assignment/declare.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import {
-  bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, describeCpu,
-  summarizeProfile, describeProfile, insertNodes, purgeQueues, settle, perNodeFiles, createQueues, admin, impersonator, rssOf, bareNodeRss,
+  bench,
+  figure,
+  now,
+  sleep,
+  envInt,
+  startServe,
+  tempDir,
+  removeDir,
+  cpuMeter,
+  serverPids,
+  describeCpu,
+  summarizeProfile,
+  describeProfile,
+  insertNodes,
+  purgeQueues,
+  settle,
+  perNodeFiles,
+  createQueues,
+  admin,
+  impersonator,
+  rssOf,
+  bareNodeRss,
 } from './lib.js';
 import { composedBodies, signRate as signRateOf, publishAll, declareAll } from './steps.js';
 
@@ -80,47 +100,105 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
     const { seconds, deliveredSeconds } = await declareAll(mesh, N);
     const cpu = meter.stop();
-    const [span] = await mesh.store.admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
+    const [span] = await mesh.store
+      .admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
     const drainSeconds = Math.max(deliveredSeconds - seconds, 1e-3);
     const rate = N / deliveredSeconds;
-    stage(`declare --all: committed in ${seconds.toFixed(2)}s, every queue holds its newest at ${deliveredSeconds.toFixed(2)}s`);
+    stage(
+      `declare --all: committed in ${seconds.toFixed(2)}s, every queue holds its newest at ${deliveredSeconds.toFixed(2)}s`,
+    );
     await settle(rabbitPids);
     const profiled = await declareAll(mesh, N, profile);
     stage(`declare --all again, profiled: committed in ${profiled.seconds.toFixed(2)}s`);
     const prof = summarizeProfile(profile);
     const profiledSaid = `A second run under --cpu-prof took ${profiled.seconds.toFixed(2)}s; its profile: `;
 
-    figs.push(figure({
-      id: 'fanout.seconds', what: `mesh declare --all returns (SQL committed), ${N} nodes`, value: seconds, unit: 's',
-      limit: { what: 'raw sign for the same', value: N / signRate, unit: 's' },
-      target: { text: '< 3 s', met: seconds < 3 },
-      bound: `compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}`,
-      detail: { profiledSeconds: profiled.seconds },
-    }));
-    figs.push(figure({
-      id: 'fanout.delivered', what: `every node's queue holds its newest, from the command's start`, value: deliveredSeconds, unit: 's',
-      limit: { what: 'command + raw publish of the same, not persistent', value: seconds + N / transient.rate, unit: 's' },
-      target: { text: '< 5 s', met: deliveredSeconds < 5 },
-      detail: { outboxSpan: span!.s },
-    }));
-    figs.push(figure({
-      id: 'fanout.drain', what: `serve's drain: declarations/s published from the outbox`, value: N / drainSeconds, unit: '/s',
-      limit: { what: 'raw publish+confirm, same envelopes and queues, not persistent', value: transient.rate, unit: '/s' },
-      target: { text: '>= 0.7 of raw, same delivery mode', met: N / drainSeconds >= 0.7 * transient.rate },
-      bound: `${describeCpu(cpu)}; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`,
-    }));
-    figs.push(figure({
-      id: 'fanout.rate', what: `declarations/s (compose, sign, record, publish)`, value: rate, unit: '/s',
-      limit: { what: 'raw sign+publish, serial composition', value: rawBoth, unit: '/s' },
-      target: { text: '>= 0.5 of raw sign+publish', met: rate >= 0.5 * rawBoth },
-      bound: `${describeCpu(cpu)}; compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}` +
-        (N / publishRate >= 5 ? `. The raw publish of the same ${N} alone takes ${(N / publishRate).toFixed(1)}s: over the target before composing or signing` : ''),
-      detail: { cpu, profile: prof, composeSeconds, bodyBytes: { total: bodies.reduce((a, b) => a + b.length, 0), largest: Math.max(...bodies.map((b) => b.length)) } },
-    }));
-    figs.push(figure({ id: 'fanout.sign', what: 'declarations/s vs raw Ed25519 sign', value: rate, unit: '/s', limit: { what: 'raw sign, same key and bodies', value: signRate, unit: '/s' } }));
-    figs.push(figure({ id: 'fanout.publish', what: 'declarations/s vs raw publish+confirm', value: rate, unit: '/s', limit: { what: 'raw publish+confirm, same queues, not persistent', value: publishRate, unit: '/s' },
-      bound: `raw persistent publish: ${describeCpu(persistent.cpu)}; to queues that never held a message: ${cold.rate.toFixed(0)}/s; over one channel instead of ${PUBLISH_CHANNELS}: ${oneChannel.rate.toFixed(0)}/s, ${describeCpu(oneChannel.cpu)}; the same not persistent: ${transient.rate.toFixed(0)}/s, ${describeCpu(transient.cpu)}`,
-      detail: { cold, persistent, oneChannel, transient } }));
+    figs.push(
+      figure({
+        id: 'fanout.seconds',
+        what: `mesh declare --all returns (SQL committed), ${N} nodes`,
+        value: seconds,
+        unit: 's',
+        limit: { what: 'raw sign for the same', value: N / signRate, unit: 's' },
+        target: { text: '< 3 s', met: seconds < 3 },
+        bound: `compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}`,
+        detail: { profiledSeconds: profiled.seconds },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'fanout.delivered',
+        what: `every node's queue holds its newest, from the command's start`,
+        value: deliveredSeconds,
+        unit: 's',
+        limit: {
+          what: 'command + raw publish of the same, not persistent',
+          value: seconds + N / transient.rate,
+          unit: 's',
+        },
+        target: { text: '< 5 s', met: deliveredSeconds < 5 },
+        detail: { outboxSpan: span!.s },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'fanout.drain',
+        what: `serve's drain: declarations/s published from the outbox`,
+        value: N / drainSeconds,
+        unit: '/s',
+        limit: {
+          what: 'raw publish+confirm, same envelopes and queues, not persistent',
+          value: transient.rate,
+          unit: '/s',
+        },
+        target: { text: '>= 0.7 of raw, same delivery mode', met: N / drainSeconds >= 0.7 * transient.rate },
+        bound: `${describeCpu(cpu)}; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`,
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'fanout.rate',
+        what: `declarations/s (compose, sign, record, publish)`,
+        value: rate,
+        unit: '/s',
+        limit: { what: 'raw sign+publish, serial composition', value: rawBoth, unit: '/s' },
+        target: { text: '>= 0.5 of raw sign+publish', met: rate >= 0.5 * rawBoth },
+        bound:
+          `${describeCpu(cpu)}; compose of all ${N} alone takes ${composeSeconds.toFixed(2)}s in SQL. ${profiledSaid}${describeProfile('mesh declare', prof)}` +
+          (N / publishRate >= 5
+            ? `. The raw publish of the same ${N} alone takes ${(N / publishRate).toFixed(1)}s: over the target before composing or signing`
+            : ''),
+        detail: {
+          cpu,
+          profile: prof,
+          composeSeconds,
+          bodyBytes: {
+            total: bodies.reduce((a, b) => a + b.length, 0),
+            largest: Math.max(...bodies.map((b) => b.length)),
+          },
+        },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'fanout.sign',
+        what: 'declarations/s vs raw Ed25519 sign',
+        value: rate,
+        unit: '/s',
+        limit: { what: 'raw sign, same key and bodies', value: signRate, unit: '/s' },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'fanout.publish',
+        what: 'declarations/s vs raw publish+confirm',
+        value: rate,
+        unit: '/s',
+        limit: { what: 'raw publish+confirm, same queues, not persistent', value: publishRate, unit: '/s' },
+        bound: `raw persistent publish: ${describeCpu(persistent.cpu)}; to queues that never held a message: ${cold.rate.toFixed(0)}/s; over one channel instead of ${PUBLISH_CHANNELS}: ${oneChannel.rate.toFixed(0)}/s, ${describeCpu(oneChannel.cpu)}; the same not persistent: ${transient.rate.toFixed(0)}/s, ${describeCpu(transient.cpu)}`,
+        detail: { cold, persistent, oneChannel, transient },
+      }),
+    );
 
     // 5a: serve at N nodes, having heard from every one (the heard path is the one that touches every node).
     const imp = await impersonator(mesh);
@@ -137,11 +215,16 @@ await bench('3 fan-out and serve memory', async (figs) => {
     const bare = await bareNodeRss();
     await imp.close();
     await conn.close();
-    figs.push(figure({
-      id: 'memory.serve', what: `mesh serve RSS at ${N} nodes (after a heard from each)`, value: busyServe.rssMB, unit: 'MB',
-      limit: { what: 'a bare node process', value: bare, unit: 'MB' },
-      detail: { idleAtStart: idleServe, afterHeards: busyServe },
-    }));
+    figs.push(
+      figure({
+        id: 'memory.serve',
+        what: `mesh serve RSS at ${N} nodes (after a heard from each)`,
+        value: busyServe.rssMB,
+        unit: 'MB',
+        limit: { what: 'a bare node process', value: bare, unit: 'MB' },
+        detail: { idleAtStart: idleServe, afterHeards: busyServe },
+      }),
+    );
   } finally {
     await serve?.stop();
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));

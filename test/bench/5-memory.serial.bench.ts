@@ -15,13 +15,18 @@ await bench('5 idle host memory', async (figs) => {
     await sleep(SETTLE * 1000);
     const host = rssOf(proc.child.pid!);
     const bare = await bareNodeRss();
-    figs.push(figure({
-      id: 'memory.host', what: `idle mesh-host run RSS (after ${SETTLE}s connected)`, value: host.rssMB, unit: 'MB',
-      limit: { what: 'a bare node process', value: bare, unit: 'MB' },
-      target: { text: '< 60 MB', met: host.rssMB < 60 },
-      bound: `peak ${host.peakMB} MB; a bare node is ${bare} MB of it (V8 heap and code); the rest is the modules loaded (amqplib, noble curves, the apply drivers) and one TLS connection`,
-      detail: host,
-    }));
+    figs.push(
+      figure({
+        id: 'memory.host',
+        what: `idle mesh-host run RSS (after ${SETTLE}s connected)`,
+        value: host.rssMB,
+        unit: 'MB',
+        limit: { what: 'a bare node process', value: bare, unit: 'MB' },
+        target: { text: '< 60 MB', met: host.rssMB < 60 },
+        bound: `peak ${host.peakMB} MB; a bare node is ${bare} MB of it (V8 heap and code); the rest is the modules loaded (amqplib, noble curves, the apply drivers) and one TLS connection`,
+        detail: host,
+      }),
+    );
   } finally {
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
     removeDir(root);

@@ -37,7 +37,10 @@ await bench('6 console fleet page', async (figs) => {
     await a`analyze`;
 
     // The SQL read of the same rows, as the console makes it.
-    const stores = { inventory: await connect('inventory', { env: mesh.env }), assignment: await connect('assignment', { env: mesh.env }) };
+    const stores = {
+      inventory: await connect('inventory', { env: mesh.env }),
+      assignment: await connect('assignment', { env: mesh.env }),
+    };
     const reads: number[] = [];
     let rows = 0;
     for (let i = 0; i < LOADS; i++) {
@@ -60,7 +63,11 @@ await bench('6 console fleet page', async (figs) => {
 
     const probe = await ctx.newPage();
     await probe.goto(base + '/catalogue');
-    const snapshotBytes = await probe.evaluate(() => fetch('/api/fleet').then((r) => r.text()).then((t) => t.length));
+    const snapshotBytes = await probe.evaluate(() =>
+      fetch('/api/fleet')
+        .then((r) => r.text())
+        .then((t) => t.length),
+    );
     await probe.close();
 
     const loads: number[] = [];
@@ -73,30 +80,47 @@ await bench('6 console fleet page', async (figs) => {
       const shown = await p.$$eval('#nodes tr', (x) => x.length);
       if (shown !== FLEET) throw new Error(`the page shows ${shown} rows, not ${FLEET}`);
       // Interactive: typing in the filter narrows 10,000 rows to one site's.
-      const ms = await p.evaluate(() => new Promise<number>((resolve) => {
-        const input = document.getElementById('filter') as HTMLInputElement;
-        const count = document.getElementById('count')!;
-        const t0 = performance.now();
-        new MutationObserver(() => resolve(performance.now() - t0)).observe(count, { childList: true, characterData: true, subtree: true });
-        input.value = 's7';
-        input.dispatchEvent(new Event('input'));
-      }));
+      const ms = await p.evaluate(
+        () =>
+          new Promise<number>((resolve) => {
+            const input = document.getElementById('filter') as HTMLInputElement;
+            const count = document.getElementById('count')!;
+            const t0 = performance.now();
+            new MutationObserver(() => resolve(performance.now() - t0)).observe(count, {
+              childList: true,
+              characterData: true,
+              subtree: true,
+            });
+            input.value = 's7';
+            input.dispatchEvent(new Event('input'));
+          }),
+      );
       filters.push(ms);
       await p.close();
     }
     const sqlMs = median(reads);
     const loadMs = median(loads);
-    figs.push(figure({
-      id: 'console.fleet.interactive', what: `fleet page of ${FLEET} nodes, navigation to interactive (median of ${LOADS})`, value: loadMs, unit: 'ms',
-      limit: { what: 'SQL read of the same rows (readFleet)', value: sqlMs, unit: 'ms' },
-      target: { text: '< 2 s', met: loadMs < 2000 },
-      detail: { loads, reads, snapshotBytes },
-    }));
-    figs.push(figure({
-      id: 'console.fleet.filter', what: `fleet page of ${FLEET} nodes, a filter typed to its render (median of ${LOADS})`, value: median(filters), unit: 'ms',
-      limit: { what: 'navigation to interactive', value: loadMs, unit: 'ms' },
-      detail: { filters },
-    }));
+    figs.push(
+      figure({
+        id: 'console.fleet.interactive',
+        what: `fleet page of ${FLEET} nodes, navigation to interactive (median of ${LOADS})`,
+        value: loadMs,
+        unit: 'ms',
+        limit: { what: 'SQL read of the same rows (readFleet)', value: sqlMs, unit: 'ms' },
+        target: { text: '< 2 s', met: loadMs < 2000 },
+        detail: { loads, reads, snapshotBytes },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'console.fleet.filter',
+        what: `fleet page of ${FLEET} nodes, a filter typed to its render (median of ${LOADS})`,
+        value: median(filters),
+        unit: 'ms',
+        limit: { what: 'navigation to interactive', value: loadMs, unit: 'ms' },
+        detail: { filters },
+      }),
+    );
   } finally {
     await browser.close();
     await console_?.stop();

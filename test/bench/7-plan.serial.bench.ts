@@ -20,12 +20,23 @@ await bench('7 plan --all', async (figs) => {
     await insertNodes(mesh, N, { sites: 100, hubs: 2 });
     const mod = (v: string) => {
       const f = join(dir, 'app.json');
-      writeFileSync(f, JSON.stringify({ name: 'app', resources: [
-        { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
-        { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] }] }));
+      writeFileSync(
+        f,
+        JSON.stringify({
+          name: 'app',
+          resources: [
+            { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
+            { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] },
+          ],
+        }),
+      );
       return f;
     };
-    const ok = async (args: string[]) => { const r = await runCli(MESH, args, mesh.env); if (r.code !== 0) throw new Error(`mesh ${args.join(' ')}: ${r.stderr}`); return r; };
+    const ok = async (args: string[]) => {
+      const r = await runCli(MESH, args, mesh.env);
+      if (r.code !== 0) throw new Error(`mesh ${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
     await ok(['module', 'add', mod('v1')]);
     await mesh.store.admin`insert into assignment.assignment (module, node) select 'app', name from inventory.node`;
     await ok(['declare', '--all']);
@@ -45,12 +56,23 @@ await bench('7 plan --all', async (figs) => {
     const lines = r.stdout.trim().split('\n');
     console.log(`[plan] mesh plan --all printed ${lines.length} line(s):\n${lines.slice(0, 5).join('\n')}`);
     // Every node changed the same file, so one line; the hubs and dialable nodes carry the same change.
-    if (!lines.some((l) => l.startsWith(`${N.toLocaleString('en')} nodes: file:/etc/app.conf changed, service:app restarts`))) throw new Error(`plan --all did not say the change: ${r.stdout.slice(0, 500)}`);
-    figs.push(figure({
-      id: 'plan.all', what: `mesh plan --all, ${N} nodes, one file changed on all`, value: planSeconds, unit: 's',
-      limit: { what: 'raw select of the same compositions (compose_each)', value: rawSeconds, unit: 's' },
-      bound: 'composing every node (the raw select), then reading each node\'s acknowledged declaration back from its signed envelope and diffing resource by resource in SQL; the CLI\'s start and connect',
-    }));
+    if (
+      !lines.some((l) =>
+        l.startsWith(`${N.toLocaleString('en')} nodes: file:/etc/app.conf changed, service:app restarts`),
+      )
+    )
+      throw new Error(`plan --all did not say the change: ${r.stdout.slice(0, 500)}`);
+    figs.push(
+      figure({
+        id: 'plan.all',
+        what: `mesh plan --all, ${N} nodes, one file changed on all`,
+        value: planSeconds,
+        unit: 's',
+        limit: { what: 'raw select of the same compositions (compose_each)', value: rawSeconds, unit: 's' },
+        bound:
+          "composing every node (the raw select), then reading each node's acknowledged declaration back from its signed envelope and diffing resource by resource in SQL; the CLI's start and connect",
+      }),
+    );
   } finally {
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
     removeDir(dir);

@@ -12,7 +12,20 @@ import { mkdirSync, writeFileSync, readFileSync, cpSync, rmSync } from 'node:fs'
 import { join, dirname } from 'node:path';
 import { cpus } from 'node:os';
 import { freshMesh, type Proc } from '../harness/mesh.js';
-import { bench, figure, now, sleep, envInt, tempDir, removeDir, REPO, serverPids, cpuMeter, describeCpu, type Figure } from './lib.js';
+import {
+  bench,
+  figure,
+  now,
+  sleep,
+  envInt,
+  tempDir,
+  removeDir,
+  REPO,
+  serverPids,
+  cpuMeter,
+  describeCpu,
+  type Figure,
+} from './lib.js';
 import { meshFleet } from './peers/mesh_side.js';
 import * as pp from './peers/puppet.js';
 import * as an from './peers/ansible.js';
@@ -30,21 +43,43 @@ const APPLY_ONCE = new URL('./peers/apply-once.js', import.meta.url).pathname;
 // The same bytes for every tool: the changed file of job 1 (by generation), and job 2's files.
 const body = (head: string) => `# mesh bench peers: ${head}\n${'listen 10.0.0.1:443\n'.repeat(12)}`;
 const content = (gen: number) => body(`generation ${gen}`);
-const fileOf = (root: string, i: number) => ({ path: join(root, `f${String(i).padStart(3, '0')}.conf`), content: body(`file ${i}`) });
+const fileOf = (root: string, i: number) => ({
+  path: join(root, `f${String(i).padStart(3, '0')}.conf`),
+  content: body(`file ${i}`),
+});
 
-interface Row { job: string; n: string; mesh?: number; puppet?: number; ansible?: number; unit: string; notes: string[] }
+interface Row {
+  job: string;
+  n: string;
+  mesh?: number;
+  puppet?: number;
+  ansible?: number;
+  unit: string;
+  notes: string[];
+}
 
 function checkFiles(tool: string, files: { path: string; content: string }[]): void {
   for (const f of files) {
     let got: string | undefined;
-    try { got = readFileSync(f.path, 'utf8'); } catch { /* missing */ }
-    if (got !== f.content) throw new Error(`${tool} reported success but ${f.path} ${got === undefined ? 'is missing' : 'does not hold the content'}`);
+    try {
+      got = readFileSync(f.path, 'utf8');
+    } catch {
+      /* missing */
+    }
+    if (got !== f.content)
+      throw new Error(
+        `${tool} reported success but ${f.path} ${got === undefined ? 'is missing' : 'does not hold the content'}`,
+      );
   }
 }
 
 function versions(logs: string): Record<string, string> {
   // Even `ansible --version` makes ~/.ansible/tmp unless told otherwise.
-  const env = { ...process.env, ANSIBLE_HOME: join(logs, 'ansible-home'), ANSIBLE_LOCAL_TEMP: join(logs, 'ansible-home', 'tmp') };
+  const env = {
+    ...process.env,
+    ANSIBLE_HOME: join(logs, 'ansible-home'),
+    ANSIBLE_LOCAL_TEMP: join(logs, 'ansible-home', 'tmp'),
+  };
   const out = (cmd: string, args: string[]) => {
     const r = spawnSync(cmd, args, { encoding: 'utf8', env });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
@@ -62,21 +97,38 @@ function versions(logs: string): Record<string, string> {
   return v;
 }
 
-const fmt = (v: number | undefined, unit: string) => (v === undefined ? 'not run' : `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${unit}`);
-const ratio = (v: number | undefined, m: number | undefined) => (v === undefined || m === undefined || m <= 0 ? '-' : (v / m).toFixed(1));
+const fmt = (v: number | undefined, unit: string) =>
+  v === undefined ? 'not run' : `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${unit}`;
+const ratio = (v: number | undefined, m: number | undefined) =>
+  v === undefined || m === undefined || m <= 0 ? '-' : (v / m).toFixed(1);
 
 function table(rows: Row[]): string {
   const head = ['JOB', 'N', 'MESH', 'PUPPET', 'ANSIBLE', 'PUPPET/MESH', 'ANSIBLE/MESH'];
-  const cells = rows.map((r) => [r.job, r.n, fmt(r.mesh, r.unit), fmt(r.puppet, r.unit), fmt(r.ansible, r.unit), ratio(r.puppet, r.mesh), ratio(r.ansible, r.mesh)]);
+  const cells = rows.map((r) => [
+    r.job,
+    r.n,
+    fmt(r.mesh, r.unit),
+    fmt(r.puppet, r.unit),
+    fmt(r.ansible, r.unit),
+    ratio(r.puppet, r.mesh),
+    ratio(r.ansible, r.mesh),
+  ]);
   const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(w[i]!)).join('  ').trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(w[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(head), ...cells.map(line)].join('\n');
 }
 
 await bench('8 peers', async (figs) => {
   // Installed when missing, as the other benches' servers are (bundle/ensure-packages.sh peers).
   const inst = spawnSync('bash', [join(REPO, 'bundle/ensure-packages.sh'), 'peers'], { stdio: 'inherit' });
-  if (inst.status !== 0) throw new Error('the peers (Puppet, Ansible, sshd) are not installed: run bash bundle/ensure-packages.sh peers as root.');
+  if (inst.status !== 0)
+    throw new Error(
+      'the peers (Puppet, Ansible, sshd) are not installed: run bash bundle/ensure-packages.sh peers as root.',
+    );
   const before = footprint(); // after the install: a package's own files are the package's
   const work = tempDir('peers');
   const logs = join(work, 'logs');
@@ -96,7 +148,15 @@ await bench('8 peers', async (figs) => {
       const t0 = now();
       const f = await meshFleet(join(work, 'mesh', `n${n}`), n, PATH, content, PROCS);
       t(`mesh, ${n} hosts`, t0);
-      const row: Row = { job: '1 one changed file to N machines, until each has applied it and said so', n: String(n), mesh: f.seconds, unit: 's', notes: [`mesh N=${n}: ${n} simulated hosts (sim.ts) in ${Math.min(PROCS, n)} node processes, each its own broker account over pinned TLS: verify, keep, apply (under a directory of its own), report; from \`mesh module add\` (which re-declares every node assigned the module) until every host's report is recorded in SQL; ${f.bound}`] };
+      const row: Row = {
+        job: '1 one changed file to N machines, until each has applied it and said so',
+        n: String(n),
+        mesh: f.seconds,
+        unit: 's',
+        notes: [
+          `mesh N=${n}: ${n} simulated hosts (sim.ts) in ${Math.min(PROCS, n)} node processes, each its own broker account over pinned TLS: verify, keep, apply (under a directory of its own), report; from \`mesh module add\` (which re-declares every node assigned the module) until every host's report is recorded in SQL; ${f.bound}`,
+        ],
+      };
       job1.set(n, row);
       rows.push(row);
     }
@@ -111,21 +171,34 @@ await bench('8 peers', async (figs) => {
     let warm = 0; // agents p001..p{warm} have their certificate and generation gen applied
     const agentName = (i: number) => `p${String(i).padStart(3, '0')}`;
     const runAgents = async (names: string[], expect: number[], label: string) => {
-      const ran = await Promise.all(names.map((name) => pp.agentRun(join(agents, name, 'conf'), join(agents, name, 'log', `agent-${label}.log`)).done));
-      ran.forEach((r, i) => { if (!expect.includes(r.code ?? -1)) throw new Error(`puppet agent -t on ${names[i]} exited ${r.code} (${label}): ${tail(r.log)}`); });
+      const ran = await Promise.all(
+        names.map(
+          (name) => pp.agentRun(join(agents, name, 'conf'), join(agents, name, 'log', `agent-${label}.log`)).done,
+        ),
+      );
+      ran.forEach((r, i) => {
+        if (!expect.includes(r.code ?? -1))
+          throw new Error(`puppet agent -t on ${names[i]} exited ${r.code} (${label}): ${tail(r.log)}`);
+      });
       return ran;
     };
     for (const n of SIZES) {
       const names = Array.from({ length: n }, (_, i) => agentName(i + 1));
       // The new agents: own dirs, a certificate request autosigned by the server, generation `gen` applied.
       const fresh = names.slice(warm);
-      for (const name of fresh) { pp.agentConf(agents, name, server); mkdirSync(dirname(join(ptargets, name) + PATH), { recursive: true }); }
+      for (const name of fresh) {
+        pp.agentConf(agents, name, server);
+        mkdirSync(dirname(join(ptargets, name) + PATH), { recursive: true });
+      }
       if (fresh.length) {
         pp.writeSite(server, ptargets, PATH, content(gen));
         const w0 = now();
         await runAgents(fresh, [0, 2], 'bootstrap');
         t(`${fresh.length} puppet agents got their certificates and generation ${gen}`, w0);
-        checkFiles('puppet', fresh.map((name) => ({ path: join(ptargets, name) + PATH, content: content(gen) })));
+        checkFiles(
+          'puppet',
+          fresh.map((name) => ({ path: join(ptargets, name) + PATH, content: content(gen) })),
+        );
         warm = n;
       }
       gen++;
@@ -140,16 +213,22 @@ await bench('8 peers', async (figs) => {
       let last = 0;
       for (const name of names) {
         const reps = pp.reportsSince(server, name, r0 - 1);
-        if (reps.length !== 1) throw new Error(`puppet: ${name} has ${reps.length} reports stored since the change, not 1`);
+        if (reps.length !== 1)
+          throw new Error(`puppet: ${name} has ${reps.length} reports stored since the change, not 1`);
         const st = pp.reportStatus(reps[0]!.file);
         if (st !== 'changed') throw new Error(`puppet: ${name}'s report says ${st}, not changed`);
         last = Math.max(last, reps[0]!.mtime);
       }
-      checkFiles('puppet', names.map((name) => ({ path: join(ptargets, name) + PATH, content: content(gen) })));
+      checkFiles(
+        'puppet',
+        names.map((name) => ({ path: join(ptargets, name) + PATH, content: content(gen) })),
+      );
       const row = job1.get(n)!;
       row.puppet = (last - r0) / 1000;
       const slowest = Math.max(...ran.map((r) => r.seconds));
-      row.notes.push(`Puppet N=${n}: ${n} \`puppet agent -t\` started at once (certificates signed and the previous content applied before), against one puppetserver as Debian configures it (-Xmx1g, JRuby instances: cores - 1); last report stored at ${row.puppet.toFixed(1)} s, last agent exited at ${((exited - r0) / 1000).toFixed(1)} s (slowest run ${slowest.toFixed(1)} s); ${describeCpu(cpu)}`);
+      row.notes.push(
+        `Puppet N=${n}: ${n} \`puppet agent -t\` started at once (certificates signed and the previous content applied before), against one puppetserver as Debian configures it (-Xmx1g, JRuby instances: cores - 1); last report stored at ${row.puppet.toFixed(1)} s, last agent exited at ${((exited - r0) / 1000).toFixed(1)} s (slowest run ${slowest.toFixed(1)} s); ${describeCpu(cpu)}`,
+      );
       t(`puppet, ${n} agents`, r0);
     }
     const serverRss = rss(server.pid);
@@ -164,26 +243,35 @@ await bench('8 peers', async (figs) => {
       const copy = async (g: number, label: string) => {
         writeFileSync(src, content(g));
         const log = join(work, 'ansible', `n${n}`, 'logs', `copy-${label}.log`);
-        const r = await an.adhoc(tg, 'all', ['-m', 'copy', '-a', `src=${src} dest={{ bench_dest }} mode=0644`], log).done;
+        const r = await an.adhoc(tg, 'all', ['-m', 'copy', '-a', `src=${src} dest={{ bench_dest }} mode=0644`], log)
+          .done;
         if (r.code !== 0) throw new Error(`ansible all -m copy exited ${r.code} (${label}): ${tail(log)}`);
         const res = an.adhocResults(log);
         const changed = tg.names.filter((h) => res.get(h) === 'CHANGED').length;
         if (changed !== n) throw new Error(`ansible: ${changed} of ${n} hosts CHANGED (${label}): ${tail(log)}`);
-        checkFiles('ansible', tg.names.map((h) => ({ path: join(atargets, h) + PATH, content: content(g) })));
+        checkFiles(
+          'ansible',
+          tg.names.map((h) => ({ path: join(atargets, h) + PATH, content: content(g) })),
+        );
         return r;
       };
       await copy(1, 'gen1');
       await sleep(2000);
       const r = await copy(2, 'gen2');
       job1.get(n)!.ansible = r.seconds;
-      job1.get(n)!.notes.push(`Ansible N=${n}: \`ansible all -m copy\`, forks ${cpus().length}, over ssh (fresh connections) to ${n} sshd in their own network namespaces; the end point is the controller returning with every host CHANGED (Ansible keeps no report store)`);
+      job1
+        .get(n)!
+        .notes.push(
+          `Ansible N=${n}: \`ansible all -m copy\`, forks ${cpus().length}, over ssh (fresh connections) to ${n} sshd in their own network namespaces; the end point is the controller returning with every host CHANGED (Ansible keeps no report store)`,
+        );
       t(`ansible, ${n} targets`, a0);
       if (n === SIZES[0]) {
         const log = join(work, 'ansible', `n${n}`, 'logs', 'ping-timed.log');
         const p = await an.adhoc(tg, 'all', ['-m', 'ping'], log, true).done;
         if (p.code !== 0) throw new Error(`ansible all -m ping exited ${p.code}: ${tail(log)}`);
         const res = an.adhocResults(log);
-        if (tg.names.some((h) => res.get(h) !== 'SUCCESS')) throw new Error(`ansible all -m ping: not every host answered: ${tail(log)}`);
+        if (tg.names.some((h) => res.get(h) !== 'SUCCESS'))
+          throw new Error(`ansible all -m ping: not every host answered: ${tail(log)}`);
         ping = { n, peak: an.peakFromTime(log), seconds: p.seconds };
       }
       await tg.stop();
@@ -199,20 +287,42 @@ await bench('8 peers', async (figs) => {
       const mf = files('mesh');
       mkdirSync(join(j2, 'mesh', 'root'), { recursive: true });
       const decl = join(j2, 'mesh', 'declaration.json');
-      writeFileSync(decl, JSON.stringify(mf.map((f) => ({ kind: 'file', id: `file:${f.path}`, path: f.path, mode: '0644', content: Buffer.from(f.content).toString('base64') }))));
+      writeFileSync(
+        decl,
+        JSON.stringify(
+          mf.map((f) => ({
+            kind: 'file',
+            id: `file:${f.path}`,
+            path: f.path,
+            mode: '0644',
+            content: Buffer.from(f.content).toString('base64'),
+          })),
+        ),
+      );
       const once = async (label: string, expect: number) => {
         const log = join(j2, 'mesh', `apply-${label}.log`);
-        const r = await run(process.execPath, [APPLY_ONCE, decl, join(j2, 'mesh', 'root'), join(j2, 'mesh', 'state')], log).done;
+        const r = await run(
+          process.execPath,
+          [APPLY_ONCE, decl, join(j2, 'mesh', 'root'), join(j2, 'mesh', 'state')],
+          log,
+        ).done;
         if (r.code !== 0) throw new Error(`mesh-host's engine failed (${label}): ${tail(log)}`);
-        const out = JSON.parse(readFileSync(log, 'utf8').trim().split('\n').at(-1)!) as { changed: number; applyMs: number };
-        if (out.changed !== expect) throw new Error(`mesh-host's engine changed ${out.changed} files, not ${expect} (${label})`);
+        const out = JSON.parse(readFileSync(log, 'utf8').trim().split('\n').at(-1)!) as {
+          changed: number;
+          applyMs: number;
+        };
+        if (out.changed !== expect)
+          throw new Error(`mesh-host's engine changed ${out.changed} files, not ${expect} (${label})`);
         checkFiles('mesh', mf);
         return { seconds: r.seconds, applyMs: out.applyMs };
       };
       const a = await once('first', FILES);
       const b = await once('again', 0);
-      first.mesh = a.seconds; again.mesh = b.seconds;
-      first.notes.push(`mesh: a node process running mesh-host's engine (host/apply) on a declaration of ${FILES} files, parsed by the host's own parser; no broker, no signature check; the engine's own part ${(a.applyMs / 1000).toFixed(2)} s of ${a.seconds.toFixed(2)} s (the rest is node starting and loading)`);
+      first.mesh = a.seconds;
+      again.mesh = b.seconds;
+      first.notes.push(
+        `mesh: a node process running mesh-host's engine (host/apply) on a declaration of ${FILES} files, parsed by the host's own parser; no broker, no signature check; the engine's own part ${(a.applyMs / 1000).toFixed(2)} s of ${a.seconds.toFixed(2)} s (the rest is node starting and loading)`,
+      );
       again.notes.push(`mesh: engine's own part ${(b.applyMs / 1000).toFixed(2)} s of ${b.seconds.toFixed(2)} s`);
     }
     {
@@ -224,13 +334,18 @@ await bench('8 peers', async (figs) => {
       const once = async (label: string, expect: number) => {
         const log = join(j2, 'puppet', `apply-${label}.log`);
         const r = await pp.apply(conf, manifest, log).done;
-        if (r.code !== expect) throw new Error(`puppet apply exited ${r.code}, not ${expect} (${label}; 2 is changed, 0 nothing to change): ${tail(log)}`);
+        if (r.code !== expect)
+          throw new Error(
+            `puppet apply exited ${r.code}, not ${expect} (${label}; 2 is changed, 0 nothing to change): ${tail(log)}`,
+          );
         checkFiles('puppet', pf);
         return r.seconds;
       };
       first.puppet = await once('first', 2);
       again.puppet = await once('again', 0);
-      first.notes.push(`Puppet: \`puppet apply --detailed-exitcodes\` of a manifest of the same ${FILES} files (exit 2, changed), then again (exit 0); includes facter and compiling the manifest, as every puppet apply does`);
+      first.notes.push(
+        `Puppet: \`puppet apply --detailed-exitcodes\` of a manifest of the same ${FILES} files (exit 2, changed), then again (exit 0); includes facter and compiling the manifest, as every puppet apply does`,
+      );
     }
     {
       const af = files('ansible');
@@ -238,17 +353,26 @@ await bench('8 peers', async (figs) => {
       const vars = join(j2, 'ansible', 'files.json');
       writeFileSync(vars, JSON.stringify({ bench_files: af }));
       const book = join(j2, 'ansible', 'files.yml');
-      writeFileSync(book, [
-        '- hosts: all', `  vars_files: [${JSON.stringify(vars)}]`, '  tasks:', '    - name: the files',
-        '      copy: { content: "{{ item.content }}", dest: "{{ item.path }}", mode: "0644" }',
-        '      loop: "{{ bench_files }}"', '      loop_control: { label: "{{ item.path }}" }', '',
-      ].join('\n'));
+      writeFileSync(
+        book,
+        [
+          '- hosts: all',
+          `  vars_files: [${JSON.stringify(vars)}]`,
+          '  tasks:',
+          '    - name: the files',
+          '      copy: { content: "{{ item.content }}", dest: "{{ item.path }}", mode: "0644" }',
+          '      loop: "{{ bench_files }}"',
+          '      loop_control: { label: "{{ item.path }}" }',
+          '',
+        ].join('\n'),
+      );
       const once = async (label: string, expect: number) => {
         const log = join(j2, 'ansible', `playbook-${label}.log`);
         const r = await an.playbookLocal(join(j2, 'ansible'), book, log).done;
         if (r.code !== 0) throw new Error(`ansible-playbook exited ${r.code} (${label}): ${tail(log)}`);
         const rc = an.recap(log);
-        if (rc.failed || rc.unreachable || rc.changed !== (expect ? 1 : 0)) throw new Error(`ansible-playbook recap changed=${rc.changed} failed=${rc.failed} (${label}): ${tail(log)}`);
+        if (rc.failed || rc.unreachable || rc.changed !== (expect ? 1 : 0))
+          throw new Error(`ansible-playbook recap changed=${rc.changed} failed=${rc.failed} (${label}): ${tail(log)}`);
         const items = [...readFileSync(log, 'utf8').matchAll(/^changed: \[localhost\] => \(item=/gm)].length;
         if (items !== expect) throw new Error(`ansible-playbook changed ${items} items, not ${expect} (${label})`);
         checkFiles('ansible', af);
@@ -256,12 +380,19 @@ await bench('8 peers', async (figs) => {
       };
       first.ansible = await once('first', FILES);
       again.ansible = await once('again', 0);
-      first.notes.push(`Ansible: \`ansible-playbook -c local\` of one copy task looping over the same ${FILES} files (facts gathered, as a playbook does by default), then again (changed=0)`);
+      first.notes.push(
+        `Ansible: \`ansible-playbook -c local\` of one copy task looping over the same ${FILES} files (facts gathered, as a playbook does by default), then again (changed=0)`,
+      );
     }
     rows.push(first, again);
 
     // ---- 3. idle agent memory --------------------------------------------------------
-    const mem: Row = { job: '3 idle agent RSS (Ansible: controller peak for one `ansible all -m ping`)', n: '1', unit: 'MB', notes: [] };
+    const mem: Row = {
+      job: '3 idle agent RSS (Ansible: controller peak for one `ansible all -m ping`)',
+      n: '1',
+      unit: 'MB',
+      notes: [],
+    };
     {
       const root = tempDir('peers-idle-root');
       const mesh = await freshMesh({ hostEnv: { MESH_HOST_ROOTS: root } });
@@ -272,9 +403,18 @@ await bench('8 peers', async (figs) => {
         const host = rss(proc.child.pid!);
         mem.mesh = host.rssMB;
         const pids = serverPids();
-        const sum = (ps: number[]) => ps.reduce((a, p) => { try { return a + rss(p).rssMB; } catch { return a; } }, 0);
+        const sum = (ps: number[]) =>
+          ps.reduce((a, p) => {
+            try {
+              return a + rss(p).rssMB;
+            } catch {
+              return a;
+            }
+          }, 0);
         const serveMB = rss(serve.child.pid!).rssMB;
-        mem.notes.push(`mesh: a real \`mesh-host run\`, enrolled and connected to the run's broker, after ${SETTLE} s idle (peak ${host.peakMB} MB). Server side, idle: mesh serve ${serveMB} MB, + RabbitMQ ${sum(pids.rabbit).toFixed(0)} MB + PostgreSQL ${sum(pids.pg).toFixed(0)} MB (sums over processes, shared pages counted twice; shared with this run's other meshes) against puppetserver's JVM ${serverRss.rssMB} MB (-Xmx1g, after job 1)`);
+        mem.notes.push(
+          `mesh: a real \`mesh-host run\`, enrolled and connected to the run's broker, after ${SETTLE} s idle (peak ${host.peakMB} MB). Server side, idle: mesh serve ${serveMB} MB, + RabbitMQ ${sum(pids.rabbit).toFixed(0)} MB + PostgreSQL ${sum(pids.pg).toFixed(0)} MB (sums over processes, shared pages counted twice; shared with this run's other meshes) against puppetserver's JVM ${serverRss.rssMB} MB (-Xmx1g, after job 1)`,
+        );
       } finally {
         await mesh.stop().catch((e) => console.error(`[peers] cleanup: ${(e as Error).message}`));
         removeDir(root);
@@ -287,7 +427,9 @@ await bench('8 peers', async (figs) => {
       const d0 = now();
       const { child, done } = pp.agentDaemon(conf, log);
       let ended = false;
-      void done.then(() => { ended = true; });
+      void done.then(() => {
+        ended = true;
+      });
       // Idle means after its first run (at start) is reported, then SETTLE seconds.
       for (;;) {
         if (ended) throw new Error(`puppet agent daemon exited: ${tail(log)}`);
@@ -298,37 +440,66 @@ await bench('8 peers', async (figs) => {
       await sleep(SETTLE * 1000);
       const d = rss(child.pid!);
       mem.puppet = d.rssMB;
-      mem.notes.push(`Puppet: \`puppet agent --no-daemonize\` (runinterval 1h) after its first run was reported, then ${SETTLE} s (peak ${d.peakMB} MB)`);
+      mem.notes.push(
+        `Puppet: \`puppet agent --no-daemonize\` (runinterval 1h) after its first run was reported, then ${SETTLE} s (peak ${d.peakMB} MB)`,
+      );
       child.kill('SIGTERM');
       await done;
     }
     if (ping) {
       mem.ansible = ping.peak;
-      mem.notes.push(`Ansible: no agent; \`/usr/bin/time -v ansible all -m ping\` to ${ping.n} targets (${ping.seconds.toFixed(1)} s): the largest single process's peak, not a sum over its ${cpus().length} forks`);
+      mem.notes.push(
+        `Ansible: no agent; \`/usr/bin/time -v ansible all -m ping\` to ${ping.n} targets (${ping.seconds.toFixed(1)} s): the largest single process's peak, not a sum over its ${cpus().length} forks`,
+      );
     }
     rows.push(mem);
     await server.stop();
     stops.splice(0);
 
     const touched = changes(before, footprint());
-    if (touched.length) throw new Error(`a peer wrote outside the run's temp dir, into the machine's own config: ${touched.slice(0, 10).join('; ')}`);
+    if (touched.length)
+      throw new Error(
+        `a peer wrote outside the run's temp dir, into the machine's own config: ${touched.slice(0, 10).join('; ')}`,
+      );
     measured = true;
 
     // ---- the table ------------------------------------------------------------------
     const text = [
       `versions: mesh ${v.mesh}; ${v.puppet}; ${v.ansible}`,
-      table(rows), '', 'what each figure is, from this run:', ...rows.flatMap((r) => r.notes.map((n) => `  ${n}`)),
-      'PuppetDB is installed but not run: the end point of Puppet\'s job 1 is the server\'s report store (reports = store), which the server writes before answering each agent\'s report.',
+      table(rows),
+      '',
+      'what each figure is, from this run:',
+      ...rows.flatMap((r) => r.notes.map((n) => `  ${n}`)),
+      "PuppetDB is installed but not run: the end point of Puppet's job 1 is the server's report store (reports = store), which the server writes before answering each agent's report.",
     ].join('\n');
     console.log(`\n${text}\n`);
     writeFileSync(join(logs, 'table.txt'), text + '\n');
     for (const r of rows) {
       const id = `peers.${r.job.split(' ')[0]}.${r.job.includes('again') ? 'again' : r.n}`;
       if (r.mesh === undefined) continue;
-      figs.push(figure({ id: `${id}.mesh`, what: `mesh: ${r.job}${r.n !== '1' ? `, N=${r.n}` : ''}`, value: r.mesh, unit: r.unit, detail: { notes: r.notes } }));
-      for (const [tool, val] of [['Puppet', r.puppet], ['Ansible', r.ansible]] as const) {
+      figs.push(
+        figure({
+          id: `${id}.mesh`,
+          what: `mesh: ${r.job}${r.n !== '1' ? `, N=${r.n}` : ''}`,
+          value: r.mesh,
+          unit: r.unit,
+          detail: { notes: r.notes },
+        }),
+      );
+      for (const [tool, val] of [
+        ['Puppet', r.puppet],
+        ['Ansible', r.ansible],
+      ] as const) {
         if (val === undefined) continue;
-        figs.push(figure({ id: `${id}.${tool.toLowerCase()}`, what: `${tool}: ${r.job}${r.n !== '1' ? `, N=${r.n}` : ''}`, value: val, unit: r.unit, limit: { what: 'mesh, same job, same run', value: r.mesh, unit: r.unit } }));
+        figs.push(
+          figure({
+            id: `${id}.${tool.toLowerCase()}`,
+            what: `${tool}: ${r.job}${r.n !== '1' ? `, N=${r.n}` : ''}`,
+            value: val,
+            unit: r.unit,
+            limit: { what: 'mesh, same job, same run', value: r.mesh, unit: r.unit },
+          }),
+        );
       }
     }
   } finally {
@@ -339,7 +510,8 @@ await bench('8 peers', async (figs) => {
     rmSync(kept, { recursive: true, force: true });
     cpSync(work, kept, {
       recursive: true,
-      filter: (src) => !/\/(ssl|ca|ssh|gems|state|cp|tmp|remote-tmp|home|targets|root)(\/|$)/.test(src.slice(work.length)),
+      filter: (src) =>
+        !/\/(ssl|ca|ssh|gems|state|cp|tmp|remote-tmp|home|targets|root)(\/|$)/.test(src.slice(work.length)),
     });
     console.log(`[peers] the peers' logs and Puppet's stored reports: ${kept}`);
     if (measured) removeDir(work); // a failed run keeps it whole (the run keeps the suite's temp dir)

@@ -18,10 +18,41 @@ import { EXCHANGE, QUORUM } from '../../src/broker/topology.js';
 import { envelope } from '../../src/assignment/declare.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import {
-  bench, figure, now, sleep, envInt, startServe, tempDir, removeDir, cpuMeter, serverPids, beamPids, describeCpu,
-  insertNodes, purgeQueues, settle, perNodeFiles, createQueues, admin, impersonator, loadavg, rssOf, type Figure,
+  bench,
+  figure,
+  now,
+  sleep,
+  envInt,
+  startServe,
+  tempDir,
+  removeDir,
+  cpuMeter,
+  serverPids,
+  beamPids,
+  describeCpu,
+  insertNodes,
+  purgeQueues,
+  settle,
+  perNodeFiles,
+  createQueues,
+  admin,
+  impersonator,
+  loadavg,
+  rssOf,
+  type Figure,
 } from './lib.js';
-import { issueTokens, startEcho, connectHosts, storm, flood, rawConsume, composedBodies, signRate, publishAll, declareAll } from './steps.js';
+import {
+  issueTokens,
+  startEcho,
+  connectHosts,
+  storm,
+  flood,
+  rawConsume,
+  composedBodies,
+  signRate,
+  publishAll,
+  declareAll,
+} from './steps.js';
 
 // 2,000 by default: at 10,000 the cluster half could not make its quorum node
 // queues on this shared 2-core machine (cluster_not_formed after ~6,000, at
@@ -49,19 +80,37 @@ const stage = (what: string) => {
   const line = `[serves] ${((now() - t00) / 1000).toFixed(1)}s (+${((now() - tPrev) / 1000).toFixed(1)}s) ${what}`;
   tPrev = now();
   console.log(line);
-  try { appendFileSync(PROGRESS, line + '\n'); } catch { /* only a copy */ }
+  try {
+    appendFileSync(PROGRESS, line + '\n');
+  } catch {
+    /* only a copy */
+  }
 };
 const load = () => loadavg().split(' ')[0];
 const brokerRss = (pids: number[]) => pids.map((p) => `${rssOf(p).rssMB.toFixed(0)} MB`).join(' + ');
 
 /** The three jobs with one serve, then two, on the mesh's broker (the run's, or CLUSTER). */
-async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[], cluster?: RabbitCluster): Promise<void> {
+async function onBroker(
+  where: string,
+  figs: Figure[],
+  rabbitPids: () => number[],
+  cluster?: RabbitCluster,
+): Promise<void> {
   const mesh = await freshMesh({ cluster });
   const root = tempDir('serves-root');
   let serves: Proc[] = [];
-  const stopServes = async () => { await Promise.allSettled(serves.map((s) => s.stop())); serves = []; };
-  const startServes = async (k: number) => { serves = await Promise.all(Array.from({ length: k }, () => startServe(mesh))); };
-  const groups = () => ({ serve: () => serves.map((s) => s.child.pid!), rabbitmq: rabbitPids, postgres: () => serverPids().pg });
+  const stopServes = async () => {
+    await Promise.allSettled(serves.map((s) => s.stop()));
+    serves = [];
+  };
+  const startServes = async (k: number) => {
+    serves = await Promise.all(Array.from({ length: k }, () => startServe(mesh)));
+  };
+  const groups = () => ({
+    serve: () => serves.map((s) => s.child.pid!),
+    rabbitmq: rabbitPids,
+    postgres: () => serverPids().pg,
+  });
   try {
     const names = await insertNodes(mesh, FLEET, { sites: SITES, hubs: HUBS });
     await perNodeFiles(mesh, root);
@@ -83,7 +132,9 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
     // What the queues cost the broker doing nothing (quorum: a Raft member of each on every broker node, each ticking).
     const idle = cpuMeter({ rabbitmq: rabbitPids });
     await sleep(10_000);
-    stage(`${where}: broker idle with ${FLEET} node queues: ${(idle.stop().cores.rabbitmq ?? 0).toFixed(2)} cores over 10 s`);
+    stage(
+      `${where}: broker idle with ${FLEET} node queues: ${(idle.stop().cores.rabbitmq ?? 0).toFixed(2)} cores over 10 s`,
+    );
     const conn = await admin(mesh);
     const tch = await conn.createChannel();
     // mesh.control is a quorum queue on one broker node too (src/broker/topology.ts).
@@ -126,18 +177,36 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       for (let said = now(); ;) {
         const [row] = await mesh.store.admin`select count(*)::int as n from inventory.node where last_seen is not null`;
         if (row!.n >= HEARDS) break;
-        if (now() - said > 30_000) { said = now(); stage(`${s(k)}: ${row!.n} of ${HEARDS} heards recorded so far`); }
+        if (now() - said > 30_000) {
+          said = now();
+          stage(`${s(k)}: ${row!.n} of ${HEARDS} heards recorded so far`);
+        }
         await sleep(20);
       }
       const heardRate = HEARDS / ((now() - h0) / 1000);
       const hcpu = hm.stop();
       // Held too long, a serve would have lost its connection and consumed from a second one: not the
       // same race, said in the figure (not thrown: the run's other figures stand).
-      const reconnected = serves.filter((sv) => (sv.output().match(/consuming mesh\.control/g)?.length ?? 0) !== 1).length;
-      const caveat = reconnected ? `; NOT COMPARABLE: ${reconnected} serve(s) reconnected after being held ${held.toFixed(1)} s` : `; serves held ${held.toFixed(1)} s while the backlog was queued`;
-      figs.push(figure({ id: `serves.heard.${cluster ? 'cluster' : 'one'}.${k}`, what: `heards/s, ${s(k)} (${HEARDS} queued while every serve waited; load ${l})`, value: heardRate, unit: '/s',
-        limit: { what: 'raw consume+ack, same count, same queue type', value: rawRate, unit: '/s' }, bound: describeCpu(hcpu) + caveat, detail: { cpu: hcpu, load: l, heldSeconds: held, reconnected } }));
-      stage(`${s(k)}: heards ${heardRate.toFixed(0)}/s (serves held ${held.toFixed(1)} s while ${HEARDS} were queued), raw ${rawRate.toFixed(0)}/s`);
+      const reconnected = serves.filter(
+        (sv) => (sv.output().match(/consuming mesh\.control/g)?.length ?? 0) !== 1,
+      ).length;
+      const caveat = reconnected
+        ? `; NOT COMPARABLE: ${reconnected} serve(s) reconnected after being held ${held.toFixed(1)} s`
+        : `; serves held ${held.toFixed(1)} s while the backlog was queued`;
+      figs.push(
+        figure({
+          id: `serves.heard.${cluster ? 'cluster' : 'one'}.${k}`,
+          what: `heards/s, ${s(k)} (${HEARDS} queued while every serve waited; load ${l})`,
+          value: heardRate,
+          unit: '/s',
+          limit: { what: 'raw consume+ack, same count, same queue type', value: rawRate, unit: '/s' },
+          bound: describeCpu(hcpu) + caveat,
+          detail: { cpu: hcpu, load: l, heldSeconds: held, reconnected },
+        }),
+      );
+      stage(
+        `${s(k)}: heards ${heardRate.toFixed(0)}/s (serves held ${held.toFixed(1)} s while ${HEARDS} were queued), raw ${rawRate.toFixed(0)}/s`,
+      );
 
       // declare --all: raw sign and raw publish+confirm (not persistent, as the drain) of the same envelopes to the same queues, then the CLI.
       l = load();
@@ -152,20 +221,41 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
       stage(`${s(k)}: queues purged, broker settled`);
       const dm = cpuMeter(groups());
       // Every enrolled node: the fleet, and from the second round the hosts the first enrolled.
-      const [{ n: owed }] = await mesh.store.admin`select count(*)::int as n from inventory.enrolled_node` as unknown as { n: number }[];
+      const [{ n: owed }] = (await mesh.store
+        .admin`select count(*)::int as n from inventory.enrolled_node`) as unknown as { n: number }[];
       const { seconds, deliveredSeconds } = await declareAll(mesh, owed);
       const dcpu = dm.stop();
       const drain = owed / Math.max(deliveredSeconds - seconds, 1e-3);
       const rawBoth = owed / sign + owed / publish; // the raw rates of the FLEET envelopes, for as many as declare owed
-      figs.push(figure({ id: `serves.declare.${cluster ? 'cluster' : 'one'}.${k}`, what: `declare --all, ${owed} nodes, until every queue holds its newest, ${s(k)} (load ${l})`, value: deliveredSeconds, unit: 's',
-        limit: { what: 'raw sign + raw publish+confirm of the same, not persistent', value: rawBoth, unit: 's' },
-        bound: `${describeCpu(dcpu)}; the command returned (SQL committed) at ${seconds.toFixed(2)} s`, detail: { seconds, deliveredSeconds, sign, publish, cpu: dcpu, load: l } }));
-      figs.push(figure({ id: `serves.drain.${cluster ? 'cluster' : 'one'}.${k}`, what: `drain, declarations/s from the outbox, ${s(k)}`, value: drain, unit: '/s',
-        limit: { what: 'raw publish+confirm, same envelopes and queues, not persistent', value: publish, unit: '/s' } }));
-      stage(`${s(k)}: declare --all committed ${seconds.toFixed(2)}s, delivered ${deliveredSeconds.toFixed(2)}s; raw sign ${sign.toFixed(0)}/s, publish ${publish.toFixed(0)}/s`);
+      figs.push(
+        figure({
+          id: `serves.declare.${cluster ? 'cluster' : 'one'}.${k}`,
+          what: `declare --all, ${owed} nodes, until every queue holds its newest, ${s(k)} (load ${l})`,
+          value: deliveredSeconds,
+          unit: 's',
+          limit: { what: 'raw sign + raw publish+confirm of the same, not persistent', value: rawBoth, unit: 's' },
+          bound: `${describeCpu(dcpu)}; the command returned (SQL committed) at ${seconds.toFixed(2)} s`,
+          detail: { seconds, deliveredSeconds, sign, publish, cpu: dcpu, load: l },
+        }),
+      );
+      figs.push(
+        figure({
+          id: `serves.drain.${cluster ? 'cluster' : 'one'}.${k}`,
+          what: `drain, declarations/s from the outbox, ${s(k)}`,
+          value: drain,
+          unit: '/s',
+          limit: { what: 'raw publish+confirm, same envelopes and queues, not persistent', value: publish, unit: '/s' },
+        }),
+      );
+      stage(
+        `${s(k)}: declare --all committed ${seconds.toFixed(2)}s, delivered ${deliveredSeconds.toFixed(2)}s; raw sign ${sign.toFixed(0)}/s, publish ${publish.toFixed(0)}/s`,
+      );
       // Enrolments: ENROL new hosts, each its own account over pinned TLS; the echo storm, then the enrolment storm.
       l = load();
-      const hosts = await issueTokens(mesh, Array.from({ length: ENROL }, (_, i) => `e${k}${String(i + 1).padStart(5, '0')}`));
+      const hosts = await issueTokens(
+        mesh,
+        Array.from({ length: ENROL }, (_, i) => `e${k}${String(i + 1).padStart(5, '0')}`),
+      );
       const echoer = await startEcho(mesh);
       const workers = await connectHosts(mesh, hosts, PROCS);
       stage(`${s(k)}: ${ENROL} hosts issued tokens and connected`);
@@ -173,8 +263,17 @@ async function onBroker(where: string, figs: Figure[], rabbitPids: () => number[
         const echo = await storm(workers, 'echo', groups());
         const enrol = await storm(workers, 'enrol', groups());
         if (enrol.ok !== ENROL) throw new Error(`only ${enrol.ok} of ${ENROL} enrolments were welcomed with ${s(k)}`);
-        figs.push(figure({ id: `serves.enrol.${cluster ? 'cluster' : 'one'}.${k}`, what: `enrolments/s, ${s(k)} (${ENROL} at once; load ${l})`, value: enrol.rate, unit: '/s',
-          limit: { what: 'raw echo request/reply, same hosts', value: echo.rate, unit: '/s' }, bound: describeCpu(enrol.cpu), detail: { enrol, echo, load: l } }));
+        figs.push(
+          figure({
+            id: `serves.enrol.${cluster ? 'cluster' : 'one'}.${k}`,
+            what: `enrolments/s, ${s(k)} (${ENROL} at once; load ${l})`,
+            value: enrol.rate,
+            unit: '/s',
+            limit: { what: 'raw echo request/reply, same hosts', value: echo.rate, unit: '/s' },
+            bound: describeCpu(enrol.cpu),
+            detail: { enrol, echo, load: l },
+          }),
+        );
         stage(`${s(k)}: enrolments ${enrol.rate.toFixed(0)}/s, echo ${echo.rate.toFixed(0)}/s`);
       } finally {
         await Promise.allSettled(workers.map((w) => w.stop()));

@@ -55,29 +55,52 @@ export function render(figs: Figure[]): string {
   ]);
   const head = ['FIGURE', 'VALUE', 'LIMIT (same run)', 'RATIO', 'TARGET'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(w[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(head), ...rows.map(line)];
   const bounds = figs.filter((f) => f.bound).map((f) => `  ${f.what}: ${f.bound}`);
   if (bounds.length) out.push('', 'bounded by:', ...bounds);
   return out.join('\n');
 }
 
-interface ResultsFile { run: string; machine: Record<string, unknown>; sections: Record<string, { at: string; load: string; seconds: number; figures: Figure[] }> }
+interface ResultsFile {
+  run: string;
+  machine: Record<string, unknown>;
+  sections: Record<string, { at: string; load: string; seconds: number; figures: Figure[] }>;
+}
 
 /** Merge one bench's figures into bench-results.json; a file from another run is replaced. */
 export function record(section: string, figs: Figure[], seconds: number, load: string): void {
   const run = process.env.MESH_TEST_SERVERS ?? 'direct';
   let file: ResultsFile | undefined;
-  try { file = JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultsFile; } catch { /* none yet */ }
+  try {
+    file = JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultsFile;
+  } catch {
+    /* none yet */
+  }
   if (!file || file.run !== run) {
-    file = { run, machine: { cpus: (readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length, node: process.version }, sections: {} };
+    file = {
+      run,
+      machine: {
+        cpus: (readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length,
+        node: process.version,
+      },
+      sections: {},
+    };
   }
   file.sections[section] = { at: new Date().toISOString(), load, seconds, figures: figs };
   writeFileSync(RESULTS, JSON.stringify(file, null, 2) + '\n');
 }
 
 export function readResults(): ResultsFile | undefined {
-  try { return JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultsFile; } catch { return undefined; }
+  try {
+    return JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultsFile;
+  } catch {
+    return undefined;
+  }
 }
 
 export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -115,7 +138,9 @@ function procTicks(pid: number): number {
     // utime, stime, and cutime, cstime: the time of children it has reaped, so a
     // PostgreSQL backend that exits before the last sample still counts.
     return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
 }
 
 function children(ppid: number): number[] {
@@ -125,7 +150,9 @@ function children(ppid: number): number[] {
     try {
       const s = readFileSync(`/proc/${d}/stat`, 'utf8');
       if (Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]) === ppid) out.push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -144,7 +171,9 @@ export function serverPids(): { pg: number[]; rabbit: number[] } {
   try {
     const pm = Number(readFileSync(join(s.tmp, 'pg', 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0]);
     if (pm) pg.push(pm, ...children(pm));
-  } catch { /* layout differs: leave pg out */ }
+  } catch {
+    /* layout differs: leave pg out */
+  }
   return { pg, rabbit: beamPids((arg) => arg === s.rabbit.dir) };
 }
 
@@ -156,16 +185,23 @@ export function beamPids(mine: (arg: string) => boolean): number[] {
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
       if (cmd.includes('beam.smp') && cmd.split('\0').some(mine)) out.push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
 
-export interface CpuShare { seconds: number; cores: Record<string, number>; machineBusy: number }
+export interface CpuShare {
+  seconds: number;
+  cores: Record<string, number>;
+  machineBusy: number;
+}
 
 /** Cores used by each named group of processes between start() and stop(). */
 export function cpuMeter(groups: Record<string, () => number[]>) {
-  const ticks = () => Object.fromEntries(Object.entries(groups).map(([k, f]) => [k, f().reduce((a, p) => a + procTicks(p), 0)]));
+  const ticks = () =>
+    Object.fromEntries(Object.entries(groups).map(([k, f]) => [k, f().reduce((a, p) => a + procTicks(p), 0)]));
   const t0 = now();
   const a = ticks();
   const m0 = machineBusy();
@@ -174,28 +210,48 @@ export function cpuMeter(groups: Record<string, () => number[]>) {
       const secs = (now() - t0) / 1000;
       const b = ticks();
       const m1 = machineBusy();
-      const cores = Object.fromEntries(Object.keys(groups).map((k) => [k, +((b[k]! - a[k]!) / TICK / secs).toFixed(2)]));
-      return { seconds: +secs.toFixed(2), cores, machineBusy: +((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)).toFixed(2) };
+      const cores = Object.fromEntries(
+        Object.keys(groups).map((k) => [k, +((b[k]! - a[k]!) / TICK / secs).toFixed(2)]),
+      );
+      return {
+        seconds: +secs.toFixed(2),
+        cores,
+        machineBusy: +((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)).toFixed(2),
+      };
     },
   };
 }
 
 export function describeCpu(c: CpuShare): string {
   // Cores on average, and the CPU-seconds they add up to: work that must share two cores.
-  return `${Object.entries(c.cores).map(([k, v]) => `${k} ${v.toFixed(2)} (${(v * c.seconds).toFixed(1)} cpu-s)`).join(', ')} cores over ${c.seconds.toFixed(1)} s; ` +
-    `machine ${(c.machineBusy * 100).toFixed(0)}% busy (2 cores, shared)`;
+  return (
+    `${Object.entries(c.cores)
+      .map(([k, v]) => `${k} ${v.toFixed(2)} (${(v * c.seconds).toFixed(1)} cpu-s)`)
+      .join(', ')} cores over ${c.seconds.toFixed(1)} s; ` +
+    `machine ${(c.machineBusy * 100).toFixed(0)}% busy (2 cores, shared)`
+  );
 }
 
 // ---- CPU profile: what a process spent its time on -------------------------
 
-export interface ProfileSummary { idle: number; gc: number; categories: Record<string, number>; top: { fn: string; share: number }[] }
+export interface ProfileSummary {
+  idle: number;
+  gc: number;
+  categories: Record<string, number>;
+  top: { fn: string; share: number }[];
+}
 
 function category(url: string, fn: string): string {
   if (fn === '(idle)') return 'idle';
   if (fn === '(garbage collector)') return 'gc';
   if (fn === '(program)') return 'program';
   if (url.includes('node_modules/postgres')) return 'postgres.js';
-  if (url.includes('node_modules/amqplib') || url.includes('node_modules/@acuminous') || url.includes('buffer-more-ints')) return 'amqplib';
+  if (
+    url.includes('node_modules/amqplib') ||
+    url.includes('node_modules/@acuminous') ||
+    url.includes('buffer-more-ints')
+  )
+    return 'amqplib';
   if (url.includes('node_modules/@noble')) return 'ed25519/x25519 (noble)';
   if (url.includes('/dist') && url.includes('/src/')) return 'mesh src';
   if (url.includes('/dist') && url.includes('/host/')) return 'mesh host';
@@ -213,7 +269,9 @@ export function summarizeProfile(dir: string): ProfileSummary | undefined {
   let total = 0;
   for (const f of files) {
     const p = JSON.parse(readFileSync(join(dir, f), 'utf8')) as {
-      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[];
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+      samples: number[];
+      timeDeltas: number[];
     };
     const byId = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
     p.samples.forEach((id, i) => {
@@ -229,15 +287,28 @@ export function summarizeProfile(dir: string): ProfileSummary | undefined {
     });
   }
   const share = (v: number) => +(v / Math.max(1, total)).toFixed(3);
-  const categories = Object.fromEntries(Object.entries(byCat).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, share(v)]));
-  const top = Object.entries(byFn).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([fn, v]) => ({ fn, share: share(v) }));
+  const categories = Object.fromEntries(
+    Object.entries(byCat)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, share(v)]),
+  );
+  const top = Object.entries(byFn)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([fn, v]) => ({ fn, share: share(v) }));
   return { idle: categories.idle ?? 0, gc: categories.gc ?? 0, categories, top };
 }
 
 export function describeProfile(name: string, p: ProfileSummary | undefined): string {
   if (!p) return `${name}: no profile`;
-  const cats = Object.entries(p.categories).filter(([, v]) => v >= 0.03).map(([k, v]) => `${k} ${(v * 100).toFixed(0)}%`).join(', ');
-  const top = p.top.slice(0, 3).map((t) => `${t.fn} ${(t.share * 100).toFixed(1)}%`).join('; ');
+  const cats = Object.entries(p.categories)
+    .filter(([, v]) => v >= 0.03)
+    .map(([k, v]) => `${k} ${(v * 100).toFixed(0)}%`)
+    .join(', ');
+  const top = p.top
+    .slice(0, 3)
+    .map((t) => `${t.fn} ${(t.share * 100).toFixed(1)}%`)
+    .join('; ');
   return `${name} profile: ${cats}; top self time: ${top}`;
 }
 
@@ -255,7 +326,9 @@ export async function bareNodeRss(): Promise<number> {
   try {
     await sleep(1500);
     return rssOf(child.pid!).rssMB;
-  } finally { child.kill('SIGKILL'); }
+  } finally {
+    child.kill('SIGKILL');
+  }
 }
 
 /** `mesh serve` for a bench: its own process, optionally profiled (the profile is written as it exits). */
@@ -295,7 +368,9 @@ export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: numb
            k, k, k, now()
       from generate_series(1, ${n}::int) i,
            lateral (select decode(md5(i::text) || md5('k' || i), 'hex') as k) x`;
-  if (overlay?.hubs) await mesh.store.admin`insert into overlay.hub (node) select 'b' || lpad(i::text, 6, '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
+  if (overlay?.hubs)
+    await mesh.store
+      .admin`insert into overlay.hub (node) select 'b' || lpad(i::text, 6, '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
   return Array.from({ length: n }, (_, i) => nodeNameOf(1 + i));
 }
 
@@ -307,7 +382,8 @@ export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: numb
 export async function perNodeFiles(mesh: Mesh, root: string): Promise<void> {
   const lit = root.replace(/'/g, "''");
   // Added to what the provision context already declares, so composing costs what it really costs.
-  const [{ def }] = await mesh.store.admin`select pg_get_viewdef('provision.node_resources'::regclass) as def` as unknown as { def: string }[];
+  const [{ def }] = (await mesh.store
+    .admin`select pg_get_viewdef('provision.node_resources'::regclass) as def`) as unknown as { def: string }[];
   await mesh.store.admin.unsafe(`
     create or replace view provision.node_resources as
     select * from (${def.trim().replace(/;$/, '')}) existing
@@ -321,27 +397,46 @@ export async function perNodeFiles(mesh: Mesh, root: string): Promise<void> {
 }
 
 /** The mesh's first broker node (the run's broker, or a cluster's first): its loopback AMQP port. */
-const firstAmqp = (mesh: Mesh) => { const a = mesh.broker.amqp; return Array.isArray(a) ? a[0]! : a; };
+const firstAmqp = (mesh: Mesh) => {
+  const a = mesh.broker.amqp;
+  return Array.isArray(a) ? a[0]! : a;
+};
 
 export async function admin(mesh: Mesh): Promise<amqp.ChannelModel> {
   const a = firstAmqp(mesh);
-  return amqp.connect({ protocol: 'amqp', hostname: a.host, port: a.port, username: mesh.broker.user, password: mesh.broker.password, vhost: mesh.vhost });
+  return amqp.connect({
+    protocol: 'amqp',
+    hostname: a.host,
+    port: a.port,
+    username: mesh.broker.user,
+    password: mesh.broker.password,
+    vhost: mesh.vhost,
+  });
 }
 
 /** F on every node's queue, as the admin over AMQP (no account), over a few channels at once. */
-async function onQueues(mesh: Mesh, names: string[], f: (ch: amqp.Channel, queue: string) => Promise<unknown>, channels = 8): Promise<void> {
+async function onQueues(
+  mesh: Mesh,
+  names: string[],
+  f: (ch: amqp.Channel, queue: string) => Promise<unknown>,
+  channels = 8,
+): Promise<void> {
   const conn = await admin(mesh);
   // A connection-level refusal (a quorum declare's cluster_not_formed) rejects the step in flight; unheard,
   // it crashed the bench past its finally and left a three-node cluster running with nobody to stop it.
   conn.on('error', () => {});
   try {
     const todo = [...names];
-    await Promise.all(Array.from({ length: channels }, async () => {
-      const ch = await conn.createChannel();
-      for (let n = todo.shift(); n; n = todo.shift()) await f(ch, `node.${n}`);
-      await ch.close();
-    }));
-  } finally { await conn.close(); }
+    await Promise.all(
+      Array.from({ length: channels }, async () => {
+        const ch = await conn.createChannel();
+        for (let n = todo.shift(); n; n = todo.shift()) await f(ch, `node.${n}`);
+        await ch.close();
+      }),
+    );
+  } finally {
+    await conn.close();
+  }
 }
 
 /** Each node's durable queue, as createNode makes it: quorum on a cluster (management().quorumNodeQueues), else classic. */
@@ -351,7 +446,8 @@ export const createQueues = (mesh: Mesh, names: string[], channels?: number) => 
 };
 
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
-export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) => onQueues(mesh, names, (ch, q) => ch.purgeQueue(q), channels);
+export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) =>
+  onQueues(mesh, names, (ch, q) => ch.purgeQueue(q), channels);
 
 /** Wait until PIDS use under a tenth of a core for 2 s (at most MAXMS, a minute unless told): a broker still writing out the last measurement would be charged to the next. */
 export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
@@ -365,12 +461,18 @@ export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
 }
 
 /** The node's own broker account and queue through the management API, as `mesh token issue` makes them. */
-export async function createAccounts(mesh: Mesh, nodes: { name: string; password: string }[], concurrency = 12): Promise<void> {
+export async function createAccounts(
+  mesh: Mesh,
+  nodes: { name: string; password: string }[],
+  concurrency = 12,
+): Promise<void> {
   const acc = new Accounts(management(mesh.broker));
   const todo = [...nodes];
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let n = todo.shift(); n; n = todo.shift()) await acc.createNode(n.name, n.password);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let n = todo.shift(); n; n = todo.shift()) await acc.createNode(n.name, n.password);
+    }),
+  );
 }
 
 /**
@@ -383,9 +485,20 @@ export async function impersonator(mesh: Mesh): Promise<amqp.ChannelModel> {
   const password = randomBytes(18).toString('base64url');
   const { api } = new Accounts(management(mesh.broker));
   await api.putUser(user, password, 'impersonator');
-  await api.putPermissions(mesh.vhost, user, { configure: '^bench\\..*', write: '^(mesh|bench\\..*)$', read: '^bench\\..*' });
+  await api.putPermissions(mesh.vhost, user, {
+    configure: '^bench\\..*',
+    write: '^(mesh|bench\\..*)$',
+    read: '^bench\\..*',
+  });
   const a = firstAmqp(mesh);
-  return amqp.connect({ protocol: 'amqp', hostname: a.host, port: a.port, username: user, password, vhost: mesh.vhost });
+  return amqp.connect({
+    protocol: 'amqp',
+    hostname: a.host,
+    port: a.port,
+    username: user,
+    password,
+    vhost: mesh.vhost,
+  });
 }
 
 /** Mean milliseconds of one step done one at a time, as serve's handler chain does it. */
@@ -403,14 +516,24 @@ export function percentile(sorted: number[], p: number): number {
 
 // ---- Simulated hosts in a few worker processes (sim.ts) ----------------------------
 
-export interface Worker { child: ChildProcess; send(m: unknown): void; next<T = any>(type: string, timeoutMs?: number): Promise<T>; stop(): Promise<void> }
+export interface Worker {
+  child: ChildProcess;
+  send(m: unknown): void;
+  next<T = any>(type: string, timeoutMs?: number): Promise<T>;
+  stop(): Promise<void>;
+}
 
 export function worker(): Worker {
   const child = fork(SIM, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const inbox: any[] = [];
   const waiters: (() => void)[] = [];
-  child.on('message', (m) => { inbox.push(m); for (const w of waiters.splice(0)) w(); });
-  child.on('exit', () => { for (const w of waiters.splice(0)) w(); });
+  child.on('message', (m) => {
+    inbox.push(m);
+    for (const w of waiters.splice(0)) w();
+  });
+  child.on('exit', () => {
+    for (const w of waiters.splice(0)) w();
+  });
   return {
     child,
     send: (m) => child.send(m as never),
@@ -425,13 +548,20 @@ export function worker(): Worker {
         }
         if (child.exitCode !== null) throw new Error(`simulated hosts exited (${child.exitCode}) before ${type}`);
         if (Date.now() > end) throw new Error(`simulated hosts sent no ${type} within ${timeoutMs / 1000}s`);
-        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 1000); });
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 1000);
+        });
       }
     },
     async stop() {
       if (child.exitCode !== null) return;
       const done = new Promise((r) => child.once('exit', r));
-      try { child.send({ type: 'stop' }); } catch { child.kill('SIGKILL'); }
+      try {
+        child.send({ type: 'stop' });
+      } catch {
+        child.kill('SIGKILL');
+      }
       const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await done;
       clearTimeout(t);

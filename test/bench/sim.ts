@@ -18,12 +18,19 @@ import { nodeKeys, key32, type NodeKeys } from '../../src/crypto/keys.js';
 import { apply } from '../../host/apply/engine.js';
 import { keep } from '../../host/keep.js';
 
-interface HostSpec { name: string; user: string; password: string }
+interface HostSpec {
+  name: string;
+  user: string;
+  password: string;
+}
 interface Setup {
   type: 'connect';
   hosts: HostSpec[];
   broker: { host: string; port: number; vhost: string; fingerprint: string };
-  signingKey?: string; mesh?: string; root?: string; stateRoot?: string;
+  signingKey?: string;
+  mesh?: string;
+  root?: string;
+  stateRoot?: string;
   /** Each host applies under ROOT/NAME, as if it had a filesystem of its own (one path declared to many hosts). */
   ownRoot?: boolean;
 }
@@ -46,8 +53,16 @@ let sims: Sim[] = [];
 let setup: Setup;
 let waiting: { key: string; resolve: () => void } | undefined;
 
-function confirmed(ch: ConfirmChannel, exchange: string, key: string, body: Buffer, props: Record<string, unknown>): Promise<void> {
-  return new Promise((resolve, reject) => ch.publish(exchange, key, body, props, (err) => (err ? reject(new Error(`not confirmed: ${key}`)) : resolve())));
+function confirmed(
+  ch: ConfirmChannel,
+  exchange: string,
+  key: string,
+  body: Buffer,
+  props: Record<string, unknown>,
+): Promise<void> {
+  return new Promise((resolve, reject) =>
+    ch.publish(exchange, key, body, props, (err) => (err ? reject(new Error(`not confirmed: ${key}`)) : resolve())),
+  );
 }
 
 function mark(s: Sim, key: string): void {
@@ -57,35 +72,71 @@ function mark(s: Sim, key: string): void {
 
 async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
   s.times.received = now();
-  const decl = readDeclaration(msg.content, key32(setup.signingKey!, 'signingKey'), { mesh: setup.mesh!, node: s.spec.name });
+  const decl = readDeclaration(msg.content, key32(setup.signingKey!, 'signingKey'), {
+    mesh: setup.mesh!,
+    node: s.spec.name,
+  });
   s.times.verified = now();
-  if (decl.serial <= s.serial) { s.ch.ack(msg); return; } // the drain's confirm channels may deliver a node's serials out of order
+  if (decl.serial <= s.serial) {
+    s.ch.ack(msg);
+    return;
+  } // the drain's confirm channels may deliver a node's serials out of order
   s.serial = decl.serial;
   const dir = join(setup.stateRoot!, s.spec.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // the agent's MESH_HOST_DIR exists before it runs
   await keep(dir, msg.content);
   const resources = setup.ownRoot
-    ? decl.resources.map((x) => ('path' in x && typeof x.path === 'string' ? { ...x, path: join(setup.root!, s.spec.name, x.path) } : x))
+    ? decl.resources.map((x) =>
+        'path' in x && typeof x.path === 'string' ? { ...x, path: join(setup.root!, s.spec.name, x.path) } : x,
+      )
     : decl.resources;
-  const r = await apply(resources, 'declared', { stateDir: dir, roots: [setup.root!], openSealed: () => { throw new Error('no secrets here'); }, overlayKeyPath: join(dir, 'overlay.key'), log: () => {} });
+  const r = await apply(resources, 'declared', {
+    stateDir: dir,
+    roots: [setup.root!],
+    openSealed: () => {
+      throw new Error('no secrets here');
+    },
+    overlayKeyPath: join(dir, 'overlay.key'),
+    log: () => {},
+  });
   if (r.failed.length) throw new Error(`${s.spec.name} could not apply: ${JSON.stringify(r.failed)}`);
   s.times.applied = now();
-  const report = writeReport({ v: 1, serial: decl.serial, held: r.held as never, failed: r.failed, corrected: [], superseded: [] });
-  await confirmed(s.ch, EXCHANGE, 'report', report, { mandatory: true, persistent: true, userId: s.spec.user, messageId: randomBytes(8).toString('hex'), type: 'report' });
+  const report = writeReport({
+    v: 1,
+    serial: decl.serial,
+    held: r.held as never,
+    failed: r.failed,
+    corrected: [],
+    superseded: [],
+  });
+  await confirmed(s.ch, EXCHANGE, 'report', report, {
+    mandatory: true,
+    persistent: true,
+    userId: s.spec.user,
+    messageId: randomBytes(8).toString('hex'),
+    type: 'report',
+  });
   s.ch.ack(msg);
   mark(s, 'reported');
 }
 
 async function onPing(s: Sim, msg: ConsumeMessage): Promise<void> {
   s.times.pinged = now();
-  await confirmed(s.ch, EXCHANGE, 'bench.pong', Buffer.from(s.spec.name), { mandatory: true, persistent: true, userId: s.spec.user });
+  await confirmed(s.ch, EXCHANGE, 'bench.pong', Buffer.from(s.spec.name), {
+    mandatory: true,
+    persistent: true,
+    userId: s.spec.user,
+  });
   s.ch.ack(msg);
   mark(s, 'ponged');
 }
 
 async function connectOne(spec: HostSpec): Promise<Sim> {
   const { host, port, vhost, fingerprint } = setup.broker;
-  const conn = await connectBroker({ host, port, vhost, user: spec.user, password: spec.password, fingerprint }, { name: `bench ${spec.name}`, timeoutMs: 60_000 });
+  const conn = await connectBroker(
+    { host, port, vhost, user: spec.user, password: spec.password, fingerprint },
+    { name: `bench ${spec.name}`, timeoutMs: 60_000 },
+  );
   conn.on('error', () => {});
   const ch = await conn.createConfirmChannel();
   ch.on('error', (e) => send({ type: 'error', message: `${spec.name}: channel: ${(e as Error).message}` }));
@@ -95,12 +146,24 @@ async function connectOne(spec: HostSpec): Promise<Sim> {
     if (!msg) return;
     const cid = msg.properties.correlationId as string | undefined;
     const waiter = cid ? s.pending.get(cid) : undefined;
-    if (waiter) { s.pending.delete(cid!); ch.ack(msg); waiter(msg); return; }
+    if (waiter) {
+      s.pending.delete(cid!);
+      ch.ack(msg);
+      waiter(msg);
+      return;
+    }
     const t = msg.properties.type;
     const job = t === 'declaration' ? onDeclaration : t === 'bench.ping' ? onPing : undefined;
-    if (!job) { ch.ack(msg); return; }
+    if (!job) {
+      ch.ack(msg);
+      return;
+    }
     // One at a time per host, as the agent does.
-    s.busy = s.busy.then(() => job(s, msg)).catch((e) => { send({ type: 'error', message: `${spec.name}: ${(e as Error).message}` }); });
+    s.busy = s.busy
+      .then(() => job(s, msg))
+      .catch((e) => {
+        send({ type: 'error', message: `${spec.name}: ${(e as Error).message}` });
+      });
   });
   return s;
 }
@@ -109,7 +172,14 @@ async function connectOne(spec: HostSpec): Promise<Sim> {
 function ask(s: Sim, key: string, body: Buffer, props: Record<string, unknown> = {}): Promise<ConsumeMessage> {
   const correlationId = randomBytes(12).toString('hex');
   const reply = new Promise<ConsumeMessage>((resolve) => s.pending.set(correlationId, resolve));
-  s.ch.publish(EXCHANGE, key, body, { persistent: true, mandatory: true, userId: s.spec.user, correlationId, contentType: 'application/json', ...props });
+  s.ch.publish(EXCHANGE, key, body, {
+    persistent: true,
+    mandatory: true,
+    userId: s.spec.user,
+    correlationId,
+    contentType: 'application/json',
+    ...props,
+  });
   return reply;
 }
 
@@ -118,19 +188,21 @@ async function round(kind: 'echo' | 'enrol'): Promise<void> {
   const lat: number[] = [];
   let ok = 0;
   let t1 = 0;
-  await Promise.all(sims.map(async (s) => {
-    const body = writeEnrolRequest(s.spec.name, s.spec.password, randomBytes(32).toString('base64url'), s.keys!);
-    const t0 = now();
-    t0s.push(t0);
-    const msg = await ask(s, kind === 'echo' ? 'bench.echo' : 'enrol', body);
-    if (kind === 'enrol') {
-      const answer = readEnrolReply(msg.content);
-      if (answer.ok) ok++;
-    } else ok++;
-    const t = now();
-    lat.push(t - t0);
-    t1 = Math.max(t1, t);
-  }));
+  await Promise.all(
+    sims.map(async (s) => {
+      const body = writeEnrolRequest(s.spec.name, s.spec.password, randomBytes(32).toString('base64url'), s.keys!);
+      const t0 = now();
+      t0s.push(t0);
+      const msg = await ask(s, kind === 'echo' ? 'bench.echo' : 'enrol', body);
+      if (kind === 'enrol') {
+        const answer = readEnrolReply(msg.content);
+        if (answer.ok) ok++;
+      } else ok++;
+      const t = now();
+      lat.push(t - t0);
+      t1 = Math.max(t1, t);
+    }),
+  );
   send({ type: `${kind}-done`, t0: Math.min(...t0s), t1, ok, lat });
 }
 
@@ -141,20 +213,25 @@ process.on('message', (m: any) => {
         setup = m as Setup;
         const t0 = now();
         const todo = [...setup.hosts];
-        await Promise.all(Array.from({ length: 16 }, async () => {
-          for (let h = todo.shift(); h; h = todo.shift()) {
-            const s = await connectOne(h);
-            s.keys = nodeKeys();
-            sims.push(s);
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            for (let h = todo.shift(); h; h = todo.shift()) {
+              const s = await connectOne(h);
+              s.keys = nodeKeys();
+              sims.push(s);
+            }
+          }),
+        );
         send({ type: 'ready', seconds: (now() - t0) / 1000 });
       } else if (m.type === 'echo' || m.type === 'enrol') {
         await round(m.type);
       } else if (m.type === 'collect') {
         // Wait until every host here has passed the mark, then hand over the times.
         const key = m.key as string;
-        if (!sims.every((s) => s.times[key] !== undefined)) await new Promise<void>((resolve) => { waiting = { key, resolve }; });
+        if (!sims.every((s) => s.times[key] !== undefined))
+          await new Promise<void>((resolve) => {
+            waiting = { key, resolve };
+          });
         waiting = undefined;
         send({ type: 'collected', times: sims.map((s) => ({ name: s.spec.name, ...s.times })) });
         for (const s of sims) s.times = {};

@@ -14,34 +14,66 @@ import { queueOf } from '../../src/wire/names.js';
 import { bodyText, fresh } from '../../src/wire/declaration.js';
 import { sign } from '../../src/crypto/sign.js';
 import {
-  worker, deal, now, sleep, cpuMeter, createAccounts, admin, percentile, type Worker, type CpuShare,
+  worker,
+  deal,
+  now,
+  sleep,
+  cpuMeter,
+  createAccounts,
+  admin,
+  percentile,
+  type Worker,
+  type CpuShare,
 } from './lib.js';
 
-export interface EnrolHost { name: string; password: string }
+export interface EnrolHost {
+  name: string;
+  password: string;
+}
 
 /** Tokens as `mesh token issue` makes them (a row and hash in SQL), then each node's account and queue. */
 export async function issueTokens(mesh: Mesh, names: string[]): Promise<EnrolHost[]> {
   const hosts = names.map((name) => ({ name, password: randomBytes(24).toString('base64url') }));
   const inv = await connect('inventory', { env: mesh.env, max: 4 });
-  await Promise.all(hosts.map((h) => inv`select inventory.issue_token(node_name => ${h.name}::text,
-    token_hash => ${createHash('sha256').update(h.password).digest()}::bytea, node_site => null::text, node_dialable => null::text, ttl => '1 hour'::interval)`));
+  await Promise.all(
+    hosts.map(
+      (h) => inv`select inventory.issue_token(node_name => ${h.name}::text,
+    token_hash => ${createHash('sha256').update(h.password).digest()}::bytea, node_site => null::text, node_dialable => null::text, ttl => '1 hour'::interval)`,
+    ),
+  );
   await inv.end();
   await createAccounts(mesh, hosts);
   return hosts;
 }
 
 /** The echo: what serve does for an enrolment request, minus the work (answer on the sender's queue, confirmed, then ack). */
-export async function startEcho(mesh: Mesh): Promise<{ ch: amqp.ConfirmChannel; reply: Buffer; close(): Promise<void> }> {
+export async function startEcho(
+  mesh: Mesh,
+): Promise<{ ch: amqp.ConfirmChannel; reply: Buffer; close(): Promise<void> }> {
   const conn = await admin(mesh);
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue('bench.echo', { durable: true });
   await ch.bindQueue('bench.echo', EXCHANGE, 'bench.echo');
   await ch.prefetch(1000);
-  const reply = Buffer.from(JSON.stringify({ ok: true, mesh: mesh.signer.mesh, node: 'x'.repeat(6), signingKey: 'k'.repeat(44), password: 'p'.repeat(120) }));
+  const reply = Buffer.from(
+    JSON.stringify({
+      ok: true,
+      mesh: mesh.signer.mesh,
+      node: 'x'.repeat(6),
+      signingKey: 'k'.repeat(44),
+      password: 'p'.repeat(120),
+    }),
+  );
   await ch.consume('bench.echo', (msg) => {
     if (!msg) return;
     const from = sender(msg, mesh.prefix);
-    ch.publish('', queueOf(from.name), reply, { persistent: true, correlationId: msg.properties.correlationId, type: 'enrol-reply' }, () => ch.ack(msg));
+    ch.publish(
+      '',
+      queueOf(from.name),
+      reply,
+      { persistent: true, correlationId: msg.properties.correlationId, type: 'enrol-reply' },
+      () => ch.ack(msg),
+    );
   });
   return { ch, reply, close: () => conn.close() };
 }
@@ -54,16 +86,31 @@ export async function connectHosts(mesh: Mesh, hosts: EnrolHost[], procs: number
   for (const part of deal(hosts, procs)) {
     const w = worker();
     workers.push(w);
-    w.send({ type: 'connect', hosts: part.map((h) => ({ name: h.name, user: `${mesh.prefix}node.${h.name}`, password: h.password })), broker });
+    w.send({
+      type: 'connect',
+      hosts: part.map((h) => ({ name: h.name, user: `${mesh.prefix}node.${h.name}`, password: h.password })),
+      broker,
+    });
   }
   await Promise.all(workers.map((w) => w.next('ready')));
   return workers;
 }
 
-export interface Storm { rate: number; ok: number; seconds: number; p50: number; p99: number; cpu: CpuShare }
+export interface Storm {
+  rate: number;
+  ok: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  cpu: CpuShare;
+}
 
 /** Every host sends at once (an enrolment, or the echo's request) and waits for its answer; GROUPS are metered beside the hosts. */
-export async function storm(workers: Worker[], kind: 'echo' | 'enrol', groups: Record<string, () => number[]>): Promise<Storm> {
+export async function storm(
+  workers: Worker[],
+  kind: 'echo' | 'enrol',
+  groups: Record<string, () => number[]>,
+): Promise<Storm> {
   const meter = cpuMeter({ ...groups, hosts: () => workers.map((w) => w.child.pid!) });
   workers.forEach((w) => w.send({ type: kind }));
   const done = await Promise.all(workers.map((w) => w.next(`${kind}-done`)));
@@ -72,13 +119,21 @@ export async function storm(workers: Worker[], kind: 'echo' | 'enrol', groups: R
   const end = Math.max(...done.map((d) => d.t1));
   const ok = done.reduce((a, d) => a + d.ok, 0);
   const lat = done.flatMap((d) => d.lat as number[]).sort((a, b) => a - b);
-  return { rate: ok / ((end - start) / 1000), ok, seconds: (end - start) / 1000, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), cpu };
+  return {
+    rate: ok / ((end - start) / 1000),
+    ok,
+    seconds: (end - start) / 1000,
+    p50: percentile(lat, 0.5),
+    p99: percentile(lat, 0.99),
+    cpu,
+  };
 }
 
 /** Heards from many nodes over one impersonator connection (user_id set to each node's account), confirmed 2,000 at a time. */
 export async function flood(pub: amqp.ConfirmChannel, mesh: Mesh, key: string, names: string[]): Promise<void> {
   for (let i = 0; i < names.length; i += 2000) {
-    for (const n of names.slice(i, i + 2000)) pub.publish(EXCHANGE, key, Buffer.from(n), { userId: `${mesh.prefix}node.${n}` });
+    for (const n of names.slice(i, i + 2000))
+      pub.publish(EXCHANGE, key, Buffer.from(n), { userId: `${mesh.prefix}node.${n}` });
     await pub.waitForConfirms();
   }
 }
@@ -90,12 +145,15 @@ export async function flood(pub: amqp.ConfirmChannel, mesh: Mesh, key: string, n
  */
 export async function rawQueue(conn: amqp.ChannelModel, queue: string): Promise<'quorum' | 'classic'> {
   const kind = await kindOf(conn, CONTROL_QUEUE);
-  if (kind === 'absent') throw new Error(`${CONTROL_QUEUE} does not exist: declare the topology first, the raw queue takes its type.`);
+  if (kind === 'absent')
+    throw new Error(`${CONTROL_QUEUE} does not exist: declare the topology first, the raw queue takes its type.`);
   const ch = await conn.createChannel();
   try {
     await ch.assertQueue(queue, { durable: true, ...(kind === 'quorum' ? { arguments: { ...QUORUM } } : {}) });
     await ch.bindQueue(queue, EXCHANGE, queue);
-  } finally { await ch.close(); }
+  } finally {
+    await ch.close();
+  }
   return kind;
 }
 
@@ -106,7 +164,11 @@ export async function rawConsume(conn: amqp.ChannelModel, queue: string, count: 
   let got = 0;
   const t0 = now();
   const t1 = await new Promise<number>((resolve) => {
-    void ch.consume(queue, (m) => { if (!m) return; ch.ack(m); if (++got === count) resolve(now()); });
+    void ch.consume(queue, (m) => {
+      if (!m) return;
+      ch.ack(m);
+      if (++got === count) resolve(now());
+    });
   });
   await ch.close();
   return count / ((t1 - t0) / 1000);
@@ -120,8 +182,13 @@ export async function composedBodies(mesh: Mesh): Promise<{ texts: string[]; sec
     await asg`select overlay.allocate_addresses()`;
     const composed = await asg`select node, resources::text as resources from assignment.compose_each(null)`;
     const seconds = (now() - t0) / 1000;
-    return { texts: composed.map((r) => bodyText(mesh.signer.mesh, r.node as string, 1, r.resources, fresh())), seconds };
-  } finally { await asg.end(); }
+    return {
+      texts: composed.map((r) => bodyText(mesh.signer.mesh, r.node as string, 1, r.resources, fresh())),
+      seconds,
+    };
+  } finally {
+    await asg.end();
+  }
 }
 
 /** Raw Ed25519 sign of the same bodies with the same key: signatures/s. */
@@ -133,9 +200,27 @@ export function signRate(mesh: Mesh, texts: string[]): number {
 }
 
 /** Publish ENVS with confirms to each node's queue over CHS (round robin): messages/s. */
-export async function publishAll(chs: amqp.ConfirmChannel[], names: string[], envs: Buffer[], persistent: boolean): Promise<number> {
+export async function publishAll(
+  chs: amqp.ConfirmChannel[],
+  names: string[],
+  envs: Buffer[],
+  persistent: boolean,
+): Promise<number> {
   const t0 = now();
-  await Promise.all(envs.map((e, i) => new Promise<void>((res, rej) => chs[i % chs.length]!.publish('', `node.${names[i]}`, e, { persistent, mandatory: true, type: 'bench.noise' }, (err) => (err ? rej(err) : res())))));
+  await Promise.all(
+    envs.map(
+      (e, i) =>
+        new Promise<void>((res, rej) =>
+          chs[i % chs.length]!.publish(
+            '',
+            `node.${names[i]}`,
+            e,
+            { persistent, mandatory: true, type: 'bench.noise' },
+            (err) => (err ? rej(err) : res()),
+          ),
+        ),
+    ),
+  );
   return envs.length / ((now() - t0) / 1000);
 }
 
@@ -144,13 +229,22 @@ export async function publishAll(chs: amqp.ConfirmChannel[], names: string[], en
  * seconds until it returned (SQL committed, W1), and until serve's drain had
  * every outbox row confirmed (every node's queue holds its newest).
  */
-export async function declareAll(mesh: Mesh, expect: number, profile?: string): Promise<{ seconds: number; deliveredSeconds: number }> {
+export async function declareAll(
+  mesh: Mesh,
+  expect: number,
+  profile?: string,
+): Promise<{ seconds: number; deliveredSeconds: number }> {
   const d0 = now();
   // Node's own flags go before the script, so not through runCli (and NODE_OPTIONS refuses --cpu-prof).
   const args = [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), MESH, 'declare', '--all', '--json'];
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, args, { env: mesh.env, maxBuffer: 256 << 20 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }));
+    execFile(process.execPath, args, { env: mesh.env, maxBuffer: 256 << 20 }, (err, stdout, stderr) =>
+      resolve({
+        code: err ? ((err as { code?: number }).code ?? 1) : 0,
+        stdout: String(stdout),
+        stderr: String(stderr),
+      }),
+    );
   });
   const seconds = (now() - d0) / 1000;
   if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);

@@ -21,12 +21,18 @@ P.after(async (ctx) => {
 
 P('a mandatory message to a queue that does not exist is Unroutable, naming the queue', async ({ conn }) => {
   const ch = await conn.createConfirmChannel();
-  const err = await publish(ch, '', 'node.nobody', Buffer.from('x'), { mandatory: true }).then(() => null, (e: Error) => e);
+  const err = await publish(ch, '', 'node.nobody', Buffer.from('x'), { mandatory: true }).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(err, Unroutable);
   assert.match(err!.message, /queue node\.nobody/);
   // Unrouted on an exchange: named by its routing key.
   await ch.assertExchange('publish-test', 'direct', { durable: false, autoDelete: true });
-  const viaKey = await publish(ch, 'publish-test', 'nothing-bound', Buffer.from('x'), { mandatory: true }).then(() => null, (e: Error) => e);
+  const viaKey = await publish(ch, 'publish-test', 'nothing-bound', Buffer.from('x'), { mandatory: true }).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(viaKey, Unroutable);
   assert.match(viaKey!.message, /routing key nothing-bound on exchange publish-test/);
 });

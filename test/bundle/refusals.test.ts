@@ -18,33 +18,74 @@ import { freshStore } from '../harness/store.js';
 
 const bundleJs = (name: string) => fileURLToPath(new URL(`../../bundle/${name}.js`, import.meta.url));
 const B = suite<{ dir: string }>('the installers refuse with codes');
-B.before((ctx) => { ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-bundle-refusals-')); });
-B.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
+B.before((ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-bundle-refusals-'));
+});
+B.after(({ dir }) => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const coded = (said: string, code: string) => assert.ok(said.trimEnd().endsWith(`(${code}).`), `${code}: ${said}`);
 function throwsCoded(f: () => unknown, code: string): string {
-  try { f(); } catch (e) { coded((e as Error).message, code); return (e as Error).message; }
+  try {
+    f();
+  } catch (e) {
+    coded((e as Error).message, code);
+    return (e as Error).message;
+  }
   throw new Error(`expected ${code}, nothing was refused`);
 }
 async function rejectsCoded(p: Promise<unknown>, code: string): Promise<string> {
-  const said = await p.then(() => '', (e: Error) => e.message);
+  const said = await p.then(
+    () => '',
+    (e: Error) => e.message,
+  );
   coded(said, code);
   return said;
 }
 
 B('install.js, standby.js and broker_node.js refuse their options with codes, and make nothing', async ({ dir }) => {
   const state = join(dir, 'state');
-  const temp = ['--state', state, '--home', join(dir, 'home'), '--host-dir', join(dir, 'host'), '--public', '192.0.2.1', '--name', 'b1'];
+  const temp = [
+    '--state',
+    state,
+    '--home',
+    join(dir, 'home'),
+    '--host-dir',
+    join(dir, 'host'),
+    '--public',
+    '192.0.2.1',
+    '--name',
+    'b1',
+  ];
   const cases: [string, string[], string][] = [
     ['install', [...temp, '--add-broker-node', 'b2'], 'MSH90'],
     ['install', [...temp, '--pg-port', '0'], 'MSH91'],
     ['install', [...temp, '--host-env', 'PATH=/tmp'], 'MSH92'],
     ['standby', ['primary', '--state', state], 'MSH95'],
     ['standby', ['standby', '--state', state], 'MSH96'],
-    ['standby', ['standby', '--state', state, '--name', 'b2', '--primary', 'db1', '--passfile', join(dir, 'pass')], 'MSH97'],
+    [
+      'standby',
+      ['standby', '--state', state, '--name', 'b2', '--primary', 'db1', '--passfile', join(dir, 'pass')],
+      'MSH97',
+    ],
     ['standby', ['--state', state], 'MSH98'],
     ['broker_node', ['--broker-node', '--state', state], 'MSH99'],
-    ['broker_node', ['--broker-node', '--state', state, '--join', 'b1', '--hand-over', join(dir, 'h.json'), '--host-dir', join(dir, 'host')], 'MSH94'],
+    [
+      'broker_node',
+      [
+        '--broker-node',
+        '--state',
+        state,
+        '--join',
+        'b1',
+        '--hand-over',
+        join(dir, 'h.json'),
+        '--host-dir',
+        join(dir, 'host'),
+      ],
+      'MSH94',
+    ],
   ];
   for (const [program, argv, code] of cases) {
     const r = await runAny(process.execPath, [bundleJs(program), ...argv], { env: { PATH: process.env.PATH } });
@@ -56,47 +97,72 @@ B('install.js, standby.js and broker_node.js refuse their options with codes, an
 });
 
 B('a bundle step run without root is refused with MSH93 before it reads anything', async () => {
-  const r = await runAny('runuser', ['-u', 'nobody', '--', process.execPath, bundleJs('standby'), 'primary'], { env: { PATH: process.env.PATH } });
+  const r = await runAny('runuser', ['-u', 'nobody', '--', process.execPath, bundleJs('standby'), 'primary'], {
+    env: { PATH: process.env.PATH },
+  });
   assert.is(r.code, 1, r.stderr);
   coded(r.stderr, 'MSH93');
 });
 
-B('a hand-over file that is missing, readable by others, not one, or for another join is refused with its code', async ({ dir }) => {
-  const file = join(dir, 'hand-over.json');
-  const want = { first: 'first', node: 'second' };
-  throwsCoded(() => readHandOver(file, want), 'MSHD0');
-  const h: HandOver = {
-    first: { name: 'first', erlNode: 'mesh-first@127.0.0.1', address: '127.0.0.1' },
-    node: { name: 'second', address: '127.0.0.2', public: '127.0.0.1' },
-    ports: { amqps: 1, amqp: 2, mgmt: 3, epmd: 4, dist: 5 }, cookie: 'c', adminPassword: 'p', cert: 'c', key: 'k',
-  };
-  await writeHandOver(file, h);
-  assert.is(readHandOver(file, want).cookie, 'c', 'the good file is read');
-  chmodSync(file, 0o644);
-  throwsCoded(() => readHandOver(file, want), 'MSHD1');
-  writeFileSync(file, 'not json', { mode: 0o600 });
-  chmodSync(file, 0o600);
-  throwsCoded(() => readHandOver(file, want), 'MSHD2');
-  writeFileSync(file, JSON.stringify({ ...h, cookie: '' }));
-  throwsCoded(() => readHandOver(file, want), 'MSHD2');
-  await writeHandOver(file, h);
-  assert.match(throwsCoded(() => readHandOver(file, { ...want, first: 'hub' }), 'MSHD3'), /give --join first/);
-  throwsCoded(() => readHandOver(file, { ...want, node: 'web1' }), 'MSHD4');
-  // Its node's overlay address is where Erlang's distribution listens: IPv4 only.
-  await writeHandOver(file, { ...h, node: { ...h.node, address: 'fe80::2' } });
-  throwsCoded(() => readHandOver(file, want), 'MSHD8');
-  rmSync(file);
-});
+B(
+  'a hand-over file that is missing, readable by others, not one, or for another join is refused with its code',
+  async ({ dir }) => {
+    const file = join(dir, 'hand-over.json');
+    const want = { first: 'first', node: 'second' };
+    throwsCoded(() => readHandOver(file, want), 'MSHD0');
+    const h: HandOver = {
+      first: { name: 'first', erlNode: 'mesh-first@127.0.0.1', address: '127.0.0.1' },
+      node: { name: 'second', address: '127.0.0.2', public: '127.0.0.1' },
+      ports: { amqps: 1, amqp: 2, mgmt: 3, epmd: 4, dist: 5 },
+      cookie: 'c',
+      adminPassword: 'p',
+      cert: 'c',
+      key: 'k',
+    };
+    await writeHandOver(file, h);
+    assert.is(readHandOver(file, want).cookie, 'c', 'the good file is read');
+    chmodSync(file, 0o644);
+    throwsCoded(() => readHandOver(file, want), 'MSHD1');
+    writeFileSync(file, 'not json', { mode: 0o600 });
+    chmodSync(file, 0o600);
+    throwsCoded(() => readHandOver(file, want), 'MSHD2');
+    writeFileSync(file, JSON.stringify({ ...h, cookie: '' }));
+    throwsCoded(() => readHandOver(file, want), 'MSHD2');
+    await writeHandOver(file, h);
+    assert.match(
+      throwsCoded(() => readHandOver(file, { ...want, first: 'hub' }), 'MSHD3'),
+      /give --join first/,
+    );
+    throwsCoded(() => readHandOver(file, { ...want, node: 'web1' }), 'MSHD4');
+    // Its node's overlay address is where Erlang's distribution listens: IPv4 only.
+    await writeHandOver(file, { ...h, node: { ...h.node, address: 'fe80::2' } });
+    throwsCoded(() => readHandOver(file, want), 'MSHD8');
+    rmSync(file);
+  },
+);
 
-B('adding the first node as a broker node of its own cluster, a standby name no slot can take, and a clone over a cluster are refused', async ({ dir }) => {
-  await rejectsCoded(handOverBroker({} as Options, 'b1', 'b1', '192.0.2.1'), 'MSHD5');
-  throwsCoded(() => standbySlot('db-2'), 'MSHD6');
-  const pgData = join(dir, 'data');
-  mkdirSync(pgData);
-  writeFileSync(join(pgData, 'PG_VERSION'), '15\n');
-  await rejectsCoded(cloneStandby({ pgData, primaryHost: '127.0.0.1', primaryPort: 1, passfile: join(dir, 'pass'), standby: 'b2', pgBasebackup: '/bin/false' }), 'MSHD7');
-  rmSync(pgData, { recursive: true });
-});
+B(
+  'adding the first node as a broker node of its own cluster, a standby name no slot can take, and a clone over a cluster are refused',
+  async ({ dir }) => {
+    await rejectsCoded(handOverBroker({} as Options, 'b1', 'b1', '192.0.2.1'), 'MSHD5');
+    throwsCoded(() => standbySlot('db-2'), 'MSHD6');
+    const pgData = join(dir, 'data');
+    mkdirSync(pgData);
+    writeFileSync(join(pgData, 'PG_VERSION'), '15\n');
+    await rejectsCoded(
+      cloneStandby({
+        pgData,
+        primaryHost: '127.0.0.1',
+        primaryPort: 1,
+        passfile: join(dir, 'pass'),
+        standby: 'b2',
+        pgBasebackup: '/bin/false',
+      }),
+      'MSHD7',
+    );
+    rmSync(pgData, { recursive: true });
+  },
+);
 
 B('a broker node named outside the node names is refused with MSHD9 before it is marked clustered', async ({ dir }) => {
   const state = join(dir, 'clustered');
@@ -104,31 +170,39 @@ B('a broker node named outside the node names is refused with MSHD9 before it is
   assert.not.ok(existsSync(state), 'nothing was written');
 });
 
-B('install.js with no --public on a machine with no address off loopback is refused with MSHL0, and makes nothing', async ({ dir }) => {
-  const state = join(dir, 'lonely');
-  // A network namespace of its own holds loopback alone.
-  const r = await runAny('unshare', ['-n', process.execPath, bundleJs('install'), '--state', state, '--name', 'b1'], { env: { PATH: process.env.PATH } });
-  assert.is(r.code, 1, r.stderr);
-  coded(r.stderr, 'MSHL0');
-  assert.not.ok(existsSync(state), 'nothing was made');
-});
+B(
+  'install.js with no --public on a machine with no address off loopback is refused with MSHL0, and makes nothing',
+  async ({ dir }) => {
+    const state = join(dir, 'lonely');
+    // A network namespace of its own holds loopback alone.
+    const r = await runAny('unshare', ['-n', process.execPath, bundleJs('install'), '--state', state, '--name', 'b1'], {
+      env: { PATH: process.env.PATH },
+    });
+    assert.is(r.code, 1, r.stderr);
+    coded(r.stderr, 'MSHL0');
+    assert.not.ok(existsSync(state), 'nothing was made');
+  },
+);
 
-B('a broker node added where no first node was installed (MSHL1), or that has no overlay address (MSHL2), is refused', async ({ dir }) => {
-  const o = { state: join(dir, 'first'), home: join(dir, 'first', 'home') } as Options;
-  const env = { ...process.env };
-  const store = await freshStore();
-  try {
-    await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL1');
-    // A first node's store, where b2 was never enrolled.
-    mkdirSync(join(o.state, 'store'), { recursive: true });
-    writeFileSync(paths(o).storeFile('overlay'), store.url('overlay'), { mode: 0o600 });
-    assert.match(await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL2'), /b2 has no overlay address: enrol it first/);
-  } finally {
-    await store.drop();
-    rmSync(o.state, { recursive: true, force: true });
-    for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
-    Object.assign(process.env, env);
-  }
-});
+B(
+  'a broker node added where no first node was installed (MSHL1), or that has no overlay address (MSHL2), is refused',
+  async ({ dir }) => {
+    const o = { state: join(dir, 'first'), home: join(dir, 'first', 'home') } as Options;
+    const env = { ...process.env };
+    const store = await freshStore();
+    try {
+      await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL1');
+      // A first node's store, where b2 was never enrolled.
+      mkdirSync(join(o.state, 'store'), { recursive: true });
+      writeFileSync(paths(o).storeFile('overlay'), store.url('overlay'), { mode: 0o600 });
+      assert.match(await rejectsCoded(overlayAddress(o, 'b2'), 'MSHL2'), /b2 has no overlay address: enrol it first/);
+    } finally {
+      await store.drop();
+      rmSync(o.state, { recursive: true, force: true });
+      for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
+      Object.assign(process.env, env);
+    }
+  },
+);
 
 B.run();

@@ -31,12 +31,25 @@ test('one tarball and its sha256 checksum, which sha256sum accepts', () => {
 
 test('it holds a Node >= 20.19, dist, sql and the production dependencies, and nothing only tests need', () => {
   const mesh = join(unpacked, 'mesh');
-  const v = execFileSync(join(mesh, 'node/bin/node'), ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.').map(Number);
+  const v = execFileSync(join(mesh, 'node/bin/node'), ['-p', 'process.versions.node'], { encoding: 'utf8' })
+    .trim()
+    .split('.')
+    .map(Number);
   assert.ok(v[0]! > 20 || (v[0] === 20 && v[1]! >= 19), `node ${v.join('.')}`);
-  for (const p of ['BUNDLE', 'dist/bundle/install.js', 'dist/host/cli.js', 'dist/src/cli/mesh.js', 'sql/assignment/0007-firewall.sql', 'bundle/install.sh', 'node_modules/amqplib', 'node_modules/postgres']) {
+  for (const p of [
+    'BUNDLE',
+    'dist/bundle/install.js',
+    'dist/host/cli.js',
+    'dist/src/cli/mesh.js',
+    'sql/assignment/0007-firewall.sql',
+    'bundle/install.sh',
+    'node_modules/amqplib',
+    'node_modules/postgres',
+  ]) {
     assert.ok(existsSync(join(mesh, p)), p);
   }
-  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test']) assert.not.ok(existsSync(join(mesh, p)), p);
+  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test'])
+    assert.not.ok(existsSync(join(mesh, p)), p);
 });
 
 /** PATH with a `node` that says it is Debian 12's 18 (and fails the version check). */
@@ -47,8 +60,11 @@ function oldNodePath(): string {
   return `${bin}:/usr/sbin:/usr/bin:/sbin:/bin`;
 }
 
-test('install.sh on a machine whose node is too old runs with the bundle\'s own runtime', () => {
-  const r = spawnSync('bash', [join(unpacked, 'mesh/bundle/install.sh'), '--help'], { encoding: 'utf8', env: { PATH: oldNodePath() } });
+test("install.sh on a machine whose node is too old runs with the bundle's own runtime", () => {
+  const r = spawnSync('bash', [join(unpacked, 'mesh/bundle/install.sh'), '--help'], {
+    encoding: 'utf8',
+    env: { PATH: oldNodePath() },
+  });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /Usage: install\.js/);
   assert.match(r.stdout, /--ssh-port N \(22\)/);
@@ -59,7 +75,10 @@ test('a runtime that does not match its checksum is refused, naming the remedy',
   mkdirSync(copy);
   execFileSync('tar', ['-C', copy, '-xzf', join(out, tarball)]);
   appendFileSync(join(copy, 'mesh/node/bin/node'), 'x');
-  const r = spawnSync('bash', [join(copy, 'mesh/bundle/install.sh'), '--help'], { encoding: 'utf8', env: { PATH: oldNodePath() } });
+  const r = spawnSync('bash', [join(copy, 'mesh/bundle/install.sh'), '--help'], {
+    encoding: 'utf8',
+    env: { PATH: oldNodePath() },
+  });
   assert.is.not(r.status, 0);
   assert.match(r.stderr, /does not match its checksum: unpack the tarball again/);
 });

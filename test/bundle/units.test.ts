@@ -18,19 +18,38 @@ import type { FileResource, ServiceResource } from '../../src/wire/resources.js'
 
 const test = suite('bundle units');
 const o: Options = {
-  state: '/var/lib/mesh', home: '/etc/mesh', hostDir: '/var/lib/mesh-host', name: 'first', site: 'default',
-  publicHost: '198.51.100.7', dialable: '198.51.100.7:51820', ports: DEFAULT_PORTS, roots: ['/etc', '/srv'], hostEnv: {},
+  state: '/var/lib/mesh',
+  home: '/etc/mesh',
+  hostDir: '/var/lib/mesh-host',
+  name: 'first',
+  site: 'default',
+  publicHost: '198.51.100.7',
+  dialable: '198.51.100.7:51820',
+  ports: DEFAULT_PORTS,
+  roots: ['/etc', '/srv'],
+  hostEnv: {},
 };
-const nft: Spec = { name: 'mesh-nftables', description: 'mesh firewall base', profile: 'oneshot', exec: ['/usr/sbin/nft', '-f', '/var/lib/mesh/nftables.nft'] };
+const nft: Spec = {
+  name: 'mesh-nftables',
+  description: 'mesh firewall base',
+  profile: 'oneshot',
+  exec: ['/usr/sbin/nft', '-f', '/var/lib/mesh/nftables.nft'],
+};
 const specs = [nft, postgresSpec(o), brokerSpec(o), serveSpec(o), hostSpec(o)];
 const unit = (name: string) => unitText(specs.find((s) => s.name === name)!);
-const lines = (text: string, key: string) => text.split('\n').filter((l) => l.startsWith(`${key}=`)).map((l) => l.slice(key.length + 1));
+const lines = (text: string, key: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith(`${key}=`))
+    .map((l) => l.slice(key.length + 1));
 
 test('systemd accepts every unit file the bundle writes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-units-'));
   for (const s of specs) writeFileSync(join(dir, `${s.name}.service`), unitText(s));
   // Exits non-zero, naming the line, on any key or value systemd does not take.
-  execFileSync('systemd-analyze', ['verify', '--man=no', ...specs.map((s) => join(dir, `${s.name}.service`))], { stdio: 'pipe' });
+  execFileSync('systemd-analyze', ['verify', '--man=no', ...specs.map((s) => join(dir, `${s.name}.service`))], {
+    stdio: 'pipe',
+  });
 });
 
 test('every daemon restarts on failure and logs to the journal under its own name', () => {
@@ -46,7 +65,8 @@ test('every daemon restarts on failure and logs to the journal under its own nam
 test('order: the table before the network, the store and broker after it, serve after both', () => {
   assert.match(lines(unit('mesh-nftables'), 'Before')[0]!, /network-pre\.target/);
   assert.equal(lines(unit('mesh-nftables'), 'DefaultDependencies'), ['no']);
-  for (const name of ['mesh-postgres', 'mesh-rabbitmq', 'mesh-host']) assert.match(lines(unit(name), 'After')[0]!, /mesh-nftables\.service/, name);
+  for (const name of ['mesh-postgres', 'mesh-rabbitmq', 'mesh-host'])
+    assert.match(lines(unit(name), 'After')[0]!, /mesh-nftables\.service/, name);
   const serve = lines(unit('mesh-serve'), 'After')[0]!;
   assert.match(serve, /mesh-postgres\.service/);
   assert.match(serve, /mesh-rabbitmq\.service/);
@@ -70,10 +90,20 @@ test('hardening: daemons get no new privileges, a read-only system, a private /t
 
 test('the environment is paths and ports, never a secret, and reaches systemd as written', () => {
   const t = unit('mesh-rabbitmq');
-  assert.ok(lines(t, 'Environment').includes('"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"'));
+  assert.ok(
+    lines(t, 'Environment').includes(
+      '"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"',
+    ),
+  );
   assert.ok(lines(t, 'Environment').includes('"ERL_EPMD_ADDRESS=127.0.0.1"'));
   for (const s of specs) assert.not.match(unitText(s), /password|PASSWORD|secret=/, s.name);
-  const odd = unitText({ name: 'x', description: 'x', profile: 'service', env: { A: '50% $HOME' }, exec: ['/bin/echo', '$HOME', '100%'] });
+  const odd = unitText({
+    name: 'x',
+    description: 'x',
+    profile: 'service',
+    env: { A: '50% $HOME' },
+    exec: ['/bin/echo', '$HOME', '100%'],
+  });
   assert.equal(lines(odd, 'Environment'), ['"A=50%% $HOME"']);
   assert.equal(lines(odd, 'ExecStart'), ['"/bin/echo" "$$HOME" "100%%"']);
 });
@@ -84,7 +114,10 @@ test('without systemd the same spec is a supervised service with the argv the la
   assert.equal(pg.exec.slice(0, 4), ['/usr/sbin/runuser', '-u', 'postgres', '--']);
   const rabbit = carriedService(brokerSpec(o), false) as ServiceResource;
   assert.is(rabbit.exec[0], '/usr/bin/env');
-  assert.equal(rabbit.restartOn, ['file:/var/lib/mesh/rabbitmq/rabbitmq.conf', 'file:/var/lib/mesh/rabbitmq/enabled_plugins']);
+  assert.equal(rabbit.restartOn, [
+    'file:/var/lib/mesh/rabbitmq/rabbitmq.conf',
+    'file:/var/lib/mesh/rabbitmq/enabled_plugins',
+  ]);
   const unitFile = carriedService(serveSpec(o), true) as FileResource;
   assert.equal([unitFile.kind, unitFile.path], ['file', '/etc/systemd/system/mesh-serve.service']);
 });

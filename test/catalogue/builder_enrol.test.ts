@@ -12,15 +12,26 @@ import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { MESH_BUILDER } from './helpers.js';
 
 const E = suite<{ mesh: Mesh; dir: string }>('mesh-builder enrol refuses a line the broker does not take');
-E.before(async (ctx) => { ctx.mesh = await freshMesh(); ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-builder-enrol-')); });
-E.after(async (ctx) => { await ctx.mesh?.stop(); rmSync(ctx.dir, { recursive: true, force: true }); });
+E.before(async (ctx) => {
+  ctx.mesh = await freshMesh();
+  ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-builder-enrol-'));
+});
+E.after(async (ctx) => {
+  await ctx.mesh?.stop();
+  rmSync(ctx.dir, { recursive: true, force: true });
+});
 
 async function line(mesh: Mesh, name: string): Promise<string> {
   const added = await mesh.cli(['builder', 'add', name, '--json']);
   assert.is(added.code, 0, added.stderr);
   return JSON.parse(added.stdout).command.split(' ').at(-1) as string;
 }
-const enrol = (dir: string, text: string) => runAny(process.execPath, [MESH_BUILDER, 'enrol'], { env: { PATH: process.env.PATH, MESH_BUILDER_DIR: dir }, input: text, timeoutMs: 60_000 });
+const enrol = (dir: string, text: string) =>
+  runAny(process.execPath, [MESH_BUILDER, 'enrol'], {
+    env: { PATH: process.env.PATH, MESH_BUILDER_DIR: dir },
+    input: text,
+    timeoutMs: 60_000,
+  });
 const refused = (r: { code: number; stderr: string }, code: string): string => {
   assert.is(r.code, 1, r.stderr);
   assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
@@ -31,7 +42,10 @@ E('a line whose account may read no build queue is refused with MSHP3, and nothi
   const d = join(dir, 'p3');
   const text = await line(mesh, 'b3');
   assert.is((await mesh.mgmt('DELETE', `/queues/${encodeURIComponent(mesh.vhost)}/mesh.build`)).status, 204);
-  assert.match(refused(await enrol(d, text), 'MSHP3'), /the broker has no mesh\.build queue this account may read: run mesh builder add b3 on the control plane again/);
+  assert.match(
+    refused(await enrol(d, text), 'MSHP3'),
+    /the broker has no mesh\.build queue this account may read: run mesh builder add b3 on the control plane again/,
+  );
   assert.not.ok(existsSync(join(d, 'credential.json')), 'no credential was kept');
 });
 
@@ -39,7 +53,10 @@ E('a line replaced by a newer builder add is refused with MSHP2, and nothing is 
   const d = join(dir, 'p2');
   const old = await line(mesh, 'b2');
   await line(mesh, 'b2');
-  assert.match(refused(await enrol(d, old), 'MSHP2'), /the broker refused builder b2's account: the line was replaced: mesh builder add b2 again makes a new one/);
+  assert.match(
+    refused(await enrol(d, old), 'MSHP2'),
+    /the broker refused builder b2's account: the line was replaced: mesh builder add b2 again makes a new one/,
+  );
   assert.not.ok(existsSync(join(d, 'credential.json')), 'no credential was kept');
 });
 

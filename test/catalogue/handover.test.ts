@@ -9,9 +9,25 @@ import { tmpdir } from 'node:os';
 import { freshMesh, spawnProc, MESH, type Mesh } from '../harness/mesh.js';
 import { startRegistry, type Registry } from '../harness/registry.js';
 import { cli, until } from '../declare/helpers.js';
-import { baseTarball, storage, repo, startBuilder, BASE_IMAGE, type Storage, type Repo, type BuilderProc } from './helpers.js';
+import {
+  baseTarball,
+  storage,
+  repo,
+  startBuilder,
+  BASE_IMAGE,
+  type Storage,
+  type Repo,
+  type BuilderProc,
+} from './helpers.js';
 
-interface Ctx { mesh: Mesh; registry: Registry; tmp: string; stores: Storage[]; builders: BuilderProc[]; src: Repo }
+interface Ctx {
+  mesh: Mesh;
+  registry: Registry;
+  tmp: string;
+  stores: Storage[];
+  builders: BuilderProc[];
+  src: Repo;
+}
 const H = suite<Ctx>('a builder dies mid-build');
 
 H.before(async (ctx) => {
@@ -35,7 +51,10 @@ H.after(async (ctx) => {
 });
 
 H('the request goes to a second builder, which completes it; exactly one result is recorded (B1)', async (ctx) => {
-  const commit = await ctx.src.commit({ Containerfile: `FROM ${BASE_IMAGE}\nRUN sleep 3\nRUN echo slow > /slow\n` }, 'slow');
+  const commit = await ctx.src.commit(
+    { Containerfile: `FROM ${BASE_IMAGE}\nRUN sleep 3\nRUN echo slow > /slow\n` },
+    'slow',
+  );
   await cli(ctx.mesh, 'module', 'source', 'slow', '--git', ctx.src.url);
   const a = await startBuilder(ctx.mesh, 'ba', ctx.registry.addr, ctx.stores[0]!);
   ctx.builders.push(a);
@@ -56,10 +75,15 @@ H('the request goes to a second builder, which completes it; exactly one result 
   assert.match(requester.output(), /\[ba\] started on builder ba/, 'the requester saw the first builder start');
   assert.match(requester.output(), /\[bb\] started on builder bb \(redelivered/, 'and the second take over');
   const results = await ctx.mesh.store.admin`select request_id, builder, ok from catalogue.build_result`;
-  assert.equal([...results].map((r) => ({ ...r })), [{ request_id: answer.id, builder: 'bb', ok: true }]);
+  assert.equal(
+    [...results].map((r) => ({ ...r })),
+    [{ request_id: answer.id, builder: 'bb', ok: true }],
+  );
   assert.is(await ctx.registry.manifestDigest('slow', answer.digest), answer.digest);
   await until('nothing left on the build queue: acked once answered', async () => {
-    const q = await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.build`)).json() as { messages?: number };
+    const q = (await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.build`)).json()) as {
+      messages?: number;
+    };
     return q.messages === 0;
   });
 });

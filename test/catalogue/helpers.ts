@@ -24,20 +24,35 @@ export async function baseTarball(dir: string): Promise<string> {
   return tar;
 }
 
-export interface Storage { dir: string; env: NodeJS.ProcessEnv; podman(...args: string[]): Promise<string>; remove(): void }
+export interface Storage {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  podman(...args: string[]): Promise<string>;
+  remove(): void;
+}
 
 /** Podman storage of its own (vfs: nothing mounted, so removal is rm -rf even after a SIGKILL), holding the base image. */
 export async function storage(tar: string): Promise<Storage> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-podman-'));
-  writeFileSync(join(dir, 'storage.conf'), `[storage]\ndriver = "vfs"\ngraphroot = "${dir}/graph"\nrunroot = "${dir}/run"\n`);
-  writeFileSync(join(dir, 'containers.conf'), `[engine]\ntmp_dir = "${dir}/tmp"\nvolume_path = "${dir}/volumes"\nruntime = "runc"\n`);
+  writeFileSync(
+    join(dir, 'storage.conf'),
+    `[storage]\ndriver = "vfs"\ngraphroot = "${dir}/graph"\nrunroot = "${dir}/run"\n`,
+  );
+  writeFileSync(
+    join(dir, 'containers.conf'),
+    `[engine]\ntmp_dir = "${dir}/tmp"\nvolume_path = "${dir}/volumes"\nruntime = "runc"\n`,
+  );
   const env = { CONTAINERS_STORAGE_CONF: join(dir, 'storage.conf'), CONTAINERS_CONF: join(dir, 'containers.conf') };
   const podman = (...args: string[]) => run('podman', args, { env: { ...process.env, ...env } });
   await podman('import', tar, BASE_IMAGE);
   return { dir, env, podman, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface Repo { dir: string; url: string; commit(files: Record<string, string>, message: string): Promise<string> }
+export interface Repo {
+  dir: string;
+  url: string;
+  commit(files: Record<string, string>, message: string): Promise<string>;
+}
 
 export async function repo(): Promise<Repo> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-src-'));
@@ -77,39 +92,82 @@ export async function startBuilder(mesh: Mesh, name: string, registry: string, s
   if (added.code !== 0) throw new Error(`builder add ${name}: ${added.stderr}`);
   const line = JSON.parse(added.stdout).command.split(' ').at(-1) as string;
   const dir = mkdtempSync(join(tmpdir(), `mesh-builder-${name}-`));
-  const env = { ...process.env, ...st.env, MESH_BUILDER_DIR: dir, MESH_BUILDER_REGISTRY: registry, MESH_BUILDER_PULL: 'never' };
+  const env = {
+    ...process.env,
+    ...st.env,
+    MESH_BUILDER_DIR: dir,
+    MESH_BUILDER_REGISTRY: registry,
+    MESH_BUILDER_PULL: 'never',
+  };
   await run(process.execPath, [MESH_BUILDER, 'enrol'], { env, input: line });
-  const child = spawn(process.execPath, [MESH_BUILDER, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [MESH_BUILDER, 'run'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   const listeners = new Set<() => void>();
-  const onData = (d: Buffer) => { out += d.toString(); for (const l of listeners) l(); };
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const l of listeners) l();
+  };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<void>((r) => child.once('exit', () => { for (const l of listeners) l(); r(); }));
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      for (const l of listeners) l();
+      r();
+    }),
+  );
   const alive = () => child.exitCode === null && child.signalCode === null;
   const b: BuilderProc = {
-    name, dir, child,
+    name,
+    dir,
+    child,
     output: () => out,
     waitFor(re, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = out.match(re);
-          if (m) { listeners.delete(check); clearTimeout(t); resolve(m); return true; }
-          if (!alive()) { listeners.delete(check); clearTimeout(t); reject(new Error(`builder ${name} exited before ${re}; it said:\n${out}`)); return true; }
+          if (m) {
+            listeners.delete(check);
+            clearTimeout(t);
+            resolve(m);
+            return true;
+          }
+          if (!alive()) {
+            listeners.delete(check);
+            clearTimeout(t);
+            reject(new Error(`builder ${name} exited before ${re}; it said:\n${out}`));
+            return true;
+          }
           return false;
         };
-        const t = setTimeout(() => { listeners.delete(check); reject(new Error(`timed out waiting for ${re}; builder ${name} said:\n${out}`)); }, timeoutMs);
+        const t = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${re}; builder ${name} said:\n${out}`));
+        }, timeoutMs);
         if (!check()) listeners.add(check);
       });
     },
     async kill() {
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       await exited;
     },
     async stop() {
       if (alive()) {
         child.kill('SIGTERM');
-        const t = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 10_000);
+        const t = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }, 10_000);
         await exited;
         clearTimeout(t);
       }

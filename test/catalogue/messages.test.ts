@@ -17,21 +17,56 @@ M('a request reads back as written', () => {
 });
 
 M('refs, URLs and paths that git would read as options, or that leave the clone, are refused', () => {
-  for (const bad of [{ ref: '--upload-pack=touch /tmp/x' }, { git: '--upload-pack=x' }, { path: '../etc' }, { path: 'a/../../b' }, { path: '/abs' }, { track: '-x' }, { module: 'Web' }, { id: 'x' }]) {
+  for (const bad of [
+    { ref: '--upload-pack=touch /tmp/x' },
+    { git: '--upload-pack=x' },
+    { path: '../etc' },
+    { path: 'a/../../b' },
+    { path: '/abs' },
+    { track: '-x' },
+    { module: 'Web' },
+    { id: 'x' },
+  ]) {
     assert.throws(() => readBuildRequest(bytes({ ...req, ...bad })), /build request/, JSON.stringify(bad));
   }
 });
 
 M('a success must name commit, image and digest; a failure must say why', () => {
-  assert.throws(() => readBuildNews(bytes({ v: 1, id, kind: 'result', ok: true, commit: 'a'.repeat(40) })), /must name commit, image and digest/);
+  assert.throws(
+    () => readBuildNews(bytes({ v: 1, id, kind: 'result', ok: true, commit: 'a'.repeat(40) })),
+    /must name commit, image and digest/,
+  );
   assert.throws(() => readBuildNews(bytes({ v: 1, id, kind: 'result', ok: false })), /must say why/);
-  assert.throws(() => readBuildNews(bytes({ v: 1, id, kind: 'result', ok: true, commit: 'a'.repeat(40), image: 'r/x', digest: 'md5:00' })), /digest/);
-  const ok = { v: 1, id, kind: 'result', ok: true, commit: 'a'.repeat(40), image: '127.0.0.1:5000/web', digest: `sha256:${'b'.repeat(64)}` };
-  assert.equal(readBuildNews(bytes(ok)), { ...ok, head: undefined, headSeenAt: undefined, error: undefined, log: undefined });
+  assert.throws(
+    () =>
+      readBuildNews(
+        bytes({ v: 1, id, kind: 'result', ok: true, commit: 'a'.repeat(40), image: 'r/x', digest: 'md5:00' }),
+      ),
+    /digest/,
+  );
+  const ok = {
+    v: 1,
+    id,
+    kind: 'result',
+    ok: true,
+    commit: 'a'.repeat(40),
+    image: '127.0.0.1:5000/web',
+    digest: `sha256:${'b'.repeat(64)}`,
+  };
+  assert.equal(readBuildNews(bytes(ok)), {
+    ...ok,
+    head: undefined,
+    headSeenAt: undefined,
+    error: undefined,
+    log: undefined,
+  });
 });
 
 M('the source head is picked by ref: HEAD, a branch, a peeled tag, a commit id', () => {
-  const a = 'a'.repeat(40), b = 'b'.repeat(40), c = 'c'.repeat(40), d = 'd'.repeat(40);
+  const a = 'a'.repeat(40),
+    b = 'b'.repeat(40),
+    c = 'c'.repeat(40),
+    d = 'd'.repeat(40);
   const listing = `${a}\tHEAD\n${b}\trefs/heads/main\n${c}\trefs/tags/v1\n${d}\trefs/tags/v1^{}\n`;
   assert.is(pickHead(listing, 'HEAD'), a);
   assert.is(pickHead(listing, 'main'), b);
@@ -41,9 +76,20 @@ M('the source head is picked by ref: HEAD, a branch, a peeled tag, a commit id',
 });
 
 M('the enrol line round-trips and refuses anything else', () => {
-  const l = { broker: '127.0.0.1:5671', fingerprint: Array(32).fill('AB').join(':'), vhost: '/', name: 'b1', user: 'builder.b1', password: 'p', requester: 'admin' };
+  const l = {
+    broker: '127.0.0.1:5671',
+    fingerprint: Array(32).fill('AB').join(':'),
+    vhost: '/',
+    name: 'b1',
+    user: 'builder.b1',
+    password: 'p',
+    requester: 'admin',
+  };
   assert.equal(readEnrolLine(writeEnrolLine(l)), l);
-  assert.throws(() => readEnrolLine('mesh1.' + writeEnrolLine(l).slice(7)), /not a builder enrolment line: .* \(MSHP0\)\.$/);
+  assert.throws(
+    () => readEnrolLine('mesh1.' + writeEnrolLine(l).slice(7)),
+    /not a builder enrolment line: .* \(MSHP0\)\.$/,
+  );
 });
 
 M('plain HTTP to a registry only on loopback', () => {

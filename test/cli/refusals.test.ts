@@ -25,7 +25,8 @@ C.before((ctx) => {
   writeFileSync(join(ctx.dir, 'no-resources.json'), '{"name": "m"}\n');
   writeFileSync(join(ctx.dir, 'PG_VERSION'), '15\n');
   // Module files, each breaking one rule of the resource parser the host runs too.
-  for (const [file, resources] of Object.entries(MODULES)) writeFileSync(join(ctx.dir, file), JSON.stringify({ name: 'm', resources }));
+  for (const [file, resources] of Object.entries(MODULES))
+    writeFileSync(join(ctx.dir, file), JSON.stringify({ name: 'm', resources }));
 });
 
 const dir = { kind: 'directory', path: '/srv/m', mode: '0755' };
@@ -40,7 +41,9 @@ const MODULES: Record<string, unknown[]> = {
   'twice.json': [dir, dir],
   'unit.json': [{ kind: 'service', name: 'serve', exec: ['/bin/true'] }],
 };
-C.after(({ dir }) => { rmSync(dir, { recursive: true, force: true }); });
+C.after(({ dir }) => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
 // [what is refused, argv (D is the suite's temp dir), its code]
 const CASES: [string, string[], string][] = [
@@ -67,14 +70,22 @@ const CASES: [string, string[], string][] = [
   ['a module resource without its mode', ['module', 'add', 'D/missing.json'], 'MSHM2'],
   ['a module resource whose mode is not octal', ['module', 'add', 'D/value.json'], 'MSHM3'],
   ['a module resource whose path climbs with ".."', ['module', 'add', 'D/path.json'], 'MSHM7'],
-  ['a module resource whose id is another path\'s', ['module', 'add', 'D/id.json'], 'MSHM4'],
+  ["a module resource whose id is another path's", ['module', 'add', 'D/id.json'], 'MSHM4'],
   ['a module listing one directory twice', ['module', 'add', 'D/twice.json'], 'MSHM5'],
-  ['a module service named as the bundle\'s own unit', ['module', 'add', 'D/unit.json'], 'MSHM6'],
-  ['an accepted secret whose value is empty', ['secret', 'accept', 's', '--node', 'a1', '--path', '/etc/s', '--from', '/dev/null'], 'MSH46'],
+  ["a module service named as the bundle's own unit", ['module', 'add', 'D/unit.json'], 'MSHM6'],
+  [
+    'an accepted secret whose value is empty',
+    ['secret', 'accept', 's', '--node', 'a1', '--path', '/etc/s', '--from', '/dev/null'],
+    'MSH46',
+  ],
   ['a secret made with no holder', ['secret', 'make', 's', '--path', '/etc/s'], 'MSH47'],
   ['a secret made with no --path', ['secret', 'make', 's', '--node', 'a1'], 'MSH48'],
   ['a provision offered without --kind', ['provision', 'offer', 'p', '--provider', 'm'], 'MSHB0'],
-  ['a postgres provision without --host', ['provision', 'offer', 'p', '--kind', 'postgres', '--provider', 'm'], 'MSHB1'],
+  [
+    'a postgres provision without --host',
+    ['provision', 'offer', 'p', '--kind', 'postgres', '--provider', 'm'],
+    'MSHB1',
+  ],
   ['an overlay address that is not IPv4', ['overlay', 'address', 'a1', '10.99.0'], 'MSH67'],
   ['an ssh port of 0', ['firewall', 'ssh-port', '0'], 'MSH65'],
   ['a history --limit of 0', ['log', '--limit', '0'], 'MSH73'],
@@ -84,13 +95,20 @@ const CASES: [string, string[], string][] = [
 
 for (const [what, argv, code] of CASES) {
   C(`${what} is refused with ${code}, naming the remedy`, async ({ dir, env }) => {
-    const r = await runCli(MESH, argv.map((a) => a.replace(/^D\b/, dir).replace(/=D\b/, `=${dir}`)), env);
+    const r = await runCli(
+      MESH,
+      argv.map((a) => a.replace(/^D\b/, dir).replace(/=D\b/, `=${dir}`)),
+      env,
+    );
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith('mesh: '), r.stderr);
     // What was refused comes first: a module file's refusal once lost it to the remedy ("mesh: : write the field...").
     assert.match(r.stderr, /^mesh: [^:\s]/, `says what it refused: ${r.stderr}`);
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), `${code} ends: ${r.stderr}`);
-    assert.ok(r.stderr.includes(`: ${r.stderr.split(': ').at(-1)!.replace(` (${code}).\n`, '')}`), 'a remedy after the refusal');
+    assert.ok(
+      r.stderr.includes(`: ${r.stderr.split(': ').at(-1)!.replace(` (${code}).\n`, '')}`),
+      'a remedy after the refusal',
+    );
     assert.is(r.stdout, '', 'nothing printed as if it were done');
   });
 }
@@ -99,8 +117,18 @@ for (const [what, argv, code] of CASES) {
 const FP = Array(32).fill('AB').join(':');
 const HOMES: [string, Record<string, [string, number?]>, string[], string][] = [
   ['a home without broker.json', {}, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH6'],
-  ['a broker.json others can read', { 'broker.json': ['{}', 0o644] }, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH7'],
-  ['a broker.json that is not JSON', { 'broker.json': ['{"amqp": '] }, ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP], 'MSHH8'],
+  [
+    'a broker.json others can read',
+    { 'broker.json': ['{}', 0o644] },
+    ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP],
+    'MSHH7',
+  ],
+  [
+    'a broker.json that is not JSON',
+    { 'broker.json': ['{"amqp": '] },
+    ['broker', 'add', 'mq2.example.net:5671', '--fingerprint', FP],
+    'MSHH8',
+  ],
   ['a signing.key that is not a 32-byte key', { 'broker.json': ['{}'], 'signing.key': ['AAAA\n'] }, ['serve'], 'MSHH9'],
 ];
 
@@ -108,7 +136,10 @@ for (const [what, files, argv, code] of HOMES) {
   C(`${what} is refused with ${code}, before any store or broker is asked`, async ({ dir }) => {
     const home = join(dir, `home-${code}`);
     mkdirSync(home, { recursive: true, mode: 0o700 });
-    for (const [name, [text, mode]] of Object.entries(files)) { writeFileSync(join(home, name), text); chmodSync(join(home, name), mode ?? 0o600); }
+    for (const [name, [text, mode]] of Object.entries(files)) {
+      writeFileSync(join(home, name), text);
+      chmodSync(join(home, name), mode ?? 0o600);
+    }
     const r = await runCli(MESH, argv, { PATH: process.env.PATH, MESH_HOME: home });
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith(`mesh: ${home}/`), r.stderr);
@@ -124,9 +155,16 @@ for (const [what, env, code] of [
   C(`mesh-builder run with ${what} is refused with ${code}`, async ({ dir }) => {
     const builder = join(dir, `builder-${code}`);
     mkdirSync(builder, { recursive: true, mode: 0o700 });
-    writeFileSync(join(builder, 'credential.json'), JSON.stringify({ v: 1, name: 'b1', broker: {}, password: 'p', requester: 'r' }), { mode: 0o600 });
+    writeFileSync(
+      join(builder, 'credential.json'),
+      JSON.stringify({ v: 1, name: 'b1', broker: {}, password: 'p', requester: 'r' }),
+      { mode: 0o600 },
+    );
     // Bounded: with the setting taken, the builder would go on to dial a broker that is not there, for ever.
-    const r = await runAny(process.execPath, [MESH_BUILDER, 'run'], { env: { PATH: process.env.PATH, MESH_BUILDER_DIR: builder, ...env }, timeoutMs: 60_000 });
+    const r = await runAny(process.execPath, [MESH_BUILDER, 'run'], {
+      env: { PATH: process.env.PATH, MESH_BUILDER_DIR: builder, ...env },
+      timeoutMs: 60_000,
+    });
     assert.is(r.code, 1, r.stderr);
     assert.ok(r.stderr.startsWith('mesh-builder: MESH_BUILDER_'), r.stderr);
     assert.ok(r.stderr.trimEnd().endsWith(`(${code}).`), r.stderr);
@@ -134,7 +172,10 @@ for (const [what, env, code] of [
 }
 
 C('a store wait that is not seconds is refused with MSHE2', () => {
-  assert.throws(() => waitLimit({ MESH_STORE_WAIT_SECONDS: 'long' }), (e: Error) => e.message.endsWith('(MSHE2).'));
+  assert.throws(
+    () => waitLimit({ MESH_STORE_WAIT_SECONDS: 'long' }),
+    (e: Error) => e.message.endsWith('(MSHE2).'),
+  );
 });
 
 C('mesh-host refuses a command line with a code too: overlay take with no --tunnel is MSH80', async ({ dir }) => {
@@ -145,40 +186,76 @@ C('mesh-host refuses a command line with a code too: overlay take with no --tunn
 });
 
 C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', async ({ dir }) => {
-  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wg0'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'none') });
+  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wg0'], {
+    PATH: process.env.PATH,
+    MESH_HOST_DIR: join(dir, 'none'),
+  });
   assert.is(r.code, 2, r.stderr);
-  assert.is(r.stdout, 'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n');
+  assert.is(
+    r.stdout,
+    'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n',
+  );
 });
 
-C('mesh-host overlay take of a tunnel that is not up is not taken, with MSHK1, and nothing is written but its account', async ({ dir }) => {
-  const host = join(dir, 'enrolled');
-  mkdirSync(host, { recursive: true, mode: 0o700 });
-  const k = () => randomBytes(32).toString('base64');
-  const broker = { host: 'mq1.example.net', port: 5671, fingerprint: Array(32).fill('AB').join(':') };
-  writeFileSync(join(host, 'identity.json'), JSON.stringify({ v: 1, name: 'web1', mesh: '0123456789abcdef', signingKey: k(), broker: { ...broker, vhost: '/', user: 'node-web1' },
-    brokers: [broker], password: 'p', keys: { identity: k(), overlay: k(), sealing: k() } }), { mode: 0o600 });
-  const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wgnone9'], { PATH: process.env.PATH, MESH_HOST_DIR: host });
-  assert.is(r.code, 2, r.stderr);
-  assert.match(r.stdout, /^not taken: no interface wgnone9 is up: start it \(wg-quick up wgnone9\).* \(MSHK1\)\.\n/);
-  assert.equal(readdirSync(host).sort(), ['identity.json', 'overlay-take.json']);
-});
+C(
+  'mesh-host overlay take of a tunnel that is not up is not taken, with MSHK1, and nothing is written but its account',
+  async ({ dir }) => {
+    const host = join(dir, 'enrolled');
+    mkdirSync(host, { recursive: true, mode: 0o700 });
+    const k = () => randomBytes(32).toString('base64');
+    const broker = { host: 'mq1.example.net', port: 5671, fingerprint: Array(32).fill('AB').join(':') };
+    writeFileSync(
+      join(host, 'identity.json'),
+      JSON.stringify({
+        v: 1,
+        name: 'web1',
+        mesh: '0123456789abcdef',
+        signingKey: k(),
+        broker: { ...broker, vhost: '/', user: 'node-web1' },
+        brokers: [broker],
+        password: 'p',
+        keys: { identity: k(), overlay: k(), sealing: k() },
+      }),
+      { mode: 0o600 },
+    );
+    const r = await runCli(MESH_HOST, ['overlay', 'take', '--tunnel', 'wgnone9'], {
+      PATH: process.env.PATH,
+      MESH_HOST_DIR: host,
+    });
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stdout, /^not taken: no interface wgnone9 is up: start it \(wg-quick up wgnone9\).* \(MSHK1\)\.\n/);
+    assert.equal(readdirSync(host).sort(), ['identity.json', 'overlay-take.json']);
+  },
+);
 
 C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
-  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], { PATH: process.env.PATH, MESH_HOST_DIR: join(dir, 'host') });
+  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], {
+    PATH: process.env.PATH,
+    MESH_HOST_DIR: join(dir, 'host'),
+  });
   assert.is(r.code, 1, r.stderr);
-  assert.is(r.stderr, 'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n');
+  assert.is(
+    r.stderr,
+    'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n',
+  );
 });
 
-C('with --json a refusal is also one JSON document on stdout: its code, context, message and remedy', async ({ env }) => {
-  const r = await runCli(MESH, ['token', 'issue', 'x', '--ttl', '1w', '--json'], env);
-  assert.is(r.code, 1);
-  const { error } = JSON.parse(r.stdout) as { error: { code: string; context: string; message: string; remedy: string } };
-  assert.equal(error, {
-    code: 'MSH15', context: codeEntry('MSH15')!.context,
-    message: '--ttl "1w" is not a duration: use a number and s, m, h or d (e.g. 30m, 24h) (MSH15).',
-    remedy: 'use a number and s, m, h or d (e.g. 30m, 24h)',
-  });
-  assert.is(r.stderr, `mesh: ${error.message}\n`, 'the person reads the same sentence');
-});
+C(
+  'with --json a refusal is also one JSON document on stdout: its code, context, message and remedy',
+  async ({ env }) => {
+    const r = await runCli(MESH, ['token', 'issue', 'x', '--ttl', '1w', '--json'], env);
+    assert.is(r.code, 1);
+    const { error } = JSON.parse(r.stdout) as {
+      error: { code: string; context: string; message: string; remedy: string };
+    };
+    assert.equal(error, {
+      code: 'MSH15',
+      context: codeEntry('MSH15')!.context,
+      message: '--ttl "1w" is not a duration: use a number and s, m, h or d (e.g. 30m, 24h) (MSH15).',
+      remedy: 'use a number and s, m, h or d (e.g. 30m, 24h)',
+    });
+    assert.is(r.stderr, `mesh: ${error.message}\n`, 'the person reads the same sentence');
+  },
+);
 
 C.run();

@@ -19,7 +19,15 @@ import { liveNode, stopLiveNode, addModule, cli, b64, until, type LiveNode } fro
 import { launch, shotsDir } from './browser.js';
 import { openSession } from '../../src/inventory/console.js';
 
-interface Ctx { live: LiveNode; hosts: Record<string, Proc>; console: Proc; base: string; browser: Browser; signed: BrowserContext; fleet: Page }
+interface Ctx {
+  live: LiveNode;
+  hosts: Record<string, Proc>;
+  console: Proc;
+  base: string;
+  browser: Browser;
+  signed: BrowserContext;
+  fleet: Page;
+}
 const C = suite<Ctx>('the web console, in a browser');
 
 const HOSTILE = {
@@ -60,7 +68,10 @@ async function open(ctx: Ctx, path: string): Promise<Page> {
 }
 
 /** What each row of the fleet table says a node's state is. */
-const states = (p: Page) => p.$$eval('#nodes tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.state')!.textContent])));
+const states = (p: Page) =>
+  p.$$eval('#nodes tr', (trs) =>
+    Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.state')!.textContent])),
+  );
 
 C.before(async (ctx) => {
   ctx.live = await liveNode();
@@ -86,8 +97,18 @@ C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the 
     assert.is(r.status, 401, path);
     assert.match(await r.text(), /mesh console token/, path);
   }
-  for (const path of ['/api/fleet', '/api/fleet/events', '/api/node?name=web1', '/api/overlay', '/api/catalogue', '/api/history', '/api/rollouts']) {
-    const r = await fetch(ctx.base + path, { headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` } });
+  for (const path of [
+    '/api/fleet',
+    '/api/fleet/events',
+    '/api/node?name=web1',
+    '/api/overlay',
+    '/api/catalogue',
+    '/api/history',
+    '/api/rollouts',
+  ]) {
+    const r = await fetch(ctx.base + path, {
+      headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` },
+    });
     assert.is(r.status, 401, path);
     assert.match((await r.json()).error, /sign in/);
   }
@@ -127,8 +148,15 @@ C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is re
 C('the fleet page lists the three hosts as here, as mesh node list does', async (ctx) => {
   ctx.signed = await signedIn(ctx);
   ctx.fleet = await open(ctx, '/');
-  const list = await cliJson(ctx, 'node', 'list') as { name: string; state: string }[];
-  assert.equal(list.map((n) => [n.name, n.state]), [['web1', 'here'], ['web2', 'here'], ['web3', 'here']]);
+  const list = (await cliJson(ctx, 'node', 'list')) as { name: string; state: string }[];
+  assert.equal(
+    list.map((n) => [n.name, n.state]),
+    [
+      ['web1', 'here'],
+      ['web2', 'here'],
+      ['web3', 'here'],
+    ],
+  );
   assert.equal(await states(ctx.fleet), { web1: 'here', web2: 'here', web3: 'here' });
   const csp = (await fetch(ctx.base + '/static/fleet.js')).headers.get('content-security-policy');
   assert.match(csp!, /script-src 'self'/);
@@ -137,14 +165,18 @@ C('the fleet page lists the three hosts as here, as mesh node list does', async 
 C('the overlay page draws one node a member and one line a pair mesh overlay show --json lists', async (ctx) => {
   const a = ctx.live.mesh.store.admin;
   // Two more sites of machines that never ran a host: dialable ones give pairs.
-  const node = (name: string, site: string, dialable: string | null) => a`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at, last_seen)
+  const node = (
+    name: string,
+    site: string,
+    dialable: string | null,
+  ) => a`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at, last_seen)
     values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, now(), now())`;
   await node('b1', 'b', 'b1.example:51820');
   await node('b2', 'b', null);
   await node('b3', 'b', null);
   await node('c1', 'c', 'c1.example:51820');
   await node('c2', 'c', 'c2.example:51820');
-  const g = await cliJson(ctx, 'overlay', 'show') as { nodes: { name: string; peers: { peer: string }[] }[] };
+  const g = (await cliJson(ctx, 'overlay', 'show')) as { nodes: { name: string; peers: { peer: string }[] }[] };
   const pairs = new Set(g.nodes.flatMap((n) => n.peers.map((p) => [n.name, p.peer].sort().join(' '))));
   assert.is(g.nodes.length, 8);
   assert.is(pairs.size, 3, 'b1-b2, b1-b3, c1-c2');
@@ -153,66 +185,114 @@ C('the overlay page draws one node a member and one line a pair mesh overlay sho
   assert.is(await p.$$eval('#graph line.edge', (x) => x.length), pairs.size);
   const drawn = await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')));
   assert.equal(drawn.sort(), [...pairs].sort());
-  assert.equal(await p.$$eval('#graph g.site', (x) => x.map((s) => s.getAttribute('data-site'))), ['b', 'c', 'default']);
+  assert.equal(await p.$$eval('#graph g.site', (x) => x.map((s) => s.getAttribute('data-site'))), [
+    'b',
+    'c',
+    'default',
+  ]);
   await p.close();
 });
 
-C('C2: the fleet page says stale as mesh node list does, the moment what a node holds expires, with no reload', async (ctx) => {
-  await ctx.fleet.evaluate(() => { (window as unknown as { mark: number }).mark = 2; });
-  // c1 never ran a host: its report, as serve records one, holds a declaration that expires in a moment.
-  await ctx.live.mesh.store.admin`select inventory.record_report(node_name => 'c1', report_serial => 1, held_now => '[]'::jsonb,
+C(
+  'C2: the fleet page says stale as mesh node list does, the moment what a node holds expires, with no reload',
+  async (ctx) => {
+    await ctx.fleet.evaluate(() => {
+      (window as unknown as { mark: number }).mark = 2;
+    });
+    // c1 never ran a host: its report, as serve records one, holds a declaration that expires in a moment.
+    await ctx.live.mesh.store
+      .admin`select inventory.record_report(node_name => 'c1', report_serial => 1, held_now => '[]'::jsonb,
     failed_now => '[]'::jsonb, holds_until_now => now() + interval '3 seconds')`;
-  await ctx.fleet.waitForSelector('#nodes tr[data-node="c1"][data-stale] td.stale', { timeout: 60_000 });
-  assert.is(await ctx.fleet.evaluate(() => (window as unknown as { mark?: number }).mark), 2, 'the same page, not reloaded');
-  const list = await cliJson(ctx, 'node', 'list') as { name: string; stale: boolean }[];
-  const shown = await ctx.fleet.$$eval('#nodes tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.stale') !== null])));
-  assert.equal(shown, Object.fromEntries(list.map((n) => [n.name, n.stale])), 'the same stale as mesh node list');
-  assert.equal(list.filter((n) => n.stale).map((n) => n.name), ['c1']);
-  // Filtered and sorted like the other states, on a page of its own (the shared one stays unfiltered).
-  const p = await open(ctx, '/');
-  await p.selectOption('#state', 'stale');
-  await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
-  assert.equal(await p.$$eval('#nodes tr', (trs) => trs.map((tr) => tr.getAttribute('data-node'))), ['c1']);
-  await p.selectOption('#state', 'all');
-  await p.fill('#filter', 'stale');
-  await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
-  await p.fill('#filter', '');
-  for (let i = 0; i < 2; i++) await p.click('th[data-sort="stale"]');
-  await p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1');
-  assert.match(await p.$eval('#count', (c) => c.textContent!), /\b1 stale\b/);
-  await p.close();
-  const n = await open(ctx, '/node?name=c1');
-  assert.match(await n.$eval('#status dd.stale', (d) => d.textContent!), /^stale: what it holds expired at /);
-  await n.close();
-});
+    await ctx.fleet.waitForSelector('#nodes tr[data-node="c1"][data-stale] td.stale', { timeout: 60_000 });
+    assert.is(
+      await ctx.fleet.evaluate(() => (window as unknown as { mark?: number }).mark),
+      2,
+      'the same page, not reloaded',
+    );
+    const list = (await cliJson(ctx, 'node', 'list')) as { name: string; stale: boolean }[];
+    const shown = await ctx.fleet.$$eval('#nodes tr', (trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.stale') !== null])),
+    );
+    assert.equal(shown, Object.fromEntries(list.map((n) => [n.name, n.stale])), 'the same stale as mesh node list');
+    assert.equal(
+      list.filter((n) => n.stale).map((n) => n.name),
+      ['c1'],
+    );
+    // Filtered and sorted like the other states, on a page of its own (the shared one stays unfiltered).
+    const p = await open(ctx, '/');
+    await p.selectOption('#state', 'stale');
+    await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+    assert.equal(await p.$$eval('#nodes tr', (trs) => trs.map((tr) => tr.getAttribute('data-node'))), ['c1']);
+    await p.selectOption('#state', 'all');
+    await p.fill('#filter', 'stale');
+    await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+    await p.fill('#filter', '');
+    for (let i = 0; i < 2; i++) await p.click('th[data-sort="stale"]');
+    await p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1');
+    assert.match(await p.$eval('#count', (c) => c.textContent!), /\b1 stale\b/);
+    await p.close();
+    const n = await open(ctx, '/node?name=c1');
+    assert.match(await n.$eval('#status dd.stale', (d) => d.textContent!), /^stale: what it holds expired at /);
+    await n.close();
+  },
+);
 
-C('the node page lists what the node put back and its last refusals, as mesh drift and mesh log --kind refused list them', async (ctx) => {
-  const a = ctx.live.mesh.store.admin;
-  // What serve records of web1's reports (D6's corrected) and refusals (R3), through the functions it calls.
-  for (let i = 0; i < 4; i++) await a`select inventory.record_corrections(node_name => 'web1', resources => ${['file:/etc/motd']}::text[])`;
-  await a`select inventory.record_corrections(node_name => 'web1', resources => ${['service:cron', 'file:/etc/motd']}::text[])`;
-  await a`select inventory.record_corrections(node_name => 'web2', resources => ${['file:/etc/other']}::text[])`;
-  await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 9, refusal_fault => 'forged', refusal_reason => 'the signature does not verify')`;
-  await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 2, refusal_fault => 'forged', refusal_reason => 'replayed: serial 2 is not newer than 3')`;
-  const drift = (await cliJson(ctx, 'drift') as { node: string; resource: string; last_hour: number; times: number; fighting: boolean }[]).filter((r) => r.node === 'web1');
-  assert.equal(drift.map((r) => [r.resource, r.times, r.fighting]), [['file:/etc/motd', 5, true], ['service:cron', 1, false]]);
-  const refused = await cliJson(ctx, 'log', '--node', 'web1', '--kind', 'refused') as { seq: number; detail: { serial: number; fault: string; reason: string } }[];
-  assert.is(refused.length, 2);
-  const p = await open(ctx, '/node?name=web1');
-  const cells = (id: string) => p.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-  assert.equal((await cells('drift')).map((r) => [r[0], r[1], r[2], r[4]]),
-    drift.map((r) => [r.resource, String(r.last_hour), String(r.times), r.fighting ? 'FIGHTING' : '']));
-  // Newest first on the page; mesh log prints oldest first.
-  assert.equal((await cells('refusals')).map((r) => [r[0], r[2], r[3], r[4]]),
-    refused.reverse().map((r) => [String(r.seq), String(r.detail.serial), r.detail.fault, r.detail.reason]));
-  await p.close();
-});
+C(
+  'the node page lists what the node put back and its last refusals, as mesh drift and mesh log --kind refused list them',
+  async (ctx) => {
+    const a = ctx.live.mesh.store.admin;
+    // What serve records of web1's reports (D6's corrected) and refusals (R3), through the functions it calls.
+    for (let i = 0; i < 4; i++)
+      await a`select inventory.record_corrections(node_name => 'web1', resources => ${['file:/etc/motd']}::text[])`;
+    await a`select inventory.record_corrections(node_name => 'web1', resources => ${['service:cron', 'file:/etc/motd']}::text[])`;
+    await a`select inventory.record_corrections(node_name => 'web2', resources => ${['file:/etc/other']}::text[])`;
+    await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 9, refusal_fault => 'forged', refusal_reason => 'the signature does not verify')`;
+    await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 2, refusal_fault => 'forged', refusal_reason => 'replayed: serial 2 is not newer than 3')`;
+    const drift = (
+      (await cliJson(ctx, 'drift')) as {
+        node: string;
+        resource: string;
+        last_hour: number;
+        times: number;
+        fighting: boolean;
+      }[]
+    ).filter((r) => r.node === 'web1');
+    assert.equal(
+      drift.map((r) => [r.resource, r.times, r.fighting]),
+      [
+        ['file:/etc/motd', 5, true],
+        ['service:cron', 1, false],
+      ],
+    );
+    const refused = (await cliJson(ctx, 'log', '--node', 'web1', '--kind', 'refused')) as {
+      seq: number;
+      detail: { serial: number; fault: string; reason: string };
+    }[];
+    assert.is(refused.length, 2);
+    const p = await open(ctx, '/node?name=web1');
+    const cells = (id: string) =>
+      p.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    assert.equal(
+      (await cells('drift')).map((r) => [r[0], r[1], r[2], r[4]]),
+      drift.map((r) => [r.resource, String(r.last_hour), String(r.times), r.fighting ? 'FIGHTING' : '']),
+    );
+    // Newest first on the page; mesh log prints oldest first.
+    assert.equal(
+      (await cells('refusals')).map((r) => [r[0], r[2], r[3], r[4]]),
+      refused.reverse().map((r) => [String(r.seq), String(r.detail.serial), r.detail.fault, r.detail.reason]),
+    );
+    await p.close();
+  },
+);
 
 /** The history table's rows as [seq, kind, node, who, what]. */
-const historyRows = (p: Page) => p.$$eval('#history tbody tr', (trs) => trs.map((tr) => {
-  const td = [...tr.querySelectorAll('td')].map((x) => x.textContent);
-  return [td[0], td[2], td[3], td[4], td[5]];
-}));
+const historyRows = (p: Page) =>
+  p.$$eval('#history tbody tr', (trs) =>
+    trs.map((tr) => {
+      const td = [...tr.querySelectorAll('td')].map((x) => x.textContent);
+      return [td[0], td[2], td[3], td[4], td[5]];
+    }),
+  );
 const logRows = (rows: { seq: number; kind: string; node: string | null; actor: string; what: string }[]) =>
   rows.map((r) => [String(r.seq), r.kind, r.node ?? '-', r.actor, r.what]);
 
@@ -224,17 +304,27 @@ C('C3: the history page lists the rows mesh log --json lists, with its filters n
   const loads = () => p.$eval('body', (b) => Number(b.dataset.loads));
   const apply = async (sel: string, value: string) => {
     const n = await loads();
-    if (sel === '#kind') await p.selectOption(sel, value); else { await p.fill(sel, value); await p.press(sel, 'Enter'); }
+    if (sel === '#kind') await p.selectOption(sel, value);
+    else {
+      await p.fill(sel, value);
+      await p.press(sel, 'Enter');
+    }
     await p.waitForFunction((k) => Number(document.body.dataset.loads) > k, n);
   };
   await apply('#node', 'web2');
   assert.equal(await historyRows(p), logRows(await cliJson(ctx, 'log', '--node', 'web2')));
   await apply('#kind', 'token');
   const tokens = await cliJson(ctx, 'log', '--node', 'web2', '--kind', 'token');
-  assert.equal(tokens.map((r: { kind: string }) => r.kind), ['token-issued', 'token-spent']);
+  assert.equal(
+    tokens.map((r: { kind: string }) => r.kind),
+    ['token-issued', 'token-spent'],
+  );
   assert.equal(await historyRows(p), logRows(tokens));
   await apply('#since', '1h');
-  assert.equal(await historyRows(p), logRows(await cliJson(ctx, 'log', '--node', 'web2', '--kind', 'token', '--since', '1h')));
+  assert.equal(
+    await historyRows(p),
+    logRows(await cliJson(ctx, 'log', '--node', 'web2', '--kind', 'token', '--since', '1h')),
+  );
   assert.match(p.url(), /\/history\?node=web2&kind=token&since=1h$/, 'the filters are in the address');
   // A filter mesh log refuses is refused here with its sentence.
   await apply('#since', 'yesterday');
@@ -250,15 +340,33 @@ C('C3: the history page lists the rows mesh log --json lists, with its filters n
 
 C('screenshots of every page at 1280x800', async (ctx) => {
   // Something to look at: two modules, one followed from a source, running on the hosts.
-  await addModule(ctx.live.mesh, 'web', [{ kind: 'file', path: join(ctx.live.root, 'web.conf'), content: b64('listen 8080\n'), mode: '0644' }]);
-  await addModule(ctx.live.mesh, 'metrics', [{ kind: 'file', path: join(ctx.live.root, 'metrics.conf'), content: b64('interval 15s\n'), mode: '0644' }]);
+  await addModule(ctx.live.mesh, 'web', [
+    { kind: 'file', path: join(ctx.live.root, 'web.conf'), content: b64('listen 8080\n'), mode: '0644' },
+  ]);
+  await addModule(ctx.live.mesh, 'metrics', [
+    { kind: 'file', path: join(ctx.live.root, 'metrics.conf'), content: b64('interval 15s\n'), mode: '0644' },
+  ]);
   for (const n of ['web1', 'web2']) await cli(ctx.live.mesh, 'assign', 'web', n);
   for (const n of ['web1', 'web2', 'web3']) await cli(ctx.live.mesh, 'assign', 'metrics', n);
-  for (const [n, serial] of [['web1', 3], ['web2', 3], ['web3', 2]] as const) await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
-  await ctx.live.mesh.store.admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
-  await ctx.fleet.waitForFunction(() => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(6)')?.textContent === '2');
+  for (const [n, serial] of [
+    ['web1', 3],
+    ['web2', 3],
+    ['web3', 2],
+  ] as const)
+    await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
+  await ctx.live.mesh.store
+    .admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
+  await ctx.fleet.waitForFunction(
+    () => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(6)')?.textContent === '2',
+  );
   const dir = shotsDir();
-  for (const [name, path] of [['fleet', '/'], ['node', '/node?name=web1'], ['overlay', '/overlay'], ['catalogue', '/catalogue'], ['history', '/history']]) {
+  for (const [name, path] of [
+    ['fleet', '/'],
+    ['node', '/node?name=web1'],
+    ['overlay', '/overlay'],
+    ['catalogue', '/catalogue'],
+    ['history', '/history'],
+  ]) {
     const p = await open(ctx, path!);
     await p.screenshot({ path: join(dir, `${name}.png`) });
     await p.close();
@@ -270,32 +378,62 @@ C('C1: the rollouts page shows what mesh rollout status --json shows, every roll
   await cli(ctx.live.mesh, 'rollout', 'hold');
   for (const n of ['web3', 'b3']) await cli(ctx.live.mesh, 'assign', 'web', n);
   await cli(ctx.live.mesh, 'rollout', 'start', '--waves', '1,100%', '--first', 'web3', '--wait-healthy', '1h');
-  type Status = { id: number; state: string; wave: number; waves: number; released: number; nodes: { node: string; wave: number; state: string; why: string | null }[] };
+  type Status = {
+    id: number;
+    state: string;
+    wave: number;
+    waves: number;
+    released: number;
+    nodes: { node: string; wave: number; state: string; why: string | null }[];
+  };
   // Until b3 is declared too: "released, not yet declared" is a moment (serve declares it next), and
   // the page read after it would rightly show the state it moved on to.
-  const s = await until('wave 2 out and declared, web3 applied', async () => {
-    const r = await cliJson(ctx, 'rollout', 'status') as Status;
-    const b3 = r.nodes.find((n) => n.node === 'b3');
-    return r.state === 'rolling' && r.wave === 2 && r.nodes.find((n) => n.node === 'web3')?.state === 'applied'
-      && b3?.state === 'waiting' && /not yet reported applied/.test(b3.why ?? '') && r;
-  }, 120_000);
+  const s = await until(
+    'wave 2 out and declared, web3 applied',
+    async () => {
+      const r = (await cliJson(ctx, 'rollout', 'status')) as Status;
+      const b3 = r.nodes.find((n) => n.node === 'b3');
+      return (
+        r.state === 'rolling' &&
+        r.wave === 2 &&
+        r.nodes.find((n) => n.node === 'web3')?.state === 'applied' &&
+        b3?.state === 'waiting' &&
+        /not yet reported applied/.test(b3.why ?? '') &&
+        r
+      );
+    },
+    120_000,
+  );
   const p = await open(ctx, '/rollouts');
   assert.is(await p.$eval('#headline', (h) => h.textContent), `rollout ${s.id}: rolling at wave 2 of 2 (1,100%)`);
-  assert.is(await p.$eval('#progress', (h) => h.textContent), `${s.released} of ${s.nodes.length} released: 1 applied, 0 failing, 1 waiting`);
-  const nodes = await p.$$eval('#rollout-nodes tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-  assert.equal(nodes, s.nodes.map((n) => [n.node, String(n.wave), n.state, n.why ?? '-']));
-  assert.equal(await p.$$eval('#rollouts tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), [String(s.id)]);
+  assert.is(
+    await p.$eval('#progress', (h) => h.textContent),
+    `${s.released} of ${s.nodes.length} released: 1 applied, 0 failing, 1 waiting`,
+  );
+  const nodes = await p.$$eval('#rollout-nodes tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  assert.equal(
+    nodes,
+    s.nodes.map((n) => [n.node, String(n.wave), n.state, n.why ?? '-']),
+  );
+  assert.equal(await p.$$eval('#rollouts tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), [
+    String(s.id),
+  ]);
   await p.screenshot({ path: join(shotsDir(), 'rollouts.png') });
   await p.close();
   // Aborted with a reason an operator typed: shown as text (the hostile test reads it), then the hold is lifted.
   await cli(ctx.live.mesh, 'rollout', 'abort', '--why', HOSTILE.why);
   await cli(ctx.live.mesh, 'rollout', 'release');
   const list = await open(ctx, `/rollouts?id=${s.id}`);
-  assert.is(await list.$eval('#headline', (h) => h.textContent!.split(' (')[0]), `rollout ${s.id}: aborted at wave 2 of 2`);
+  assert.is(
+    await list.$eval('#headline', (h) => h.textContent!.split(' (')[0]),
+    `rollout ${s.id}: aborted at wave 2 of 2`,
+  );
   assert.is(await list.$eval('#reason', (h) => h.textContent), `why: ${HOSTILE.why}`);
-  const status = await cliJson(ctx, 'rollout', 'status', '--rollout', String(s.id)) as Status;
+  const status = (await cliJson(ctx, 'rollout', 'status', '--rollout', String(s.id))) as Status;
   assert.is(status.state, 'aborted');
-  assert.is((await list.$$eval('#rollouts tbody tr', (x) => x.length)), 2, 'the aborted one and the hold after it');
+  assert.is(await list.$$eval('#rollouts tbody tr', (x) => x.length), 2, 'the aborted one and the hold after it');
   await list.close();
 });
 
@@ -311,8 +449,13 @@ C('text holding markup shows as text on every page, and none of it runs', async 
   await a`select inventory.record_corrections(node_name => 'b2', resources => ${[HOSTILE.drift]}::text[])`;
   await a`select inventory.record_refusal(node_name => 'b2', refused_serial => 1, refusal_fault => 'malformed', refusal_reason => ${HOSTILE.reason})`;
   // The fleet page already open receives the failing id pushed.
-  await ctx.fleet.waitForFunction((t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t, HOSTILE.failing);
-  const listed = (await cliJson(ctx, 'node', 'list') as { name: string; failing: number | null }[]).find((n) => n.name === 'b2')!;
+  await ctx.fleet.waitForFunction(
+    (t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t,
+    HOSTILE.failing,
+  );
+  const listed = ((await cliJson(ctx, 'node', 'list')) as { name: string; failing: number | null }[]).find(
+    (n) => n.name === 'b2',
+  )!;
   assert.is(listed.failing, 1, 'mesh node list counts the one failing resource the pages show');
   const pages: [string, string[]][] = [
     ['/', [HOSTILE.failing]],
@@ -327,8 +470,16 @@ C('text holding markup shows as text on every page, and none of it runs', async 
     const p = await open(ctx, path);
     const body = await p.$eval('main', (m) => m.textContent);
     for (const t of texts) assert.ok(body!.includes(t), `${path} shows ${t} as text`);
-    assert.is(await p.$$eval('main img, main script, main b, main svg[onload]', (x) => x.length), 0, `${path}: no element made of the text`);
-    assert.is(await p.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, `${path}: nothing ran`);
+    assert.is(
+      await p.$$eval('main img, main script, main b, main svg[onload]', (x) => x.length),
+      0,
+      `${path}: no element made of the text`,
+    );
+    assert.is(
+      await p.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+      undefined,
+      `${path}: nothing ran`,
+    );
     await p.close();
   }
   assert.is(await ctx.fleet.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
@@ -353,38 +504,60 @@ C('a live stream ends when its session expires, and the page shows the sign-in p
   assert.match(text, /event: expired\ndata: \{\}\n\n$/);
   await p.waitForSelector('#signin', { timeout: 0 });
   assert.is(await p.$('#fleet'), null);
-  assert.is((await fetch(ctx.base + '/api/fleet', { headers: { cookie: `mesh_console=${cookie}` } })).status, 401, 'the session is over');
+  assert.is(
+    (await fetch(ctx.base + '/api/fleet', { headers: { cookie: `mesh_console=${cookie}` } })).status,
+    401,
+    'the session is over',
+  );
   await c.close();
 });
 
 C('R4 live: a stopped host turns out of touch on the open fleet and overlay pages, with no reload', async (ctx) => {
   const overlay = await open(ctx, '/overlay');
   // A mark on each window: a reload would wipe it.
-  for (const p of [ctx.fleet, overlay]) await p.evaluate(() => { (window as unknown as { mark: number }).mark = 21; });
+  for (const p of [ctx.fleet, overlay])
+    await p.evaluate(() => {
+      (window as unknown as { mark: number }).mark = 21;
+    });
   await ctx.hosts.web3!.stop();
-  await ctx.fleet.waitForFunction(() => /^out of touch/.test(document.querySelector('#nodes tr[data-node="web3"] td.state')?.textContent ?? ''), undefined, { timeout: 240_000 });
+  await ctx.fleet.waitForFunction(
+    () => /^out of touch/.test(document.querySelector('#nodes tr[data-node="web3"] td.state')?.textContent ?? ''),
+    undefined,
+    { timeout: 240_000 },
+  );
   await overlay.waitForSelector('#graph g.node.away[data-node="web3"]', { timeout: 30_000 });
-  for (const p of [ctx.fleet, overlay]) assert.is(await p.evaluate(() => (window as unknown as { mark?: number }).mark), 21, 'the same page, not reloaded');
+  for (const p of [ctx.fleet, overlay])
+    assert.is(await p.evaluate(() => (window as unknown as { mark?: number }).mark), 21, 'the same page, not reloaded');
   const s = await states(ctx.fleet);
   assert.match(s.web3!, /^out of touch/);
   assert.is(s.web1, 'here');
-  const list = await cliJson(ctx, 'node', 'list') as { name: string; state: string }[];
+  const list = (await cliJson(ctx, 'node', 'list')) as { name: string; state: string }[];
   assert.match(list.find((n) => n.name === 'web3')!.state, /^out of touch/, 'mesh node list says so too');
   await overlay.close();
 });
 
-C('with a hub: every node peers with it, and each spoke\'s route to it is drawn as such', async (ctx) => {
+C("with a hub: every node peers with it, and each spoke's route to it is drawn as such", async (ctx) => {
   // The hosts stop first: a hub peers with every node, and no test host may raise an overlay on this machine.
   for (const p of Object.values(ctx.hosts)) await p.stop();
   await ctx.live.mesh.store.admin`insert into overlay.hub (node) values ('b1')`;
-  const g = await cliJson(ctx, 'overlay', 'show') as { nodes: { name: string; peers: { peer: string; route: boolean }[] }[] };
+  const g = (await cliJson(ctx, 'overlay', 'show')) as {
+    nodes: { name: string; peers: { peer: string; route: boolean }[] }[];
+  };
   const pairs = new Set(g.nodes.flatMap((n) => n.peers.map((p) => [n.name, p.peer].sort().join(' '))));
-  const routes = new Set(g.nodes.flatMap((n) => n.peers.filter((p) => p.route).map((p) => [n.name, p.peer].sort().join(' '))));
+  const routes = new Set(
+    g.nodes.flatMap((n) => n.peers.filter((p) => p.route).map((p) => [n.name, p.peer].sort().join(' '))),
+  );
   assert.ok(routes.size >= 7, 'every spoke routes through b1');
   const p = await open(ctx, '/overlay');
   assert.is(await p.$$eval('#graph g.node', (x) => x.length), g.nodes.length);
-  assert.equal((await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(), [...pairs].sort());
-  assert.equal((await p.$$eval('#graph line.edge.route', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(), [...routes].sort());
+  assert.equal(
+    (await p.$$eval('#graph line.edge', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(),
+    [...pairs].sort(),
+  );
+  assert.equal(
+    (await p.$$eval('#graph line.edge.route', (x) => x.map((l) => l.getAttribute('data-pair')))).sort(),
+    [...routes].sort(),
+  );
   assert.equal(await p.$$eval('#graph g.node.hub', (x) => x.map((n) => n.getAttribute('data-node'))), ['b1']);
   await p.screenshot({ path: join(shotsDir(), 'overlay.png') });
   await p.close();

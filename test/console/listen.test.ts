@@ -17,8 +17,22 @@ test('an address the operator names is taken as given: IPv4, IPv6 in brackets', 
 });
 
 test('a host name, a missing or impossible port, or no address at all is refused with the form to use', () => {
-  for (const bad of ['localhost:7780', 'console.example:7780', '127.0.0.1', ':7780', '7780', '127.0.0.1:70000', '999.1.1.1:7780', '::1:7780', '']) {
-    assert.throws(() => parseListen(bad), /is not ADDRESS:PORT: give an IP address and a port.* \(MSHF1\)\.$/, JSON.stringify(bad));
+  for (const bad of [
+    'localhost:7780',
+    'console.example:7780',
+    '127.0.0.1',
+    ':7780',
+    '7780',
+    '127.0.0.1:70000',
+    '999.1.1.1:7780',
+    '::1:7780',
+    '',
+  ]) {
+    assert.throws(
+      () => parseListen(bad),
+      /is not ADDRESS:PORT: give an IP address and a port.* \(MSHF1\)\.$/,
+      JSON.stringify(bad),
+    );
   }
 });
 

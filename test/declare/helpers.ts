@@ -31,14 +31,27 @@ export const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** Put raw bytes on a node's queue as the broker admin could: how forged and malformed messages arrive. */
 export async function inject(mesh: Mesh, node: string, bytes: Buffer, type = 'declaration'): Promise<void> {
   const s = servers();
-  const conn = await amqp.connect({ protocol: 'amqp', hostname: '127.0.0.1', port: s.rabbit.amqpPort, username: s.rabbit.admin.user, password: s.rabbit.admin.password, vhost: mesh.vhost });
+  const conn = await amqp.connect({
+    protocol: 'amqp',
+    hostname: '127.0.0.1',
+    port: s.rabbit.amqpPort,
+    username: s.rabbit.admin.user,
+    password: s.rabbit.admin.password,
+    vhost: mesh.vhost,
+  });
   try {
     const ch = await conn.createConfirmChannel();
     await publish(ch, '', `node.${node}`, bytes, { type });
-  } finally { await conn.close(); }
+  } finally {
+    await conn.close();
+  }
 }
 
-export async function until<T>(what: string, f: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  f: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await f();
@@ -49,7 +62,13 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | nu
 }
 
 /** A running loop: a fresh mesh, `mesh serve`, and one joined host web1 that may write under ROOT only. */
-export interface LiveNode { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+export interface LiveNode {
+  mesh: Mesh;
+  serve: Proc;
+  host: Host;
+  proc: Proc;
+  root: string;
+}
 
 export async function liveNode(): Promise<LiveNode> {
   const mesh = await freshMesh();

@@ -9,8 +9,12 @@ import { join } from 'node:path';
 import { addModule, cli, b64, until, liveNode, stopLiveNode, type LiveNode } from './helpers.js';
 
 const R = suite<LiveNode>('a rebuilt host is handed its declaration');
-R.before(async (ctx) => { Object.assign(ctx, await liveNode()); });
-R.after(async (ctx) => { await stopLiveNode(ctx); });
+R.before(async (ctx) => {
+  Object.assign(ctx, await liveNode());
+});
+R.after(async (ctx) => {
+  await stopLiveNode(ctx);
+});
 
 R('with an empty queue, a host that lost everything applies its newest declaration again', async (ctx) => {
   const conf = join(ctx.root, 'app.conf');
@@ -18,7 +22,11 @@ R('with an empty queue, a host that lost everything applies its newest declarati
   // The assignment owes web1 serial 2 (1 was its firewall, at enrolment).
   await cli(ctx.mesh, 'assign', 'app', 'web1');
   await ctx.proc.waitFor(/applied declaration 2\b/, 20_000);
-  await until('report of 2', async () => (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0);
+  await until(
+    'report of 2',
+    async () =>
+      (await ctx.mesh.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0,
+  );
   await ctx.proc.stop();
   for (const f of ['applied.json', 'declaration.signed']) rmSync(join(ctx.host.dir, f));
   rmSync(conf);

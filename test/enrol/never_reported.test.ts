@@ -12,20 +12,33 @@ S.before(async (ctx) => {
   ctx.store = await freshStore();
   ctx.sql = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
 });
-S.after(async (ctx) => { await ctx.sql?.end(); await ctx.store?.drop(); });
-
-S('node_status: no report row is null everywhere; an empty report is 0 held at its serial, with an age', async ({ store, sql }) => {
-  for (const [name, k] of [['silent', 1], ['empty', 4]] as const) {
-    await store.admin`insert into inventory.node (name, identity_key, overlay_key, sealing_key, enrolled_at, last_seen)
-      values (${name}, ${Buffer.alloc(32, k)}, ${Buffer.alloc(32, k + 1)}, ${Buffer.alloc(32, k + 2)}, now(), now())`;
-  }
-  await sql`select inventory.record_report(node_name => 'empty', report_serial => 3, held_now => '[]'::jsonb, failed_now => '[]'::jsonb)`;
-  const rows = await store.admin`select name, reported_serial, holds, failing, reported_at is not null as dated, report_age is not null as aged
-                                   from inventory.node_status order by name`;
-  assert.equal(rows.map((r) => ({ ...r })), [
-    { name: 'empty', reported_serial: '3', holds: 0, failing: 0, dated: true, aged: true },
-    { name: 'silent', reported_serial: null, holds: null, failing: null, dated: false, aged: false },
-  ]);
+S.after(async (ctx) => {
+  await ctx.sql?.end();
+  await ctx.store?.drop();
 });
+
+S(
+  'node_status: no report row is null everywhere; an empty report is 0 held at its serial, with an age',
+  async ({ store, sql }) => {
+    for (const [name, k] of [
+      ['silent', 1],
+      ['empty', 4],
+    ] as const) {
+      await store.admin`insert into inventory.node (name, identity_key, overlay_key, sealing_key, enrolled_at, last_seen)
+      values (${name}, ${Buffer.alloc(32, k)}, ${Buffer.alloc(32, k + 1)}, ${Buffer.alloc(32, k + 2)}, now(), now())`;
+    }
+    await sql`select inventory.record_report(node_name => 'empty', report_serial => 3, held_now => '[]'::jsonb, failed_now => '[]'::jsonb)`;
+    const rows =
+      await store.admin`select name, reported_serial, holds, failing, reported_at is not null as dated, report_age is not null as aged
+                                   from inventory.node_status order by name`;
+    assert.equal(
+      rows.map((r) => ({ ...r })),
+      [
+        { name: 'empty', reported_serial: '3', holds: 0, failing: 0, dated: true, aged: true },
+        { name: 'silent', reported_serial: null, holds: null, failing: null, dated: false, aged: false },
+      ],
+    );
+  },
+);
 
 S.run();

@@ -13,7 +13,10 @@ S.before(async (ctx) => {
   // As the context's own role, the way serve calls it.
   ctx.sql = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
 });
-S.after(async (ctx) => { await ctx.sql?.end(); await ctx.store?.drop(); });
+S.after(async (ctx) => {
+  await ctx.sql?.end();
+  await ctx.store?.drop();
+});
 
 const hash = (s: string) => createHash('sha256').update(s).digest();
 const key = (n: number) => Buffer.alloc(32, n);
@@ -21,17 +24,21 @@ const spend = (sql: postgres.Sql, secret: string, node: string, k: number) =>
   sql`select inventory.spend_token(token_hash => ${hash(secret)}::bytea, node_name => ${node}::text, identity_key => ${key(k)}::bytea,
         overlay_key => ${key(k + 1)}::bytea, sealing_key => ${key(k + 2)}::bytea) as o`.then((r) => r[0]!.o as string);
 const keysOf = async (store: Store, node: string) => {
-  const [n] = await store.admin`select identity_key, overlay_key, sealing_key, enrolled_at from inventory.node where name = ${node}`;
+  const [n] =
+    await store.admin`select identity_key, overlay_key, sealing_key, enrolled_at from inventory.node where name = ${node}`;
   return n!;
 };
 
-S('a token spent once keeps the keys of the one who spent it; a second spend records nothing', async ({ store, sql }) => {
-  await sql`select inventory.issue_token('web1', ${hash('first')}::bytea, null, null, interval '1 hour')`;
-  assert.is(await spend(sql, 'first', 'web1', 10), 'enrolled');
-  assert.is(await spend(sql, 'first', 'web1', 20), 'token already spent');
-  const n = await keysOf(store, 'web1');
-  assert.equal([n.identity_key, n.overlay_key, n.sealing_key], [key(10), key(11), key(12)]);
-});
+S(
+  'a token spent once keeps the keys of the one who spent it; a second spend records nothing',
+  async ({ store, sql }) => {
+    await sql`select inventory.issue_token('web1', ${hash('first')}::bytea, null, null, interval '1 hour')`;
+    assert.is(await spend(sql, 'first', 'web1', 10), 'enrolled');
+    assert.is(await spend(sql, 'first', 'web1', 20), 'token already spent');
+    const n = await keysOf(store, 'web1');
+    assert.equal([n.identity_key, n.overlay_key, n.sealing_key], [key(10), key(11), key(12)]);
+  },
+);
 
 S('a spend with an unknown token records no key and enrols nobody', async ({ store, sql }) => {
   await sql`select inventory.issue_token('web2', ${hash('real')}::bytea, null, null, interval '1 hour')`;

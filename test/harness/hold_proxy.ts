@@ -24,18 +24,38 @@ export async function holdProxy(target: { host: string; port: number }): Promise
   const server = createServer((client) => {
     accepted++;
     const upstream = connect(target.port, target.host);
-    open.add(client); open.add(upstream);
+    open.add(client);
+    open.add(upstream);
     client.on('data', (d) => upstream.write(d));
-    upstream.on('data', (d) => { if (!held) client.write(d); });
-    const end = () => { client.destroy(); upstream.destroy(); open.delete(client); open.delete(upstream); };
-    for (const s of [client, upstream]) { s.on('close', end); s.on('error', end); }
+    upstream.on('data', (d) => {
+      if (!held) client.write(d);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    for (const s of [client, upstream]) {
+      s.on('close', end);
+      s.on('error', end);
+    }
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     address: `127.0.0.1:${(server.address() as { port: number }).port}`,
-    hold() { held = true; },
-    cut() { for (const s of [...open]) s.destroy(); held = false; },
+    hold() {
+      held = true;
+    },
+    cut() {
+      for (const s of [...open]) s.destroy();
+      held = false;
+    },
     accepted: () => accepted,
-    close: () => new Promise((r) => { for (const s of [...open]) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of [...open]) s.destroy();
+        server.close(() => r());
+      }),
   };
 }

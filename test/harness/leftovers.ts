@@ -27,6 +27,13 @@ export function leave(l: Leftover): boolean {
 
 export function leftovers(dir: string): Leftover[] {
   let text = '';
-  try { text = readFileSync(join(dir, FILE), 'utf8'); } catch { return []; }
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Leftover);
+  try {
+    text = readFileSync(join(dir, FILE), 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Leftover);
 }

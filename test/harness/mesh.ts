@@ -31,10 +31,15 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): 
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const listeners = new Set<() => void>();
-  const onData = (d: Buffer) => { out += d.toString(); for (const l of listeners) l(); };
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const l of listeners) l();
+  };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  child.on('exit', () => { for (const l of listeners) l(); });
+  child.on('exit', () => {
+    for (const l of listeners) l();
+  });
   return {
     child,
     output: () => out,
@@ -42,11 +47,24 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): 
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = out.slice(from).match(re);
-          if (m) { listeners.delete(check); clearTimeout(t); resolve(m); return true; }
-          if (child.exitCode !== null) { listeners.delete(check); clearTimeout(t); reject(new Error(`process exited (${child.exitCode}) before ${re}; it said:\n${out}`)); return true; }
+          if (m) {
+            listeners.delete(check);
+            clearTimeout(t);
+            resolve(m);
+            return true;
+          }
+          if (child.exitCode !== null) {
+            listeners.delete(check);
+            clearTimeout(t);
+            reject(new Error(`process exited (${child.exitCode}) before ${re}; it said:\n${out}`));
+            return true;
+          }
           return false;
         };
-        const t = setTimeout(() => { listeners.delete(check); reject(new Error(`timed out waiting for ${re}; it said:\n${out}`)); }, timeoutMs);
+        const t = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${re}; it said:\n${out}`));
+        }, timeoutMs);
         if (!check()) listeners.add(check);
       });
     },
@@ -61,7 +79,11 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): 
   };
 }
 
-export interface CliResult { code: number; stdout: string; stderr: string }
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export interface Host {
   name: string;
@@ -96,15 +118,36 @@ export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Pr
 
 /** The run's one broker, or a suite's own cluster (test/harness/rabbit_cluster.ts): what freshMesh needs of either. */
 function brokerOf(s: Servers, cluster?: RabbitCluster) {
-  if (!cluster) return { admin: s.rabbit.admin, mgmtPorts: [s.rabbit.mgmtPort], amqpPorts: [s.rabbit.amqpPort], amqps: s.rabbit.amqpsPort, fingerprint: s.rabbit.fingerprint };
-  return { admin: cluster.admin, mgmtPorts: cluster.nodes.map((n) => n.mgmtPort), amqpPorts: cluster.nodes.map((n) => n.amqpPort), amqps: cluster.nodes[0]!.amqpsPort, fingerprint: cluster.nodes[0]!.fingerprint };
+  if (!cluster)
+    return {
+      admin: s.rabbit.admin,
+      mgmtPorts: [s.rabbit.mgmtPort],
+      amqpPorts: [s.rabbit.amqpPort],
+      amqps: s.rabbit.amqpsPort,
+      fingerprint: s.rabbit.fingerprint,
+    };
+  return {
+    admin: cluster.admin,
+    mgmtPorts: cluster.nodes.map((n) => n.mgmtPort),
+    amqpPorts: cluster.nodes.map((n) => n.amqpPort),
+    amqps: cluster.nodes[0]!.amqpsPort,
+    fingerprint: cluster.nodes[0]!.fingerprint,
+  };
 }
 
-export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: Servers; store?: Store; serveEnv?: NodeJS.ProcessEnv; cluster?: RabbitCluster } = {}): Promise<Mesh> {
+export async function freshMesh(
+  opts: {
+    hostEnv?: NodeJS.ProcessEnv;
+    servers?: Servers;
+    store?: Store;
+    serveEnv?: NodeJS.ProcessEnv;
+    cluster?: RabbitCluster;
+  } = {},
+): Promise<Mesh> {
   const s = opts.servers ?? servers();
   const b = brokerOf(s, opts.cluster);
   // A suite may bring a store of its own (a primary and its standby, test/harness/replicated.ts).
-  const store = opts.store ?? await freshStore(s);
+  const store = opts.store ?? (await freshStore(s));
   const id = randomBytes(4).toString('hex');
   const vhost = `v-${id}`;
   const prefix = `${id}.`;
@@ -118,8 +161,13 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
   // A cluster: every node's AMQP and management API, in turn (serve's list of brokers, issue 19).
   const amqpList = b.amqpPorts.map((port) => ({ host: '127.0.0.1', port }));
   const broker: BrokerConfig = {
-    amqp: opts.cluster ? amqpList : amqpList[0]!, vhost, user: b.admin.user, password: b.admin.password,
-    management: opts.cluster ? mgmtUrls : mgmtUrls[0]!, public: `127.0.0.1:${b.amqps}`, fingerprint: b.fingerprint,
+    amqp: opts.cluster ? amqpList : amqpList[0]!,
+    vhost,
+    user: b.admin.user,
+    password: b.admin.password,
+    management: opts.cluster ? mgmtUrls : mgmtUrls[0]!,
+    public: `127.0.0.1:${b.amqps}`,
+    fingerprint: b.fingerprint,
     accountPrefix: prefix,
   };
   const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
@@ -138,13 +186,29 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
     dirs.push(dir);
     const henv = { ...process.env, MESH_HOST_DIR: dir, ...opts.hostEnv, ...extraEnv };
     return {
-      name, dir, env: henv,
+      name,
+      dir,
+      env: henv,
       enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', t, ...extra], henv),
-      run: () => { const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv); procs.push(p); return p; },
+      run: () => {
+        const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv);
+        procs.push(p);
+        return p;
+      },
     };
   };
   const mesh: Mesh = {
-    store, vhost, prefix, home, env, broker, signer, cli, token, host, mgmt,
+    store,
+    vhost,
+    prefix,
+    home,
+    env,
+    broker,
+    signer,
+    cli,
+    token,
+    host,
+    mgmt,
     async serve() {
       const p = spawnProc(process.execPath, [MESH, 'serve'], { ...env, ...opts.serveEnv });
       procs.push(p);
@@ -173,7 +237,12 @@ export async function freshMesh(opts: { hostEnv?: NodeJS.ProcessEnv; servers?: S
 }
 
 /** A mesh's vhost and the broker accounts of its prefix. */
-export async function deleteVhost(mgmtPort: number, admin: { user: string; password: string }, vhost: string, prefix: string): Promise<void> {
+export async function deleteVhost(
+  mgmtPort: number,
+  admin: { user: string; password: string },
+  vhost: string,
+  prefix: string,
+): Promise<void> {
   const api = new ManagementApi({ url: `http://127.0.0.1:${mgmtPort}`, user: admin.user, password: admin.password });
   await api.deleteVhost(vhost);
   const users = await api.users();
@@ -186,6 +255,8 @@ function stopServices(dir: string): void {
     try {
       const { pid } = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { pid: number };
       process.kill(-pid, 'SIGKILL');
-    } catch { /* gone already */ }
+    } catch {
+      /* gone already */
+    }
   }
 }

@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { freePort } from './ports.js';
 import { run } from '../../src/sys/proc.js';
 
-export interface Postgres { port: number; socketDir: string; url(db: string, user?: string): string; stop(): Promise<void>; restart(): Promise<void> }
+export interface Postgres {
+  port: number;
+  socketDir: string;
+  url(db: string, user?: string): string;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+}
 
 export function pgBin(name: string): string {
   for (const v of ['17', '16', '15', '14']) {
@@ -14,7 +20,9 @@ export function pgBin(name: string): string {
     if (existsSync(p)) return p;
   }
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
-  throw new Error(`no PostgreSQL server binaries found (looked in /usr/lib/postgresql, found ${versions.join(', ') || 'nothing'}): apt-get install -y --no-install-recommends postgresql`);
+  throw new Error(
+    `no PostgreSQL server binaries found (looked in /usr/lib/postgresql, found ${versions.join(', ') || 'nothing'}): apt-get install -y --no-install-recommends postgresql`,
+  );
 }
 
 const asRoot = process.getuid?.() === 0;
@@ -58,7 +66,17 @@ export async function startPostgres(dir: string, opts: ClusterOptions = {}): Pro
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   mkdirSync(data, { mode: 0o700 });
   await ownedDir(data);
-  const [c1, a1] = asPostgres(pgBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  const [c1, a1] = asPostgres(pgBin('initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+    '--no-instructions',
+  ]);
   await run(c1, a1);
   return startCluster(dir, data, opts);
 }
@@ -68,18 +86,38 @@ export async function startCluster(dir: string, data: string, opts: ClusterOptio
   const socketDir = opts.socketDir ?? join(dir, 'pgsock');
   await ownedDir(socketDir);
   const port = await freePort();
-  const fast = ['-c', 'fsync=off', '-c', 'full_page_writes=off', ...(opts.durable ? [] : ['-c', 'synchronous_commit=off'])];
+  const fast = [
+    '-c',
+    'fsync=off',
+    '-c',
+    'full_page_writes=off',
+    ...(opts.durable ? [] : ['-c', 'synchronous_commit=off']),
+  ];
   const [c2, a2] = asPostgres(pgBin('postgres'), [
-    '-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1',
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    socketDir,
+    '-c',
+    'listen_addresses=127.0.0.1',
     ...fast,
-    '-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', 'log_min_messages=fatal',
+    '-c',
+    'max_connections=400',
+    '-c',
+    'shared_buffers=128MB',
+    '-c',
+    'log_min_messages=fatal',
     ...(opts.settings ?? []).flatMap((x) => ['-c', x]),
   ]);
   let child: ChildProcess;
   const start = async () => {
     child = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
-    child.stderr?.on('data', (d) => { stderr += d; });
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
@@ -97,7 +135,11 @@ export async function startCluster(dir: string, data: string, opts: ClusterOptio
     if (child.exitCode !== null || child.signalCode !== null) return;
     const done = new Promise((r) => child.once('exit', r));
     const [c, a] = asPostgres(pgBin('pg_ctl'), ['stop', '-D', data, '-m', mode, '-w', '-t', '30']);
-    try { await run(c, a, { timeoutMs: 40_000 }); } catch { child.kill('SIGKILL'); }
+    try {
+      await run(c, a, { timeoutMs: 40_000 });
+    } catch {
+      child.kill('SIGKILL');
+    }
     await done;
   };
   const stop = () => stopMode('fast');
@@ -109,6 +151,9 @@ export async function startCluster(dir: string, data: string, opts: ClusterOptio
     url: (db, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${db}`,
     stop,
     stopMode,
-    async restart() { await stop(); await start(); },
+    async restart() {
+      await stop();
+      await start();
+    },
   };
 }

@@ -12,7 +12,12 @@ import { freePort } from './ports.js';
 import { ManagementApi } from '../../src/broker/management.js';
 import { run } from '../../src/sys/proc.js';
 
-export interface QuorumStatus { type: string; members: string[]; online: string[]; leader?: string }
+export interface QuorumStatus {
+  type: string;
+  members: string[];
+  online: string[];
+  leader?: string;
+}
 
 export interface RabbitCluster {
   nodes: Rabbit[];
@@ -36,8 +41,17 @@ export async function startCluster(dir: string, size = 3): Promise<RabbitCluster
   const names = Array.from({ length: size }, (_, i) => `mesh-${id}-${i + 1}@localhost`);
   const nodes: Rabbit[] = [];
   for (let i = 0; i < size; i++) {
-    const ports = { ...await freePorts(['amqp', 'amqps', 'mgmt', 'dist'] as const), epmd };
-    nodes.push(await brokerNode({ dir: join(dir, `node${i + 1}`), nodename: names[i]!, admin, ports, cookie, peers: i === 0 ? undefined : [names[0]!] }));
+    const ports = { ...(await freePorts(['amqp', 'amqps', 'mgmt', 'dist'] as const)), epmd };
+    nodes.push(
+      await brokerNode({
+        dir: join(dir, `node${i + 1}`),
+        nodename: names[i]!,
+        admin,
+        ports,
+        cookie,
+        peers: i === 0 ? undefined : [names[0]!],
+      }),
+    );
   }
   const stopAll = () => Promise.allSettled(nodes.map((n) => n.halt()));
   try {
@@ -48,28 +62,50 @@ export async function startCluster(dir: string, size = 3): Promise<RabbitCluster
     await stopAll();
     throw err;
   }
-  const api = new ManagementApi({ url: nodes.map((n) => `http://127.0.0.1:${n.mgmtPort}`), user: admin.user, password: admin.password }, 5_000);
+  const api = new ManagementApi(
+    { url: nodes.map((n) => `http://127.0.0.1:${n.mgmtPort}`), user: admin.user, password: admin.password },
+    5_000,
+  );
   const cluster: RabbitCluster = {
-    nodes, admin, api,
+    nodes,
+    admin,
+    api,
     kill: (i) => nodes[i]!.kill(),
     resume: (i) => nodes[i]!.resume(),
     async queueStatus(vhost, queue) {
-      const q = await api.call<{ type: string; members?: string[]; online?: string[]; leader?: string }>('GET', `/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`);
-      return { type: q!.type, members: [...(q!.members ?? [])].sort(), online: [...(q!.online ?? [])].sort(), leader: q!.leader };
+      const q = await api.call<{ type: string; members?: string[]; online?: string[]; leader?: string }>(
+        'GET',
+        `/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`,
+      );
+      return {
+        type: q!.type,
+        members: [...(q!.members ?? [])].sort(),
+        online: [...(q!.online ?? [])].sort(),
+        leader: q!.leader,
+      };
     },
     async running() {
       const ns = (await api.call<{ name: string; running: boolean }[]>('GET', '/nodes')) ?? [];
-      return ns.filter((n) => n.running).map((n) => n.name).sort();
+      return ns
+        .filter((n) => n.running)
+        .map((n) => n.name)
+        .sort();
     },
     async stop() {
       await stopAll();
-      try { await run('epmd', ['-kill'], { env: nodes[0]!.env }); } catch { /* already gone */ }
+      try {
+        await run('epmd', ['-kill'], { env: nodes[0]!.env });
+      } catch {
+        /* already gone */
+      }
     },
   };
   const joined = await cluster.running();
   if (joined.length !== size) {
     await cluster.stop();
-    throw new Error(`the cluster formed with ${joined.length} of ${size} nodes running (${joined.join(', ')}); see ${dir}/node*/log`);
+    throw new Error(
+      `the cluster formed with ${joined.length} of ${size} nodes running (${joined.join(', ')}); see ${dir}/node*/log`,
+    );
   }
   return cluster;
 }

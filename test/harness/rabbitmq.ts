@@ -14,11 +14,11 @@ import { ManagementApi } from '../../src/broker/management.js';
 import { ADMIN, brokerConf, brokerEnv, PLUGINS } from '../../bundle/rabbitmq.js';
 
 export interface Rabbit {
-  amqpPort: number;      // plaintext, loopback only: the control plane's hop
-  amqpsPort: number;     // TLS: what nodes dial
+  amqpPort: number; // plaintext, loopback only: the control plane's hop
+  amqpsPort: number; // TLS: what nodes dial
   mgmtPort: number;
   admin: { user: string; password: string };
-  fingerprint: string;   // sha256 of the certificate, hex with colons
+  fingerprint: string; // sha256 of the certificate, hex with colons
   certPath: string;
   nodename: string;
   env: NodeJS.ProcessEnv;
@@ -32,11 +32,29 @@ export interface Rabbit {
 
 export const BIN = '/usr/lib/rabbitmq/bin';
 
-export async function makeCertificate(dir: string, cn: string): Promise<{ cert: string; key: string; fingerprint: string }> {
+export async function makeCertificate(
+  dir: string,
+  cn: string,
+): Promise<{ cert: string; key: string; fingerprint: string }> {
   const cert = join(dir, 'broker.pem');
   const key = join(dir, 'broker.key');
-  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '3650', '-subj', `/CN=${cn}`]);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '3650',
+    '-subj',
+    `/CN=${cn}`,
+  ]);
   const fingerprint = new X509Certificate(readFileSync(cert)).fingerprint256;
   return { cert, key, fingerprint };
 }
@@ -59,25 +77,48 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
   const { dir, nodename, admin, ports } = spec;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { cert, key, fingerprint } = await makeCertificate(dir, 'mesh-broker');
-  writeFileSync(join(dir, 'rabbitmq.conf'), brokerConf({
-    amqp: ports.amqp, amqps: ports.amqps, amqpsAddress: spec.listenAddress, mgmt: ports.mgmt,
-    user: admin.user, password: admin.password, cert, key, statsIntervalMs: 60_000, peers: spec.peers,
-  }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, 'rabbitmq.conf'),
+    brokerConf({
+      amqp: ports.amqp,
+      amqps: ports.amqps,
+      amqpsAddress: spec.listenAddress,
+      mgmt: ports.mgmt,
+      user: admin.user,
+      password: admin.password,
+      cert,
+      key,
+      statsIntervalMs: 60_000,
+      peers: spec.peers,
+    }),
+    { mode: 0o600 },
+  );
   writeFileSync(join(dir, 'enabled_plugins'), PLUGINS);
   writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
   if (spec.cookie) writeFileSync(join(dir, '.erlang.cookie'), spec.cookie, { mode: 0o400 });
-  const env: NodeJS.ProcessEnv = { ...process.env, ...brokerEnv(dir, nodename, { dist: ports.dist, epmd: ports.epmd }), RABBITMQ_NODE_PORT: String(ports.amqp) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...brokerEnv(dir, nodename, { dist: ports.dist, epmd: ports.epmd }),
+    RABBITMQ_NODE_PORT: String(ports.amqp),
+  };
   let child: ChildProcess | undefined;
-  const api = new ManagementApi({ url: `http://127.0.0.1:${ports.mgmt}`, user: admin.user, password: admin.password }, 5_000);
+  const api = new ManagementApi(
+    { url: `http://127.0.0.1:${ports.mgmt}`, user: admin.user, password: admin.password },
+    5_000,
+  );
   const start = async () => {
     child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
     const deadline = Date.now() + 120_000;
     for (;;) {
       try {
         if ((await api.raw('GET', '/overview')).ok) break;
-      } catch { /* not yet */ }
-      if (child.exitCode !== null) throw new Error(`RabbitMQ ${nodename} exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
-      if (Date.now() > deadline) throw new Error(`RabbitMQ ${nodename} did not start within 120s; see ${join(dir, 'log')}`);
+      } catch {
+        /* not yet */
+      }
+      if (child.exitCode !== null)
+        throw new Error(`RabbitMQ ${nodename} exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
+      if (Date.now() > deadline)
+        throw new Error(`RabbitMQ ${nodename} did not start within 120s; see ${join(dir, 'log')}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   };
@@ -86,8 +127,18 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise((r) => c.once('exit', r));
     // rabbitmqctl can hang on a node in a bad state: the kill comes regardless.
-    const t = setTimeout(() => { try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } }, 20_000);
-    try { await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeoutMs: 15_000 }); } catch { /* fall through to kill */ }
+    const t = setTimeout(() => {
+      try {
+        process.kill(-c.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 20_000);
+    try {
+      await run(join(BIN, 'rabbitmqctl'), ['-n', nodename, 'stop'], { env, timeoutMs: 15_000 });
+    } catch {
+      /* fall through to kill */
+    }
     await done;
     clearTimeout(t);
   };
@@ -95,18 +146,33 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
     const c = child;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const done = new Promise((r) => c.once('exit', r));
-    try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     await done;
   };
   return {
-    amqpPort: ports.amqp, amqpsPort: ports.amqps, mgmtPort: ports.mgmt, admin, fingerprint, certPath: cert, nodename, env,
+    amqpPort: ports.amqp,
+    amqpsPort: ports.amqps,
+    mgmtPort: ports.mgmt,
+    admin,
+    fingerprint,
+    certPath: cert,
+    nodename,
+    env,
     halt,
     kill,
     resume: start,
     async stop() {
       await halt();
       // The epmd this node started on its own port, and nothing else's.
-      try { await run('epmd', ['-kill'], { env }); } catch { /* already gone */ }
+      try {
+        await run('epmd', ['-kill'], { env });
+      } catch {
+        /* already gone */
+      }
     },
   };
 }
@@ -120,7 +186,13 @@ export const newAdmin = () => ({ user: ADMIN, password: randomBytes(18).toString
 
 export async function startRabbit(dir: string, opts: { listenAddress?: string } = {}): Promise<Rabbit> {
   const ports = await freePorts(['amqp', 'amqps', 'mgmt', 'dist', 'epmd'] as const);
-  const node = await brokerNode({ dir, nodename: `mesh-${randomBytes(4).toString('hex')}@localhost`, admin: newAdmin(), ports, listenAddress: opts.listenAddress });
+  const node = await brokerNode({
+    dir,
+    nodename: `mesh-${randomBytes(4).toString('hex')}@localhost`,
+    admin: newAdmin(),
+    ports,
+    listenAddress: opts.listenAddress,
+  });
   await node.resume();
   return node;
 }

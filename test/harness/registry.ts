@@ -28,23 +28,33 @@ export async function startRegistry(): Promise<Registry> {
   const port = await freePort();
   const addr = `127.0.0.1:${port}`;
   const config = join(dir, 'config.yml');
-  writeFileSync(config, [
-    'version: 0.1',
-    'log:',
-    '  level: warn',
-    'storage:',
-    '  filesystem:',
-    `    rootdirectory: ${join(dir, 'data')}`,
-    '  delete:',
-    '    enabled: true',
-    'http:',
-    `  addr: ${addr}`,
-    '',
-  ].join('\n'));
-  const child = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REGISTRY_HTTP_SECRET: 'mesh-test-only' } });
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: warn',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${join(dir, 'data')}`,
+      '  delete:',
+      '    enabled: true',
+      'http:',
+      `  addr: ${addr}`,
+      '',
+    ].join('\n'),
+  );
+  const child = spawn('docker-registry', ['serve', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REGISTRY_HTTP_SECRET: 'mesh-test-only' },
+  });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
   const url = `http://${addr}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -59,16 +69,30 @@ export async function startRegistry(): Promise<Registry> {
   // Ready when /v2/ answers; a registry that exited says why.
   const end = Date.now() + 15_000;
   for (;;) {
-    if (child.exitCode !== null) { await stop(); throw new Error(`docker-registry exited (${child.exitCode}): ${out}`); }
-    const ok = await fetch(`${url}/v2/`).then((r) => r.ok, () => false);
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`docker-registry exited (${child.exitCode}): ${out}`);
+    }
+    const ok = await fetch(`${url}/v2/`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
-    if (Date.now() > end) { await stop(); throw new Error(`docker-registry did not answer on ${addr} within 15s: ${out}`); }
+    if (Date.now() > end) {
+      await stop();
+      throw new Error(`docker-registry did not answer on ${addr} within 15s: ${out}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    addr, url, stop,
+    addr,
+    url,
+    stop,
     async manifestDigest(repo, reference) {
-      const r = await fetch(`${url}/v2/${repo}/manifests/${reference}`, { method: 'HEAD', headers: { accept: ACCEPT } });
+      const r = await fetch(`${url}/v2/${repo}/manifests/${reference}`, {
+        method: 'HEAD',
+        headers: { accept: ACCEPT },
+      });
       return r.ok ? r.headers.get('docker-content-digest') : null;
     },
   };

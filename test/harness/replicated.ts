@@ -29,7 +29,10 @@ const DB = 'mesh';
 
 async function ids(): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined;
-  return { uid: Number((await run('id', ['-u', 'postgres'])).trim()), gid: Number((await run('id', ['-g', 'postgres'])).trim()) };
+  return {
+    uid: Number((await run('id', ['-u', 'postgres'])).trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).trim()),
+  };
 }
 
 export async function replicated(): Promise<Replicated> {
@@ -41,7 +44,11 @@ export async function replicated(): Promise<Replicated> {
   const owner = await ids();
   const clusters: Cluster[] = [];
   const sqls: postgres.Sql[] = [];
-  const su = (c: Cluster) => { const s = postgres(c.url(DB), { max: 1, onnotice: () => {} }); sqls.push(s); return s; };
+  const su = (c: Cluster) => {
+    const s = postgres(c.url(DB), { max: 1, onnotice: () => {} });
+    sqls.push(s);
+    return s;
+  };
   const stop = async () => {
     await Promise.allSettled(sqls.map((s) => s.end({ timeout: 2 })));
     await Promise.allSettled(clusters.map((c) => c.stopMode('immediate')));
@@ -57,11 +64,19 @@ export async function replicated(): Promise<Replicated> {
     try {
       const template = await prepareTemplate(root, primary);
       await root.unsafe(`create database "${DB}" template "${template}"`);
-    } finally { await root.end(); }
+    } finally {
+      await root.end();
+    }
     // The harness's initdb trusts every local replication connection: those
     // lines go, so the standby gets in with the role's password or not at all.
     const hba = join(primary.data, 'pg_hba.conf');
-    writeFileSync(hba, readFileSync(hba, 'utf8').split('\n').filter((l) => !/^\s*host\s+replication\s/.test(l)).join('\n'));
+    writeFileSync(
+      hba,
+      readFileSync(hba, 'utf8')
+        .split('\n')
+        .filter((l) => !/^\s*host\s+replication\s/.test(l))
+        .join('\n'),
+    );
     const name = 'b';
     const p = su(primary);
     const { password } = await preparePrimary(p, { pgData: primary.data, standbyAddress: '127.0.0.1', standby: name });
@@ -71,7 +86,15 @@ export async function replicated(): Promise<Replicated> {
     const sdata = join(sdir, 'pgdata');
     mkdirSync(sdir, { mode: 0o755 });
     if (owner) chownSync(sdir, owner.uid, owner.gid);
-    await cloneStandby({ pgData: sdata, primaryHost: '127.0.0.1', primaryPort: primary.port, passfile, standby: name, asUser: owner ? 'postgres' : undefined, pgBasebackup: pgBin('pg_basebackup') });
+    await cloneStandby({
+      pgData: sdata,
+      primaryHost: '127.0.0.1',
+      primaryPort: primary.port,
+      passfile,
+      standby: name,
+      asUser: owner ? 'postgres' : undefined,
+      pgBasebackup: pgBin('pg_basebackup'),
+    });
     const standby = await startCluster(sdir, sdata, { durable: true, socketDir: join(sock, 's') });
     clusters.push(standby);
     // Streaming from here on (whether synchronously is the suite's to check): wait until the primary says so.
@@ -83,14 +106,21 @@ export async function replicated(): Promise<Replicated> {
     }
     const hosts = `127.0.0.1:${primary.port},127.0.0.1:${standby.port}`;
     const env: NodeJS.ProcessEnv = {};
-    for (const ctx of CONTEXTS) env[storeVariable(ctx)] = `postgres://mesh_${ctx}@${hosts}/${DB}?target_session_attrs=read-write`;
+    for (const ctx of CONTEXTS)
+      env[storeVariable(ctx)] = `postgres://mesh_${ctx}@${hosts}/${DB}?target_session_attrs=read-write`;
     const store: Store = {
       db: DB,
       env,
       // A DBA's view of the primary of the moment: this connection follows it too.
-      admin: postgres(`postgres://postgres@${hosts}/${DB}`, { max: 2, onnotice: () => {}, target_session_attrs: 'primary' }),
+      admin: postgres(`postgres://postgres@${hosts}/${DB}`, {
+        max: 2,
+        onnotice: () => {},
+        target_session_attrs: 'primary',
+      }),
       url: (ctx) => env[storeVariable(ctx as never)]!,
-      async drop() { await store.admin.end({ timeout: 2 }); },
+      async drop() {
+        await store.admin.end({ timeout: 2 });
+      },
     };
     return { primary, standby, store, name, passfile, su, stop };
   } catch (err) {

@@ -6,8 +6,14 @@ export interface Servers {
   tmp: string;
   pg: { port: number; socketDir: string };
   rabbit: {
-    dir: string; amqpPort: number; amqpsPort: number; mgmtPort: number;
-    admin: { user: string; password: string }; fingerprint: string; certPath: string; nodename: string;
+    dir: string;
+    amqpPort: number;
+    amqpsPort: number;
+    mgmtPort: number;
+    admin: { user: string; password: string };
+    fingerprint: string;
+    certPath: string;
+    nodename: string;
   };
   template: string;
 }
@@ -18,7 +24,9 @@ export function servers(): Servers {
   if (cached) return cached;
   const path = process.env.MESH_TEST_SERVERS;
   if (!path) {
-    throw new Error('this suite needs the servers `npm test` starts: run it through `npm test` (or `node dist/test/run.js FILE`).');
+    throw new Error(
+      'this suite needs the servers `npm test` starts: run it through `npm test` (or `node dist/test/run.js FILE`).',
+    );
   }
   cached = JSON.parse(readFileSync(path, 'utf8')) as Servers;
   return cached;

@@ -60,7 +60,11 @@ async function open(db: string, srv: Servers): Promise<Store> {
       await admin.end({ timeout: 5 });
       if (suiteDir()) return; // the run drops it once the suite passed, and keeps it when it failed
       const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
-      try { await root.unsafe(`drop database if exists "${db}" with (force)`); } finally { await root.end(); }
+      try {
+        await root.unsafe(`drop database if exists "${db}" with (force)`);
+      } finally {
+        await root.end();
+      }
     },
   };
 }
@@ -74,7 +78,11 @@ export async function freshStore(srv: Servers = servers()): Promise<Store> {
   const { pg, template } = srv;
   const db = name('t');
   const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
-  try { await root.unsafe(`create database "${db}" template "${template}"`); } finally { await root.end(); }
+  try {
+    await root.unsafe(`create database "${db}" template "${template}"`);
+  } finally {
+    await root.end();
+  }
   return open(db, srv);
 }
 
@@ -83,6 +91,10 @@ export async function emptyStore(srv: Servers = servers()): Promise<Store> {
   const { pg } = srv;
   const db = name('e');
   const root = postgres(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1, onnotice: () => {} });
-  try { await createContexts(root, pg.port, db); } finally { await root.end(); }
+  try {
+    await createContexts(root, pg.port, db);
+  } finally {
+    await root.end();
+  }
   return open(db, srv);
 }

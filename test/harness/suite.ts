@@ -12,7 +12,9 @@ import { inspect } from 'node:util';
 
 let failedHooks = 0;
 // uvu's exec sets process.exitCode from its tests alone, after the last suite; this runs after that.
-process.on('exit', () => { if (failedHooks) process.exitCode = 1; });
+process.on('exit', () => {
+  if (failedHooks) process.exitCode = 1;
+});
 
 function loud<T>(title: string, kind: string, fn: Callback<T>): Callback<T> {
   return async (ctx) => {
@@ -26,7 +28,11 @@ function loud<T>(title: string, kind: string, fn: Callback<T>): Callback<T> {
   };
 }
 
-const indent = (s: string) => s.split('\n').map((l) => '    ' + l).join('\n');
+const indent = (s: string) =>
+  s
+    .split('\n')
+    .map((l) => '    ' + l)
+    .join('\n');
 
 export function suite<T = Record<string, any>>(title = '', context?: T): Test<T> {
   const s = uvuSuite<T>(title, context);

@@ -7,5 +7,10 @@ import { file, openSealed } from './helpers.js';
 
 const [stateDir, root] = process.argv.slice(2) as [string, string];
 console.log('applying');
-await apply([file(join(root, 'carried'), 'from the bundle')], 'carried', { stateDir, roots: [root], openSealed, overlayKeyPath: join(stateDir, 'overlay.key') });
+await apply([file(join(root, 'carried'), 'from the bundle')], 'carried', {
+  stateDir,
+  roots: [root],
+  openSealed,
+  overlayKeyPath: join(stateDir, 'overlay.key'),
+});
 console.log('applied');

@@ -14,7 +14,8 @@ const test = suite('podman container');
 const IMAGE = 'localhost/mesh-test-busybox:latest';
 let s: Sandbox;
 
-const podman = (...args: string[]) => execFileSync('podman', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const podman = (...args: string[]) =>
+  execFileSync('podman', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 const exists = (name: string) => {
   try {
     podman('container', 'exists', name);
@@ -47,7 +48,10 @@ test('created, observed, restarted when its env file changes (D4), corrected whe
   const env = (v: string) => file(envPath, `GREETING=${v}\n`, { mode: '0600' });
   const outDir: Resource = { kind: 'directory', id: `directory:${out}`, path: out, mode: '0755' };
   const c: ContainerResource = {
-    kind: 'container', id: 'container:greeter', name: 'greeter', image: IMAGE,
+    kind: 'container',
+    id: 'container:greeter',
+    name: 'greeter',
+    image: IMAGE,
     // Each start appends what it was told; TERM ends it at once (PID 1 ignores
     // TERM unless it traps it, which would cost the 5 s stop timeout).
     command: ['/bin/sh', '-c', `echo "$GREETING" >> /out/seen; trap 'exit 0' TERM; while :; do sleep 1; done`],
@@ -55,14 +59,21 @@ test('created, observed, restarted when its env file changes (D4), corrected whe
     mounts: [{ source: out, target: '/out' }],
     restartOn: [envPath],
   };
-  const lines = () => readFile(seen, 'utf8').then((t) => t.split('\n').filter(Boolean), () => [] as string[]);
+  const lines = () =>
+    readFile(seen, 'utf8').then(
+      (t) => t.split('\n').filter(Boolean),
+      () => [] as string[],
+    );
 
   const first = await apply([outDir, env('hello'), c], 'declared', s.opts);
   assert.equal(first.failed, []);
   assert.ok(first.changed.includes(c.id));
   assert.equal(first.restarted, []);
   assert.equal(await until(lines, (l) => l.length === 1), ['hello']);
-  assert.is(podman('container', 'inspect', '--format', `{{ index .Config.Labels "${DIGEST_LABEL}" }}`, 'mesh-greeter'), containerDriver.digest(c));
+  assert.is(
+    podman('container', 'inspect', '--format', `{{ index .Config.Labels "${DIGEST_LABEL}" }}`, 'mesh-greeter'),
+    containerDriver.digest(c),
+  );
   assert.is(podman('container', 'inspect', '--format', '{{ .HostConfig.NetworkMode }}', 'mesh-greeter'), 'none');
   assert.is(await containerDriver.observe(c, s.ctx()), 'ok');
 

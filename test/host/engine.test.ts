@@ -27,14 +27,21 @@ test.after.each(async () => {
   }
 });
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 test('applies in order and records each held resource with its origin, state file 0600', async () => {
   const a = file(join(s.root, 'a'), 'a');
   const r = await apply([a], 'declared', s.opts);
   assert.equal(r.changed, [a.id]);
   assert.equal(r.failed, []);
-  assert.equal(r.held.map((h) => [h.id, h.origin, h.target]), [[a.id, 'declared', a.path]]);
+  assert.equal(
+    r.held.map((h) => [h.id, h.origin, h.target]),
+    [[a.id, 'declared', a.path]],
+  );
   assert.equal(await holdings(s.stateDir), r.held);
   assert.is((await stat(join(s.stateDir, 'applied.json'))).mode & 0o7777, 0o600);
 });
@@ -47,7 +54,10 @@ test('removal by omission: a declared resource left out of the next declaration 
   assert.equal(r.removed, [b.id]);
   assert.ok(await exists(a.path));
   assert.not.ok(await exists(b.path));
-  assert.equal((await holdings(s.stateDir)).map((h) => h.id), [a.id]);
+  assert.equal(
+    (await holdings(s.stateDir)).map((h) => h.id),
+    [a.id],
+  );
 });
 
 test('D3 carried resources survive a declared apply that omits them', async () => {
@@ -56,8 +66,13 @@ test('D3 carried resources survive a declared apply that omits them', async () =
   const r = await apply([file(join(s.root, 'declared'), 'x')], 'declared', s.opts);
   assert.equal(r.removed, []);
   assert.ok(await exists(bundled.path));
-  assert.equal((await holdings(s.stateDir)).map((h) => [h.id, h.origin]).sort(), [
-    [bundled.id, 'carried'], [`file:${join(s.root, 'declared')}`, 'declared']].sort());
+  assert.equal(
+    (await holdings(s.stateDir)).map((h) => [h.id, h.origin]).sort(),
+    [
+      [bundled.id, 'carried'],
+      [`file:${join(s.root, 'declared')}`, 'declared'],
+    ].sort(),
+  );
 });
 
 test('D3 a carried apply never removes declared resources', async () => {
@@ -71,8 +86,10 @@ test('D3 a carried apply never removes declared resources', async () => {
 test('D3 state from before the origin field reads carried', async () => {
   const legacy = join(s.root, 'legacy');
   await writeFile(legacy, 'old host');
-  await writeFile(join(s.stateDir, 'applied.json'), JSON.stringify({ v: 1, resources: [
-    { id: `file:${legacy}`, kind: 'file', target: legacy, digest: 'x' }] }));
+  await writeFile(
+    join(s.stateDir, 'applied.json'),
+    JSON.stringify({ v: 1, resources: [{ id: `file:${legacy}`, kind: 'file', target: legacy, digest: 'x' }] }),
+  );
   assert.is((await holdings(s.stateDir))[0]!.origin, 'carried');
   assert.equal((await apply([], 'declared', s.opts)).removed, []);
   assert.ok(await exists(legacy), 'a declared apply leaves it');
@@ -83,7 +100,13 @@ test('D3 state from before the origin field reads carried', async () => {
 test('one failing resource does not stop the others; the result names each failure', async () => {
   const good = file(join(s.root, 'good'), 'ok');
   const outside = file(join(s.stateDir, 'decoy'), 'x'); // outside the roots; a sandbox path, never a real one
-  const wg: WireguardResource = { kind: 'wireguard', id: 'wireguard:mesh0', name: 'mesh0', address: '10.99.0.2/24', peers: [] };
+  const wg: WireguardResource = {
+    kind: 'wireguard',
+    id: 'wireguard:mesh0',
+    name: 'mesh0',
+    address: '10.99.0.2/24',
+    peers: [],
+  };
   // A host whose registry lacks a kind (an older mesh-host) fails just that resource.
   const withoutWireguard = new Map([...drivers].filter(([kind]) => kind !== 'wireguard'));
   const r = await apply([outside, wg, good], 'declared', { ...s.opts, drivers: withoutWireguard });
@@ -99,7 +122,10 @@ test('a failed resource that was held stays held, so a later omission still remo
   await apply([f], 'declared', s.opts);
   const broken = { ...f, mode: 'rw-r--r--' };
   const r = await apply([broken], 'declared', s.opts);
-  assert.equal(r.failed.map((x) => x.id), [f.id]);
+  assert.equal(
+    r.failed.map((x) => x.id),
+    [f.id],
+  );
   assert.equal(r.removed, []);
   assert.ok(await exists(f.path));
   assert.equal((await apply([], 'declared', s.opts)).removed, [f.id]);
@@ -121,12 +147,28 @@ test('D4 restart-on: restarts in the apply where the file changed, and not in th
 
   const first = await apply([conf, svc], 'declared', s.opts);
   assert.equal(first.restarted, [], 'just created: started with the new file, no restart');
-  assert.is((await until(() => starts(count), (x) => x.length === 1)).length, 1);
+  assert.is(
+    (
+      await until(
+        () => starts(count),
+        (x) => x.length === 1,
+      )
+    ).length,
+    1,
+  );
 
   const second = await apply([file(conf.path, 'v2'), svc], 'declared', s.opts);
   assert.equal(second.changed, [conf.id]);
   assert.equal(second.restarted, [svc.id]);
-  assert.is((await until(() => starts(count), (x) => x.length === 2)).length, 2);
+  assert.is(
+    (
+      await until(
+        () => starts(count),
+        (x) => x.length === 2,
+      )
+    ).length,
+    2,
+  );
 
   const third = await apply([file(conf.path, 'v2'), svc], 'declared', s.opts);
   assert.equal(third.restarted, []);
@@ -142,7 +184,15 @@ test('D4 restart-on by id, and a service not listing the file is left running', 
   await apply([conf, svc, other], 'declared', s.opts);
   const r = await apply([file(conf.path, 'v2'), svc, other], 'declared', s.opts);
   assert.equal(r.restarted, [svc.id]);
-  assert.is((await until(() => starts(join(s.root, 'other-starts')), (x) => x.length === 1)).length, 1);
+  assert.is(
+    (
+      await until(
+        () => starts(join(s.root, 'other-starts')),
+        (x) => x.length === 1,
+      )
+    ).length,
+    1,
+  );
 });
 
 test('D6 reconcile puts back a hand-edited file and a killed service, and leaves the rest', async () => {
@@ -153,7 +203,10 @@ test('D6 reconcile puts back a hand-edited file and a killed service, and leaves
   services.push(svc);
   const decl: Resource[] = [conf, keep, svc];
   await apply(decl, 'declared', s.opts);
-  await until(() => starts(count), (x) => x.length === 1);
+  await until(
+    () => starts(count),
+    (x) => x.length === 1,
+  );
 
   const quiet = await reconcile(decl, 'declared', s.opts);
   assert.equal(quiet.corrected, []);
@@ -161,12 +214,23 @@ test('D6 reconcile puts back a hand-edited file and a killed service, and leaves
   await writeFile(conf.path, 'hand edit');
   const pid = JSON.parse(await readFile(join(s.stateDir, 'services', 'app.pid'), 'utf8')).pid;
   process.kill(-pid, 'SIGKILL');
-  await until(async () => alive(pid), (a) => !a);
+  await until(
+    async () => alive(pid),
+    (a) => !a,
+  );
 
   const r = await reconcile(decl, 'declared', s.opts);
   assert.equal(r.corrected.sort(), [conf.id, svc.id].sort());
   assert.is(await readFile(conf.path, 'utf8'), 'declared');
-  assert.is((await until(() => starts(count), (x) => x.length === 2)).length, 2);
+  assert.is(
+    (
+      await until(
+        () => starts(count),
+        (x) => x.length === 2,
+      )
+    ).length,
+    2,
+  );
 });
 
 test('D6 reconcile restarts what reads a file it put back (D4)', async () => {
@@ -190,9 +254,9 @@ test('removeOrphans: a host that lost its state removes declared leftovers from 
   const { rm } = await import('node:fs/promises');
   await rm(join(s.stateDir, 'applied.json'));
   // The report of an older host may lack origins: those read carried.
-  const legacy = { ...report.find((h) => h.id === bundled.id)! } as Partial<typeof report[0]>;
+  const legacy = { ...report.find((h) => h.id === bundled.id)! } as Partial<(typeof report)[0]>;
   delete legacy.origin;
-  const handed = [...report.filter((h) => h.id !== bundled.id), legacy as typeof report[0]];
+  const handed = [...report.filter((h) => h.id !== bundled.id), legacy as (typeof report)[0]];
 
   const r = await removeOrphans(handed, [kept], s.opts);
   assert.equal(r.removed, [orphan.id]);
@@ -205,8 +269,14 @@ test('removeOrphans: a host that lost its state removes declared leftovers from 
 /** Someone is blocked waiting for a flock on FILE (a `->` line of /proc/locks names its inode): the other apply waits on the lock. */
 function lockWaited(file: string): boolean {
   let ino: number;
-  try { ino = statSync(file).ino; } catch { return false; }
-  return readSync('/proc/locks', 'utf8').split('\n').some((l) => l.includes('->') && l.split(/\s+/).some((f) => f.endsWith(`:${ino}`)));
+  try {
+    ino = statSync(file).ino;
+  } catch {
+    return false;
+  }
+  return readSync('/proc/locks', 'utf8')
+    .split('\n')
+    .some((l) => l.includes('->') && l.split(/\s+/).some((f) => f.endsWith(`:${ino}`)));
 }
 
 test('a bundle run in another process during a host apply: both records intact in applied.json (lock on the state)', async () => {
@@ -222,8 +292,14 @@ test('a bundle run in another process during a host apply: both records intact i
       other = spawn(process.execPath, [script, s.stateDir, s.root], { stdio: ['ignore', 'pipe', 'inherit'] });
       exited = new Promise((res) => other!.once('exit', (code) => res(code)));
       let out = '';
-      other.stdout!.on('data', (d) => { out += d; });
-      await until(async () => ({ out, done: other!.exitCode !== null, waiting: lockWaited(lockPath(s.stateDir)) }), (v) => v.done || v.waiting, 20_000);
+      other.stdout!.on('data', (d) => {
+        out += d;
+      });
+      await until(
+        async () => ({ out, done: other!.exitCode !== null, waiting: lockWaited(lockPath(s.stateDir)) }),
+        (v) => v.done || v.waiting,
+        20_000,
+      );
       return registeredFile.apply(r, ctx);
     },
   };
@@ -233,7 +309,13 @@ test('a bundle run in another process during a host apply: both records intact i
   await apply([d], 'declared', { ...s.opts, drivers: mine });
   assert.is(await exited, 0, 'the other apply finished');
   const held = (await holdings(s.stateDir)).map((h) => [h.id, h.origin]).sort();
-  assert.equal(held, [[`file:${join(s.root, 'carried')}`, 'carried'], [d.id, 'declared']].sort());
+  assert.equal(
+    held,
+    [
+      [`file:${join(s.root, 'carried')}`, 'carried'],
+      [d.id, 'declared'],
+    ].sort(),
+  );
 });
 
 test.run();

@@ -48,7 +48,12 @@ test('a path outside the roots is refused, naming the path and the roots', async
   const msg = await refusal(fileDriver.apply(file(outside, 'x'), s.ctx()));
   assert.match(msg, outside);
   assert.match(msg, s.root);
-  assert.not.ok(await access(outside).then(() => true, () => false));
+  assert.not.ok(
+    await access(outside).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 test('".." is refused even where it would resolve inside a root', async () => {
@@ -56,7 +61,12 @@ test('".." is refused even where it would resolve inside a root', async () => {
   const msg = await refusal(fileDriver.apply(file(sneaky, 'x'), s.ctx()));
   assert.match(msg, sneaky);
   assert.match(msg, '..');
-  assert.not.ok(await access(join(s.root, 'inside')).then(() => true, () => false));
+  assert.not.ok(
+    await access(join(s.root, 'inside')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 test('a relative path is refused', async () => {
@@ -70,7 +80,12 @@ test('a symlinked directory leading out of the roots is refused', async () => {
   await symlink(outside, join(s.root, 'link'));
   const msg = await refusal(fileDriver.apply(file(join(s.root, 'link', 'x'), 'x'), s.ctx()));
   assert.match(msg, 'outside the allowed roots');
-  assert.not.ok(await access(join(outside, 'x')).then(() => true, () => false));
+  assert.not.ok(
+    await access(join(outside, 'x')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 test('D5 create-once: written when absent', async () => {
@@ -110,12 +125,17 @@ test('remove deletes the file and refuses a target outside the roots', async () 
   await fileDriver.apply(r, s.ctx());
   const held = { id: r.id, kind: 'file' as const, target: path, origin: 'declared' as const, digest: '' };
   await fileDriver.remove(held, s.ctx());
-  assert.not.ok(await access(path).then(() => true, () => false));
+  assert.not.ok(
+    await access(path).then(
+      () => true,
+      () => false,
+    ),
+  );
   const decoy = join(s.stateDir, 'decoy');
-  await writeFile(decoy, 'not mesh\'s');
+  await writeFile(decoy, "not mesh's");
   const msg = await refusal(fileDriver.remove({ ...held, target: decoy }, s.ctx()));
   assert.match(msg, decoy);
-  assert.is(await readFile(decoy, 'utf8'), 'not mesh\'s');
+  assert.is(await readFile(decoy, 'utf8'), "not mesh's");
 });
 
 test.run();

@@ -18,19 +18,32 @@ let lab: Lab;
 let listener: ChildProcess | undefined;
 const STATE = '/srv/fw-state';
 
-const fw = (rules: FirewallRule[]): FirewallResource => ({ kind: 'firewall', id: 'firewall:mesh', name: 'mesh', rules });
+const fw = (rules: FirewallRule[]): FirewallResource => ({
+  kind: 'firewall',
+  id: 'firewall:mesh',
+  name: 'mesh',
+  rules,
+});
 
 async function onA(op: 'apply' | 'reconcile', resources: unknown[]) {
-  return JSON.parse(await lab.exec('fa', [process.execPath, PROBE, op, STATE], JSON.stringify(resources))) as
-    { changed: string[]; corrected?: string[]; failed: { id: string; error: string }[] };
+  return JSON.parse(await lab.exec('fa', [process.execPath, PROBE, op, STATE], JSON.stringify(resources))) as {
+    changed: string[];
+    corrected?: string[];
+    failed: { id: string; error: string }[];
+  };
 }
-const reach = async (from: string, port: number) => (await lab.exec(from, [process.execPath, PROBE, 'connect', lab.lanAddress('fa'), String(port)])).trim();
+const reach = async (from: string, port: number) =>
+  (await lab.exec(from, [process.execPath, PROBE, 'connect', lab.lanAddress('fa'), String(port)])).trim();
 const table = async () => lab.exec('fa', ['/usr/sbin/nft', 'list', 'table', 'inet', 'mesh']);
 
 test.before(async () => {
   lab = await up({ sites: [{ name: 'a', machines: ['fa', 'fb', 'fc'] }] });
   await lab.exec('fa', ['/bin/sh', '-c', 'mount -t tmpfs -o mode=0755 tmpfs /srv']);
-  listener = spawn('nsenter', ['-t', String(lab.pid('fa')), '-m', '-n', '--', process.execPath, PROBE, 'listen', '7001', '7002'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  listener = spawn(
+    'nsenter',
+    ['-t', String(lab.pid('fa')), '-m', '-n', '--', process.execPath, PROBE, 'listen', '7001', '7002'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((ok) => listener!.stdout!.once('data', () => ok()));
 });
 
@@ -55,7 +68,9 @@ test('X1: with the table loaded, a port no rule names is refused from the networ
 });
 
 test('X2: a rule admits exactly its sources: fb reaches 7001, fc does not; nobody reaches 7002', async () => {
-  const out = await onA('apply', [fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }])]);
+  const out = await onA('apply', [
+    fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }]),
+  ]);
   assert.equal(out.failed, []);
   assert.is(await reach('fb', 7001), 'open');
   assert.is(await reach('fc', 7001), 'refused');
@@ -64,19 +79,27 @@ test('X2: a rule admits exactly its sources: fb reaches 7001, fc does not; nobod
 });
 
 test('an unchanged firewall is not loaded again', async () => {
-  const out = await onA('apply', [fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }])]);
+  const out = await onA('apply', [
+    fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }]),
+  ]);
   assert.equal(out.changed, []);
 });
 
 test('D6: a rule added by hand to inet mesh is found at reconcile and the declared table put back', async () => {
-  const declared = [fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }])];
+  const declared = [
+    fw([{ proto: 'tcp', port: 7001, from: [`${lab.lanAddress('fb')}/32`], why: 'provision db: consumer fb' }]),
+  ];
   await lab.exec('fa', ['/usr/sbin/nft', 'insert', 'rule', 'inet', 'mesh', 'input', 'tcp', 'dport', '7002', 'accept']);
   assert.is(await reach('fc', 7002), 'open', 'the hand-added rule did not take effect');
   const out = await onA('reconcile', declared);
   assert.equal(out.corrected, ['firewall:mesh']);
   assert.is(await reach('fc', 7002), 'refused');
   assert.not.match(await table(), /dport 7002 accept/);
-  assert.equal((await onA('reconcile', declared)).corrected, [], 'a second reconcile found drift in a table it just loaded');
+  assert.equal(
+    (await onA('reconcile', declared)).corrected,
+    [],
+    'a second reconcile found drift in a table it just loaded',
+  );
 });
 
 test('a table deleted by hand is loaded again at reconcile', async () => {
@@ -87,17 +110,21 @@ test('a table deleted by hand is loaded again at reconcile', async () => {
 });
 
 test('a port range and an interface-bound rule render as nft accepts them', async () => {
-  const out = await onA('apply', [fw([
-    { proto: 'tcp', port: 7001, to: 7002, why: 'range' },
-    { proto: 'udp', port: 51820, via: 'mesh0', from: ['10.99.0.0/16', 'fd00::/8'], why: 'WireGuard: peers hub, b1' },
-  ])]);
+  const out = await onA('apply', [
+    fw([
+      { proto: 'tcp', port: 7001, to: 7002, why: 'range' },
+      { proto: 'udp', port: 51820, via: 'mesh0', from: ['10.99.0.0/16', 'fd00::/8'], why: 'WireGuard: peers hub, b1' },
+    ]),
+  ]);
   assert.equal(out.failed, []);
   assert.is(await reach('fc', 7002), 'open');
   await onA('apply', [fw([])]);
 });
 
 const refused = (fn: () => unknown, field: RegExp) => {
-  try { fn(); } catch (err) {
+  try {
+    fn();
+  } catch (err) {
     assert.instance(err, WireError);
     assert.match((err as Error).message, field);
     return;
@@ -106,7 +133,10 @@ const refused = (fn: () => unknown, field: RegExp) => {
 };
 
 test('X2: hostile rules are refused by the parser the host runs: nft injection in a comment, bad ports, bad sources', () => {
-  const rule = (r: Record<string, unknown>) => () => parseResources([{ kind: 'firewall', id: 'firewall:mesh', name: 'mesh', rules: [{ proto: 'tcp', port: 80, why: 'ok', ...r }] }]);
+  const rule = (r: Record<string, unknown>) => () =>
+    parseResources([
+      { kind: 'firewall', id: 'firewall:mesh', name: 'mesh', rules: [{ proto: 'tcp', port: 80, why: 'ok', ...r }] },
+    ]);
   refused(rule({ why: 'x" accept; flush ruleset; #' }), /rules\[0\]\.why/);
   refused(rule({ why: 'a\nb' }), /rules\[0\]\.why/);
   refused(rule({ why: 'x } chain evil { type filter hook input priority -1; policy accept; }' }), /rules\[0\]\.why/);
@@ -121,11 +151,17 @@ test('X2: hostile rules are refused by the parser the host runs: nft injection i
   refused(rule({ proto: 'icmp' }), /rules\[0\]\.proto/);
   refused(() => parseResources([{ kind: 'firewall', id: 'firewall:filter', name: 'filter', rules: [] }]), /name/);
   // A module's served port is never a declaration's: the host refuses one.
-  refused(() => parseResources([{ kind: 'opening', id: 'opening:web', name: 'web', proto: 'tcp', port: 80, from: 'any' }]), /kind/);
+  refused(
+    () => parseResources([{ kind: 'opening', id: 'opening:web', name: 'web', proto: 'tcp', port: 80, from: 'any' }]),
+    /kind/,
+  );
 });
 
 test('X2: a module file with a hostile opening is refused by the same checks mesh module add runs', () => {
-  const open = (r: Record<string, unknown>) => () => parseModuleEntries([{ kind: 'opening', id: 'opening:web', name: 'web', proto: 'tcp', port: 80, from: 'any', ...r }]);
+  const open = (r: Record<string, unknown>) => () =>
+    parseModuleEntries([
+      { kind: 'opening', id: 'opening:web', name: 'web', proto: 'tcp', port: 80, from: 'any', ...r },
+    ]);
   assert.equal(open({})(), [{ kind: 'opening', id: 'opening:web', name: 'web', proto: 'tcp', port: 80, from: 'any' }]);
   refused(open({ port: 65536 }), /\.port/);
   refused(open({ from: 'site:b"; accept' }), /\.from/);

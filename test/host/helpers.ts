@@ -33,24 +33,51 @@ export async function sandbox(): Promise<Sandbox> {
   await mkdir(root);
   await mkdir(stateDir, { mode: 0o700 });
   const logs: string[] = [];
-  const opts: ApplyOptions = { stateDir, roots: [root], openSealed, overlayKeyPath: join(stateDir, 'overlay.key'), log: (l) => logs.push(l) };
+  const opts: ApplyOptions = {
+    stateDir,
+    roots: [root],
+    openSealed,
+    overlayKeyPath: join(stateDir, 'overlay.key'),
+    log: (l) => logs.push(l),
+  };
   return {
-    root, stateDir, opts, logs,
-    ctx: () => ({ stateDir, roots: [root], openSealed, overlayKeyPath: opts.overlayKeyPath, changed: new Set(), log: (l) => logs.push(l) }),
+    root,
+    stateDir,
+    opts,
+    logs,
+    ctx: () => ({
+      stateDir,
+      roots: [root],
+      openSealed,
+      overlayKeyPath: opts.overlayKeyPath,
+      changed: new Set(),
+      log: (l) => logs.push(l),
+    }),
   };
 }
 
 export const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-export const file = (path: string, content: string, extra: Partial<FileResource> = {}): FileResource =>
-  ({ kind: 'file', id: `file:${path}`, path, content: b64(content), mode: '0644', ...extra });
+export const file = (path: string, content: string, extra: Partial<FileResource> = {}): FileResource => ({
+  kind: 'file',
+  id: `file:${path}`,
+  path,
+  content: b64(content),
+  mode: '0644',
+  ...extra,
+});
 
 /**
  * A service that appends its pid to `countFile` each time it starts, then
  * execs sleep: the number of lines is the number of starts.
  */
-export const counter = (name: string, countFile: string, extra: Partial<ServiceResource> = {}): ServiceResource =>
-  ({ kind: 'service', id: `service:${name}`, name, exec: ['/bin/sh', '-c', `echo $$ >> ${countFile}; exec sleep 1000`], ...extra });
+export const counter = (name: string, countFile: string, extra: Partial<ServiceResource> = {}): ServiceResource => ({
+  kind: 'service',
+  id: `service:${name}`,
+  name,
+  exec: ['/bin/sh', '-c', `echo $$ >> ${countFile}; exec sleep 1000`],
+  ...extra,
+});
 
 export async function starts(countFile: string): Promise<string[]> {
   const text = await readFile(countFile, 'utf8').catch(() => '');

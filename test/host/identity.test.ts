@@ -11,8 +11,12 @@ import { loadIdentity, IdentityFault } from '../../host/identity.js';
 import { waitForIdentity } from '../../host/wait.js';
 
 const L4 = suite<{ dir: string }>('L4 no identity is a wait, a damaged one a fault');
-L4.before.each((ctx) => { ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-identity-')); });
-L4.after.each((ctx) => { rmSync(ctx.dir, { recursive: true, force: true }); });
+L4.before.each((ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'mesh-identity-'));
+});
+L4.after.each((ctx) => {
+  rmSync(ctx.dir, { recursive: true, force: true });
+});
 
 L4('absent: null, and the wait says what it waits for', async ({ dir }) => {
   assert.is(loadIdentity(dir), null);
@@ -20,15 +24,31 @@ L4('absent: null, and the wait says what it waits for', async ({ dir }) => {
   const stop = new AbortController();
   stop.abort();
   assert.is(await waitForIdentity(dir, (l) => said.push(l), 10, stop.signal), null);
-  assert.equal(said, [`no identity yet (${join(dir, 'identity.json')}): waiting for this machine to be enrolled with \`mesh-host enrol <token>\``]);
+  assert.equal(said, [
+    `no identity yet (${join(dir, 'identity.json')}): waiting for this machine to be enrolled with \`mesh-host enrol <token>\``,
+  ]);
 });
 
-for (const [what, text] of [['not JSON', '{'], ['the wrong shape', '{"v":1}'], ['a key that is not one', JSON.stringify({ v: 1, name: 'web1', broker: {}, keys: { identity: 'x' }, signingKey: 'x' })]] as const) {
+for (const [what, text] of [
+  ['not JSON', '{'],
+  ['the wrong shape', '{"v":1}'],
+  [
+    'a key that is not one',
+    JSON.stringify({ v: 1, name: 'web1', broker: {}, keys: { identity: 'x' }, signingKey: 'x' }),
+  ],
+] as const) {
   L4(`${what}: a fault naming the file and the remedy, and the wait does not wait`, async ({ dir }) => {
     writeFileSync(join(dir, 'identity.json'), text, { mode: 0o600 });
-    assert.throws(() => loadIdentity(dir), (e: unknown) => e instanceof IdentityFault && /identity\.json is damaged .*retire this node/.test((e as Error).message));
+    assert.throws(
+      () => loadIdentity(dir),
+      (e: unknown) =>
+        e instanceof IdentityFault && /identity\.json is damaged .*retire this node/.test((e as Error).message),
+    );
     const said: string[] = [];
-    await waitForIdentity(dir, (l) => said.push(l), 10).then(() => assert.unreachable('a damaged identity was waited on'), (e: unknown) => assert.ok(e instanceof IdentityFault));
+    await waitForIdentity(dir, (l) => said.push(l), 10).then(
+      () => assert.unreachable('a damaged identity was waited on'),
+      (e: unknown) => assert.ok(e instanceof IdentityFault),
+    );
     assert.equal(said, [], 'not told as waiting');
   });
 }

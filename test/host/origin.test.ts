@@ -8,11 +8,17 @@ import { dirname, join } from 'node:path';
 import { apply, holdings } from '../../host/apply/engine.js';
 import { sandbox, file, type Sandbox } from './helpers.js';
 
-const test = suite<{ s: Sandbox }>('D3 one origin never takes over the other\'s');
-test.before(async (ctx) => { ctx.s = await sandbox(); });
-test.after(async (ctx) => { await rm(dirname(ctx.s.root), { recursive: true, force: true }); });
+const test = suite<{ s: Sandbox }>("D3 one origin never takes over the other's");
+test.before(async (ctx) => {
+  ctx.s = await sandbox();
+});
+test.after(async (ctx) => {
+  await rm(dirname(ctx.s.root), { recursive: true, force: true });
+});
 
-test('a declared resource with a carried one\'s id fails, naming the remedy; the carried one is untouched', async ({ s }) => {
+test("a declared resource with a carried one's id fails, naming the remedy; the carried one is untouched", async ({
+  s,
+}) => {
   const path = join(s.root, 'shared.conf');
   await apply([file(path, 'from the bundle')], 'carried', s.opts);
   const r = await apply([file(path, 'from the mesh')], 'declared', s.opts);
@@ -20,7 +26,10 @@ test('a declared resource with a carried one\'s id fails, naming the remedy; the
   assert.is(r.failed.length, 1);
   assert.match(r.failed[0]!.error, /is already held as carried.*Remove it from the carried resources first/);
   assert.is(await readFile(path, 'utf8'), 'from the bundle');
-  assert.equal((await holdings(s.stateDir)).map((h) => [h.id, h.origin]), [[`file:${path}`, 'carried']]);
+  assert.equal(
+    (await holdings(s.stateDir)).map((h) => [h.id, h.origin]),
+    [[`file:${path}`, 'carried']],
+  );
 });
 
 test.run();

@@ -20,11 +20,19 @@ import { sandbox, file, counter, type Sandbox } from './helpers.js';
 import type { Resource, WireguardResource } from '../../src/wire/resources.js';
 
 const H = suite<{ s: Sandbox }>('mesh-host reports what it refuses with the code');
-H.before(async (ctx) => { ctx.s = await sandbox(); });
-H.after(async (ctx) => { await rm(dirname(ctx.s.root), { recursive: true, force: true }); });
+H.before(async (ctx) => {
+  ctx.s = await sandbox();
+});
+H.after(async (ctx) => {
+  await rm(dirname(ctx.s.root), { recursive: true, force: true });
+});
 
 const coded = (said: string, code: string) => assert.ok(said.endsWith(`(${code}).`), `${code}: ${said}`);
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** One bad resource applied alone: it fails, with CODE, and is not held. */
 async function failsWith(s: Sandbox, r: Resource, code: string, opts = s.opts): Promise<string> {
@@ -47,7 +55,11 @@ H('a declared file, directory, service or container it cannot take fails with it
   await failsWith(s, file(join(s.root, 'owned'), 'x', { owner: 'no-such-user-mesh' }), 'MSH88');
   await failsWith(s, file(join(s.root, 'moded'), 'x', { mode: 'rw-r--r--' }), 'MSH89');
   await writeFile(join(s.root, 'plain'), 'a file where a directory is declared');
-  await failsWith(s, { kind: 'directory', id: `directory:${join(s.root, 'plain')}`, path: join(s.root, 'plain'), mode: '0755' }, 'MSHC3');
+  await failsWith(
+    s,
+    { kind: 'directory', id: `directory:${join(s.root, 'plain')}`, path: join(s.root, 'plain'), mode: '0755' },
+    'MSHC3',
+  );
   await failsWith(s, counter('Bad_Name', join(s.root, 'count')), 'MSH81');
   await failsWith(s, { ...counter('relexec', join(s.root, 'count')), exec: ['sh', '-c', 'true'] }, 'MSH82');
   const box = { kind: 'container' as const, id: 'container:box', name: 'box', image: 'localhost/none:1' };
@@ -56,82 +68,172 @@ H('a declared file, directory, service or container it cannot take fails with it
   await failsWith(s, { ...box, mounts: [{ source: join(s.root, 'data'), target: 'data' }] }, 'MSH84');
 });
 
-H('a kind it has no driver for, an id listed twice, and another origin\'s resource are refused with their codes', async ({ s }) => {
-  const f = file(join(s.root, 'f'), 'v1');
-  await failsWith(s, f, 'MSHC0', { ...s.opts, drivers: new Map([...drivers].filter(([kind]) => kind !== 'file')) });
-  let twice = '';
-  await apply([f, f], 'declared', s.opts).catch((e: Error) => (twice = e.message));
-  coded(twice, 'MSHC1');
-  assert.not.ok(await exists(f.path), 'nothing was applied');
-  await apply([f], 'carried', s.opts);
-  assert.match(await failsWith(s, f, 'MSHC2'), /Remove it from the carried resources first/);
-});
+H(
+  "a kind it has no driver for, an id listed twice, and another origin's resource are refused with their codes",
+  async ({ s }) => {
+    const f = file(join(s.root, 'f'), 'v1');
+    await failsWith(s, f, 'MSHC0', { ...s.opts, drivers: new Map([...drivers].filter(([kind]) => kind !== 'file')) });
+    let twice = '';
+    await apply([f, f], 'declared', s.opts).catch((e: Error) => (twice = e.message));
+    coded(twice, 'MSHC1');
+    assert.not.ok(await exists(f.path), 'nothing was applied');
+    await apply([f], 'carried', s.opts);
+    assert.match(await failsWith(s, f, 'MSHC2'), /Remove it from the carried resources first/);
+  },
+);
 
 const wg = (): WireguardResource => ({
-  id: 'wireguard:mesh0', kind: 'wireguard', name: 'mesh0', address: '10.99.0.1/24', listenPort: 51820,
+  id: 'wireguard:mesh0',
+  kind: 'wireguard',
+  name: 'mesh0',
+  address: '10.99.0.1/24',
+  listenPort: 51820,
   peers: [{ publicKey: b64(agreementPair().public), allowedIps: ['10.99.0.2/32'] }],
 });
 
 H('a WireGuard interface it cannot write as a wg-quick file is refused with the code of what is wrong', () => {
   const cases: [string, (r: WireguardResource) => void][] = [
-    ['MSHC4', (r) => { r.name = '../../etc/x'; }],
-    ['MSHC5', (r) => { r.peers[0]!.publicKey = 'not-a-key'; }],
-    ['MSHC6', (r) => { r.address = '10.99.0.1'; }],
-    ['MSHC7', (r) => { r.listenPort = 70000; }],
-    ['MSHC8', (r) => { (r as { peers: unknown }).peers = 'none'; }],
-    ['MSHC9', (r) => { r.peers.push({ ...r.peers[0]!, allowedIps: ['10.99.0.3/32'] }); }],
-    ['MSHG0', (r) => { r.peers[0]!.endpoint = '192.0.2.1:51820\nPostUp = id'; }],
-    ['MSHG1', (r) => { r.peers[0]!.allowedIps = []; }],
-    ['MSHG2', (r) => { r.peers[0]!.allowedIps = ['0.0.0.0/0']; }],
-    ['MSHG3', (r) => { r.peers[0]!.keepalive = -1; }],
+    [
+      'MSHC4',
+      (r) => {
+        r.name = '../../etc/x';
+      },
+    ],
+    [
+      'MSHC5',
+      (r) => {
+        r.peers[0]!.publicKey = 'not-a-key';
+      },
+    ],
+    [
+      'MSHC6',
+      (r) => {
+        r.address = '10.99.0.1';
+      },
+    ],
+    [
+      'MSHC7',
+      (r) => {
+        r.listenPort = 70000;
+      },
+    ],
+    [
+      'MSHC8',
+      (r) => {
+        (r as { peers: unknown }).peers = 'none';
+      },
+    ],
+    [
+      'MSHC9',
+      (r) => {
+        r.peers.push({ ...r.peers[0]!, allowedIps: ['10.99.0.3/32'] });
+      },
+    ],
+    [
+      'MSHG0',
+      (r) => {
+        r.peers[0]!.endpoint = '192.0.2.1:51820\nPostUp = id';
+      },
+    ],
+    [
+      'MSHG1',
+      (r) => {
+        r.peers[0]!.allowedIps = [];
+      },
+    ],
+    [
+      'MSHG2',
+      (r) => {
+        r.peers[0]!.allowedIps = ['0.0.0.0/0'];
+      },
+    ],
+    [
+      'MSHG3',
+      (r) => {
+        r.peers[0]!.keepalive = -1;
+      },
+    ],
   ];
   checkResource(wg()); // the base is fine: each case breaks one thing
   for (const [code, spoil] of cases) {
     const r = wg();
     spoil(r);
     let said = '';
-    try { checkResource(r); } catch (e) { said = (e as Error).message; }
+    try {
+      checkResource(r);
+    } catch (e) {
+      said = (e as Error).message;
+    }
     coded(said, code);
   }
 });
 
 H('a seconds setting mesh-host cannot use is refused with MSHG4', () => {
   let said = '';
-  try { heardSeconds({ MESH_HOST_HEARD_SECONDS: 'often' }); } catch (e) { said = (e as Error).message; }
+  try {
+    heardSeconds({ MESH_HOST_HEARD_SECONDS: 'often' });
+  } catch (e) {
+    said = (e as Error).message;
+  }
   coded(said, 'MSHG4');
   // D6's period too: NaN or 0 would make setInterval reconcile without pause.
   for (const bad of ['often', '0', '-5']) {
     said = '';
-    try { reconcileSeconds({ MESH_HOST_RECONCILE_SECONDS: bad }); } catch (e) { said = (e as Error).message; }
+    try {
+      reconcileSeconds({ MESH_HOST_RECONCILE_SECONDS: bad });
+    } catch (e) {
+      said = (e as Error).message;
+    }
     coded(said, 'MSHG4');
   }
   assert.is(reconcileSeconds({}), 300);
 });
 
 // Its own files: refused with their code rather than read as empty (an empty mark would reopen replays, D2).
-H('an identity.json that cannot be read or is damaged stops mesh-host run with MSHI5 or MSHI6 (L4: a fault, not a wait)', async ({ s }) => {
-  for (const [code, make] of [['MSHI5', (p: string) => mkdir(p)], ['MSHI6', (p: string) => writeFile(p, '{', { mode: 0o600 })]] as const) {
-    const dir = join(s.stateDir, `id-${code}`);
-    await mkdir(dir);
-    await make(join(dir, 'identity.json'));
-    const r = await runCli(MESH_HOST, ['run'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });
-    assert.is(r.code, 1, r.stderr);
-    assert.ok(r.stderr.startsWith(`mesh-host: ${join(dir, 'identity.json')} `), r.stderr);
-    coded(r.stderr.trimEnd(), code);
-  }
-});
+H(
+  'an identity.json that cannot be read or is damaged stops mesh-host run with MSHI5 or MSHI6 (L4: a fault, not a wait)',
+  async ({ s }) => {
+    for (const [code, make] of [
+      ['MSHI5', (p: string) => mkdir(p)],
+      ['MSHI6', (p: string) => writeFile(p, '{', { mode: 0o600 })],
+    ] as const) {
+      const dir = join(s.stateDir, `id-${code}`);
+      await mkdir(dir);
+      await make(join(dir, 'identity.json'));
+      const r = await runCli(MESH_HOST, ['run'], { PATH: process.env.PATH, MESH_HOST_DIR: dir });
+      assert.is(r.code, 1, r.stderr);
+      assert.ok(r.stderr.startsWith(`mesh-host: ${join(dir, 'identity.json')} `), r.stderr);
+      coded(r.stderr.trimEnd(), code);
+    }
+  },
+);
 
-H('a damaged serial.json or applied.json, and brokers saved with no identity, are refused with their codes', async ({ s }) => {
-  const dir = join(s.stateDir, 'files');
-  await mkdir(dir);
-  const said = async (f: () => unknown) => { try { await f(); } catch (e) { return (e as Error).message; } return 'nothing refused'; };
-  await writeFile(join(dir, 'serial.json'), '{"v":1,"serial":"7"}');
-  coded(await said(() => readMark(dir)), 'MSHI7');
-  await writeFile(statePath(dir), '{');
-  coded(await said(() => readState(dir)), 'MSHI8');
-  await writeFile(statePath(dir), '{"v":2,"resources":[]}');
-  coded(await said(() => readState(dir)), 'MSHI9');
-  coded(await said(() => saveBrokers(join(dir, 'none'), [{ host: 'mq1', port: 5671, fingerprint: Array(32).fill('AB').join(':') }])), 'MSHK0');
-});
+H(
+  'a damaged serial.json or applied.json, and brokers saved with no identity, are refused with their codes',
+  async ({ s }) => {
+    const dir = join(s.stateDir, 'files');
+    await mkdir(dir);
+    const said = async (f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'nothing refused';
+    };
+    await writeFile(join(dir, 'serial.json'), '{"v":1,"serial":"7"}');
+    coded(await said(() => readMark(dir)), 'MSHI7');
+    await writeFile(statePath(dir), '{');
+    coded(await said(() => readState(dir)), 'MSHI8');
+    await writeFile(statePath(dir), '{"v":2,"resources":[]}');
+    coded(await said(() => readState(dir)), 'MSHI9');
+    coded(
+      await said(() =>
+        saveBrokers(join(dir, 'none'), [{ host: 'mq1', port: 5671, fingerprint: Array(32).fill('AB').join(':') }]),
+      ),
+      'MSHK0',
+    );
+  },
+);
 
 H.run();

@@ -16,8 +16,13 @@ test.before.each(async () => {
   s = await sandbox();
 });
 
-const secret = (path: string, plain: string): SecretFileResource =>
-  ({ kind: 'secret', id: `secret:${path}`, path, mode: undefined as unknown as string, sealed: seal(plain) });
+const secret = (path: string, plain: string): SecretFileResource => ({
+  kind: 'secret',
+  id: `secret:${path}`,
+  path,
+  mode: undefined as unknown as string,
+  sealed: seal(plain),
+});
 
 test('S1 a secret is opened on the node and written 0600 by default', async () => {
   const path = join(s.root, 'db.password');

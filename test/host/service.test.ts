@@ -21,7 +21,10 @@ test.after.each(async () => {
 });
 
 async function pidRecord(name: string) {
-  return JSON.parse(await readFile(join(s.stateDir, 'services', `${name}.pid`), 'utf8')) as { pid: number; digest: string };
+  return JSON.parse(await readFile(join(s.stateDir, 'services', `${name}.pid`), 'utf8')) as {
+    pid: number;
+    digest: string;
+  };
 }
 
 test('starts argv detached in its own process group, with a pid file holding the argv digest', async () => {
@@ -35,7 +38,15 @@ test('starts argv detached in its own process group, with a pid file holding the
   const stat = (await readFile(`/proc/${rec.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
   assert.is(Number(stat[2]), rec.pid, 'process group is its own');
   assert.is(Number(stat[3]), rec.pid, 'session is its own');
-  assert.is((await until(() => starts(count), (x) => x.length === 1)).length, 1);
+  assert.is(
+    (
+      await until(
+        () => starts(count),
+        (x) => x.length === 1,
+      )
+    ).length,
+    1,
+  );
   assert.is(await serviceDriver.observe(r, s.ctx()), 'ok');
 });
 
@@ -44,7 +55,10 @@ test('a restarted host finds its running service by the pid file and starts no s
   const r = counter('web', count);
   made.push(r);
   await serviceDriver.apply(r, s.ctx());
-  await until(() => starts(count), (x) => x.length === 1);
+  await until(
+    () => starts(count),
+    (x) => x.length === 1,
+  );
   // The driver keeps nothing in memory: a fresh context is a restarted host.
   assert.is(await serviceDriver.apply(r, s.ctx()), false);
   await new Promise((ok) => setTimeout(ok, 200));
@@ -78,29 +92,54 @@ test('observe says drift when the service runs another argv; apply replaces it',
 
 test('restart ends the whole process group, children included, and starts again', async () => {
   const kids = join(s.root, 'kids');
-  const r: ServiceResource = { kind: 'service', id: 'service:tree', name: 'tree',
-    exec: ['/bin/sh', '-c', `sleep 1000 & echo $! >> ${kids}; wait`] };
+  const r: ServiceResource = {
+    kind: 'service',
+    id: 'service:tree',
+    name: 'tree',
+    exec: ['/bin/sh', '-c', `sleep 1000 & echo $! >> ${kids}; wait`],
+  };
   made.push(r);
   await serviceDriver.apply(r, s.ctx());
-  const [kid] = await until(() => starts(kids), (x) => x.length === 1);
+  const [kid] = await until(
+    () => starts(kids),
+    (x) => x.length === 1,
+  );
   const leader = (await pidRecord('tree')).pid;
   await serviceDriver.restart!(r, s.ctx());
   assert.not.ok(alive(Number(kid)), 'the child of the service was stopped too');
   assert.not.ok(alive(leader));
-  assert.is((await until(() => starts(kids), (x) => x.length === 2)).length, 2);
+  assert.is(
+    (
+      await until(
+        () => starts(kids),
+        (x) => x.length === 2,
+      )
+    ).length,
+    2,
+  );
   assert.is(await serviceDriver.observe(r, s.ctx()), 'ok');
 });
 
 test('a service that ignores TERM is killed after 5 s', async () => {
-  const r: ServiceResource = { kind: 'service', id: 'service:stubborn', name: 'stubborn',
-    exec: ['/bin/sh', '-c', `trap '' TERM; echo $$ >> ${join(s.root, 'stubborn')}; while :; do sleep 0.1; done`] };
+  const r: ServiceResource = {
+    kind: 'service',
+    id: 'service:stubborn',
+    name: 'stubborn',
+    exec: ['/bin/sh', '-c', `trap '' TERM; echo $$ >> ${join(s.root, 'stubborn')}; while :; do sleep 0.1; done`],
+  };
   made.push(r);
   await serviceDriver.apply(r, s.ctx());
   // Only once its trap is set: a TERM that came before it would end it at once, proving nothing.
-  await until(() => starts(join(s.root, 'stubborn')), (x) => x.length === 1);
+  await until(
+    () => starts(join(s.root, 'stubborn')),
+    (x) => x.length === 1,
+  );
   const pid = (await pidRecord('stubborn')).pid;
   const t0 = Date.now();
-  await serviceDriver.remove({ id: r.id, kind: 'service', target: 'stubborn', origin: 'declared', digest: '' }, s.ctx());
+  await serviceDriver.remove(
+    { id: r.id, kind: 'service', target: 'stubborn', origin: 'declared', digest: '' },
+    s.ctx(),
+  );
   const took = Date.now() - t0;
   assert.not.ok(alive(pid));
   // TERM first, and KILL only after the grace: it outlived the TERM (no upper bound: a loaded machine is slow, not wrong).
@@ -113,7 +152,12 @@ test('remove stops it and deletes its pid file', async () => {
   const pid = (await pidRecord('web')).pid;
   await serviceDriver.remove({ id: r.id, kind: 'service', target: 'web', origin: 'declared', digest: '' }, s.ctx());
   assert.not.ok(alive(pid));
-  assert.not.ok(await access(join(s.stateDir, 'services', 'web.pid')).then(() => true, () => false));
+  assert.not.ok(
+    await access(join(s.stateDir, 'services', 'web.pid')).then(
+      () => true,
+      () => false,
+    ),
+  );
   assert.is(await serviceDriver.observe(r, s.ctx()), 'absent');
 });
 
@@ -129,7 +173,11 @@ test("the service does not inherit the host's environment (secrets never travel 
 });
 
 test('names and argv are checked before anything runs', async () => {
-  for (const bad of [{ name: 'Web', exec: ['/bin/true'] }, { name: '../x', exec: ['/bin/true'] }, { name: 'web', exec: ['true'] }]) {
+  for (const bad of [
+    { name: 'Web', exec: ['/bin/true'] },
+    { name: '../x', exec: ['/bin/true'] },
+    { name: 'web', exec: ['true'] },
+  ]) {
     const r = { kind: 'service', id: 'service:x', ...bad } as ServiceResource;
     let msg = '';
     await serviceDriver.apply(r, s.ctx()).catch((e) => (msg = e.message));

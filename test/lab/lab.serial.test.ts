@@ -30,9 +30,13 @@ lab.after(async () => {
 
 lab('bring-up prints the nodes, the overlay and a ping matrix with every path open', async () => {
   const lines: string[] = [];
-  const open = await labShow(h, (l) => { lines.push(l); say(l); });
+  const open = await labShow(h, (l) => {
+    lines.push(l);
+    say(l);
+  });
   const text = lines.join('\n');
-  for (const m of ['hub', 'b1', 'b2']) assert.match(text, new RegExp(`^${m}\\s+\\S+\\s+here`, 'm'), `${m} is not "here" in mesh node list`);
+  for (const m of ['hub', 'b1', 'b2'])
+    assert.match(text, new RegExp(`^${m}\\s+\\S+\\s+here`, 'm'), `${m} is not "here" in mesh node list`);
   assert.ok(open, 'not every overlay path pings');
 });
 
@@ -58,7 +62,11 @@ lab('down leaves no namespace, process or interface behind', async () => {
   const procs: string[] = [];
   for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     let cmd = '';
-    try { cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' '); } catch { continue; }
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      continue;
+    }
     if (cmd.includes(dir)) procs.push(`${p}: ${cmd}`);
   }
   assert.equal(procs, [], 'processes of the lab left running');

@@ -50,7 +50,12 @@ export const MAY: Record<string, string[]> = {
 // mesh-host and the kernel too, refuses with it, and it opens no store.
 const ANYONE = new Set(['src/store/errors.js']);
 
-export interface Violation { file: string; line: number; target: string; why: string }
+export interface Violation {
+  file: string;
+  line: number;
+  target: string;
+  why: string;
+}
 
 const IMPORT = /(?:^|\s)(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 const STORE_CALL = /(?:connect|withStore)\(\s*'([a-z]+)'/g;
@@ -66,7 +71,9 @@ export function violations(files: Map<string, string>): Violation[] {
     lines.forEach((l, i) => {
       for (const m of l.matchAll(IMPORT)) {
         const spec = m[1] ?? m[2]!;
-        const target = relative(top, resolve(top, dirname(file), spec)).split(sep).join('/');
+        const target = relative(top, resolve(top, dirname(file), spec))
+          .split(sep)
+          .join('/');
         const to = areaOf(target);
         if (to === from || may.includes(to) || ANYONE.has(target)) continue;
         out.push({ file, line: i + 1, target, why: `${from} may not import ${to}` });
@@ -75,7 +82,13 @@ export function violations(files: Map<string, string>): Violation[] {
       const ctx = from.slice(4);
       if (CONTEXTS.includes(ctx)) {
         for (const m of l.matchAll(STORE_CALL)) {
-          if (m[1] !== ctx) out.push({ file, line: i + 1, target: m[1]!, why: `${from} opens the ${m[1]} store; call a function of src/${m[1]} instead` });
+          if (m[1] !== ctx)
+            out.push({
+              file,
+              line: i + 1,
+              target: m[1]!,
+              why: `${from} opens the ${m[1]} store; call a function of src/${m[1]} instead`,
+            });
         }
       }
     });
@@ -94,18 +107,25 @@ function walk(dir: string, out: string[] = []): string[] {
 
 function tree(): Map<string, string> {
   const files = new Map<string, string>();
-  for (const d of ['src', 'host', 'bundle', 'lab']) for (const f of walk(d)) files.set(f, readFileSync(join(top, f), 'utf8'));
+  for (const d of ['src', 'host', 'bundle', 'lab'])
+    for (const f of walk(d)) files.set(f, readFileSync(join(top, f), 'utf8'));
   return files;
 }
 
 test('no import in the tree runs against the layout table', () => {
   const v = violations(tree());
-  assert.equal(v.map((x) => `${x.file}:${x.line} ${x.why} (${x.target})`), []);
+  assert.equal(
+    v.map((x) => `${x.file}:${x.line} ${x.why} (${x.target})`),
+    [],
+  );
 });
 
 test('no file under src/ imports host/', () => {
   const v = [...tree()].filter(([f, t]) => f.startsWith('src') && /from '(\.\.\/)+host\//.test(t));
-  assert.equal(v.map(([f]) => f), []);
+  assert.equal(
+    v.map(([f]) => f),
+    [],
+  );
 });
 
 test('the checker refuses a forbidden import (so the test above can fail)', () => {
@@ -120,7 +140,10 @@ test('the checker refuses a forbidden import (so the test above can fail)', () =
     ['src/inventory/t.ts', "const m = await import('../serve/serve.js');"],
   ]);
   const v = violations(bad);
-  assert.equal(v.map((x) => x.file), [...bad.keys()]);
+  assert.equal(
+    v.map((x) => x.file),
+    [...bad.keys()],
+  );
   assert.equal(violations(new Map([['src/wire/ok.ts', "import { sign } from '../crypto/sign.js';"]])), []);
 });
 

@@ -39,7 +39,11 @@ B('a connection that dropped before 30 s does not reset: a flapping link keeps s
   b.disconnected(clock);
   assert.equal(waits(b, 2), [16, 32]);
   // And again: many short connections never add up to a held one.
-  for (let i = 0; i < 10; i++) { b.connected(clock); clock += 20_000; b.disconnected(clock); }
+  for (let i = 0; i < 10; i++) {
+    b.connected(clock);
+    clock += 20_000;
+    b.disconnected(clock);
+  }
   assert.is(b.next(), 64_000);
 });
 
@@ -63,16 +67,32 @@ B('each connection is timed from its own start, not an earlier one', () => {
 B('the settings come from the environment, in seconds, with the defaults above', () => {
   assert.equal(backoffFromEnv({}), DEFAULT_BACKOFF);
   assert.equal(DEFAULT_BACKOFF, { minMs: 2_000, maxMs: 120_000, resetAfterMs: 30_000 });
-  const s = backoffFromEnv({ MESH_HOST_BACKOFF_MIN_SECONDS: '0.5', MESH_HOST_BACKOFF_MAX_SECONDS: '3', MESH_HOST_BACKOFF_RESET_SECONDS: '1' });
+  const s = backoffFromEnv({
+    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
+    MESH_HOST_BACKOFF_MAX_SECONDS: '3',
+    MESH_HOST_BACKOFF_RESET_SECONDS: '1',
+  });
   assert.equal(s, { minMs: 500, maxMs: 3_000, resetAfterMs: 1_000 });
   assert.equal(waits(new Backoff(s), 5), [0.5, 1, 2, 3, 3]);
 });
 
 B('nonsense settings are refused, naming the variable', () => {
-  assert.throws(() => backoffFromEnv({ MESH_HOST_BACKOFF_MIN_SECONDS: 'soon' }), /MESH_HOST_BACKOFF_MIN_SECONDS must be a positive number.*\(MSHG4\)/);
-  assert.throws(() => backoffFromEnv({ MESH_HOST_BACKOFF_MAX_SECONDS: '0' }), /MESH_HOST_BACKOFF_MAX_SECONDS must be a positive number/);
-  assert.throws(() => backoffFromEnv({ MESH_HOST_BACKOFF_RESET_SECONDS: '-1' }), /MESH_HOST_BACKOFF_RESET_SECONDS must be a positive number/);
-  assert.throws(() => backoffFromEnv({ MESH_HOST_BACKOFF_MIN_SECONDS: '10', MESH_HOST_BACKOFF_MAX_SECONDS: '5' }), /above MESH_HOST_BACKOFF_MAX_SECONDS.*\(MSHG5\)/);
+  assert.throws(
+    () => backoffFromEnv({ MESH_HOST_BACKOFF_MIN_SECONDS: 'soon' }),
+    /MESH_HOST_BACKOFF_MIN_SECONDS must be a positive number.*\(MSHG4\)/,
+  );
+  assert.throws(
+    () => backoffFromEnv({ MESH_HOST_BACKOFF_MAX_SECONDS: '0' }),
+    /MESH_HOST_BACKOFF_MAX_SECONDS must be a positive number/,
+  );
+  assert.throws(
+    () => backoffFromEnv({ MESH_HOST_BACKOFF_RESET_SECONDS: '-1' }),
+    /MESH_HOST_BACKOFF_RESET_SECONDS must be a positive number/,
+  );
+  assert.throws(
+    () => backoffFromEnv({ MESH_HOST_BACKOFF_MIN_SECONDS: '10', MESH_HOST_BACKOFF_MAX_SECONDS: '5' }),
+    /above MESH_HOST_BACKOFF_MAX_SECONDS.*\(MSHG5\)/,
+  );
 });
 
 B.run();

@@ -12,7 +12,13 @@ import type { Proc, Host } from '../harness/mesh.js';
 import { b64, root, until } from '../declare/helpers.js';
 import { writeFileSync } from 'node:fs';
 
-interface Ctx { pm: PrivateMesh; serve: Proc; host: Host; proc: Proc; root: string }
+interface Ctx {
+  pm: PrivateMesh;
+  serve: Proc;
+  host: Host;
+  proc: Proc;
+  root: string;
+}
 const B = suite<Ctx>('broker restart (L1)');
 
 B.before(async (ctx) => {
@@ -20,15 +26,22 @@ B.before(async (ctx) => {
   ctx.root = root();
   ctx.serve = await ctx.pm.serve();
   const j = await ctx.pm.joined('web1', {
-    MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '3600',
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5', MESH_HOST_BACKOFF_MAX_SECONDS: '4', MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+    MESH_HOST_ROOTS: ctx.root,
+    MESH_HOST_RECONCILE_SECONDS: '3600',
+    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
+    MESH_HOST_BACKOFF_MAX_SECONDS: '4',
+    MESH_HOST_BACKOFF_RESET_SECONDS: '30',
   });
   ctx.host = j.host;
   ctx.proc = j.proc;
 });
 
 B.after(async (ctx) => {
-  try { ctx.proc?.child.kill('SIGCONT'); } catch { /* gone */ }
+  try {
+    ctx.proc?.child.kill('SIGCONT');
+  } catch {
+    /* gone */
+  }
   await ctx.pm?.stop();
   if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
 });
@@ -41,12 +54,21 @@ async function mesh(ctx: Ctx, ...args: string[]): Promise<string> {
 
 async function setModule(ctx: Ctx, content: string): Promise<void> {
   const f = join(ctx.pm.home, 'web.json');
-  writeFileSync(f, JSON.stringify({ name: 'web', resources: [{ kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(content), mode: '0644' }] }));
+  writeFileSync(
+    f,
+    JSON.stringify({
+      name: 'web',
+      resources: [{ kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(content), mode: '0644' }],
+    }),
+  );
   await mesh(ctx, 'module', 'add', f);
 }
 
 /** Same bytes, same inode, same mtime: never removed or rewritten. */
-const fingerprint = (p: string) => { const s = statSync(p); return `${s.ino}:${s.mtimeMs}:${readFileSync(p, 'utf8')}`; };
+const fingerprint = (p: string) => {
+  const s = statSync(p);
+  return `${s.ino}:${s.mtimeMs}:${readFileSync(p, 'utf8')}`;
+};
 
 B('the host rides out a broker restart and applies what was declared while it was away', async (ctx) => {
   const conf = join(ctx.root, 'web.conf');
@@ -54,7 +76,11 @@ B('the host rides out a broker restart and applies what was declared while it wa
   // Serial 1 was the node's firewall, at enrolment; the assignment owes 2.
   await mesh(ctx, 'assign', 'web', 'web1');
   await ctx.proc.waitFor(/applied declaration 2\b/);
-  await until('report of 2', async () => (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0);
+  await until(
+    'report of 2',
+    async () =>
+      (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 2`).length > 0,
+  );
   const held = fingerprint(conf);
   const pid = ctx.proc.child.pid;
 
@@ -65,7 +91,13 @@ B('the host rides out a broker restart and applies what was declared while it wa
   // Each failure after says why, and the waits double: 1, 2, 4.
   let at = mark + lost.index! + lost[0].length;
   for (const wait of ['1', '2', '4']) {
-    const m = await ctx.proc.waitFor(new RegExp(`cannot reach the broker at 127\\.0\\.0\\.1:${ctx.pm.rabbit.amqpsPort} \\((.+)\\); attempt \\d+\\n.*next attempt in ${wait}s`), 20_000, at);
+    const m = await ctx.proc.waitFor(
+      new RegExp(
+        `cannot reach the broker at 127\\.0\\.0\\.1:${ctx.pm.rabbit.amqpsPort} \\((.+)\\); attempt \\d+\\n.*next attempt in ${wait}s`,
+      ),
+      20_000,
+      at,
+    );
     assert.ok(m[1]!.trim().length > 0, 'a reason');
     at += m.index! + m[0].length;
   }
@@ -81,9 +113,13 @@ B('the host rides out a broker restart and applies what was declared while it wa
     await setModule(ctx, 'v2');
     // The module change itself owes web1 serial 3 (W2): in the outbox or already on its queue.
     const owed = JSON.parse(await mesh(ctx, 'outbox', '--json')) as { node: string; serial: number }[];
-    const [d] = await ctx.pm.store.admin`select max(serial)::int as serial from assignment.declaration where node = 'web1'`;
+    const [d] = await ctx.pm.store
+      .admin`select max(serial)::int as serial from assignment.declaration where node = 'web1'`;
     assert.is(d!.serial, 3, 'owed while the host was away');
-    assert.ok(owed.every((o) => o.node === 'web1' && o.serial === 3), JSON.stringify(owed));
+    assert.ok(
+      owed.every((o) => o.node === 'web1' && o.serial === 3),
+      JSON.stringify(owed),
+    );
     assert.is(fingerprint(conf), held, 'nothing applied while away');
   } finally {
     ctx.proc.child.kill('SIGCONT');
@@ -94,9 +130,17 @@ B('the host rides out a broker restart and applies what was declared while it wa
   await ctx.proc.waitFor(/applied declaration 3\b/, 20_000, back);
   assert.is(readFileSync(conf, 'utf8'), 'v2');
   assert.is(ctx.proc.child.pid, pid, 'the same process: nobody touched it');
-  assert.not.match(ctx.proc.output(), /[1-9]\d* removed|orphan|put back/, 'nothing was removed or put back along the way');
+  assert.not.match(
+    ctx.proc.output(),
+    /[1-9]\d* removed|orphan|put back/,
+    'nothing was removed or put back along the way',
+  );
   // Serve came back too: the report of 3 is recorded.
-  await until('report of 3', async () => (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 3`).length > 0);
+  await until(
+    'report of 3',
+    async () =>
+      (await ctx.pm.store.admin`select 1 from inventory.report where node = 'web1' and serial = 3`).length > 0,
+  );
 });
 
 B.run();

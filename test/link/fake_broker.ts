@@ -21,7 +21,10 @@ export interface FakeBroker {
   close(): Promise<void>;
 }
 
-function track(server: Server, onSocket: (s: Socket, n: number) => void): { accepted: () => number; close: () => Promise<void> } {
+function track(
+  server: Server,
+  onSocket: (s: Socket, n: number) => void,
+): { accepted: () => number; close: () => Promise<void> } {
   const open = new Set<Socket>();
   let n = 0;
   server.on('connection', (s) => {
@@ -33,7 +36,11 @@ function track(server: Server, onSocket: (s: Socket, n: number) => void): { acce
   });
   return {
     accepted: () => n,
-    close: () => new Promise<void>((r) => { for (const s of open) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of open) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -45,7 +52,9 @@ async function listen(server: Server): Promise<number> {
 /** A TCP server whose n-th connection (from 1) gets answer(n). */
 export async function fakeBroker(answer: (n: number) => Answer): Promise<FakeBroker> {
   const server = createServer();
-  const t = track(server, (s, n) => { if (answer(n) === 'refuse') s.destroy(); });
+  const t = track(server, (s, n) => {
+    if (answer(n) === 'refuse') s.destroy();
+  });
   const port = await listen(server);
   return { port, ...t };
 }
@@ -58,7 +67,10 @@ export async function impostor(): Promise<FakeBroker & { fingerprint: string }> 
   server.on('tlsClientError', () => {});
   const t = track(server, () => {});
   const port = await listen(server);
-  const close = async () => { await t.close(); rmSync(dir, { recursive: true, force: true }); };
+  const close = async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
   return { port, fingerprint: c.fingerprint, accepted: t.accepted, close };
 }
 
@@ -68,7 +80,10 @@ const key = () => randomBytes(32).toString('base64');
 export async function identityFor(port: number, fingerprint = 'AA:'.repeat(31) + 'AA'): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-host-link-'));
   const id: Identity = {
-    v: 1, name: 'lap1', mesh: '0123456789abcdef', signingKey: key(),
+    v: 1,
+    name: 'lap1',
+    mesh: '0123456789abcdef',
+    signingKey: key(),
     broker: { host: '127.0.0.1', port, vhost: 'v-none', user: 'none.lap1', fingerprint },
     brokers: [{ host: '127.0.0.1', port, fingerprint }],
     password: randomBytes(18).toString('base64url'),

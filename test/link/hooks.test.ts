@@ -24,7 +24,13 @@ function hookPath(): string {
   throw new Error('bundle/hooks/50-mesh-host-rouse not found above the test');
 }
 
-interface Ctx { dir: string; roused: Proc; spared: Proc; pidRoused: string; pidSpared: string }
+interface Ctx {
+  dir: string;
+  roused: Proc;
+  spared: Proc;
+  pidRoused: string;
+  pidSpared: string;
+}
 const K = suite<Ctx>('dispatcher hook (L3)');
 
 K.before(async (ctx) => {
@@ -57,7 +63,11 @@ async function rouses(ctx: Ctx, args: string[], env: NodeJS.ProcessEnv = {}): Pr
   const r = await hook(args, { MESH_HOST_PIDFILE: ctx.pidRoused, ...env });
   assert.is(r.code, 0);
   assert.match(r.out, new RegExp(`roused mesh-host \\(pid ${ctx.roused.child.pid}\\)`));
-  await until(`${args.join(' ') || JSON.stringify(env)} rouses`, async () => rousedCount(ctx.roused) === before + 1, 10_000);
+  await until(
+    `${args.join(' ') || JSON.stringify(env)} rouses`,
+    async () => rousedCount(ctx.roused) === before + 1,
+    10_000,
+  );
 }
 
 async function spares(ctx: Ctx, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
@@ -66,18 +76,21 @@ async function spares(ctx: Ctx, args: string[], env: NodeJS.ProcessEnv = {}): Pr
   assert.not.match(r.out, /roused mesh-host/);
 }
 
-K('NetworkManager: up, dhcp4-change, dhcp6-change and connectivity FULL rouse; down and the rest do not', async (ctx) => {
-  await spares(ctx, ['eth0', 'down']);
-  await spares(ctx, ['eth0', 'pre-down']);
-  await spares(ctx, ['eth0', 'pre-up']);
-  await spares(ctx, ['wg0', 'vpn-down']);
-  await spares(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'LIMITED' });
-  await spares(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'NONE' });
-  await rouses(ctx, ['eth0', 'up']);
-  await rouses(ctx, ['eth0', 'dhcp4-change']);
-  await rouses(ctx, ['eth0', 'dhcp6-change']);
-  await rouses(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'FULL' });
-});
+K(
+  'NetworkManager: up, dhcp4-change, dhcp6-change and connectivity FULL rouse; down and the rest do not',
+  async (ctx) => {
+    await spares(ctx, ['eth0', 'down']);
+    await spares(ctx, ['eth0', 'pre-down']);
+    await spares(ctx, ['eth0', 'pre-up']);
+    await spares(ctx, ['wg0', 'vpn-down']);
+    await spares(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'LIMITED' });
+    await spares(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'NONE' });
+    await rouses(ctx, ['eth0', 'up']);
+    await rouses(ctx, ['eth0', 'dhcp4-change']);
+    await rouses(ctx, ['eth0', 'dhcp6-change']);
+    await rouses(ctx, ['eth0', 'connectivity-change'], { CONNECTIVITY_STATE: 'FULL' });
+  },
+);
 
 K('networkd-dispatcher: routable rouses; any other state does not', async (ctx) => {
   await spares(ctx, [], { IFACE: 'eth0', STATE: 'degraded' });
@@ -91,24 +104,27 @@ K('the host spared was never signalled', async (ctx) => {
   assert.is(ctx.spared.child.exitCode, null);
 });
 
-K('a pid that is not mesh-host (a stale pid file) is left alone, and a missing pid file is not an error', async (ctx) => {
-  // SIGUSR1 kills a process that does not handle it: this one would die.
-  const other = spawn('sleep', ['60'], { stdio: 'ignore' });
-  try {
-    const f = join(ctx.dir, 'stale.pid');
-    writeFileSync(f, `${other.pid}\n`);
-    const r = await hook(['eth0', 'up'], { MESH_HOST_PIDFILE: f });
-    assert.is(r.code, 0);
-    await new Promise((res) => setTimeout(res, 300));
-    assert.is(other.signalCode, null, 'not signalled');
-    assert.is(other.exitCode, null);
-    assert.match(r.out, new RegExp(`pid ${other.pid} in ${f} is not mesh-host; left alone`));
-    const gone = await hook(['eth0', 'up'], { MESH_HOST_PIDFILE: join(ctx.dir, 'none.pid') });
-    assert.is(gone.code, 0);
-    assert.match(gone.out, /mesh-host is not running/);
-  } finally {
-    other.kill('SIGKILL');
-  }
-});
+K(
+  'a pid that is not mesh-host (a stale pid file) is left alone, and a missing pid file is not an error',
+  async (ctx) => {
+    // SIGUSR1 kills a process that does not handle it: this one would die.
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const f = join(ctx.dir, 'stale.pid');
+      writeFileSync(f, `${other.pid}\n`);
+      const r = await hook(['eth0', 'up'], { MESH_HOST_PIDFILE: f });
+      assert.is(r.code, 0);
+      await new Promise((res) => setTimeout(res, 300));
+      assert.is(other.signalCode, null, 'not signalled');
+      assert.is(other.exitCode, null);
+      assert.match(r.out, new RegExp(`pid ${other.pid} in ${f} is not mesh-host; left alone`));
+      const gone = await hook(['eth0', 'up'], { MESH_HOST_PIDFILE: join(ctx.dir, 'none.pid') });
+      assert.is(gone.code, 0);
+      assert.match(gone.out, /mesh-host is not running/);
+    } finally {
+      other.kill('SIGKILL');
+    }
+  },
+);
 
 K.run();

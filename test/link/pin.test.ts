@@ -7,7 +7,11 @@ import { spawnProc, MESH_HOST, type Proc } from '../harness/mesh.js';
 import { impostor, identityFor, lines, type FakeBroker } from './fake_broker.js';
 import { until } from '../declare/helpers.js';
 
-interface Ctx { proc?: Proc; dir?: string; srv?: FakeBroker }
+interface Ctx {
+  proc?: Proc;
+  dir?: string;
+  srv?: FakeBroker;
+}
 const P = suite<Ctx>('wrong certificate (L2)', {});
 
 P.after(async (ctx) => {
@@ -22,10 +26,14 @@ P('every attempt against a broker with another certificate says so in full', asy
   const pinned = 'AB:'.repeat(31) + 'AB';
   ctx.dir = await identityFor(srv.port, pinned);
   ctx.proc = spawnProc(process.execPath, [MESH_HOST, 'run'], {
-    ...process.env, MESH_HOST_DIR: ctx.dir, MESH_HOST_ROOTS: ctx.dir,
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.2', MESH_HOST_BACKOFF_MAX_SECONDS: '0.4',
+    ...process.env,
+    MESH_HOST_DIR: ctx.dir,
+    MESH_HOST_ROOTS: ctx.dir,
+    MESH_HOST_BACKOFF_MIN_SECONDS: '0.2',
+    MESH_HOST_BACKOFF_MAX_SECONDS: '0.4',
   });
-  const full = `refusing the broker: the broker at 127.0.0.1:${srv.port} presented certificate ${srv.fingerprint}, but this node pins ${pinned}: ` +
+  const full =
+    `refusing the broker: the broker at 127.0.0.1:${srv.port} presented certificate ${srv.fingerprint}, but this node pins ${pinned}: ` +
     'what answered is not the mesh this node joined. No retry will fix this; if the mesh replaced its certificate, enrol again with a new token.';
   await until('four refusals', async () => lines(ctx.proc!.output(), /refusing the broker/).length >= 4);
   const said = lines(ctx.proc.output(), /refusing the broker/);

@@ -36,11 +36,19 @@ export async function privateMesh(): Promise<PrivateMesh> {
     if (!process.env.MESH_TEST_KEEP) for (const d of dirs) rmSync(d, { recursive: true, force: true });
   };
   try {
-    [rabbit, store] = await Promise.all([startRabbit(join(base, 'rabbit'), { listenAddress: '127.0.0.1' }), freshStore()]);
+    [rabbit, store] = await Promise.all([
+      startRabbit(join(base, 'rabbit'), { listenAddress: '127.0.0.1' }),
+      freshStore(),
+    ]);
     const home = join(base, 'home');
     const broker: BrokerConfig = {
-      amqp: { host: '127.0.0.1', port: rabbit.amqpPort }, vhost: VHOST, user: rabbit.admin.user, password: rabbit.admin.password,
-      management: `http://127.0.0.1:${rabbit.mgmtPort}`, public: `127.0.0.1:${rabbit.amqpsPort}`, fingerprint: rabbit.fingerprint,
+      amqp: { host: '127.0.0.1', port: rabbit.amqpPort },
+      vhost: VHOST,
+      user: rabbit.admin.user,
+      password: rabbit.admin.password,
+      management: `http://127.0.0.1:${rabbit.mgmtPort}`,
+      public: `127.0.0.1:${rabbit.amqpsPort}`,
+      fingerprint: rabbit.fingerprint,
     };
     const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
     await writeBroker(broker, env);
@@ -51,13 +59,24 @@ export async function privateMesh(): Promise<PrivateMesh> {
       dirs.push(dir);
       const henv = { ...process.env, MESH_HOST_DIR: dir, ...extra };
       return {
-        name, dir, env: henv,
+        name,
+        dir,
+        env: henv,
         enrol: (t, more = []) => runCli(MESH_HOST, ['enrol', t, ...more], henv),
-        run: () => { const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv); procs.push(p); return p; },
+        run: () => {
+          const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv);
+          procs.push(p);
+          return p;
+        },
       };
     };
     return {
-      rabbit, store, home, env, cli, host,
+      rabbit,
+      store,
+      home,
+      env,
+      cli,
+      host,
       async serve() {
         const p = spawnProc(process.execPath, [MESH, 'serve'], env);
         procs.push(p);

@@ -9,27 +9,55 @@ import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { freePort } from '../harness/ports.js';
 import { addModule, cli, b64, root, until } from '../declare/helpers.js';
 
-interface Ctx { mesh: Mesh; serve: Proc; host: Host; proc: Proc; root: string }
+interface Ctx {
+  mesh: Mesh;
+  serve: Proc;
+  host: Host;
+  proc: Proc;
+  root: string;
+}
 const D = suite<Ctx>('reconcile (D6)');
 
 const conf = (ctx: Ctx) => join(ctx.root, 'web.conf');
-const starts = (ctx: Ctx) => (existsSync(join(ctx.root, 'starts')) ? readFileSync(join(ctx.root, 'starts'), 'utf8').trim().split('\n').length : 0);
+const starts = (ctx: Ctx) =>
+  existsSync(join(ctx.root, 'starts')) ? readFileSync(join(ctx.root, 'starts'), 'utf8').trim().split('\n').length : 0;
 const servicePid = (ctx: Ctx): number | undefined => {
-  try { return (JSON.parse(readFileSync(join(ctx.host.dir, 'services', 'web.pid'), 'utf8')) as { pid: number }).pid; } catch { return undefined; }
+  try {
+    return (JSON.parse(readFileSync(join(ctx.host.dir, 'services', 'web.pid'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return undefined;
+  }
 };
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const declarations = async (ctx: Ctx) => Number((await ctx.mesh.store.admin`select count(*)::int as n from assignment.declaration where node = 'web1'`)[0]!.n);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const declarations = async (ctx: Ctx) =>
+  Number((await ctx.mesh.store.admin`select count(*)::int as n from assignment.declaration where node = 'web1'`)[0]!.n);
 
 D.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.serve = await ctx.mesh.serve();
   ctx.root = root();
-  const j = await ctx.mesh.joined('web1', { MESH_HOST_ROOTS: ctx.root, MESH_HOST_RECONCILE_SECONDS: '1', MESH_HOST_BACKOFF_MIN_SECONDS: '0.5', MESH_HOST_BACKOFF_MAX_SECONDS: '2' });
+  const j = await ctx.mesh.joined('web1', {
+    MESH_HOST_ROOTS: ctx.root,
+    MESH_HOST_RECONCILE_SECONDS: '1',
+    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
+    MESH_HOST_BACKOFF_MAX_SECONDS: '2',
+  });
   ctx.host = j.host;
   ctx.proc = j.proc;
   await addModule(ctx.mesh, 'web', [
     { kind: 'file', path: conf(ctx), content: b64('v1'), mode: '0644' },
-    { kind: 'service', name: 'web', exec: ['/bin/sh', '-c', `echo started >> ${join(ctx.root, 'starts')}; exec sleep 1000`] },
+    {
+      kind: 'service',
+      name: 'web',
+      exec: ['/bin/sh', '-c', `echo started >> ${join(ctx.root, 'starts')}; exec sleep 1000`],
+    },
   ]);
   // Serial 1 was the node's firewall, at enrolment; the assignment owes 2.
   await cli(ctx.mesh, 'assign', 'web', 'web1');
@@ -42,21 +70,34 @@ D.after(async (ctx) => {
   // before the host's dir (and its pid file) goes with the mesh.
   const pid = servicePid(ctx);
   await ctx.mesh.stop();
-  if (pid) { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } }
+  if (pid) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   rmSync(ctx.root, { recursive: true, force: true });
 });
 
-D('a declared file edited by hand is put back by the next reconcile, with no message from the mesh, and the report says so', async (ctx) => {
-  const sent = await declarations(ctx);
-  const mark = ctx.proc.output().length;
-  const smark = ctx.serve.output().length;
-  writeFileSync(conf(ctx), 'edited by hand');
-  await until('file put back', async () => readFileSync(conf(ctx), 'utf8') === 'v1');
-  await ctx.proc.waitFor(new RegExp(`reconciled declaration 2: put back file:${conf(ctx)}`), 10_000, mark);
-  await ctx.serve.waitFor(new RegExp(`report: web1 put back file:${conf(ctx)}`), 10_000, smark);
-  assert.not.match(ctx.proc.output().slice(mark), /applied declaration/, 'no declaration applied: the reconcile did it');
-  assert.is(await declarations(ctx), sent, 'the mesh sent nothing');
-});
+D(
+  'a declared file edited by hand is put back by the next reconcile, with no message from the mesh, and the report says so',
+  async (ctx) => {
+    const sent = await declarations(ctx);
+    const mark = ctx.proc.output().length;
+    const smark = ctx.serve.output().length;
+    writeFileSync(conf(ctx), 'edited by hand');
+    await until('file put back', async () => readFileSync(conf(ctx), 'utf8') === 'v1');
+    await ctx.proc.waitFor(new RegExp(`reconciled declaration 2: put back file:${conf(ctx)}`), 10_000, mark);
+    await ctx.serve.waitFor(new RegExp(`report: web1 put back file:${conf(ctx)}`), 10_000, smark);
+    assert.not.match(
+      ctx.proc.output().slice(mark),
+      /applied declaration/,
+      'no declaration applied: the reconcile did it',
+    );
+    assert.is(await declarations(ctx), sent, 'the mesh sent nothing');
+  },
+);
 
 D('a declared service that died is started again and reported corrected', async (ctx) => {
   const pid = servicePid(ctx)!;

@@ -11,16 +11,25 @@ import { fakeBroker, type FakeBroker } from './fake_broker.js';
 import type { Identity, BrokerAddress } from '../../host/identity.js';
 
 const T = suite<{ fakes: FakeBroker[] }>('the link tries its brokers in turn (issue 19.2)');
-T.before(async (ctx) => { ctx.fakes = await Promise.all([0, 1, 2].map(() => fakeBroker(() => 'refuse'))); });
-T.after(async (ctx) => { await Promise.all((ctx.fakes ?? []).map((f) => f.close())); });
+T.before(async (ctx) => {
+  ctx.fakes = await Promise.all([0, 1, 2].map(() => fakeBroker(() => 'refuse')));
+});
+T.after(async (ctx) => {
+  await Promise.all((ctx.fakes ?? []).map((f) => f.close()));
+});
 
 const FP = 'AA:'.repeat(31) + 'AA';
 const NAMES = Array.from({ length: 64 }, (_, i) => `web${i}`);
 const key = () => randomBytes(32).toString('base64');
 const identity = (name: string, brokers: BrokerAddress[]): Identity => ({
-  v: 1, name, mesh: '0123456789abcdef', signingKey: key(),
-  broker: { ...brokers[0]!, vhost: 'v', user: `node.${name}` }, brokers,
-  password: 'p', keys: { identity: key(), overlay: key(), sealing: key() },
+  v: 1,
+  name,
+  mesh: '0123456789abcdef',
+  signingKey: key(),
+  broker: { ...brokers[0]!, vhost: 'v', user: `node.${name}` },
+  brokers,
+  password: 'p',
+  keys: { identity: key(), overlay: key(), sealing: key() },
 });
 
 /** The ports of the first N attempts of a link over LIST. */
@@ -28,14 +37,23 @@ async function attempts(name: string, list: () => BrokerAddress[], n: number): P
   const ports: number[] = [];
   let link: Link;
   const done = new Promise<void>((resolve) => {
-    link = new Link(identity(name, list()), { minMs: 10, maxMs: 20, resetAfterMs: 30_000 }, {
-      connected: async () => {}, lost: () => {},
-      log: (l) => {
-        const m = /cannot reach the broker at 127\.0\.0\.1:(\d+)/.exec(l);
-        if (m) ports.push(Number(m[1]));
-        if (ports.length >= n) { link.stop(); resolve(); }
+    link = new Link(
+      identity(name, list()),
+      { minMs: 10, maxMs: 20, resetAfterMs: 30_000 },
+      {
+        connected: async () => {},
+        lost: () => {},
+        log: (l) => {
+          const m = /cannot reach the broker at 127\.0\.0\.1:(\d+)/.exec(l);
+          if (m) ports.push(Number(m[1]));
+          if (ports.length >= n) {
+            link.stop();
+            resolve();
+          }
+        },
       },
-    }, list);
+      list,
+    );
   });
   await link!.run();
   await done;
@@ -48,23 +66,42 @@ T('a failed attempt moves to the next broker, round and round, from where the na
   const a = NAMES.find((x) => startOf(x, 3) === 0)!;
   const b = NAMES.find((x) => startOf(x, 3) === 2)!;
   assert.ok(a && b, 'names starting at 0 and at 2');
-  assert.equal(await attempts(a, () => list, 5), [0, 1, 2, 0, 1].map((i) => list[i]!.port));
-  assert.equal(await attempts(b, () => list, 4), [2, 0, 1, 2].map((i) => list[i]!.port));
+  assert.equal(
+    await attempts(a, () => list, 5),
+    [0, 1, 2, 0, 1].map((i) => list[i]!.port),
+  );
+  assert.equal(
+    await attempts(b, () => list, 4),
+    [2, 0, 1, 2].map((i) => list[i]!.port),
+  );
 });
 
 T('a fleet spreads: a thousand names start at each of three brokers about a third of the time', () => {
   const counts = [0, 0, 0];
   for (let i = 0; i < 1000; i++) counts[startOf(`node-${i}`, 3)]!++;
-  assert.ok(counts.every((c) => c > 280 && c < 390), counts.join(', '));
+  assert.ok(
+    counts.every((c) => c > 280 && c < 390),
+    counts.join(', '),
+  );
 });
 
 T('the list is read at each attempt: one that changed counts from the next attempt', async ({ fakes }) => {
   const all = fakes.map((f) => ({ host: '127.0.0.1', port: f.port, fingerprint: FP }));
   let list = [all[0]!];
   let n = 0;
-  const ports = await attempts('web1', () => { if (++n > 2) list = all.slice(1); return list; }, 3);
+  const ports = await attempts(
+    'web1',
+    () => {
+      if (++n > 2) list = all.slice(1);
+      return list;
+    },
+    3,
+  );
   assert.is(ports[0], all[0]!.port);
-  assert.ok(ports.slice(1).every((p) => p !== all[0]!.port), `after the change only the new list is dialled: ${ports.join(', ')}`);
+  assert.ok(
+    ports.slice(1).every((p) => p !== all[0]!.port),
+    `after the change only the new list is dialled: ${ports.join(', ')}`,
+  );
 });
 
 T('a rouse (L3) tries the same broker again at once: it was not that broker that failed', async () => {
@@ -73,7 +110,12 @@ T('a rouse (L3) tries the same broker again at once: it was not that broker that
   try {
     const list = hang.map((f) => ({ host: '127.0.0.1', port: f.port, fingerprint: FP }));
     const name = NAMES.find((x) => startOf(x, 3) === 1)!;
-    link = new Link(identity(name, list), { minMs: 10, maxMs: 20, resetAfterMs: 30_000 }, { connected: async () => {}, lost: () => {}, log: () => {} }, () => list);
+    link = new Link(
+      identity(name, list),
+      { minMs: 10, maxMs: 20, resetAfterMs: 30_000 },
+      { connected: async () => {}, lost: () => {}, log: () => {} },
+      () => list,
+    );
     const running = link!.run();
     const until = async (what: string, ok: () => boolean) => {
       for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
@@ -82,10 +124,16 @@ T('a rouse (L3) tries the same broker again at once: it was not that broker that
     await until('the first attempt reached broker 1', () => hang[1]!.accepted() === 1);
     link!.rouse();
     await until('a second attempt', () => hang.reduce((n, f) => n + f.accepted(), 0) === 2);
-    assert.equal(hang.map((f) => f.accepted()), [0, 2, 0]);
+    assert.equal(
+      hang.map((f) => f.accepted()),
+      [0, 2, 0],
+    );
     link!.stop();
     await running;
-  } finally { link?.stop(); await Promise.all(hang.map((f) => f.close())); }
+  } finally {
+    link?.stop();
+    await Promise.all(hang.map((f) => f.close()));
+  }
 });
 
 T.run();

@@ -34,7 +34,8 @@ const NODE = '/opt/mesh/node/bin/node';
 const UNITS = ['mesh-nftables', 'mesh-postgres', 'mesh-rabbitmq', 'mesh-serve', 'mesh-host'];
 
 const mesh = async (...args: string[]) => first.ok([MESH, ...args]);
-const nodeList = async () => JSON.parse(await mesh('node', 'list', '--json')) as { name: string; state: string; reported_serial: number | null }[];
+const nodeList = async () =>
+  JSON.parse(await mesh('node', 'list', '--json')) as { name: string; state: string; reported_serial: number | null }[];
 
 /** As an operator: the tarball checked and unpacked under /opt. */
 async function unpack(m: Booted): Promise<void> {
@@ -55,7 +56,12 @@ async function bringUp(): Promise<void> {
   const tree = await ensureRootfs(say);
   execFileSync('bash', [join(REPO, 'bundle/pack.sh'), join(work, 'bundle')], { stdio: 'pipe' });
   tarball = readdirSync(join(work, 'bundle')).find((f) => f.endsWith('.tar.gz'))!;
-  lab = await up({ sites: [{ name: 'a', machines: ['first'], dmz: 'first' }, { name: 'b', machines: ['second'] }] });
+  lab = await up({
+    sites: [
+      { name: 'a', machines: ['first'], dmz: 'first' },
+      { name: 'b', machines: ['second'] },
+    ],
+  });
   publicAddr = lab.publicAddress('a');
   say(`lab ${lab.id}: first at ${publicAddr} (every port forwarded to it), second behind NAT at site b`);
   const bindRo: [string, string][] = [[join(work, 'bundle'), '/mnt/bundle']];
@@ -71,19 +77,56 @@ test.after(async () => {
   if (!process.env.MESH_TEST_KEEP) rmSync(work, { recursive: true, force: true });
 });
 
-test('the operator\'s install from the bundle succeeds, and every unit is active', async () => {
+test("the operator's install from the bundle succeeds, and every unit is active", async () => {
   await unpack(first);
-  const r = await first.run(['/bin/bash', '/opt/mesh/bundle/install.sh', '--public', publicAddr, '--name', 'first', '--site', 'a']);
-  say(r.stdout.trim().split('\n').map((l) => `  first| ${l}`).join('\n'));
+  const r = await first.run([
+    '/bin/bash',
+    '/opt/mesh/bundle/install.sh',
+    '--public',
+    publicAddr,
+    '--name',
+    'first',
+    '--site',
+    'a',
+  ]);
+  say(
+    r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => `  first| ${l}`)
+      .join('\n'),
+  );
   assert.is(r.code, 0, r.stderr);
-  for (const u of UNITS) assert.is((await first.run(['/usr/bin/systemctl', 'is-active', `${u}.service`])).stdout.trim(), 'active', u);
-  assert.is.not((await first.run(['/usr/bin/systemctl', 'is-active', 'rabbitmq-server.service'])).stdout.trim(), 'active', 'the distribution\'s own broker still runs');
-  assert.is.not((await first.run(['/usr/bin/systemctl', 'is-enabled', 'rabbitmq-server.service'])).stdout.trim(), 'enabled', 'the distribution\'s own broker would start at boot');
-  assert.match(await first.ok(['/usr/bin/journalctl', '-u', 'mesh-serve', '--no-pager']), /consuming mesh\.control/, 'mesh serve does not log to the journal');
+  for (const u of UNITS)
+    assert.is((await first.run(['/usr/bin/systemctl', 'is-active', `${u}.service`])).stdout.trim(), 'active', u);
+  assert.is.not(
+    (await first.run(['/usr/bin/systemctl', 'is-active', 'rabbitmq-server.service'])).stdout.trim(),
+    'active',
+    "the distribution's own broker still runs",
+  );
+  assert.is.not(
+    (await first.run(['/usr/bin/systemctl', 'is-enabled', 'rabbitmq-server.service'])).stdout.trim(),
+    'enabled',
+    "the distribution's own broker would start at boot",
+  );
+  assert.match(
+    await first.ok(['/usr/bin/journalctl', '-u', 'mesh-serve', '--no-pager']),
+    /consuming mesh\.control/,
+    'mesh serve does not log to the journal',
+  );
 });
 
 test('a second install changes nothing', async () => {
-  const r = await first.run(['/bin/bash', '/opt/mesh/bundle/install.sh', '--public', publicAddr, '--name', 'first', '--site', 'a']);
+  const r = await first.run([
+    '/bin/bash',
+    '/opt/mesh/bundle/install.sh',
+    '--public',
+    publicAddr,
+    '--name',
+    'first',
+    '--site',
+    'a',
+  ]);
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, /nothing changed: first already carries/);
 });
@@ -95,44 +138,79 @@ test('a second booted machine joins with a token and pings the first across the 
   // The first node becomes a hub: forwarding on, no redirects (O2). nspawn
   // mounts a container's /proc/sys read-only, so the lab sets them from
   // outside, as a machine's own sysctl.d would; the host then finds them set.
-  for (const kv of ['net.ipv4.ip_forward=1', 'net.ipv4.conf.all.send_redirects=0', 'net.ipv4.conf.default.send_redirects=0']) {
+  for (const kv of [
+    'net.ipv4.ip_forward=1',
+    'net.ipv4.conf.all.send_redirects=0',
+    'net.ipv4.conf.default.send_redirects=0',
+  ]) {
     await runAny('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
   }
-  const issued = JSON.parse(await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m', '--json')) as { command: string };
+  const issued = JSON.parse(await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m', '--json')) as {
+    command: string;
+  };
   const token = issued.command.split(' ').at(-1)!;
   // The token on stdin, never argv.
-  const out = await second!.ok(['/usr/bin/env', 'MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/lab/enrol_stdin.js'], { input: token });
+  const out = await second!.ok(
+    ['/usr/bin/env', 'MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/lab/enrol_stdin.js'],
+    { input: token },
+  );
   say(`second| ${out.trim().split('\n')[0]}`);
-  await second!.ok(['/usr/bin/systemd-run', '--unit=mesh-host', '--setenv=MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/host/cli.js', 'run']);
-  await until(async () => (await nodeList()).some((n) => n.name === 'second' && n.state === 'here'), 90, 'second never reads "here"');
+  await second!.ok([
+    '/usr/bin/systemd-run',
+    '--unit=mesh-host',
+    '--setenv=MESH_HOST_DIR=/var/lib/mesh-host',
+    NODE,
+    '/opt/mesh/dist/host/cli.js',
+    'run',
+  ]);
+  await until(
+    async () => (await nodeList()).some((n) => n.name === 'second' && n.state === 'here'),
+    90,
+    'second never reads "here"',
+  );
   await mesh('overlay', 'hub', 'first');
   const ov = JSON.parse(await mesh('overlay', 'show', '--json')) as { nodes: { name: string; address: string }[] };
   firstOverlay = ov.nodes.find((n) => n.name === 'first')!.address.replace(/\/\d+$/, '');
   const sent = JSON.parse(await mesh('declare', '--all', '--changed', '--json')) as { node: string; serial: number }[];
   let rows: Awaited<ReturnType<typeof nodeList>> = [];
   try {
-    await until(async () => {
-      rows = await nodeList();
-      return sent.every((d) => (rows.find((n) => n.name === d.node)?.reported_serial ?? 0) >= Number(d.serial));
-    }, 120, 'the declarations were not all applied');
+    await until(
+      async () => {
+        rows = await nodeList();
+        return sent.every((d) => (rows.find((n) => n.name === d.node)?.reported_serial ?? 0) >= Number(d.serial));
+      },
+      120,
+      'the declarations were not all applied',
+    );
   } catch (err) {
     const j = (await second!.run(['/usr/bin/journalctl', '-u', 'mesh-host', '--no-pager', '-n', '40'])).stdout;
-    throw new Error(`${(err as Error).message}: sent ${JSON.stringify(sent)}, nodes ${JSON.stringify(rows)}; second's host said:\n${j}`);
+    throw new Error(
+      `${(err as Error).message}: sent ${JSON.stringify(sent)}, nodes ${JSON.stringify(rows)}; second's host said:\n${j}`,
+    );
   }
-  await until(async () => (await second!.run(['/usr/bin/ping', '-c1', '-W2', firstOverlay])).code === 0, 60, `second cannot ping ${firstOverlay} over the overlay`);
+  await until(
+    async () => (await second!.run(['/usr/bin/ping', '-c1', '-W2', firstOverlay])).code === 0,
+    60,
+    `second cannot ping ${firstOverlay} over the overlay`,
+  );
   say(`second -> first over the overlay (${firstOverlay}): ping ok`);
 });
 
 test('X1: from a spoke over the overlay, epmd, the Erlang distribution, the store and management are closed', async () => {
   // The same path reaches what the first node does admit: the broker's TLS port.
-  assert.is((await second!.ok([NODE, '/opt/mesh/dist/lab/probe.js', 'connect', firstOverlay, '5671'])).trim(), 'open', 'the overlay path itself');
+  assert.is(
+    (await second!.ok([NODE, '/opt/mesh/dist/lab/probe.js', 'connect', firstOverlay, '5671'])).trim(),
+    'open',
+    'the overlay path itself',
+  );
   for (const port of [4373, 25673, 5433, 15673]) {
     const r = (await second!.ok([NODE, '/opt/mesh/dist/lab/probe.js', 'connect', firstOverlay, String(port)])).trim();
     assert.is(r, 'refused', `second -> ${firstOverlay}:${port}`);
   }
   // The same ports do listen, on loopback, on the first node.
   const ss = await first.ok(['/usr/bin/ss', '-Hltn']);
-  for (const port of [4373, 25673, 5433, 15673]) assert.match(ss, new RegExp(`127\\.0\\.0\\.1:${port}\\b`), `${port} on loopback`);
+  for (const port of [4373, 25673, 5433, 15673])
+    assert.match(ss, new RegExp(`127\\.0\\.0\\.1:${port}\\b`), `${port} on loopback`);
   assert.not.match(ss, /0\.0\.0\.0:(4373|25673|5433|15673|4369|25672|5672)\b/);
 });
 
@@ -142,11 +220,38 @@ test('X1: from a spoke over the overlay, epmd, the Erlang distribution, the stor
  * accounted for, so a second listener cannot hide among the folded ones.
  */
 async function scan(kind: '-sS' | '-sU'): Promise<{ shown: string[]; rest: string }> {
-  const r = await runAny('ip', ['netns', 'exec', `${lab.id}-inet`, 'nmap', '-n', '-Pn', kind, '-p-', '--min-rate', '3000', '--max-retries', '2', '-oG', '-', publicAddr]);
+  const r = await runAny('ip', [
+    'netns',
+    'exec',
+    `${lab.id}-inet`,
+    'nmap',
+    '-n',
+    '-Pn',
+    kind,
+    '-p-',
+    '--min-rate',
+    '3000',
+    '--max-retries',
+    '2',
+    '-oG',
+    '-',
+    publicAddr,
+  ]);
   if (r.code !== 0) throw new Error(`nmap failed: ${r.stderr}`);
   const ports = /Ports: ([^\t\n]*)/.exec(r.stdout)?.[1] ?? '';
   const rest = /Ignored State: ([^\t\n]*)/.exec(r.stdout)?.[1]?.trim() ?? '';
-  return { shown: ports.split(',').map((p) => p.trim()).filter(Boolean).map((p) => { const [n, st] = p.split('/'); return `${n}/${st}`; }).sort(), rest };
+  return {
+    shown: ports
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p) => {
+        const [n, st] = p.split('/');
+        return `${n}/${st}`;
+      })
+      .sort(),
+    rest,
+  };
 }
 
 // After the join: WireGuard listens only once the node has a peer to tunnel to.
@@ -156,7 +261,11 @@ test('X1: from the internet a full TCP scan finds only ssh and 5671 open, a full
   // (1,000 a second, a burst of 50): at nmap's rate most would go unanswered
   // and read "open|filtered", hiding the WireGuard port among 20,000 others.
   // Lifted for the scan in the first node's namespace only (a lab setting).
-  for (const kv of ['net.ipv4.icmp_ratelimit=0', 'net.ipv4.icmp_msgs_per_sec=1000000', 'net.ipv4.icmp_msgs_burst=1000000']) {
+  for (const kv of [
+    'net.ipv4.icmp_ratelimit=0',
+    'net.ipv4.icmp_msgs_per_sec=1000000',
+    'net.ipv4.icmp_msgs_burst=1000000',
+  ]) {
     await runAny('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
   }
   const tcp = await scan('-sS');
@@ -170,33 +279,67 @@ test('X1: from the internet a full TCP scan finds only ssh and 5671 open, a full
 });
 
 test('the first node reboots (nspawn exits 133) and, with no command typed, is here again with its declared file and firewall', async () => {
-  await first.ok(['/bin/sh', '-c', `mkdir -p /root/mod && printf '%s' '${JSON.stringify({ name: 'kept', resources: [{ kind: 'file', path: '/srv/booted/declared.txt', content: Buffer.from('declared\n').toString('base64'), mode: '0644' }] })}' > /root/mod/kept.json`]);
+  await first.ok([
+    '/bin/sh',
+    '-c',
+    `mkdir -p /root/mod && printf '%s' '${JSON.stringify({ name: 'kept', resources: [{ kind: 'file', path: '/srv/booted/declared.txt', content: Buffer.from('declared\n').toString('base64'), mode: '0644' }] })}' > /root/mod/kept.json`,
+  ]);
   await mesh('module', 'add', '/root/mod/kept.json');
   await mesh('assign', 'kept', 'first');
   await mesh('declare', 'first');
-  await until(async () => (await first.run(['/bin/cat', '/srv/booted/declared.txt'])).stdout === 'declared\n', 60, 'the declared file never arrived');
+  await until(
+    async () => (await first.run(['/bin/cat', '/srv/booted/declared.txt'])).stdout === 'declared\n',
+    60,
+    'the declared file never arrived',
+  );
   const tableBefore = await first.ok(['/usr/sbin/nft', 'list', 'table', 'inet', 'mesh']);
   const code = await first.reboot();
   assert.is(code, 133, 'nspawn did not end as a reboot does');
   say('first rebooted');
-  await until(async () => {
-    const r = await first.run([MESH, 'node', 'list', '--json']);
-    return r.code === 0 && (JSON.parse(r.stdout) as { name: string; state: string }[]).some((n) => n.name === 'first' && n.state === 'here');
-  }, 180, 'first is not "here" after the reboot');
-  for (const u of UNITS) assert.is((await first.run(['/usr/bin/systemctl', 'is-active', `${u}.service`])).stdout.trim(), 'active', `${u} after the reboot`);
+  await until(
+    async () => {
+      const r = await first.run([MESH, 'node', 'list', '--json']);
+      return (
+        r.code === 0 &&
+        (JSON.parse(r.stdout) as { name: string; state: string }[]).some(
+          (n) => n.name === 'first' && n.state === 'here',
+        )
+      );
+    },
+    180,
+    'first is not "here" after the reboot',
+  );
+  for (const u of UNITS)
+    assert.is(
+      (await first.run(['/usr/bin/systemctl', 'is-active', `${u}.service`])).stdout.trim(),
+      'active',
+      `${u} after the reboot`,
+    );
   assert.is((await first.run(['/bin/cat', '/srv/booted/declared.txt'])).stdout, 'declared\n');
-  await until(async () => (await first.ok(['/usr/sbin/nft', 'list', 'table', 'inet', 'mesh'])) === tableBefore, 60, 'the declared firewall is not back after the reboot');
+  await until(
+    async () => (await first.ok(['/usr/sbin/nft', 'list', 'table', 'inet', 'mesh'])) === tableBefore,
+    60,
+    'the declared firewall is not back after the reboot',
+  );
   say('after the reboot: here, every unit active, the declared file and firewall back');
 });
 
 test('idle: memory and CPU of the booted first node (printed for BENCHMARKS.md)', async () => {
   // Every process of the machine: resident memory now, CPU time over 30 s.
   const sample = async () => {
-    const out = await first.ok(['/bin/sh', '-c', 'cat /proc/[0-9]*/stat 2>/dev/null; echo; for f in /proc/[0-9]*/statm; do cat $f 2>/dev/null; done']);
-    let ticks = 0; let pages = 0;
+    const out = await first.ok([
+      '/bin/sh',
+      '-c',
+      'cat /proc/[0-9]*/stat 2>/dev/null; echo; for f in /proc/[0-9]*/statm; do cat $f 2>/dev/null; done',
+    ]);
+    let ticks = 0;
+    let pages = 0;
     for (const l of out.split('\n')) {
       const close = l.lastIndexOf(')');
-      if (close > 0) { const f = l.slice(close + 2).split(' '); ticks += Number(f[11]) + Number(f[12]); } else if (/^\d+ \d+/.test(l)) pages += Number(l.split(' ')[1]);
+      if (close > 0) {
+        const f = l.slice(close + 2).split(' ');
+        ticks += Number(f[11]) + Number(f[12]);
+      } else if (/^\d+ \d+/.test(l)) pages += Number(l.split(' ')[1]);
     }
     return { ticks, rssMiB: (pages * 4096) / 2 ** 20 };
   };
@@ -206,7 +349,9 @@ test('idle: memory and CPU of the booted first node (printed for BENCHMARKS.md)'
   const b = await sample();
   const hz = Number((await first.ok(['/usr/bin/getconf', 'CLK_TCK'])).trim());
   const cpu = ((b.ticks - a.ticks) / hz / 30) * 100;
-  say(`BENCH booted first node idle: ${b.rssMiB.toFixed(0)} MiB resident (all processes), ${cpu.toFixed(1)}% of one core over 30 s`);
+  say(
+    `BENCH booted first node idle: ${b.rssMiB.toFixed(0)} MiB resident (all processes), ${cpu.toFixed(1)}% of one core over 30 s`,
+  );
   assert.ok(b.rssMiB > 0);
 });
 

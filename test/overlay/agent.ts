@@ -7,20 +7,32 @@ import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
 import type { DriverContext, Held } from '../../host/apply/driver.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 
-interface Request { resource: WireguardResource; overlayKeyPath: string; stateDir: string }
+interface Request {
+  resource: WireguardResource;
+  overlayKeyPath: string;
+  stateDir: string;
+}
 
 const op = process.argv[2];
 const req = JSON.parse(readFileSync(0, 'utf8')) as Request;
 const ctx: DriverContext = {
   stateDir: req.stateDir,
   roots: [],
-  openSealed: () => { throw new Error('no sealed blobs in the overlay lab'); },
+  openSealed: () => {
+    throw new Error('no sealed blobs in the overlay lab');
+  },
   overlayKeyPath: req.overlayKeyPath,
   changed: new Set(),
   log: (line) => process.stderr.write(`${line}\n`),
 };
 const r = req.resource;
-const held: Held = { id: r.id, kind: 'wireguard', target: wireguardDriver.target(r), origin: 'declared', digest: wireguardDriver.digest(r) };
+const held: Held = {
+  id: r.id,
+  kind: 'wireguard',
+  target: wireguardDriver.target(r),
+  origin: 'declared',
+  digest: wireguardDriver.digest(r),
+};
 
 try {
   let result: unknown;

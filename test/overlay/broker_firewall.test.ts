@@ -13,7 +13,10 @@ import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { parseResources } from '../../src/wire/parse_resources.js';
 import type { FirewallResource } from '../../src/wire/resources.js';
 
-interface Ctx { mesh: Mesh; dir: string }
+interface Ctx {
+  mesh: Mesh;
+  dir: string;
+}
 const B = suite<Ctx>('broker nodes in the firewall (X2)');
 const EPMD = 4373;
 const DIST = 25673;
@@ -22,14 +25,22 @@ const fp = () => [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0')
 B.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.dir = mkdtempSync(join(tmpdir(), 'fw-broker-'));
-  for (const [name, site, dialable] of [['hub', 'a', 'hub.example.net:51820'], ['b1', 'b', null], ['b2', 'b', null], ['c1', 'c', null]] as const) {
-    await ctx.mesh.store.admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
+  for (const [name, site, dialable] of [
+    ['hub', 'a', 'hub.example.net:51820'],
+    ['b1', 'b', null],
+    ['b2', 'b', null],
+    ['c1', 'c', null],
+  ] as const) {
+    await ctx.mesh.store
+      .admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
                                values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, clock_timestamp())`;
   }
   await cli(ctx, 'overlay', 'hub', 'hub');
   await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
 });
-B.after(async (ctx) => { await ctx.mesh.stop(); });
+B.after(async (ctx) => {
+  await ctx.mesh.stop();
+});
 
 async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
   const r = await ctx.mesh.cli(args);
@@ -46,7 +57,12 @@ const address = async (ctx: Ctx, node: string) =>
   `${(await ctx.mesh.store.admin`select host(address) as a from overlay.address where node = ${node}`)[0]!.a}/32`;
 
 async function refusedWith(p: Promise<unknown>, code: string): Promise<void> {
-  try { await p; } catch (err) { assert.is((err as { code?: string }).code, code); return; }
+  try {
+    await p;
+  } catch (err) {
+    assert.is((err as { code?: string }).code, code);
+    return;
+  }
   assert.unreachable(`not refused (${code} expected)`);
 }
 
@@ -65,30 +81,46 @@ B('one broker node opens TLS from anywhere, and no Erlang traffic while it has n
   for (const n of ['b1', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx, n), 5671), [], n);
 });
 
-B('X2: epmd and the distribution are admitted between broker nodes only, over the overlay, each from the others', async (ctx) => {
-  await cli(ctx, 'broker', 'add', 'b1.example.net:5671', '--fingerprint', fp(), '--node', 'b1');
-  const [hubA, b1A, b2A] = [await address(ctx, 'hub'), await address(ctx, 'b1'), await address(ctx, 'b2')];
-  const hub = await firewallOf(ctx, 'hub');
-  assert.equal(rule(hub, EPMD), [{ proto: 'tcp', port: EPMD, from: [b1A], via: 'mesh0', why: 'broker cluster: epmd' }]);
-  assert.equal(rule(hub, DIST), [{ proto: 'tcp', port: DIST, from: [b1A], via: 'mesh0', why: 'broker cluster: Erlang distribution' }]);
-  const b1 = await firewallOf(ctx, 'b1');
-  assert.equal(rule(b1, EPMD)[0]!.from, [hubA]);
-  assert.equal(rule(b1, DIST)[0]!.from, [hubA]);
-  assert.equal(rule(b1, 5671), [{ proto: 'tcp', port: 5671, why: 'broker, TLS' }], 'nodes dial the new broker node from anywhere');
-  for (const n of ['b2', 'c1']) {
-    const fw = await firewallOf(ctx, n);
-    assert.equal([...rule(fw, EPMD), ...rule(fw, DIST), ...rule(fw, 5671)], [], `${n} runs no broker`);
-  }
-  // A third: each admits the other two, never itself, never a node that runs no broker.
-  await cli(ctx, 'broker', 'add', 'b2.example.net:5671', '--fingerprint', fp(), '--node', 'b2');
-  assert.equal(rule(await firewallOf(ctx, 'hub'), EPMD)[0]!.from, [b1A, b2A].sort());
-  assert.equal(rule(await firewallOf(ctx, 'b2'), DIST)[0]!.from, [hubA, b1A].sort());
-  assert.equal(rule(await firewallOf(ctx, 'c1'), EPMD), []);
-});
+B(
+  'X2: epmd and the distribution are admitted between broker nodes only, over the overlay, each from the others',
+  async (ctx) => {
+    await cli(ctx, 'broker', 'add', 'b1.example.net:5671', '--fingerprint', fp(), '--node', 'b1');
+    const [hubA, b1A, b2A] = [await address(ctx, 'hub'), await address(ctx, 'b1'), await address(ctx, 'b2')];
+    const hub = await firewallOf(ctx, 'hub');
+    assert.equal(rule(hub, EPMD), [
+      { proto: 'tcp', port: EPMD, from: [b1A], via: 'mesh0', why: 'broker cluster: epmd' },
+    ]);
+    assert.equal(rule(hub, DIST), [
+      { proto: 'tcp', port: DIST, from: [b1A], via: 'mesh0', why: 'broker cluster: Erlang distribution' },
+    ]);
+    const b1 = await firewallOf(ctx, 'b1');
+    assert.equal(rule(b1, EPMD)[0]!.from, [hubA]);
+    assert.equal(rule(b1, DIST)[0]!.from, [hubA]);
+    assert.equal(
+      rule(b1, 5671),
+      [{ proto: 'tcp', port: 5671, why: 'broker, TLS' }],
+      'nodes dial the new broker node from anywhere',
+    );
+    for (const n of ['b2', 'c1']) {
+      const fw = await firewallOf(ctx, n);
+      assert.equal([...rule(fw, EPMD), ...rule(fw, DIST), ...rule(fw, 5671)], [], `${n} runs no broker`);
+    }
+    // A third: each admits the other two, never itself, never a node that runs no broker.
+    await cli(ctx, 'broker', 'add', 'b2.example.net:5671', '--fingerprint', fp(), '--node', 'b2');
+    assert.equal(rule(await firewallOf(ctx, 'hub'), EPMD)[0]!.from, [b1A, b2A].sort());
+    assert.equal(rule(await firewallOf(ctx, 'b2'), DIST)[0]!.from, [hubA, b1A].sort());
+    assert.equal(rule(await firewallOf(ctx, 'c1'), EPMD), []);
+  },
+);
 
 B('mesh firewall show says why each broker opening exists', async (ctx) => {
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as { openings: { port: number; origin: string; reason: string }[] };
-  const broker = shown.openings.filter((o) => o.origin === 'broker').map((o) => `${o.port} ${o.reason}`).sort();
+  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as {
+    openings: { port: number; origin: string; reason: string }[];
+  };
+  const broker = shown.openings
+    .filter((o) => o.origin === 'broker')
+    .map((o) => `${o.port} ${o.reason}`)
+    .sort();
   assert.equal(broker, [
     `${DIST} broker cluster: Erlang distribution from the other broker nodes (b2, hub) over the overlay`,
     `${EPMD} broker cluster: epmd from the other broker nodes (b2, hub) over the overlay`,
@@ -96,16 +128,27 @@ B('mesh firewall show says why each broker opening exists', async (ctx) => {
   ]);
 });
 
-B('the first node\'s own broker module opening is not doubled by its broker node row', async (ctx) => {
+B("the first node's own broker module opening is not doubled by its broker node row", async (ctx) => {
   const f = join(ctx.dir, 'mesh-broker.json');
-  writeFileSync(f, JSON.stringify({ name: 'mesh-broker', resources: [{ kind: 'opening', name: 'broker', proto: 'tcp', port: 5671, from: 'any', why: 'broker, TLS' }] }));
+  writeFileSync(
+    f,
+    JSON.stringify({
+      name: 'mesh-broker',
+      resources: [{ kind: 'opening', name: 'broker', proto: 'tcp', port: 5671, from: 'any', why: 'broker, TLS' }],
+    }),
+  );
   await cli(ctx, 'module', 'add', f);
   await cli(ctx, 'assign', 'mesh-broker', 'hub');
   assert.is(rule(await firewallOf(ctx, 'hub'), 5671).length, 1);
 });
 
 B('the ports follow overlay.set_broker_ports, which refuses anything but two different ports (MSH66)', async (ctx) => {
-  for (const [e, d] of [[0, DIST], [EPMD, 65536], [EPMD, EPMD], [-1, 1]]) {
+  for (const [e, d] of [
+    [0, DIST],
+    [EPMD, 65536],
+    [EPMD, EPMD],
+    [-1, 1],
+  ]) {
     await refusedWith(ctx.mesh.store.admin`select * from overlay.set_broker_ports(${e}::int, ${d}::int)`, 'MSH66');
   }
   await ctx.mesh.store.admin`select * from overlay.set_broker_ports(4400, 25700)`;

@@ -13,20 +13,31 @@ import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { parseResources } from '../../src/wire/parse_resources.js';
 import type { FirewallResource, FirewallRule } from '../../src/wire/resources.js';
 
-interface Ctx { mesh: Mesh; dir: string }
+interface Ctx {
+  mesh: Mesh;
+  dir: string;
+}
 const Fw = suite<Ctx>('firewall in SQL (X2)');
 
 Fw.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.dir = mkdtempSync(join(tmpdir(), 'fw-sql-'));
-  for (const [name, site, dialable] of [['hub', 'a', 'hub.example.net:51820'], ['b1', 'b', null], ['b2', 'b', null], ['c1', 'c', null]] as const) {
-    await ctx.mesh.store.admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
+  for (const [name, site, dialable] of [
+    ['hub', 'a', 'hub.example.net:51820'],
+    ['b1', 'b', null],
+    ['b2', 'b', null],
+    ['c1', 'c', null],
+  ] as const) {
+    await ctx.mesh.store
+      .admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
                                values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, clock_timestamp())`;
   }
   await cli(ctx, 'overlay', 'hub', 'hub');
   await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
 });
-Fw.after(async (ctx) => { await ctx.mesh.stop(); });
+Fw.after(async (ctx) => {
+  await ctx.mesh.stop();
+});
 
 async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
   const r = await ctx.mesh.cli(args);
@@ -66,67 +77,139 @@ Fw('X1: every node keeps ssh open from anywhere; only the dialable node opens Wi
   assert.equal(rule(await firewallOf(ctx, 'b1'), 51820), [], 'a node behind NAT dials out and needs no opening');
 });
 
-Fw('X2: a provision\'s consumers reach the provider\'s port over the overlay, and nobody else does', async (ctx) => {
+Fw("X2: a provision's consumers reach the provider's port over the overlay, and nobody else does", async (ctx) => {
   await addModule(ctx, 'db', [{ kind: 'directory', path: '/srv/db', mode: '0755' }], 'b1');
   await addModule(ctx, 'app', [{ kind: 'directory', path: '/srv/app', mode: '0755' }], 'b2', 'c1');
   // As offer and grant record them; `mesh provision grant` would also make and
   // send the pair's credential, and these nodes have no queue to be told on.
-  await ctx.mesh.store.admin`select provision.offer('pg', 'postgres', 'db', '{"host": "db.internal", "port": 5432}'::jsonb)`;
+  await ctx.mesh.store
+    .admin`select provision.offer('pg', 'postgres', 'db', '{"host": "db.internal", "port": 5432}'::jsonb)`;
   await ctx.mesh.store.admin`select provision.grant('pg', 'app', '{"database": "app", "user": "app_pg"}'::jsonb)`;
   const rules = rule(await firewallOf(ctx, 'b1'), 5432);
-  assert.equal(rules, [{ proto: 'tcp', port: 5432, from: [await address(ctx, 'b2'), await address(ctx, 'c1')].sort(), via: 'mesh0', why: 'provision pg: consumer app' }]);
+  assert.equal(rules, [
+    {
+      proto: 'tcp',
+      port: 5432,
+      from: [await address(ctx, 'b2'), await address(ctx, 'c1')].sort(),
+      via: 'mesh0',
+      why: 'provision pg: consumer app',
+    },
+  ]);
   for (const n of ['hub', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx, n), 5432), [], `${n} provides nothing`);
   // Unassign a consumer: its address leaves the provider's rule.
   await cli(ctx, 'unassign', 'app', 'c1');
   assert.equal(rule(await firewallOf(ctx, 'b1'), 5432)[0]!.from, [await address(ctx, 'b2')]);
 });
 
-Fw('X2: a module\'s served ports open from any, from a site, or from a module\'s nodes; openings never reach a node as resources', async (ctx) => {
-  await addModule(ctx, 'web', [
-    { kind: 'opening', name: 'https', proto: 'tcp', port: 443, from: 'any' },
-    { kind: 'opening', name: 'metrics', proto: 'tcp', port: 9100, to: 9102, from: 'site:b', why: 'metrics for site b' },
-    { kind: 'opening', name: 'admin', proto: 'tcp', port: 8443, from: 'module:app' },
-  ], 'hub');
-  const fw = await firewallOf(ctx, 'hub');
-  assert.equal(rule(fw, 443), [{ proto: 'tcp', port: 443, why: 'module web: https from any' }]);
-  assert.equal(rule(fw, 9100), [{ proto: 'tcp', port: 9100, to: 9102, from: [await address(ctx, 'b1'), await address(ctx, 'b2')].sort(), via: 'mesh0', why: 'metrics for site b' }]);
-  assert.equal(rule(fw, 8443), [{ proto: 'tcp', port: 8443, from: [await address(ctx, 'b2')], via: 'mesh0', why: 'module web: admin from module:app' }]);
-  const plan = JSON.parse(await cli(ctx, 'plan', 'hub', '--json')) as { resources: { kind: string }[] };
-  assert.equal(plan.resources.filter((r) => r.kind === 'opening'), []);
-});
+Fw(
+  "X2: a module's served ports open from any, from a site, or from a module's nodes; openings never reach a node as resources",
+  async (ctx) => {
+    await addModule(
+      ctx,
+      'web',
+      [
+        { kind: 'opening', name: 'https', proto: 'tcp', port: 443, from: 'any' },
+        {
+          kind: 'opening',
+          name: 'metrics',
+          proto: 'tcp',
+          port: 9100,
+          to: 9102,
+          from: 'site:b',
+          why: 'metrics for site b',
+        },
+        { kind: 'opening', name: 'admin', proto: 'tcp', port: 8443, from: 'module:app' },
+      ],
+      'hub',
+    );
+    const fw = await firewallOf(ctx, 'hub');
+    assert.equal(rule(fw, 443), [{ proto: 'tcp', port: 443, why: 'module web: https from any' }]);
+    assert.equal(rule(fw, 9100), [
+      {
+        proto: 'tcp',
+        port: 9100,
+        to: 9102,
+        from: [await address(ctx, 'b1'), await address(ctx, 'b2')].sort(),
+        via: 'mesh0',
+        why: 'metrics for site b',
+      },
+    ]);
+    assert.equal(rule(fw, 8443), [
+      {
+        proto: 'tcp',
+        port: 8443,
+        from: [await address(ctx, 'b2')],
+        via: 'mesh0',
+        why: 'module web: admin from module:app',
+      },
+    ]);
+    const plan = JSON.parse(await cli(ctx, 'plan', 'hub', '--json')) as { resources: { kind: string }[] };
+    assert.equal(
+      plan.resources.filter((r) => r.kind === 'opening'),
+      [],
+    );
+  },
+);
 
-Fw('X2: an opening from a module that runs nowhere is listed with its reason and left out of the table', async (ctx) => {
-  await addModule(ctx, 'lonely', [{ kind: 'opening', name: 'x', proto: 'udp', port: 6000, from: 'module:nowhere' }], 'c1');
-  assert.equal(rule(await firewallOf(ctx, 'c1'), 6000), []);
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'c1', '--json')) as { openings: { port: number; inTable: boolean; reason: string }[] };
-  const x = shown.openings.find((o) => o.port === 6000)!;
-  assert.is(x.inTable, false);
-  assert.match(x.reason, /module lonely serves x/);
-});
+Fw(
+  'X2: an opening from a module that runs nowhere is listed with its reason and left out of the table',
+  async (ctx) => {
+    await addModule(
+      ctx,
+      'lonely',
+      [{ kind: 'opening', name: 'x', proto: 'udp', port: 6000, from: 'module:nowhere' }],
+      'c1',
+    );
+    assert.equal(rule(await firewallOf(ctx, 'c1'), 6000), []);
+    const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'c1', '--json')) as {
+      openings: { port: number; inTable: boolean; reason: string }[];
+    };
+    const x = shown.openings.find((o) => o.port === 6000)!;
+    assert.is(x.inTable, false);
+    assert.match(x.reason, /module lonely serves x/);
+  },
+);
 
 Fw('the DBA view, mesh firewall show and the declaration say the same openings, each with a reason', async (ctx) => {
-  const view = await ctx.mesh.store.admin`select proto, port, why, reason from assignment.firewall_opening where node = 'b1' order by proto, port, why`;
+  const view = await ctx.mesh.store
+    .admin`select proto, port, why, reason from assignment.firewall_opening where node = 'b1' order by proto, port, why`;
   assert.ok(view.length >= 2);
   for (const v of view) assert.ok((v.reason as string).length > 0, `${v.port} has a reason`);
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as { openings: { proto: string; port: number; why: string }[] };
-  assert.equal(shown.openings.map((o) => `${o.proto} ${o.port} ${o.why}`).sort(), view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort());
+  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as {
+    openings: { proto: string; port: number; why: string }[];
+  };
+  assert.equal(
+    shown.openings.map((o) => `${o.proto} ${o.port} ${o.why}`).sort(),
+    view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort(),
+  );
   const fw = await firewallOf(ctx, 'b1');
-  assert.equal(fw.rules.map((r: FirewallRule) => `${r.proto} ${r.port} ${r.why}`).sort(), view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort());
+  assert.equal(
+    fw.rules.map((r: FirewallRule) => `${r.proto} ${r.port} ${r.why}`).sort(),
+    view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort(),
+  );
   const human = await cli(ctx, 'firewall', 'show', 'b1');
   assert.match(human, /input dropped unless loopback/);
   assert.match(human, /provision pg \(postgres\): consumer module app on b2/);
 });
 
 // Composing leaves the peer graph out of the reasons (it is costly and no rule reads it): show must still say it.
-Fw('the WireGuard opening says which peers dial it, in the view and in mesh firewall show; the declaration opens the same port', async (ctx) => {
-  const [wg] = await ctx.mesh.store.admin`select port, reason from assignment.firewall_opening where node = 'hub' and why = 'WireGuard'`;
-  assert.is(wg!.reason, 'WireGuard: this node is dialable; dialled by b1, b2, c1');
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'hub', '--json')) as { openings: { why: string; reason: string }[] };
-  assert.is(shown.openings.find((o) => o.why === 'WireGuard')!.reason, wg!.reason);
-  assert.equal(rule(await firewallOf(ctx, 'hub'), wg!.port as number), [{ proto: 'udp', port: wg!.port as number, why: 'WireGuard' }]);
-});
+Fw(
+  'the WireGuard opening says which peers dial it, in the view and in mesh firewall show; the declaration opens the same port',
+  async (ctx) => {
+    const [wg] = await ctx.mesh.store
+      .admin`select port, reason from assignment.firewall_opening where node = 'hub' and why = 'WireGuard'`;
+    assert.is(wg!.reason, 'WireGuard: this node is dialable; dialled by b1, b2, c1');
+    const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'hub', '--json')) as {
+      openings: { why: string; reason: string }[];
+    };
+    assert.is(shown.openings.find((o) => o.why === 'WireGuard')!.reason, wg!.reason);
+    assert.equal(rule(await firewallOf(ctx, 'hub'), wg!.port as number), [
+      { proto: 'udp', port: wg!.port as number, why: 'WireGuard' },
+    ]);
+  },
+);
 
-Fw('the ssh port is the mesh\'s to set, and every firewall follows it', async (ctx) => {
+Fw("the ssh port is the mesh's to set, and every firewall follows it", async (ctx) => {
   await cli(ctx, 'firewall', 'ssh-port', '2222');
   for (const n of ['hub', 'b1']) {
     const fw = await firewallOf(ctx, n);
@@ -141,8 +224,11 @@ Fw('the ssh port is the mesh\'s to set, and every firewall follows it', async (c
 
 Fw('X2: mesh module add refuses a hostile opening, naming the field, and stores nothing', async (ctx) => {
   for (const [bad, field] of [
-    [{ port: 70000 }, /\.port/], [{ port: 80, to: 79 }, /\.to/], [{ from: 'site:b" accept' }, /\.from/],
-    [{ why: 'x"; flush ruleset' }, /\.why/], [{ name: 'a b' }, /\.name/],
+    [{ port: 70000 }, /\.port/],
+    [{ port: 80, to: 79 }, /\.to/],
+    [{ from: 'site:b" accept' }, /\.from/],
+    [{ why: 'x"; flush ruleset' }, /\.why/],
+    [{ name: 'a b' }, /\.name/],
   ] as const) {
     const base: Record<string, unknown> = { kind: 'opening', name: 'e', proto: 'tcp', port: 80, from: 'any' };
     const f = await moduleFile(ctx, 'evil', [{ ...base, ...bad }]);

@@ -37,11 +37,25 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
   return (name) => {
     const dir = mkdtempSync(join(tmpdir(), `overlay-lab-${name}-`));
     const env = { ...process.env, MESH_HOST_DIR: dir, MESH_HOST_RECONCILE_SECONDS: '3600' };
-    const argv = (args: string[]) => ['-t', String(lab.pid(name)), '-m', '-n', '--', process.execPath, MESH_HOST, ...args];
+    const argv = (args: string[]) => [
+      '-t',
+      String(lab.pid(name)),
+      '-m',
+      '-n',
+      '--',
+      process.execPath,
+      MESH_HOST,
+      ...args,
+    ];
     return {
-      name, dir,
+      name,
+      dir,
       host: (args) => runAny('nsenter', argv(args), { env }),
-      run: () => { const p = spawnProc('nsenter', argv(['run']), env); procs.push(p); return p; },
+      run: () => {
+        const p = spawnProc('nsenter', argv(['run']), env);
+        procs.push(p);
+        return p;
+      },
     };
   };
 }
@@ -52,11 +66,15 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
  */
 export async function appliedNewest(mesh: Mesh, proc: Proc, name: string): Promise<number> {
   let serial = 0;
-  await until(`${name} applied its newest declaration`, async () => {
-    const [d] = await mesh.store.admin`select max(serial)::int as s from assignment.declaration where node = ${name}`;
-    serial = d!.s as number;
-    return [...proc.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
-  }, 120_000);
+  await until(
+    `${name} applied its newest declaration`,
+    async () => {
+      const [d] = await mesh.store.admin`select max(serial)::int as s from assignment.declaration where node = ${name}`;
+      serial = d!.s as number;
+      return [...proc.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
+    },
+    120_000,
+  );
   return serial;
 }
 

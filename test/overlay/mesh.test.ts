@@ -15,7 +15,14 @@ import { until } from '../declare/helpers.js';
 const PORT = 51820;
 const IF = 'mesh0';
 
-interface Ctx { mesh: Mesh; lab: Lab; procs: Proc[]; m: Record<string, Machine>; runs: Record<string, Proc>; addr: Record<string, string> }
+interface Ctx {
+  mesh: Mesh;
+  lab: Lab;
+  procs: Proc[];
+  m: Record<string, Machine>;
+  runs: Record<string, Proc>;
+  addr: Record<string, string>;
+}
 const E2E = suite<Ctx>('overlay end to end in namespaces (O1, O2, D4)');
 
 let current: Ctx | undefined;
@@ -55,7 +62,7 @@ async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
 /** Issue a token, enrol inside the machine (over NAT), start its host. */
 async function join(ctx: Ctx, name: string, site: string, dialable?: string): Promise<void> {
   const token = await ctx.mesh.token(name, ['--site', site, ...(dialable ? ['--dialable', dialable] : [])]);
-  const m = ctx.m[name] = machines(ctx.lab, ctx.procs)(name);
+  const m = (ctx.m[name] = machines(ctx.lab, ctx.procs)(name));
   const r = await m.host(['enrol', token]);
   if (r.code !== 0) throw new Error(`enrol ${name} inside its namespace failed: ${r.stderr}`);
   ctx.runs[name] = m.run();
@@ -69,7 +76,8 @@ async function applied(ctx: Ctx, name: string, serial: number): Promise<void> {
 
 /** Each node's newest serial in SQL: what it is owed. */
 async function newest(ctx: Ctx): Promise<Record<string, number>> {
-  const rows = await ctx.mesh.store.admin`select node, max(serial)::int as serial from assignment.declaration group by node`;
+  const rows = await ctx.mesh.store
+    .admin`select node, max(serial)::int as serial from assignment.declaration group by node`;
   return Object.fromEntries(rows.map((r) => [r.node as string, r.serial as number]));
 }
 
@@ -83,66 +91,108 @@ async function addresses(ctx: Ctx): Promise<void> {
   for (const n of g.nodes) ctx.addr[n.name] = n.address;
 }
 
-const ifindex = async (ctx: Ctx, m: string) => (await ctx.lab.exec(m, ['/usr/sbin/ip', '-o', 'link', 'show', 'dev', IF])).split(':')[0];
+const ifindex = async (ctx: Ctx, m: string) =>
+  (await ctx.lab.exec(m, ['/usr/sbin/ip', '-o', 'link', 'show', 'dev', IF])).split(':')[0];
 
-E2E('three machines enrol from behind NAT; the hub is named; declarations are applied by the real hosts', async (ctx) => {
-  await Promise.all([
-    join(ctx, 'hub', 'a', `${ctx.lab.publicAddress('a')}:${PORT}`),
-    join(ctx, 'a1', 'a'),
-    join(ctx, 'b1', 'b'),
-  ]);
-  // The command itself owes every node whose peers changed a declaration (W2): nothing else typed.
-  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--json')) as { redeclared: { node: string }[] };
-  assert.equal(out.redeclared.map((d) => d.node).sort(), ['a1', 'b1', 'hub']);
-  await Promise.all(['hub', 'a1', 'b1'].map((n) => appliedNewest(ctx, n)));
-  await addresses(ctx);
-});
+E2E(
+  'three machines enrol from behind NAT; the hub is named; declarations are applied by the real hosts',
+  async (ctx) => {
+    await Promise.all([
+      join(ctx, 'hub', 'a', `${ctx.lab.publicAddress('a')}:${PORT}`),
+      join(ctx, 'a1', 'a'),
+      join(ctx, 'b1', 'b'),
+    ]);
+    // The command itself owes every node whose peers changed a declaration (W2): nothing else typed.
+    const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--json')) as { redeclared: { node: string }[] };
+    assert.equal(out.redeclared.map((d) => d.node).sort(), ['a1', 'b1', 'hub']);
+    await Promise.all(['hub', 'a1', 'b1'].map((n) => appliedNewest(ctx, n)));
+    await addresses(ctx);
+  },
+);
 
-E2E('O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP', async (ctx) => {
-  const failed: string[] = [];
-  // Spokes first: a spoke behind NAT is reachable from the hub only once it
-  // has spoken to the hub (its keepalive is 25 s); a spoke whose interface was
-  // updated in place, not made, has not necessarily spoken yet.
-  for (const from of ['a1', 'b1', 'hub']) {
-    for (const to of ['hub', 'a1', 'b1']) {
+E2E(
+  'O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP',
+  async (ctx) => {
+    const failed: string[] = [];
+    // Spokes first: a spoke behind NAT is reachable from the hub only once it
+    // has spoken to the hub (its keepalive is 25 s); a spoke whose interface was
+    // updated in place, not made, has not necessarily spoken yet.
+    for (const from of ['a1', 'b1', 'hub']) {
+      for (const to of ['hub', 'a1', 'b1']) {
+        if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
+      }
+    }
+    assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
+    const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
+    assert.match(fwd, /^-P FORWARD DROP$/m, "the other tenant's policy is left alone");
+    assert.is(
+      fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`) && l.startsWith('-A FORWARD')).length,
+      2,
+      'the hub holds its two accept rules',
+    );
+    // The spokes' files carry keepalive; the hub's none (O1).
+    assert.match(
+      await ctx.lab.exec('b1', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]),
+      /^PersistentKeepalive = 25$/m,
+    );
+    assert.not.match(await ctx.lab.exec('hub', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]), /PersistentKeepalive/);
+  },
+);
+
+E2E(
+  'a fourth node joins: exactly the lists it enters are declared again, and the running hub picks it up in place',
+  async (ctx) => {
+    const before = await ifindex(ctx, 'hub');
+    const mark = ctx.runs.hub!.output().length;
+    const was = await newest(ctx);
+    await join(ctx, 'b2', 'b');
+    // No command typed: serve's enrolment owes the nodes it changed their declarations (W2).
+    const [k] = await ctx.mesh.store
+      .admin`select encode(overlay_key, 'base64') as key from inventory.node where name = 'b2'`;
+    await until(
+      'the hub is owed a declaration that peers with b2',
+      async () =>
+        (
+          await ctx.mesh.store
+            .admin`select 1 from assignment.declaration where node = 'hub' and serial > ${was.hub!} and position(${k!.key as string} in convert_from(envelope, 'utf8')) > 0`
+        ).length > 0,
+    );
+    const now = await newest(ctx);
+    // b2 cannot dial b1 nor b1 b2: they meet through the hub, so only the hub's list changes.
+    assert.equal(
+      Object.keys(now)
+        .filter((n) => now[n] !== was[n])
+        .sort(),
+      ['b2', 'hub'],
+    );
+    await Promise.all([applied(ctx, 'hub', now.hub!), applied(ctx, 'b2', now.b2!)]);
+    await addresses(ctx);
+    await ctx.runs.hub!.waitFor(/wireguard mesh0: updated in place/, 30_000, mark);
+    assert.is(await ifindex(ctx, 'hub'), before, "the hub's interface was not restarted");
+    const failed: string[] = [];
+    for (const [from, to] of [
+      ['b2', 'hub'],
+      ['hub', 'b2'],
+      ['a1', 'b2'],
+      ['b2', 'a1'],
+      ['b1', 'b2'],
+      ['b2', 'b1'],
+      ['a1', 'b1'],
+    ] as const) {
       if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
     }
-  }
-  assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
-  const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
-  assert.match(fwd, /^-P FORWARD DROP$/m, 'the other tenant\'s policy is left alone');
-  assert.is(fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`) && l.startsWith('-A FORWARD')).length, 2, 'the hub holds its two accept rules');
-  // The spokes' files carry keepalive; the hub's none (O1).
-  assert.match(await ctx.lab.exec('b1', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]), /^PersistentKeepalive = 25$/m);
-  assert.not.match(await ctx.lab.exec('hub', ['/usr/bin/cat', `/etc/wireguard/${IF}.conf`]), /PersistentKeepalive/);
-});
+    assert.equal(failed, [], `paths that did not ping after b2 joined: ${failed.join(', ')}`);
+  },
+);
 
-E2E('a fourth node joins: exactly the lists it enters are declared again, and the running hub picks it up in place', async (ctx) => {
-  const before = await ifindex(ctx, 'hub');
-  const mark = ctx.runs.hub!.output().length;
-  const was = await newest(ctx);
-  await join(ctx, 'b2', 'b');
-  // No command typed: serve's enrolment owes the nodes it changed their declarations (W2).
-  const [k] = await ctx.mesh.store.admin`select encode(overlay_key, 'base64') as key from inventory.node where name = 'b2'`;
-  await until('the hub is owed a declaration that peers with b2', async () =>
-    (await ctx.mesh.store.admin`select 1 from assignment.declaration where node = 'hub' and serial > ${was.hub!} and position(${k!.key as string} in convert_from(envelope, 'utf8')) > 0`).length > 0);
-  const now = await newest(ctx);
-  // b2 cannot dial b1 nor b1 b2: they meet through the hub, so only the hub's list changes.
-  assert.equal(Object.keys(now).filter((n) => now[n] !== was[n]).sort(), ['b2', 'hub']);
-  await Promise.all([applied(ctx, 'hub', now.hub!), applied(ctx, 'b2', now.b2!)]);
-  await addresses(ctx);
-  await ctx.runs.hub!.waitFor(/wireguard mesh0: updated in place/, 30_000, mark);
-  assert.is(await ifindex(ctx, 'hub'), before, 'the hub\'s interface was not restarted');
-  const failed: string[] = [];
-  for (const [from, to] of [['b2', 'hub'], ['hub', 'b2'], ['a1', 'b2'], ['b2', 'a1'], ['b1', 'b2'], ['b2', 'b1'], ['a1', 'b1']] as const) {
-    if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
-  }
-  assert.equal(failed, [], `paths that did not ping after b2 joined: ${failed.join(', ')}`);
-});
-
-E2E('O2: a hub made a spoke again takes its FORWARD rules away, leaving the other tenant\'s policy', async (ctx) => {
-  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--off', '--json')) as { redeclared: { node: string }[] };
-  assert.ok(out.redeclared.some((d) => d.node === 'hub'), `the hub is told: ${JSON.stringify(out.redeclared)}`);
+E2E("O2: a hub made a spoke again takes its FORWARD rules away, leaving the other tenant's policy", async (ctx) => {
+  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--off', '--json')) as {
+    redeclared: { node: string }[];
+  };
+  assert.ok(
+    out.redeclared.some((d) => d.node === 'hub'),
+    `the hub is told: ${JSON.stringify(out.redeclared)}`,
+  );
   await appliedNewest(ctx, 'hub');
   const fwd = await ctx.lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
   assert.is(fwd.split('\n').filter((l) => l.includes(`mesh:${IF}`)).length, 0, 'no rule of ours is left');
@@ -150,7 +200,9 @@ E2E('O2: a hub made a spoke again takes its FORWARD rules away, leaving the othe
 });
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => { void (current ? teardown(current) : Promise.resolve()).finally(() => process.exit(130)); });
+  process.on(sig, () => {
+    void (current ? teardown(current) : Promise.resolve()).finally(() => process.exit(130));
+  });
 }
 
 E2E.run();

@@ -17,7 +17,14 @@ const agent = fileURLToPath(new URL('./agent.js', import.meta.url));
 const PORT = 51820;
 const IF = 'mesh0';
 
-interface Node { name: string; site: string; overlay: string; priv: string; pub: string; keyPath: string }
+interface Node {
+  name: string;
+  site: string;
+  overlay: string;
+  priv: string;
+  pub: string;
+  keyPath: string;
+}
 
 function keypair(): { priv: string; pub: string } {
   const sk = x25519.utils.randomSecretKey();
@@ -29,15 +36,25 @@ function keypair(): { priv: string; pub: string } {
 const shape = suite('wireguard resource shape (O1)');
 
 const base = (): WireguardResource => ({
-  id: 'wireguard:mesh0', kind: 'wireguard', name: IF, address: '10.99.0.1/24', listenPort: PORT,
+  id: 'wireguard:mesh0',
+  kind: 'wireguard',
+  name: IF,
+  address: '10.99.0.1/24',
+  listenPort: PORT,
   peers: [{ publicKey: keypair().pub, allowedIps: ['10.99.0.2/32'] }],
 });
 
 shape('O1: a key that appears twice in the peer list is refused, naming the key', () => {
   const r = base();
   const dup = r.peers[0]!.publicKey;
-  r.peers.push({ publicKey: keypair().pub, allowedIps: ['10.99.0.3/32'] }, { publicKey: dup, endpoint: '192.0.2.1:51820', allowedIps: ['10.99.0.0/24'] });
-  assert.throws(() => checkResource(r), (e: Error) => e.message.includes(dup) && /appears twice/.test(e.message));
+  r.peers.push(
+    { publicKey: keypair().pub, allowedIps: ['10.99.0.3/32'] },
+    { publicKey: dup, endpoint: '192.0.2.1:51820', allowedIps: ['10.99.0.0/24'] },
+  );
+  assert.throws(
+    () => checkResource(r),
+    (e: Error) => e.message.includes(dup) && /appears twice/.test(e.message),
+  );
 });
 
 shape('a value that could smuggle a line into the wg-quick file is refused', () => {
@@ -72,10 +89,18 @@ const nodes: Record<string, Node> = {};
 const res: Record<string, WireguardResource> = {};
 
 async function call(lab: Lab, n: Node, op: string, r: WireguardResource): Promise<unknown> {
-  const out = await lab.execAny(n.name, [process.execPath, agent, op], JSON.stringify({ resource: r, overlayKeyPath: n.keyPath, stateDir: tmp }));
+  const out = await lab.execAny(
+    n.name,
+    [process.execPath, agent, op],
+    JSON.stringify({ resource: r, overlayKeyPath: n.keyPath, stateDir: tmp }),
+  );
   if (process.env.MESH_TEST_VERBOSE) process.stderr.write(`[${n.name} ${op}] ${out.stderr}`);
   let parsed: { ok: boolean; result?: unknown; error?: string };
-  try { parsed = JSON.parse(out.stdout); } catch { throw new Error(`agent ${op} on ${n.name} exited ${out.code}: ${out.stderr}`); }
+  try {
+    parsed = JSON.parse(out.stdout);
+  } catch {
+    throw new Error(`agent ${op} on ${n.name} exited ${out.code}: ${out.stderr}`);
+  }
   if (!parsed.ok) throw new Error(`${op} on ${n.name}: ${parsed.error}`);
   return parsed.result;
 }
@@ -90,17 +115,26 @@ async function pings(lab: Lab, from: string, to: string, tries = 5): Promise<boo
 
 function spoke(n: Node, endpoint: string): WireguardResource {
   return {
-    id: `wireguard:${IF}`, kind: 'wireguard', name: IF, address: `${n.overlay}/24`,
+    id: `wireguard:${IF}`,
+    kind: 'wireguard',
+    name: IF,
+    address: `${n.overlay}/24`,
     peers: [{ publicKey: nodes.hub!.pub, endpoint, allowedIps: ['10.99.0.0/24'], keepalive: 5 }],
   };
 }
 function hub(spokes: Node[]): WireguardResource {
   return {
-    id: `wireguard:${IF}`, kind: 'wireguard', name: IF, address: `${nodes.hub!.overlay}/24`, listenPort: PORT, hub: true,
+    id: `wireguard:${IF}`,
+    kind: 'wireguard',
+    name: IF,
+    address: `${nodes.hub!.overlay}/24`,
+    listenPort: PORT,
+    hub: true,
     peers: spokes.map((s) => ({ publicKey: s.pub, allowedIps: [`${s.overlay}/32`] })),
   };
 }
-const forwardRules = async (lab: Lab) => (await lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD'])).split('\n').filter((l) => l.includes(IF));
+const forwardRules = async (lab: Lab) =>
+  (await lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD'])).split('\n').filter((l) => l.includes(IF));
 
 // A lab that does not come up says why (test/harness/suite.ts) and mesh.after takes it down.
 mesh.before(setUp);
@@ -131,7 +165,9 @@ async function setUp(): Promise<void> {
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => { void (lab?.down() ?? Promise.resolve()).finally(() => process.exit(130)); });
+  process.on(sig, () => {
+    void (lab?.down() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
 }
 
 mesh.after(async () => {
@@ -153,18 +189,21 @@ mesh('apply raises the interface from a 0600 file; a second apply changes nothin
   }
 });
 
-mesh('O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP', async () => {
-  const failed: string[] = [];
-  for (const from of ['hub', 'a1', 'b1']) {
-    for (const to of ['hub', 'a1', 'b1']) {
-      if (!(await pings(lab!, from, nodes[to]!.overlay))) failed.push(`${from}->${to}`);
+mesh(
+  'O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP',
+  async () => {
+    const failed: string[] = [];
+    for (const from of ['hub', 'a1', 'b1']) {
+      for (const to of ['hub', 'a1', 'b1']) {
+        if (!(await pings(lab!, from, nodes[to]!.overlay))) failed.push(`${from}->${to}`);
+      }
     }
-  }
-  assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
-  const policy = await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
-  assert.match(policy, /^-P FORWARD DROP$/m, 'the other tenant\'s policy is left alone');
-  assert.is((await forwardRules(lab!)).length, 2, 'the hub holds its two accept rules');
-});
+    assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
+    const policy = await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
+    assert.match(policy, /^-P FORWARD DROP$/m, "the other tenant's policy is left alone");
+    assert.is((await forwardRules(lab!)).length, 2, 'the hub holds its two accept rules');
+  },
+);
 
 mesh('D6: a peer changed by hand is drift, and apply puts it back without a restart', async () => {
   // Routing b1's overlay address nowhere breaks a1->b1 through the hub.
@@ -184,7 +223,12 @@ mesh('D4: a new peer on the hub takes effect in the same apply, no hand restart'
   res.hub = hub([nodes.a1!, nodes.b1!, nodes.b2!]);
   assert.is(await call(lab!, nodes.hub!, 'observe', res.hub!), 'drift');
   assert.is(await call(lab!, nodes.hub!, 'apply', res.hub!), true);
-  for (const [from, to] of [['b2', 'hub'], ['hub', 'b2'], ['a1', 'b2'], ['b2', 'b1']] as const) {
+  for (const [from, to] of [
+    ['b2', 'hub'],
+    ['hub', 'b2'],
+    ['a1', 'b2'],
+    ['b2', 'b1'],
+  ] as const) {
     assert.ok(await pings(lab!, from, nodes[to]!.overlay), `${from}->${to} after the hub's apply`);
   }
   assert.is(await call(lab!, nodes.hub!, 'observe', res.hub!), 'ok');

@@ -17,10 +17,12 @@ const I = suite<{ mesh: Mesh }>('serve idle: the sweep and nothing else');
 I.before(async (ctx) => {
   ctx.mesh = await freshMesh({ serveEnv: { MESH_SERVE_SWEEP_SECONDS: String(SWEEP_SECONDS) } });
   // Every session opened from now on (serve's among them) counts its calls of SQL functions too.
-  const [{ db }] = await ctx.mesh.store.admin`select current_database() as db` as unknown as [{ db: string }];
+  const [{ db }] = (await ctx.mesh.store.admin`select current_database() as db`) as unknown as [{ db: string }];
   await ctx.mesh.store.admin.unsafe(`alter database "${db.replace(/"/g, '""')}" set track_functions = 'all'`);
 });
-I.after(async (ctx) => { await ctx.mesh.stop(); });
+I.after(async (ctx) => {
+  await ctx.mesh.stop();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +34,8 @@ async function counters(mesh: Mesh): Promise<Map<string, string>> {
   const t = await a`select schemaname || '.' || relname as name,
                            concat_ws(' ', seq_scan, coalesce(idx_scan, 0), n_tup_ins, n_tup_upd, n_tup_del) as c
                       from pg_stat_user_tables`;
-  const i = await a`select schemaname || '.' || relname || ' index ' || indexrelname as name, idx_scan::text as c from pg_stat_user_indexes`;
+  const i =
+    await a`select schemaname || '.' || relname || ' index ' || indexrelname as name, idx_scan::text as c from pg_stat_user_indexes`;
   return new Map([...t, ...i].map((r) => [r.name as string, r.c as string]));
 }
 
@@ -44,7 +47,7 @@ async function calls(mesh: Mesh): Promise<Map<string, number>> {
   return new Map(r.map((x) => [x.funcname as string, Number(x.calls)]));
 }
 
-I('with nothing owed, serve reads only the outbox\'s owed index, once a sweep', async ({ mesh }) => {
+I("with nothing owed, serve reads only the outbox's owed index, once a sweep", async ({ mesh }) => {
   await mesh.serve();
   // Quiet hosts: no heard or reconcile within the test (a heard is work that came in, not idle cost).
   const quiet = { MESH_HOST_HEARD_SECONDS: '3600', MESH_HOST_RECONCILE_SECONDS: '3600' };
@@ -65,23 +68,48 @@ I('with nothing owed, serve reads only the outbox\'s owed index, once a sweep', 
   await sleep(6 * SWEEP_SECONDS * 1000);
   const after = await counters(mesh);
   const calledAfter = await calls(mesh);
-  const moved = [...after].filter(([k, v]) => before.get(k) !== v).map(([k]) => k).sort();
+  const moved = [...after]
+    .filter(([k, v]) => before.get(k) !== v)
+    .map(([k]) => k)
+    .sort();
   const owedIndex = 'assignment.outbox index outbox_owed';
   assert.ok(moved.includes(owedIndex), `the sweep ran (the owed index was read): moved ${moved.join(', ')}`);
-  assert.equal(moved.filter((k) => k !== owedIndex && k !== 'assignment.outbox'), [], 'nothing but the outbox\'s owed index was read or written');
+  assert.equal(
+    moved.filter((k) => k !== owedIndex && k !== 'assignment.outbox'),
+    [],
+    "nothing but the outbox's owed index was read or written",
+  );
   const [seqBefore, , ins, upd, del] = before.get('assignment.outbox')!.split(' ');
   const [seqAfter, , ins2, upd2, del2] = after.get('assignment.outbox')!.split(' ');
-  assert.equal([seqAfter, ins2, upd2, del2], [seqBefore, ins, upd, del], 'the outbox is neither scanned whole nor written');
+  assert.equal(
+    [seqAfter, ins2, upd2, del2],
+    [seqBefore, ins, upd, del],
+    'the outbox is neither scanned whole nor written',
+  );
   // One query a sweep, not two: asked, and nothing taken.
-  assert.ok((calledAfter.get('owed_now') ?? 0) > (calledBefore.get('owed_now') ?? 0), `the sweep asked owed_now: ${JSON.stringify([...calledAfter])}`);
-  assert.is(calledAfter.get('take_owed') ?? 0, calledBefore.get('take_owed') ?? 0, 'take_owed was called while nothing was owed');
+  assert.ok(
+    (calledAfter.get('owed_now') ?? 0) > (calledBefore.get('owed_now') ?? 0),
+    `the sweep asked owed_now: ${JSON.stringify([...calledAfter])}`,
+  );
+  assert.is(
+    calledAfter.get('take_owed') ?? 0,
+    calledBefore.get('take_owed') ?? 0,
+    'take_owed was called while nothing was owed',
+  );
 
   // Something owed, behind serve's back (no notify): the next sweep takes it, so the count above could have moved.
   // n1's newest declaration owed again: the host drops what is not newer.
-  await mesh.store.admin`insert into assignment.outbox (node, kind, serial) select node, 'declaration', serial from assignment.node_serial where node = 'n1'`;
+  await mesh.store
+    .admin`insert into assignment.outbox (node, kind, serial) select node, 'declaration', serial from assignment.node_serial where node = 'n1'`;
   let taken = calledAfter.get('take_owed') ?? 0;
-  for (let i = 0; i < 300 && taken === (calledAfter.get('take_owed') ?? 0); i++) { await sleep(100); taken = (await calls(mesh)).get('take_owed') ?? 0; }
-  assert.ok(taken > (calledAfter.get('take_owed') ?? 0), 'once something is owed the sweep calls take_owed (so its count is seen at all)');
+  for (let i = 0; i < 300 && taken === (calledAfter.get('take_owed') ?? 0); i++) {
+    await sleep(100);
+    taken = (await calls(mesh)).get('take_owed') ?? 0;
+  }
+  assert.ok(
+    taken > (calledAfter.get('take_owed') ?? 0),
+    'once something is owed the sweep calls take_owed (so its count is seen at all)',
+  );
 });
 
 I.run();

@@ -10,13 +10,23 @@ import { freshStore, type Store } from '../harness/store.js';
 
 export type Roles = Record<Context, postgres.Sql>;
 
-export interface SqlCtx { store: Store; as: Roles }
+export interface SqlCtx {
+  store: Store;
+  as: Roles;
+}
 
 export async function openRoles(): Promise<SqlCtx> {
   const store = await freshStore();
-  const as = Object.fromEntries(CONTEXTS.map((c) => [c, postgres(store.url(c), { max: 4, onnotice: () => {} })])) as unknown as Roles;
-  const [who] = await as.inventory`select current_user as u, (select rolsuper from pg_roles where rolname = current_user) as su`;
-  assert.equal({ u: who!.u, su: who!.su }, { u: 'mesh_inventory', su: false }, 'tests run as the context role, not a superuser');
+  const as = Object.fromEntries(
+    CONTEXTS.map((c) => [c, postgres(store.url(c), { max: 4, onnotice: () => {} })]),
+  ) as unknown as Roles;
+  const [who] =
+    await as.inventory`select current_user as u, (select rolsuper from pg_roles where rolname = current_user) as su`;
+  assert.equal(
+    { u: who!.u, su: who!.su },
+    { u: 'mesh_inventory', su: false },
+    'tests run as the context role, not a superuser',
+  );
   return { store, as };
 }
 
@@ -29,7 +39,11 @@ export async function closeRoles(ctx: SqlCtx | undefined): Promise<void> {
 /** The refusal `p` must end in: the error with that SQLSTATE (an MSH code, or PostgreSQL's own). */
 export async function refusedWith(p: PromiseLike<unknown>, code: string): Promise<postgres.PostgresError> {
   let err: unknown;
-  try { await p; } catch (e) { err = e; }
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
   if (!err) assert.unreachable(`expected a refusal with ${code}; it was accepted`);
   const e = err as postgres.PostgresError;
   assert.is(e.code, code, `expected ${code}, got ${e.code}: ${e.message}`);
@@ -38,10 +52,19 @@ export async function refusedWith(p: PromiseLike<unknown>, code: string): Promis
 
 export const key = () => randomBytes(32);
 
-export interface Enrolled { name: string; identity: Buffer; overlay: Buffer; sealing: Buffer }
+export interface Enrolled {
+  name: string;
+  identity: Buffer;
+  overlay: Buffer;
+  sealing: Buffer;
+}
 
 /** Issue a token and spend it, as inventory's role: a node that joined. */
-export async function enrol(as: Roles, name: string, opts: { site?: string; dialable?: string } = {}): Promise<Enrolled> {
+export async function enrol(
+  as: Roles,
+  name: string,
+  opts: { site?: string; dialable?: string } = {},
+): Promise<Enrolled> {
   const secret = randomBytes(24);
   const hash = createHash('sha256').update(secret).digest();
   await as.inventory`select inventory.issue_token(node_name => ${name}::text, token_hash => ${hash}::bytea,

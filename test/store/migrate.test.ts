@@ -25,7 +25,9 @@ function folder(sets: Record<string, Record<string, string>>): string {
 }
 
 async function tables(store: Store): Promise<string[]> {
-  const rows = await store.admin<{ t: string }[]>`select table_name as t from information_schema.tables where table_schema = 'inventory' and table_name not in ('pgmigrations', 'migration_digest') order by 1`;
+  const rows = await store.admin<
+    { t: string }[]
+  >`select table_name as t from information_schema.tables where table_schema = 'inventory' and table_name not in ('pgmigrations', 'migration_digest') order by 1`;
   return rows.map((r) => r.t);
 }
 
@@ -35,8 +37,12 @@ async function digests(store: Store): Promise<string[]> {
 }
 
 const M1 = suite<{ store: Store }>('M1 migration refusals');
-M1.before.each(async (ctx) => { ctx.store = await emptyStore(); });
-M1.after.each(async (ctx) => { await ctx.store.drop(); });
+M1.before.each(async (ctx) => {
+  ctx.store = await emptyStore();
+});
+M1.after.each(async (ctx) => {
+  await ctx.store.drop();
+});
 
 async function refused(store: Store, root: string, match: RegExp, code: string): Promise<void> {
   const before = await tables(store);
@@ -76,21 +82,33 @@ M1('a migration numbered below one that ran is refused', async ({ store }) => {
 });
 
 M1('a migration that ran and is gone from the folder is refused (MSHE6)', () => {
-  assert.throws(() => plan('inventory', [], [{ name: '0001-a', sha256: 'x' }]), (e: MeshError) => e.code === 'MSHE6' && /0001-a\.sql has run but is no longer in the folder/.test(e.message));
+  assert.throws(
+    () => plan('inventory', [], [{ name: '0001-a', sha256: 'x' }]),
+    (e: MeshError) => e.code === 'MSHE6' && /0001-a\.sql has run but is no longer in the folder/.test(e.message),
+  );
 });
 
 M1('duplicate numbers are refused', async ({ store }) => {
-  const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0001-b.sql': 'create table inventory.b (x int);' } });
+  const root = folder({
+    inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0001-b.sql': 'create table inventory.b (x int);' },
+  });
   await refused(store, root, /share the number 0001/, 'MSHE5');
 });
 
 M1('a misnamed file is refused', async ({ store }) => {
-  const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '2-Things.sql': 'create table inventory.b (x int);' } });
+  const root = folder({
+    inventory: {
+      '0001-a.sql': 'create table inventory.a (x int);',
+      '2-Things.sql': 'create table inventory.b (x int);',
+    },
+  });
   await refused(store, root, /2-Things\.sql is misnamed.*Rename/, 'MSHE3');
 });
 
 M1('an empty file is refused, comments alone count as empty', async ({ store }) => {
-  const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0002-b.sql': '-- nothing yet\n\n' } });
+  const root = folder({
+    inventory: { '0001-a.sql': 'create table inventory.a (x int);', '0002-b.sql': '-- nothing yet\n\n' },
+  });
   await refused(store, root, /0002-b\.sql is empty/, 'MSHE4');
 });
 
@@ -102,15 +120,21 @@ M1('a refusal in one context stops every context before anything runs', async ({
   try {
     await migrate({ root, contexts: ['inventory', 'overlay'], env: store.env });
     assert.unreachable();
-  } catch (err) { assert.is((err as MeshError).code, 'MSHE4'); }
+  } catch (err) {
+    assert.is((err as MeshError).code, 'MSHE4');
+  }
   assert.equal(await tables(store), []);
 });
 
 M1.run();
 
 const M2 = suite<{ store: Store }>('M2 the schema change and its record commit together');
-M2.before.each(async (ctx) => { ctx.store = await emptyStore(); });
-M2.after.each(async (ctx) => { await ctx.store.drop(); });
+M2.before.each(async (ctx) => {
+  ctx.store = await emptyStore();
+});
+M2.after.each(async (ctx) => {
+  await ctx.store.drop();
+});
 
 M2('when recording the migration fails, its schema change is rolled back', async ({ store }) => {
   const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);' } });
@@ -133,7 +157,12 @@ M2('when recording the migration fails, its schema change is rolled back', async
 
 M2('a failing migration leaves neither its change nor a record', async ({ store }) => {
   const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int); select 1/0;' } });
-  try { await migrate({ root, contexts: ['inventory'], env: store.env }); assert.unreachable(); } catch { /* expected */ }
+  try {
+    await migrate({ root, contexts: ['inventory'], env: store.env });
+    assert.unreachable();
+  } catch {
+    /* expected */
+  }
   assert.equal(await tables(store), []);
   assert.equal(await digests(store), []);
 });
@@ -141,8 +170,12 @@ M2('a failing migration leaves neither its change nor a record', async ({ store 
 M2.run();
 
 const Boundary = suite<{ store: Store }>('contexts: a role reads only its own schema and what is granted to it');
-Boundary.before(async (ctx) => { ctx.store = await freshStore(); });
-Boundary.after(async (ctx) => { await ctx.store.drop(); });
+Boundary.before(async (ctx) => {
+  ctx.store = await freshStore();
+});
+Boundary.after(async (ctx) => {
+  await ctx.store.drop();
+});
 
 Boundary('the overlay role cannot read inventory tables', async ({ store }) => {
   const overlay = postgres(store.url('overlay'), { max: 1, onnotice: () => {} });
@@ -151,12 +184,16 @@ Boundary('the overlay role cannot read inventory tables', async ({ store }) => {
     assert.unreachable('overlay read inventory.token');
   } catch (err) {
     assert.is((err as { code?: string }).code, '42501', 'permission denied');
-  } finally { await overlay.end(); }
+  } finally {
+    await overlay.end();
+  }
   const inventory = postgres(store.url('inventory'), { max: 1, onnotice: () => {} });
   try {
     const rows = await inventory`select count(*)::int as n from inventory.token`;
     assert.is(rows[0]!.n, 0, 'its owner can');
-  } finally { await inventory.end(); }
+  } finally {
+    await inventory.end();
+  }
 });
 
 Boundary.run();
@@ -167,8 +204,12 @@ M3('mesh migrate against a database nobody runs says what it waits for and gives
   const env = {
     ...process.env,
     MESH_STORE_WAIT_SECONDS: '2',
-    ...Object.fromEntries(['INVENTORY', 'CATALOGUE', 'ASSIGNMENT', 'SECRET', 'PROVISION', 'OVERLAY']
-      .map((c) => [`MESH_STORE_${c}`, `postgres://mesh_x@127.0.0.1:9/mesh`])),
+    ...Object.fromEntries(
+      ['INVENTORY', 'CATALOGUE', 'ASSIGNMENT', 'SECRET', 'PROVISION', 'OVERLAY'].map((c) => [
+        `MESH_STORE_${c}`,
+        `postgres://mesh_x@127.0.0.1:9/mesh`,
+      ]),
+    ),
   };
   const started = Date.now();
   const { code, stderr } = await runAny(process.execPath, [MESH, 'migrate'], { env });

@@ -16,16 +16,22 @@ const FILE = fileURLToPath(new URL('../../../test/schema.sql', import.meta.url))
 const REGENERATE = 'MESH_SCHEMA_WRITE=1 npm test -- store/schema';
 
 const S = suite<{ store: Store }>('the schema dump');
-S.before(async (ctx) => { ctx.store = await emptyStore(); });
-S.after(async (ctx) => { await ctx.store?.drop(); });
+S.before(async (ctx) => {
+  ctx.store = await emptyStore();
+});
+S.after(async (ctx) => {
+  await ctx.store?.drop();
+});
 
 function diff(want: string, got: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-schema-'));
   writeFileSync(join(dir, 'got.sql'), got);
-  return new Promise((resolve) => execFile('diff', ['-u', FILE, join(dir, 'got.sql')], { maxBuffer: 16 << 20 }, (_e, out) => {
-    rmSync(dir, { recursive: true, force: true });
-    resolve(String(out).split('\n').slice(0, 80).join('\n'));
-  }));
+  return new Promise((resolve) =>
+    execFile('diff', ['-u', FILE, join(dir, 'got.sql')], { maxBuffer: 16 << 20 }, (_e, out) => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve(String(out).split('\n').slice(0, 80).join('\n'));
+    }),
+  );
 }
 
 S('the migrated schema is the one checked in as test/schema.sql', async ({ store }) => {
@@ -39,7 +45,9 @@ S('the migrated schema is the one checked in as test/schema.sql', async ({ store
   assert.ok(existsSync(FILE), `test/schema.sql is missing: make it with ${REGENERATE}`);
   const want = readFileSync(FILE, 'utf8');
   if (got !== want) {
-    assert.unreachable(`the migrated schema differs from test/schema.sql. If the change is meant, regenerate it with ${REGENERATE} and commit it with the migration.\n${await diff(want, got)}`);
+    assert.unreachable(
+      `the migrated schema differs from test/schema.sql. If the change is meant, regenerate it with ${REGENERATE} and commit it with the migration.\n${await diff(want, got)}`,
+    );
   }
 });
 

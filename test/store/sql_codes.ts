@@ -39,7 +39,10 @@ function raisesIn(text: string): { message: string; code: string | null }[] {
   }
   const errcodes = (text.match(/errcode/gi) ?? []).length;
   const read = out.filter((r) => r.code !== null).length;
-  if (errcodes !== read) throw new Error(`an errcode this scanner could not tie to a raise (${errcodes} seen, ${read} read): write it as raise exception '...' using errcode = 'MSHnn'`);
+  if (errcodes !== read)
+    throw new Error(
+      `an errcode this scanner could not tie to a raise (${errcodes} seen, ${read} read): write it as raise exception '...' using errcode = 'MSHnn'`,
+    );
   return out;
 }
 
@@ -49,8 +52,17 @@ export function withoutComments(sql: string): string {
   let quoted = false;
   for (let i = 0; i < sql.length; i++) {
     const c = sql[i]!;
-    if (!quoted && c === '-' && sql[i + 1] === '-') { while (i < sql.length && sql[i] !== '\n') i++; out += '\n'; continue; }
-    if (!quoted && c === '/' && sql[i + 1] === '*') { const end = sql.indexOf('*/', i + 2); i = end < 0 ? sql.length : end + 1; out += ' '; continue; }
+    if (!quoted && c === '-' && sql[i + 1] === '-') {
+      while (i < sql.length && sql[i] !== '\n') i++;
+      out += '\n';
+      continue;
+    }
+    if (!quoted && c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end < 0 ? sql.length : end + 1;
+      out += ' ';
+      continue;
+    }
     if (c === "'") quoted = !quoted;
     out += c;
   }
@@ -62,7 +74,9 @@ export function sqlRaises(root = SQL_ROOT): Raise[] {
   const last = new Map<string, { schema: string; file: string; text: string }>();
   const loose: Raise[] = [];
   for (const ctx of CONTEXTS) {
-    for (const name of readdirSync(join(root, ctx)).filter((f) => f.endsWith('.sql')).sort()) {
+    for (const name of readdirSync(join(root, ctx))
+      .filter((f) => f.endsWith('.sql'))
+      .sort()) {
       const file = `${ctx}/${name}`;
       const text = withoutComments(readFileSync(join(root, ctx, name), 'utf8'));
       let rest = '';
@@ -79,6 +93,7 @@ export function sqlRaises(root = SQL_ROOT): Raise[] {
     }
   }
   const out: Raise[] = [...loose];
-  for (const [where, f] of last) for (const r of raisesIn(f.text)) out.push({ where, schema: f.schema, file: f.file, ...r });
+  for (const [where, f] of last)
+    for (const r of raisesIn(f.text)) out.push({ where, schema: f.schema, file: f.file, ...r });
   return out;
 }

@@ -7,7 +7,11 @@ import { FAULT_CODES, type WireFault } from '../../src/wire/envelope.js';
 
 export const TOP = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
-export interface TsRaise { file: string; line: number; code: string }
+export interface TsRaise {
+  file: string;
+  line: number;
+  code: string;
+}
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -23,7 +27,9 @@ export function raisesIn(text: string): { line: number; code: string }[] {
   const out: { line: number; code: string }[] = [];
   text.split('\n').forEach((l, i) => {
     // A WireError raises its literal code, or its literal fault's (FAULT_CODES); a computed fault without a code reads as '?'.
-    for (const m of l.matchAll(/(?<![.\w])new WireError\(\s*(?:'([a-z-]+)')?[^\n]*?(?:,\s*'(MSH[0-9A-Z]{2})'\s*\))?\s*;?\s*$/g)) {
+    for (const m of l.matchAll(
+      /(?<![.\w])new WireError\(\s*(?:'([a-z-]+)')?[^\n]*?(?:,\s*'(MSH[0-9A-Z]{2})'\s*\))?\s*;?\s*$/g,
+    )) {
       if (/^\s*(\/\/|\*)/.test(l)) continue;
       out.push({ line: i + 1, code: m[2] ?? FAULT_CODES[m[1] as WireFault] ?? '?' });
     }

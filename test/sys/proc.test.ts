@@ -8,17 +8,26 @@ import { run, runAny, RunError, RunAbandoned } from '../../src/sys/proc.js';
 const P = suite('one process runner');
 
 P('a program that is not installed is "could not start", naming it and the remedy', async () => {
-  const err = await run('mesh-no-such-program', ['x']).then(() => null, (e: Error) => e);
+  const err = await run('mesh-no-such-program', ['x']).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(err, RunError);
   assert.match(err!.message, /^could not start mesh-no-such-program \(ENOENT\): is it installed/);
   // runAny has no exit code to give either: it rejects the same way.
-  const any = await runAny('mesh-no-such-program', []).then(() => null, (e: Error) => e);
+  const any = await runAny('mesh-no-such-program', []).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(any, RunError);
 });
 
 P('a program that ran and failed is "exited N" with the end of its stderr', async () => {
   const script = 'for i in 1 2 3 4 5 6 7 8; do echo "line $i" >&2; done; exit 3';
-  const err = await run('sh', ['-c', script]).then(() => null, (e: Error) => e);
+  const err = await run('sh', ['-c', script]).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.ok(err, 'it rejects');
   assert.not.instance(err, RunError, 'not a could-not-start');
   assert.match(err!.message, /^sh -c .* exited 3: /);
@@ -29,7 +38,10 @@ P('a program that ran and failed is "exited N" with the end of its stderr', asyn
 });
 
 P('a program past its deadline is killed and said to be', async () => {
-  const err = await run('sleep', ['30'], { timeoutMs: 200 }).then(() => null, (e: Error) => e);
+  const err = await run('sleep', ['30'], { timeoutMs: 200 }).then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(err, RunError);
   assert.match(err!.message, /sleep 30 did not finish within 0.2s and was killed/);
 });
@@ -47,7 +59,10 @@ P('an abandoned run ends the program and rejects as abandoned', async () => {
   const stop = new AbortController();
   const running = runAny('sleep', ['30'], { signal: stop.signal });
   setTimeout(() => stop.abort(), 100);
-  const err = await running.then(() => null, (e: Error) => e);
+  const err = await running.then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.instance(err, RunAbandoned);
 });
 

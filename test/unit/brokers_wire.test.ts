@@ -34,40 +34,86 @@ T('round trip: every broker, in order, the first also as the one an older host d
 });
 
 T('a token of one broker is written as before, and an old token reads as a list of one', () => {
-  const old = 'mesh1.' + Buffer.from(JSON.stringify({ b: 'mq1:5671', f: fp('mq1'), v: 'v-1', n: 'web1', u: 'p.node.web1', s: 's' })).toString('base64url');
+  const old =
+    'mesh1.' +
+    Buffer.from(
+      JSON.stringify({ b: 'mq1:5671', f: fp('mq1'), v: 'v-1', n: 'web1', u: 'p.node.web1', s: 's' }),
+    ).toString('base64url');
   assert.equal(readToken(old).brokers, [{ address: 'mq1:5671', fingerprint: fp('mq1') }]);
-  const one = writeToken({ ...base, broker: 'mq1:5671', fingerprint: fp('mq1'), brokers: [{ address: 'mq1:5671', fingerprint: fp('mq1') }] });
+  const one = writeToken({
+    ...base,
+    broker: 'mq1:5671',
+    fingerprint: fp('mq1'),
+    brokers: [{ address: 'mq1:5671', fingerprint: fp('mq1') }],
+  });
   assert.not.ok('bs' in JSON.parse(Buffer.from(one.slice(6), 'base64url').toString('utf8')));
 });
 
 T('a malformed list is not a token: a bad address or fingerprint, an empty list, a first that is not b and f', () => {
   const token = (bs: unknown, b = 'mq1:5671', f = fp('mq1')) =>
     'mesh1.' + Buffer.from(JSON.stringify({ b, f, v: 'v', n: 'web1', u: 'u', s: 's', bs })).toString('base64url');
-  for (const bs of [[], [{ a: 'mq1:5671', f: fp('mq1') }, { a: 'mq 2:5671', f: fp('mq2') }], [{ a: 'mq1:5671', f: fp('mq1') }, { a: 'mq2:5671', f: fp('mq2').toLowerCase() }],
-    [{ a: 'mq2:5671', f: fp('mq2') }, { a: 'mq1:5671', f: fp('mq1') }], 'mq1:5671', [null]]) {
-    assert.throws(() => readToken(token(bs)), (e: unknown) => e instanceof MeshError && e.code === 'MSHF3', JSON.stringify(bs));
+  for (const bs of [
+    [],
+    [
+      { a: 'mq1:5671', f: fp('mq1') },
+      { a: 'mq 2:5671', f: fp('mq2') },
+    ],
+    [
+      { a: 'mq1:5671', f: fp('mq1') },
+      { a: 'mq2:5671', f: fp('mq2').toLowerCase() },
+    ],
+    [
+      { a: 'mq2:5671', f: fp('mq2') },
+      { a: 'mq1:5671', f: fp('mq1') },
+    ],
+    'mq1:5671',
+    [null],
+  ]) {
+    assert.throws(
+      () => readToken(token(bs)),
+      (e: unknown) => e instanceof MeshError && e.code === 'MSHF3',
+      JSON.stringify(bs),
+    );
   }
 });
 
 const R = suite('the brokers resource');
-const res = (brokers: unknown, extra: Record<string, unknown> = {}) => [{ id: 'brokers', kind: 'brokers', brokers, ...extra }];
-const malformed = (f: () => unknown, field: RegExp) => assert.throws(f, (e: unknown) => e instanceof WireError && e.fault === 'malformed' && field.test(e.message));
+const res = (brokers: unknown, extra: Record<string, unknown> = {}) => [
+  { id: 'brokers', kind: 'brokers', brokers, ...extra },
+];
+const malformed = (f: () => unknown, field: RegExp) =>
+  assert.throws(f, (e: unknown) => e instanceof WireError && e.fault === 'malformed' && field.test(e.message));
 
 R('a list of HOST:PORT and fingerprints parses as it came', () => {
   const list = three.map((b) => ({ address: b.address, fingerprint: b.fingerprint }));
   assert.equal(parseResources(res(list)), res(list));
 });
 
-R('refused: an empty list (a node must keep a broker), a bad address or fingerprint, another id, a field it does not have', () => {
-  malformed(() => parseResources(res([])), /resources\[0\]\.brokers must name at least one broker/);
-  malformed(() => parseResources(res([{ address: 'mq1', fingerprint: fp('x') }])), /brokers\[0\]\.address must be HOST:PORT/);
-  malformed(() => parseResources(res([{ address: 'mq1:5671', fingerprint: fp('x').toLowerCase() }])), /brokers\[0\]\.fingerprint must be a SHA-256 fingerprint/);
-  malformed(() => parseResources([{ id: 'brokers:x', kind: 'brokers', brokers: three }]), /resources\[0\]\.id must be "brokers"/);
-  malformed(() => parseResources(res(three, { vhost: '/' })), /resources\[0\]\.vhost is not a field of this kind/);
-});
+R(
+  'refused: an empty list (a node must keep a broker), a bad address or fingerprint, another id, a field it does not have',
+  () => {
+    malformed(() => parseResources(res([])), /resources\[0\]\.brokers must name at least one broker/);
+    malformed(
+      () => parseResources(res([{ address: 'mq1', fingerprint: fp('x') }])),
+      /brokers\[0\]\.address must be HOST:PORT/,
+    );
+    malformed(
+      () => parseResources(res([{ address: 'mq1:5671', fingerprint: fp('x').toLowerCase() }])),
+      /brokers\[0\]\.fingerprint must be a SHA-256 fingerprint/,
+    );
+    malformed(
+      () => parseResources([{ id: 'brokers:x', kind: 'brokers', brokers: three }]),
+      /resources\[0\]\.id must be "brokers"/,
+    );
+    malformed(() => parseResources(res(three, { vhost: '/' })), /resources\[0\]\.vhost is not a field of this kind/);
+  },
+);
 
 R('a module may not carry one: the mesh composes it (as MSH31), and the remedy is mesh broker add', () => {
-  malformed(() => parseModuleEntries(res(three)), /resources\[0\]\.kind is composed by the mesh from the brokers it knows: .*mesh broker add/);
+  malformed(
+    () => parseModuleEntries(res(three)),
+    /resources\[0\]\.kind is composed by the mesh from the brokers it knows: .*mesh broker add/,
+  );
 });
 
 T.run();

@@ -18,7 +18,11 @@ const S = suite('a hook that throws fails its file, saying why');
 
 for (const hook of ['before', 'before.each', 'after', 'after.each']) {
   S(`a ${hook} hook's error is printed with its stack and the file counts failed`, async () => {
-    const o = await runFile(fixture, { env: { ...process.env, MESH_FIXTURE_HOOK: hook }, limitMs: 60_000, label: 'hook_throws' });
+    const o = await runFile(fixture, {
+      env: { ...process.env, MESH_FIXTURE_HOOK: hook },
+      limitMs: 60_000,
+      label: 'hook_throws',
+    });
     assert.ok(o.failed >= 1, `counted ${o.passed} passed, ${o.failed} failed:\n${o.out}`);
     assert.is.not(o.code, 0, `exit code 0:\n${o.out}`);
     assert.match(o.out, `the ${hook} hook failed on purpose`);
@@ -27,7 +31,11 @@ for (const hook of ['before', 'before.each', 'after', 'after.each']) {
 }
 
 S('a fixture whose hooks all hold passes: the failure above is the hook, not the fixture', async () => {
-  const o = await runFile(fixture, { env: { ...process.env, MESH_FIXTURE_HOOK: 'none' }, limitMs: 60_000, label: 'hook_throws' });
+  const o = await runFile(fixture, {
+    env: { ...process.env, MESH_FIXTURE_HOOK: 'none' },
+    limitMs: 60_000,
+    label: 'hook_throws',
+  });
   assert.equal([o.passed, o.failed, o.code], [2, 0, 0], o.out);
 });
 
@@ -42,7 +50,9 @@ S('every test file takes its suite from test/harness/suite.ts, never from uvu di
   const bare = sources(testSource)
     .map((p) => relative(testSource, p))
     .filter((p) => p !== join('harness', 'suite.ts'))
-    .filter((p) => /import\s*\{[^}]*\b(suite|test)\b[^}]*\}\s*from\s*'uvu'/.test(readFileSync(join(testSource, p), 'utf8')));
+    .filter((p) =>
+      /import\s*\{[^}]*\b(suite|test)\b[^}]*\}\s*from\s*'uvu'/.test(readFileSync(join(testSource, p), 'utf8')),
+    );
   assert.equal(bare, [], `import { suite } from '<depth>/harness/suite.js' in these instead`);
 });
 

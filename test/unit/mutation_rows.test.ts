@@ -25,12 +25,31 @@ test('a row on a view a later migration replaces is refused, naming the later fi
   try {
     mkdirSync(join(root, 'sql', 'inventory'), { recursive: true });
     mkdirSync(join(root, 'sql', 'assignment'), { recursive: true });
-    const view = (n: number) => `create or replace view inventory.node_status as\n  select name, case when age <= interval '${n} seconds' then 'here' end as state from inventory.node;\n`;
-    writeFileSync(join(root, 'sql', 'inventory', '0007-old.sql'), view(150) + 'create function inventory.kept() returns int language sql as $$ select 1 $$;\n');
+    const view = (n: number) =>
+      `create or replace view inventory.node_status as\n  select name, case when age <= interval '${n} seconds' then 'here' end as state from inventory.node;\n`;
+    writeFileSync(
+      join(root, 'sql', 'inventory', '0007-old.sql'),
+      view(150) + 'create function inventory.kept() returns int language sql as $$ select 1 $$;\n',
+    );
     writeFileSync(join(root, 'sql', 'inventory', '0008-new.sql'), view(150));
-    writeFileSync(join(root, 'sql', 'assignment', '0001-other.sql'), 'create function assignment.kept() returns int language sql as $$ select 2 $$;\n');
-    const row = (file: string, find: string): Row => ({ id: 'X.1', line: 2, invariant: 'X', file, find, replace: '', filters: ['x'], note: '' });
-    assert.match(rowProblem(root, row('sql/inventory/0007-old.sql', "interval '150 seconds'"))!, /0008-new\.sql defines it again/);
+    writeFileSync(
+      join(root, 'sql', 'assignment', '0001-other.sql'),
+      'create function assignment.kept() returns int language sql as $$ select 2 $$;\n',
+    );
+    const row = (file: string, find: string): Row => ({
+      id: 'X.1',
+      line: 2,
+      invariant: 'X',
+      file,
+      find,
+      replace: '',
+      filters: ['x'],
+      note: '',
+    });
+    assert.match(
+      rowProblem(root, row('sql/inventory/0007-old.sql', "interval '150 seconds'"))!,
+      /0008-new\.sql defines it again/,
+    );
     assert.is(rowProblem(root, row('sql/inventory/0008-new.sql', "interval '150 seconds'")), null);
     // Another schema's function of the same short name is another function.
     assert.is(rowProblem(root, row('sql/inventory/0007-old.sql', 'select 1')), null);
@@ -46,7 +65,8 @@ test('the definition holding a point is the last one begun before it', () => {
   assert.is(definitionAt(text, text.indexOf('select 2')), 'b.f');
   assert.is(definitionAt('-- before any statement\n' + text, 3), null);
   // A trigger made after a function is the trigger's statement, which no later function replaces.
-  const trig = 'create function a.f() returns trigger as $$ begin return null; end $$;\ncreate constraint trigger t after insert on a.x for each row execute function a.f();';
+  const trig =
+    'create function a.f() returns trigger as $$ begin return null; end $$;\ncreate constraint trigger t after insert on a.x for each row execute function a.f();';
   assert.is(definitionAt(trig, trig.indexOf('for each row')), null);
   assert.is(definitionAt(trig, trig.indexOf('create constraint trigger')), null);
 });

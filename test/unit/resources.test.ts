@@ -10,12 +10,35 @@ import { WireError } from '../../src/wire/envelope.js';
 
 const R = suite('resources at fleet size');
 
-const key = (i: number) => Buffer.alloc(32, 0).fill(i % 256, 0, 1).fill(Math.floor(i / 256) % 256, 1, 2).toString('base64');
+const key = (i: number) =>
+  Buffer.alloc(32, 0)
+    .fill(i % 256, 0, 1)
+    .fill(Math.floor(i / 256) % 256, 1, 2)
+    .toString('base64');
 const addr = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`;
-const hub = (n: number) => ({ id: 'wireguard:mesh0', kind: 'wireguard', name: 'mesh0', address: '10.0.0.1/16', listenPort: 51820, hub: true,
-  peers: Array.from({ length: n }, (_, i) => ({ publicKey: key(i), allowedIps: [addr(i + 2)], keepalive: 25 })) });
-const firewall = (n: number) => ({ id: 'firewall:mesh', kind: 'firewall', name: 'mesh',
-  rules: [{ proto: 'tcp', port: 5432, from: Array.from({ length: n }, (_, i) => addr(i + 2)), via: 'mesh0', why: 'provision appdb' }] });
+const hub = (n: number) => ({
+  id: 'wireguard:mesh0',
+  kind: 'wireguard',
+  name: 'mesh0',
+  address: '10.0.0.1/16',
+  listenPort: 51820,
+  hub: true,
+  peers: Array.from({ length: n }, (_, i) => ({ publicKey: key(i), allowedIps: [addr(i + 2)], keepalive: 25 })),
+});
+const firewall = (n: number) => ({
+  id: 'firewall:mesh',
+  kind: 'firewall',
+  name: 'mesh',
+  rules: [
+    {
+      proto: 'tcp',
+      port: 5432,
+      from: Array.from({ length: n }, (_, i) => addr(i + 2)),
+      via: 'mesh0',
+      why: 'provision appdb',
+    },
+  ],
+});
 
 R('a hub of a 10,000-node fleet: 9,999 peers are one declaration', () => {
   const r = parseResource(hub(9_999), 'resources[0]') as { peers: unknown[] };
@@ -28,19 +51,25 @@ R('a port admitting 10,000 nodes', () => {
 });
 
 R('longer than any fleet is refused, the field named', () => {
-  for (const [what, v] of [['peers', hub(65_537)], ['rules[0].from', firewall(65_537)]] as const) {
+  for (const [what, v] of [
+    ['peers', hub(65_537)],
+    ['rules[0].from', firewall(65_537)],
+  ] as const) {
     try {
       parseResource(v, 'resources[0]');
       assert.unreachable(`${what} of 65,537 was taken`);
     } catch (err) {
       assert.instance(err, WireError);
       assert.is((err as WireError).fault, 'malformed');
-      assert.match((err as Error).message, new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 65536`));
+      assert.match(
+        (err as Error).message,
+        new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 65536`),
+      );
     }
   }
 });
 
-R('a declared service may not take the name of one of the bundle\'s own units', () => {
+R("a declared service may not take the name of one of the bundle's own units", () => {
   const svc = (name: string) => ({ id: `service:${name}`, kind: 'service', name, exec: ['/usr/bin/true'] });
   for (const n of BUNDLE_UNITS) {
     try {
@@ -49,13 +78,17 @@ R('a declared service may not take the name of one of the bundle\'s own units', 
     } catch (err) {
       assert.instance(err, WireError);
       assert.is((err as WireError).fault, 'malformed');
-      assert.match((err as Error).message, `resources[0].name must not be "${n}": mesh-${n}.service is the bundle's own unit`);
+      assert.match(
+        (err as Error).message,
+        `resources[0].name must not be "${n}": mesh-${n}.service is the bundle's own unit`,
+      );
     }
   }
   assert.is((parseResource(svc('web'), 'resources[0]') as { name: string }).name, 'web');
   // The list is the bundle's: every unit it names is mesh-<one of them>.
   const dir = new URL('../../../bundle/', import.meta.url).pathname;
-  const named = readdirSync(dir).filter((f) => f.endsWith('.ts'))
+  const named = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
     .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/name: 'mesh-([a-z0-9-]+)'/g)].map((m) => m[1]!));
   assert.ok(named.length >= BUNDLE_UNITS.length, `found ${named.join(', ')}`);
   assert.equal([...new Set(named)].sort(), [...BUNDLE_UNITS].sort());
@@ -63,7 +96,9 @@ R('a declared service may not take the name of one of the bundle\'s own units', 
 
 R('a module file carrying what the mesh composes (firewall, wireguard, secret) is refused with the remedy', () => {
   const refused = (r: unknown, want: RegExp) => {
-    try { parseModuleEntries([r]); } catch (e) {
+    try {
+      parseModuleEntries([r]);
+    } catch (e) {
       assert.instance(e, WireError);
       assert.match((e as Error).message, want);
       return;
@@ -72,8 +107,15 @@ R('a module file carrying what the mesh composes (firewall, wireguard, secret) i
   };
   refused(firewall(1), /resources\[0\]\.kind.*declare an opening instead/);
   refused(hub(1), /resources\[0\]\.kind.*overlay graph/);
-  refused({ id: 'secret:/etc/k', kind: 'secret', path: '/etc/k', mode: '0600', sealed: 'eA==' }, /mesh secret make\|accept/);
-  assert.is(parseModuleEntries([{ id: 'opening:web', kind: 'opening', name: 'web', proto: 'tcp', port: 80, from: 'any' }]).length, 1);
+  refused(
+    { id: 'secret:/etc/k', kind: 'secret', path: '/etc/k', mode: '0600', sealed: 'eA==' },
+    /mesh secret make\|accept/,
+  );
+  assert.is(
+    parseModuleEntries([{ id: 'opening:web', kind: 'opening', name: 'web', proto: 'tcp', port: 80, from: 'any' }])
+      .length,
+    1,
+  );
 });
 
 R.run();

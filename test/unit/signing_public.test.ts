@@ -14,7 +14,10 @@ const K = suite('the public half of a signing key');
 K('OpenSSL derives the public key @noble/curves derives, for 200 random secrets', () => {
   for (let i = 0; i < 200; i++) {
     const secret = new Uint8Array(randomBytes(32));
-    assert.equal(Buffer.from(signingPublic(secret)).toString('hex'), Buffer.from(ed25519.getPublicKey(secret)).toString('hex'));
+    assert.equal(
+      Buffer.from(signingPublic(secret)).toString('hex'),
+      Buffer.from(ed25519.getPublicKey(secret)).toString('hex'),
+    );
   }
 });
 

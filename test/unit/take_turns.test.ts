@@ -7,7 +7,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { takeTurns } from '../../src/serve/drain.js';
 
-const T = suite('the drain\'s lanes take in turn');
+const T = suite("the drain's lanes take in turn");
 
 T('one turn at a time, in the order asked; each starts only when the one before handed on', async () => {
   const turn = takeTurns();

@@ -23,22 +23,110 @@ const decl = (node = me.node, mesh = me.mesh, resources = '[]') => bodyText(mesh
 
 // [what arrives, how it is read, its fault, its code]
 const CASES: [string, () => unknown, string, string][] = [
-  ['a declaration that is not JSON', () => readDeclaration(Buffer.from('{not json'), signer.public, me), 'malformed', 'MSHN0'],
-  ['a declaration that is no envelope', () => readDeclaration(Buffer.from('{"v":2}'), signer.public, me), 'malformed', 'MSHN0'],
-  ['a declaration of the wrong shape', () => readDeclaration(signText(decl().replace('"serial":7', '"serial":0'), signer.secret), signer.public, me), 'malformed', 'MSHN0'],
-  ['a declaration carrying a resource the host cannot read', () => readDeclaration(signText(decl(me.node, me.mesh, '[{"kind":"file","id":"file:/x/../y","path":"/x/../y","content":"","mode":"0644"}]'), signer.secret), signer.public, me), 'malformed', 'MSHN0'],
-  ['a declaration over the limit', () => readDeclaration(Buffer.alloc(LIMITS.declaration + 1, 0x20), signer.public, me), 'too-large', 'MSHN2'],
-  ['a declaration signed by another key', () => readDeclaration(signText(decl(), other.secret), signer.public, me), 'forged', 'MSHN1'],
-  ['a declaration whose signature is not 64 bytes', () => readDeclaration(Buffer.from(JSON.stringify({ v: 1, body: decl(), sig: 'AAAA' })), signer.public, me), 'forged', 'MSHN1'],
-  ['a genuine declaration for another node', () => readDeclaration(signText(decl('web2'), signer.secret), signer.public, me), 'forged', 'MSHN4'],
-  ['a genuine declaration for another mesh', () => readDeclaration(signText(decl(me.node, 'fedcba9876543210'), signer.secret), signer.public, me), 'forged', 'MSHN4'],
-  ['a last report for another node', () => readLastReport(writeLastReport({ ...me, node: 'web2', held: null, reportedAt: null, floor: null }, signer.secret), signer.public, me), 'forged', 'MSHN4'],
-  ['a last report signed by another key', () => readLastReport(writeLastReport({ ...me, held: null, reportedAt: null, floor: null }, other.secret), signer.public, me), 'forged', 'MSHN1'],
-  ['a last report without its floor', () => readLastReport(signEnvelope({ ...me, held: null, reportedAt: null }, signer.secret), signer.public, me), 'malformed', 'MSHN0'],
+  [
+    'a declaration that is not JSON',
+    () => readDeclaration(Buffer.from('{not json'), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a declaration that is no envelope',
+    () => readDeclaration(Buffer.from('{"v":2}'), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a declaration of the wrong shape',
+    () => readDeclaration(signText(decl().replace('"serial":7', '"serial":0'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a declaration carrying a resource the host cannot read',
+    () =>
+      readDeclaration(
+        signText(
+          decl(me.node, me.mesh, '[{"kind":"file","id":"file:/x/../y","path":"/x/../y","content":"","mode":"0644"}]'),
+          signer.secret,
+        ),
+        signer.public,
+        me,
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a declaration over the limit',
+    () => readDeclaration(Buffer.alloc(LIMITS.declaration + 1, 0x20), signer.public, me),
+    'too-large',
+    'MSHN2',
+  ],
+  [
+    'a declaration signed by another key',
+    () => readDeclaration(signText(decl(), other.secret), signer.public, me),
+    'forged',
+    'MSHN1',
+  ],
+  [
+    'a declaration whose signature is not 64 bytes',
+    () => readDeclaration(Buffer.from(JSON.stringify({ v: 1, body: decl(), sig: 'AAAA' })), signer.public, me),
+    'forged',
+    'MSHN1',
+  ],
+  [
+    'a genuine declaration for another node',
+    () => readDeclaration(signText(decl('web2'), signer.secret), signer.public, me),
+    'forged',
+    'MSHN4',
+  ],
+  [
+    'a genuine declaration for another mesh',
+    () => readDeclaration(signText(decl(me.node, 'fedcba9876543210'), signer.secret), signer.public, me),
+    'forged',
+    'MSHN4',
+  ],
+  [
+    'a last report for another node',
+    () =>
+      readLastReport(
+        writeLastReport({ ...me, node: 'web2', held: null, reportedAt: null, floor: null }, signer.secret),
+        signer.public,
+        me,
+      ),
+    'forged',
+    'MSHN4',
+  ],
+  [
+    'a last report signed by another key',
+    () =>
+      readLastReport(
+        writeLastReport({ ...me, held: null, reportedAt: null, floor: null }, other.secret),
+        signer.public,
+        me,
+      ),
+    'forged',
+    'MSHN1',
+  ],
+  [
+    'a last report without its floor',
+    () => readLastReport(signEnvelope({ ...me, held: null, reportedAt: null }, signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
   ['a report over the limit', () => readReport(Buffer.alloc(LIMITS.declaration + 1, 0x20)), 'too-large', 'MSHN2'],
   ['a report of the wrong shape', () => readReport(Buffer.from('{"v":1,"serial":"x"}')), 'malformed', 'MSHN0'],
-  ['a rekey of the wrong shape', () => readRekey(signEnvelope({ v: 1, kind: 'rekey' }, other.secret)), 'malformed', 'MSHN0'],
-  ['a build request over the limit', () => readBuildRequest(Buffer.alloc(LIMITS.message + 1, 0x20)), 'too-large', 'MSHN2'],
+  [
+    'a rekey of the wrong shape',
+    () => readRekey(signEnvelope({ v: 1, kind: 'rekey' }, other.secret)),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a build request over the limit',
+    () => readBuildRequest(Buffer.alloc(LIMITS.message + 1, 0x20)),
+    'too-large',
+    'MSHN2',
+  ],
   ['a build request of the wrong shape', () => readBuildRequest(Buffer.from('{"v":1,"id":"x"}')), 'malformed', 'MSHN0'],
   ['build news of the wrong shape', () => readBuildNews(Buffer.from('[]')), 'malformed', 'MSHN0'],
 ];
@@ -58,16 +146,19 @@ for (const [what, read, fault, code] of CASES) {
   });
 }
 
-W('a WireError is a refusal like any other (a MeshError: its code, the wire context, the remedy) and keeps what it said', () => {
-  const e = new WireError('forged', 'rekey from a1 is not signed by its identity key.');
-  assert.instance(e, MeshError);
-  assert.is(e.context, 'wire');
-  assert.is(e.said, 'rekey from a1 is not signed by its identity key');
-  assert.is(e.message, `rekey from a1 is not signed by its identity key: ${codeEntry('MSHN1')!.remedy} (MSHN1).`);
-  // The call shape of before the codes still makes one: the fault's.
-  assert.is(new WireError('malformed', 'x').code, 'MSHN0');
-  assert.is(new WireError('too-large', 'x').code, 'MSHN2');
-  assert.is(new WireError('stale', 'x').code, 'MSHN3');
-});
+W(
+  'a WireError is a refusal like any other (a MeshError: its code, the wire context, the remedy) and keeps what it said',
+  () => {
+    const e = new WireError('forged', 'rekey from a1 is not signed by its identity key.');
+    assert.instance(e, MeshError);
+    assert.is(e.context, 'wire');
+    assert.is(e.said, 'rekey from a1 is not signed by its identity key');
+    assert.is(e.message, `rekey from a1 is not signed by its identity key: ${codeEntry('MSHN1')!.remedy} (MSHN1).`);
+    // The call shape of before the codes still makes one: the fault's.
+    assert.is(new WireError('malformed', 'x').code, 'MSHN0');
+    assert.is(new WireError('too-large', 'x').code, 'MSHN2');
+    assert.is(new WireError('stale', 'x').code, 'MSHN3');
+  },
+);
 
 W.run();

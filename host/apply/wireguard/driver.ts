@@ -13,7 +13,16 @@ import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
 import { foundStartedAgain } from '../../overlay/found.js';
-import { checkInterfaceName, checkKey, checkResource, liveDiffers, normCidr, parseDump, renderConf, renderWgConf } from './wgconf.js';
+import {
+  checkInterfaceName,
+  checkKey,
+  checkResource,
+  liveDiffers,
+  normCidr,
+  parseDump,
+  renderConf,
+  renderWgConf,
+} from './wgconf.js';
 
 /** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
 export const WG_DIR = process.env.MESH_WG_DIR ?? '/etc/wireguard';
@@ -56,7 +65,10 @@ export const wireguardDriver: Driver<WireguardResource> = {
       }
     }
     if (r.hub) {
-      if (await holdHub(r.name)) { ctx.log(`wireguard ${r.name}: forwarding on, FORWARD accept rules inserted`); changed = true; }
+      if (await holdHub(r.name)) {
+        ctx.log(`wireguard ${r.name}: forwarding on, FORWARD accept rules inserted`);
+        changed = true;
+      }
     } else if (await dropForwardRules(r.name)) {
       ctx.log(`wireguard ${r.name}: no longer a hub, FORWARD rules removed`);
       changed = true;
@@ -83,7 +95,9 @@ export const wireguardDriver: Driver<WireguardResource> = {
       ctx.log(`wireguard ${name}: down`);
     }
     if (await dropForwardRules(name)) ctx.log(`wireguard ${name}: FORWARD rules removed`);
-    await unlink(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+    await unlink(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
   },
 };
 
@@ -108,7 +122,10 @@ async function readOverlayKey(ctx: DriverContext): Promise<string> {
   try {
     text = await readFile(ctx.overlayKeyPath, 'utf8');
   } catch (err) {
-    throw new Error(`The overlay key file ${ctx.overlayKeyPath} cannot be read; the interface cannot be raised without it. Enrol the host again or restore the key file.`, { cause: err });
+    throw new Error(
+      `The overlay key file ${ctx.overlayKeyPath} cannot be read; the interface cannot be raised without it. Enrol the host again or restore the key file.`,
+      { cause: err },
+    );
   }
   // Never echo the content in the error: it is the private key.
   return checkKey(text.trim(), `The overlay key file ${ctx.overlayKeyPath}`);
@@ -154,7 +171,11 @@ async function writeConf(name: string, text: string): Promise<boolean> {
     throw err;
   }
   const dir = await open(WG_DIR, 'r');
-  try { await dir.sync(); } finally { await dir.close(); }
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
   return true;
 }
 
@@ -191,7 +212,10 @@ async function reflect(r: WireguardResource, key: string, why: string, ctx: Driv
     await syncconf(r.name, renderWgConf(r, key));
     await syncRoutes(r);
     const still = await differs(r, key);
-    if (!still) { ctx.log(`wireguard ${r.name}: updated in place (wg syncconf) because ${why}`); return; }
+    if (!still) {
+      ctx.log(`wireguard ${r.name}: updated in place (wg syncconf) because ${why}`);
+      return;
+    }
     ctx.log(`wireguard ${r.name}: update in place left it different (${still}); restarting`);
   }
   await down(r.name);
@@ -252,7 +276,10 @@ async function differs(r: WireguardResource, key: string): Promise<string | null
 // never an identical rule another tenant wrote.
 function forwardRules(name: string): string[][] {
   const tag = ['-m', 'comment', '--comment', `mesh:${name}`, '-j', 'ACCEPT'];
-  return [['-i', name, ...tag], ['-o', name, ...tag]];
+  return [
+    ['-i', name, ...tag],
+    ['-o', name, ...tag],
+  ];
 }
 
 async function ruleHeld(rule: string[]): Promise<boolean> {
@@ -300,7 +327,9 @@ async function holdHub(name: string): Promise<boolean> {
   let did = false;
   for (const [path, want] of SYSCTLS(name)) {
     if ((await readFile(path, 'utf8')).trim() !== want) {
-      await writeFile(path, want).catch((err) => { throw new Error(`Cannot set ${path} to ${want} for hub ${name}.`, { cause: err }); });
+      await writeFile(path, want).catch((err) => {
+        throw new Error(`Cannot set ${path} to ${want} for hub ${name}.`, { cause: err });
+      });
       did = true;
     }
   }

@@ -15,7 +15,11 @@ const ENDPOINT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):(\d{1,5})$/;
 
 export function checkInterfaceName(name: unknown): string {
   if (typeof name !== 'string' || !IFACE.test(name)) {
-    throw refuse('MSHC4', `Interface name ${JSON.stringify(name)} is refused`, `it must match ${IFACE} (wg-quick takes the name from the file name, at most 15 characters). Fix the declaration`);
+    throw refuse(
+      'MSHC4',
+      `Interface name ${JSON.stringify(name)} is refused`,
+      `it must match ${IFACE} (wg-quick takes the name from the file name, at most 15 characters). Fix the declaration`,
+    );
   }
   return name;
 }
@@ -59,7 +63,10 @@ export function checkResource(r: WireguardResource): void {
     const key = checkKey(p.publicKey, `${at}: peer ${i + 1} publicKey`);
     const first = seen.get(key);
     if (first !== undefined) {
-      throw refuse('MSHC9', `${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1)`);
+      throw refuse(
+        'MSHC9',
+        `${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1)`,
+      );
     }
     seen.set(key, i);
     if (p.endpoint !== undefined) {
@@ -94,7 +101,11 @@ export function renderWgConf(r: WireguardResource, privateKey: string): string {
 }
 
 function render(r: WireguardResource, privateKey: string, quick: boolean): string {
-  const lines = ['# Written by mesh-host from the node\'s declaration; edits are put back.', '[Interface]', `PrivateKey = ${privateKey}`];
+  const lines = [
+    "# Written by mesh-host from the node's declaration; edits are put back.",
+    '[Interface]',
+    `PrivateKey = ${privateKey}`,
+  ];
   if (quick) lines.push(`Address = ${r.address}`);
   if (r.listenPort !== undefined) lines.push(`ListenPort = ${r.listenPort}`);
   for (const p of r.peers) {
@@ -126,21 +137,28 @@ export function parseDump(dump: string): LiveState {
   for (const line of lines.slice(1)) {
     const f = line.split('\t');
     const ips = f[3] === '(none)' || f[3] === undefined ? [] : f[3].split(',');
-    peers.set(f[0]!, { allowedIps: ips.map(normCidr).sort(), keepalive: f[7] === 'off' || f[7] === undefined ? 0 : Number(f[7]) });
+    peers.set(f[0]!, {
+      allowedIps: ips.map(normCidr).sort(),
+      keepalive: f[7] === 'off' || f[7] === undefined ? 0 : Number(f[7]),
+    });
   }
   return { privateKey: head[0]!, listenPort: Number(head[2]), peers };
 }
 
 /** The first difference between declared and live, in words without the private key; null when none. */
 export function liveDiffers(r: WireguardResource, privateKey: string, live: LiveState): string | null {
-  if (clamp(live.privateKey) !== clamp(privateKey)) return 'the interface runs with another private key than the overlay key file';
-  if (r.listenPort !== undefined && live.listenPort !== r.listenPort) return `listens on ${live.listenPort}, declared ${r.listenPort}`;
+  if (clamp(live.privateKey) !== clamp(privateKey))
+    return 'the interface runs with another private key than the overlay key file';
+  if (r.listenPort !== undefined && live.listenPort !== r.listenPort)
+    return `listens on ${live.listenPort}, declared ${r.listenPort}`;
   for (const p of r.peers) {
     const l = live.peers.get(p.publicKey);
     if (!l) return `peer ${p.publicKey} is missing`;
     const want = p.allowedIps.map(normCidr).sort();
-    if (want.join(',') !== l.allowedIps.join(',')) return `peer ${p.publicKey} allows ${l.allowedIps.join(',') || 'nothing'}, declared ${want.join(',')}`;
-    if ((p.keepalive ?? 0) !== l.keepalive) return `peer ${p.publicKey} keepalive ${l.keepalive}, declared ${p.keepalive ?? 0}`;
+    if (want.join(',') !== l.allowedIps.join(','))
+      return `peer ${p.publicKey} allows ${l.allowedIps.join(',') || 'nothing'}, declared ${want.join(',')}`;
+    if ((p.keepalive ?? 0) !== l.keepalive)
+      return `peer ${p.publicKey} keepalive ${l.keepalive}, declared ${p.keepalive ?? 0}`;
   }
   const declared = new Set(r.peers.map((p) => p.publicKey));
   for (const k of live.peers.keys()) if (!declared.has(k)) return `peer ${k} is not declared`;

@@ -10,14 +10,18 @@ import { sender, type ServeContext } from '../context.js';
 export async function buildResult(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   if (from.kind !== 'builder') {
-    ctx.log(`build.result: dropped one from ${JSON.stringify(String(msg.properties.userId ?? ''))}, which is not a builder account`);
+    ctx.log(
+      `build.result: dropped one from ${JSON.stringify(String(msg.properties.userId ?? ''))}, which is not a builder account`,
+    );
     return;
   }
   const news = readBuildNews(msg.content);
   const sql = ctx.stores.catalogue;
   if (news.kind === 'progress') {
-    const [row] = await sql`select catalogue.record_build_progress(request_id => ${news.id}::uuid, builder_name => ${from.name}::text, progress_line => ${news.line}::text) as known`;
-    if (!row!.known) ctx.log(`build.result: builder ${from.name} spoke of request ${news.id}, which this mesh never made; dropped`);
+    const [row] =
+      await sql`select catalogue.record_build_progress(request_id => ${news.id}::uuid, builder_name => ${from.name}::text, progress_line => ${news.line}::text) as known`;
+    if (!row!.known)
+      ctx.log(`build.result: builder ${from.name} spoke of request ${news.id}, which this mesh never made; dropped`);
     return;
   }
   const [row] = await sql<{ outcome: string }[]>`
@@ -27,7 +31,12 @@ export async function buildResult(ctx: ServeContext, msg: ConsumeMessage): Promi
       head_seen_at => ${news.headSeenAt ?? null}::timestamptz, image => ${news.image ?? null}::text,
       digest => ${news.digest ?? null}::text, error => ${news.error ?? null}::text, log_tail => ${news.log ?? null}::text) as outcome`;
   const outcome = row!.outcome;
-  if (outcome === 'unknown') ctx.log(`build.result: builder ${from.name} answered request ${news.id}, which this mesh never made; dropped`);
-  else if (outcome === 'duplicate') ctx.log(`build.result: request ${news.id} was already answered; ${from.name}'s answer not recorded`);
-  else ctx.log(`build.result: request ${news.id} ${news.ok ? `built by ${from.name}: ${news.image}@${news.digest}` : `failed on ${from.name}: ${news.error}`}`);
+  if (outcome === 'unknown')
+    ctx.log(`build.result: builder ${from.name} answered request ${news.id}, which this mesh never made; dropped`);
+  else if (outcome === 'duplicate')
+    ctx.log(`build.result: request ${news.id} was already answered; ${from.name}'s answer not recorded`);
+  else
+    ctx.log(
+      `build.result: request ${news.id} ${news.ok ? `built by ${from.name}: ${news.image}@${news.digest}` : `failed on ${from.name}: ${news.error}`}`,
+    );
 }

@@ -14,7 +14,10 @@ import { remake } from '../../secret/remake.js';
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   const answer = (body: unknown) =>
-    publish(ctx.channel, '', queueOf(from.name), Buffer.from(JSON.stringify(body)), { correlationId: msg.properties.correlationId, type: 'enrol-reply' });
+    publish(ctx.channel, '', queueOf(from.name), Buffer.from(JSON.stringify(body)), {
+      correlationId: msg.properties.correlationId,
+      type: 'enrol-reply',
+    });
   if (from.kind !== 'node') {
     ctx.log(`enrol: dropped a request from ${JSON.stringify(from.name)}, which is not a node account`);
     return;
@@ -63,10 +66,13 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   if (outcome === 'enrolled') {
     try {
       const r = await remake({ holder: req.name, signer: ctx.signer });
-      for (const m of r.made) ctx.log(`enrol: made ${m.secret} again (generation ${m.generation}) for ${m.holders.join(', ')}`);
+      for (const m of r.made)
+        ctx.log(`enrol: made ${m.secret} again (generation ${m.generation}) for ${m.holders.join(', ')}`);
       for (const f of r.refused) ctx.log(`enrol: ${req.name} holds no current copy of ${f.secret}: ${f.reason}`);
     } catch (err) {
-      ctx.log(`enrol: the secrets ${req.name} held were not made again (${(err as Error).message}); mesh secret remake makes them`);
+      ctx.log(
+        `enrol: the secrets ${req.name} held were not made again (${(err as Error).message}); mesh secret remake makes them`,
+      );
     }
   }
   // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).

@@ -12,7 +12,13 @@ export class HeardBatcher {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly sql: Sql, private readonly ch: () => Channel, private readonly prefix = '', private readonly max = 1000, private readonly waitMs = 50) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly ch: () => Channel,
+    private readonly prefix = '',
+    private readonly max = 1000,
+    private readonly waitMs = 50,
+  ) {}
 
   add(msg: ConsumeMessage): void {
     const from = sender(msg, this.prefix);
@@ -37,7 +43,13 @@ export class HeardBatcher {
         for (const m of msgs) ch.ack(m);
       } catch {
         // Not recorded: hand them back to the broker for another try.
-        for (const m of msgs) { try { ch.nack(m, false, true); } catch { /* channel gone: redelivered anyway */ } }
+        for (const m of msgs) {
+          try {
+            ch.nack(m, false, true);
+          } catch {
+            /* channel gone: redelivered anyway */
+          }
+        }
       }
     });
     return this.flushing;

@@ -16,12 +16,21 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
-  const last = writeLastReport({
-    mesh: ctx.signer.mesh, node: from.name, held: rep ? rep.held : null, reportedAt: rep?.reported_at ?? null,
-    floor: floor ? { serial: Number(floor.serial), digest: floor.digest as string } : null,
-  }, ctx.signer.secret);
+  const last = writeLastReport(
+    {
+      mesh: ctx.signer.mesh,
+      node: from.name,
+      held: rep ? rep.held : null,
+      reportedAt: rep?.reported_at ?? null,
+      floor: floor ? { serial: Number(floor.serial), digest: floor.digest as string } : null,
+    },
+    ctx.signer.secret,
+  );
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
-  if (decl?.envelope) await publish(ctx.channel, '', queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
+  if (decl?.envelope)
+    await publish(ctx.channel, '', queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
   await publish(ctx.channel, '', queueOf(from.name), last, { type: 'last-report' });
-  ctx.log(`recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`);
+  ctx.log(
+    `recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
+  );
 }

@@ -17,7 +17,11 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   // Only ever a direct reply-to: a node naming another node's queue gets nothing published there.
   const answer = async (r: RekeyReply) => {
     if (!replyTo.startsWith('amq.rabbitmq.reply-to.')) return;
-    await publish(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), { correlationId: msg.properties.correlationId, type: 'rekey-reply', persistent: false });
+    await publish(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), {
+      correlationId: msg.properties.correlationId,
+      type: 'rekey-reply',
+      persistent: false,
+    });
   };
   if (from.kind !== 'node') {
     ctx.log(`rekey: dropped one from ${JSON.stringify(from.name)}, which is not a node account`);
@@ -26,11 +30,13 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   let parsed;
   try {
     parsed = readRekey(msg.content);
-    if (parsed.rekey.node !== from.name) throw new WireError('forged', `rekey from ${from.name} speaks for ${parsed.rekey.node}`, 'MSHN4');
+    if (parsed.rekey.node !== from.name)
+      throw new WireError('forged', `rekey from ${from.name} speaks for ${parsed.rekey.node}`, 'MSHN4');
     const [row] = await ctx.stores.inventory`select inventory.identity_of(${from.name}) as key`;
     const identity = row?.key as Buffer | null | undefined;
     if (!identity) throw new WireError('forged', `rekey from ${from.name}, which the mesh holds no identity for`);
-    if (!parsed.verify(identity)) throw new WireError('forged', `rekey from ${from.name} is not signed by its identity key`);
+    if (!parsed.verify(identity))
+      throw new WireError('forged', `rekey from ${from.name} is not signed by its identity key`);
   } catch (err) {
     if (!(err instanceof WireError)) throw err;
     ctx.log(`rekey: refused ${from.name}: ${err.fault}: ${err.message}`);
@@ -51,7 +57,9 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     await answer({ ok: false, reason: `${e.message}${e.hint ? `: ${e.hint}` : ''}` });
     return;
   }
-  ctx.log(`rekey: ${r.node} took over tunnel ${r.tunnel}; its overlay key is now ${Buffer.from(r.taken).toString('base64')}${outcome === 'again' ? ' (told again)' : ''}`);
+  ctx.log(
+    `rekey: ${r.node} took over tunnel ${r.tunnel}; its overlay key is now ${Buffer.from(r.taken).toString('base64')}${outcome === 'again' ? ' (told again)' : ''}`,
+  );
   await answer({ ok: true, outcome });
   // The peers learn the new key: every node whose composition changed (W2).
   await ctx.redeclare.now(`${r.node}'s new overlay key`);

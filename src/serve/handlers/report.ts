@@ -34,8 +34,12 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   const refused = r.refused;
   const first = await ctx.stores.inventory.begin(async (tx) => {
     if (messageId) {
-      const [row] = await tx`select inventory.receive_report(node_name => ${from.name}::text, report_message_id => ${messageId}::text, report_serial => ${serial}::bigint) as first`;
-      if (!row!.first) { await tx`select inventory.mark_heard(${from.name})`; return false; }
+      const [row] =
+        await tx`select inventory.receive_report(node_name => ${from.name}::text, report_message_id => ${messageId}::text, report_serial => ${serial}::bigint) as first`;
+      if (!row!.first) {
+        await tx`select inventory.mark_heard(${from.name})`;
+        return false;
+      }
     }
     if (refused) {
       await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
@@ -43,23 +47,38 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
       return true;
     }
     // Nothing for a report without corrections: the report path is the busiest write.
-    if (r.corrected.length) await tx`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
-    if (r.failed.length) { await tx`select inventory.record_failure(${from.name}, ${r.serial}, ${tx.json(r.failed.map((f) => ({ id: storable(f.id), error: storable(f.error) })) as never)})`; return true; }
+    if (r.corrected.length)
+      await tx`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
+    if (r.failed.length) {
+      await tx`select inventory.record_failure(${from.name}, ${r.serial}, ${tx.json(r.failed.map((f) => ({ id: storable(f.id), error: storable(f.error) })) as never)})`;
+      return true;
+    }
     const holdsUntil = r.holdsUntil === undefined ? null : new Date(r.holdsUntil * 1000);
     await tx`select inventory.record_report(${from.name}, ${r.serial}, ${tx.json(r.held as never)}, '[]'::jsonb, ${holdsUntil})`;
     return true;
   });
-  if (!first) ctx.log(`report: ${from.name}'s report ${messageId} was recorded before (a redelivery); acknowledged again only`);
+  if (!first)
+    ctx.log(`report: ${from.name}'s report ${messageId} was recorded before (a redelivery); acknowledged again only`);
   if (refused) {
-    if (first) ctx.log(`report: ${from.name} refused a declaration${refused.serial ? ` (serial ${refused.serial})` : ''}: ${refused.fault}: ${refused.reason}`);
+    if (first)
+      ctx.log(
+        `report: ${from.name} refused a declaration${refused.serial ? ` (serial ${refused.serial})` : ''}: ${refused.fault}: ${refused.reason}`,
+      );
     return;
   }
   if (r.failed.length) {
-    if (first) ctx.log(`report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`);
-    if (r.superseded.length) await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
+    if (first)
+      ctx.log(
+        `report: ${from.name} could not apply ${r.failed.map((f) => `${f.id} (${f.error})`).join('; ')} of declaration ${r.serial}`,
+      );
+    if (r.superseded.length)
+      await ctx.stores.assignment`select assignment.acknowledge(${from.name}, 0, ${r.superseded}::bigint[])`;
     return;
   }
-  if (r.stale && first) ctx.log(`report: ${from.name} is stale: declaration ${r.serial} it holds expired${r.holdsUntil ? ` at ${new Date(r.holdsUntil * 1000).toISOString()}` : ''}; it keeps applying it, but its feed may be frozen (see mesh node list)`);
+  if (r.stale && first)
+    ctx.log(
+      `report: ${from.name} is stale: declaration ${r.serial} it holds expired${r.holdsUntil ? ` at ${new Date(r.holdsUntil * 1000).toISOString()}` : ''}; it keeps applying it, but its feed may be frozen (see mesh node list)`,
+    );
   // Idempotent: a redelivery after a crash between the two records again.
   await ctx.stores.assignment`select assignment.acknowledge(${from.name}, ${r.serial}, ${r.superseded}::bigint[])`;
   if (r.corrected.length) ctx.log(`report: ${from.name} put back ${r.corrected.join(', ')}`);
@@ -68,10 +87,14 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   // failure here is tried again by serve until the provider is declared (W2).
   try {
     for (const s of await settle(ctx.stores, ctx.signer, from.name)) {
-      ctx.log(`report: ${s.secret} settled at generation ${s.generation} with ${from.name}'s acknowledgement; re-declaring ${s.redeclared.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing (already current)'}`);
+      ctx.log(
+        `report: ${s.secret} settled at generation ${s.generation} with ${from.name}'s acknowledgement; re-declaring ${s.redeclared.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing (already current)'}`,
+      );
     }
   } catch (err) {
-    ctx.log(`report: a rotation ${from.name} holds may have settled, but its provider was not declared again (${(err as Error).message})`);
+    ctx.log(
+      `report: a rotation ${from.name} holds may have settled, but its provider was not declared again (${(err as Error).message})`,
+    );
     await ctx.redeclare.now(`a rotation ${from.name} settled`);
   }
 }

@@ -5,7 +5,16 @@
 // under DIR: the machine's /etc/ssh, ~/.ssh and ~/.ansible are never read or
 // written. The targets share this machine's filesystem, so each one's file is
 // at TARGETS/NAME + PATH.
-import { mkdirSync, mkdtempSync, writeFileSync, readFileSync, existsSync, rmdirSync, rmSync, readdirSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  writeFileSync,
+  readFileSync,
+  existsSync,
+  rmdirSync,
+  rmSync,
+  readdirSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -26,7 +35,11 @@ async function ip(args: string[], log: string): Promise<void> {
 }
 
 async function keygen(file: string, log: string): Promise<string> {
-  const r = await run('/usr/bin/ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'mesh-bench-peers', '-f', file], log).done;
+  const r = await run(
+    '/usr/bin/ssh-keygen',
+    ['-q', '-t', 'ed25519', '-N', '', '-C', 'mesh-bench-peers', '-f', file],
+    log,
+  ).done;
   if (r.code !== 0) throw new Error(`ssh-keygen failed: ${tail(log)}`);
   return readFileSync(`${file}.pub`, 'utf8').trim();
 }
@@ -53,19 +66,38 @@ export async function startTargets(dir: string, n: number, targets: string, path
     for (const s of sshds) s.kill();
     await Promise.allSettled(sshds.map((s) => s.done));
     for (const ns of namespaces.reverse()) await run('/usr/sbin/ip', ['netns', 'delete', ns], log).done.catch(() => {});
-    if (madePrivsep) try { rmdirSync('/run/sshd'); } catch { /* someone else's sshd put something there */ }
+    if (madePrivsep)
+      try {
+        rmdirSync('/run/sshd');
+      } catch {
+        /* someone else's sshd put something there */
+      }
   };
   try {
     const hostPub = await keygen(join(ssh, 'host_ed25519'), log);
     const clientPub = await keygen(join(ssh, 'id_ed25519'), log);
     writeFileSync(join(ssh, 'authorized_keys'), clientPub + '\n', { mode: 0o600 });
     const cfg = join(ssh, 'sshd_config');
-    writeFileSync(cfg, [
-      'Port 22', 'ListenAddress 0.0.0.0', `HostKey ${join(ssh, 'host_ed25519')}`, 'PidFile none',
-      `AuthorizedKeysFile ${join(ssh, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', 'MaxStartups 200', 'MaxSessions 100',
-      'Subsystem sftp /usr/lib/openssh/sftp-server', 'LogLevel INFO', '',
-    ].join('\n'));
+    writeFileSync(
+      cfg,
+      [
+        'Port 22',
+        'ListenAddress 0.0.0.0',
+        `HostKey ${join(ssh, 'host_ed25519')}`,
+        'PidFile none',
+        `AuthorizedKeysFile ${join(ssh, 'authorized_keys')}`,
+        'PermitRootLogin prohibit-password',
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'UsePAM no',
+        'StrictModes no',
+        'MaxStartups 200',
+        'MaxSessions 100',
+        'Subsystem sftp /usr/lib/openssh/sftp-server',
+        'LogLevel INFO',
+        '',
+      ].join('\n'),
+    );
     await ip(['netns', 'add', ctl], log);
     namespaces.push(ctl);
     await ip(['-n', ctl, 'link', 'set', 'lo', 'up'], log);
@@ -84,7 +116,11 @@ export async function startTargets(dir: string, n: number, targets: string, path
       await ip(['-n', ns, 'link', 'set', 'eth0', 'up'], log);
       await ip(['-n', ns, 'link', 'set', 'lo', 'up'], log);
       const sshdLog = join(dir, 'logs', `sshd-${name}.log`);
-      const { child, done } = run('/usr/sbin/ip', ['netns', 'exec', ns, '/usr/sbin/sshd', '-D', '-f', cfg, '-E', sshdLog], join(dir, 'logs', `sshd-${name}.out`));
+      const { child, done } = run(
+        '/usr/sbin/ip',
+        ['netns', 'exec', ns, '/usr/sbin/sshd', '-D', '-f', cfg, '-E', sshdLog],
+        join(dir, 'logs', `sshd-${name}.out`),
+      );
       sshds.push({ kill: () => child.kill('SIGTERM'), done });
       known.push(`${net}.2 ${hostPub.split(' ').slice(0, 2).join(' ')}`);
       mkdirSync(join(targets, name, path, '..'), { recursive: true });
@@ -95,14 +131,26 @@ export async function startTargets(dir: string, n: number, targets: string, path
     const a = (s: string) => join(dir, s);
     for (const d of ['tmp', 'remote-tmp', 'home']) mkdirSync(a(d), { recursive: true, mode: 0o700 });
     const ansibleCfg = a('ansible.cfg');
-    writeFileSync(ansibleCfg, [
-      '[defaults]', `inventory = ${a('hosts')}`, `forks = ${cpus().length}`, 'host_key_checking = True', 'remote_user = root',
-      `private_key_file = ${join(ssh, 'id_ed25519')}`, 'interpreter_python = /usr/bin/python3', `local_tmp = ${a('tmp')}`,
-      `remote_tmp = ${a('remote-tmp')}`, `home = ${a('home')}`, `log_path = ${a('logs/ansible.log')}`, 'nocows = True',
-      '[ssh_connection]',
-      `ssh_args = -F /dev/null -o ControlMaster=auto -o ControlPersist=60s -o UserKnownHostsFile=${join(ssh, 'known_hosts')} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      ansibleCfg,
+      [
+        '[defaults]',
+        `inventory = ${a('hosts')}`,
+        `forks = ${cpus().length}`,
+        'host_key_checking = True',
+        'remote_user = root',
+        `private_key_file = ${join(ssh, 'id_ed25519')}`,
+        'interpreter_python = /usr/bin/python3',
+        `local_tmp = ${a('tmp')}`,
+        `remote_tmp = ${a('remote-tmp')}`,
+        `home = ${a('home')}`,
+        `log_path = ${a('logs/ansible.log')}`,
+        'nocows = True',
+        '[ssh_connection]',
+        `ssh_args = -F /dev/null -o ControlMaster=auto -o ControlPersist=60s -o UserKnownHostsFile=${join(ssh, 'known_hosts')} -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes`,
+        '',
+      ].join('\n'),
+    );
     // Every sshd says it listens before anything is measured.
     const end = Date.now() + 60_000;
     for (const name of names) {
@@ -112,7 +160,13 @@ export async function startTargets(dir: string, n: number, targets: string, path
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    const env = { ...process.env, ANSIBLE_CONFIG: ansibleCfg, ANSIBLE_HOME: a('home'), ANSIBLE_FORCE_COLOR: '0', ANSIBLE_NOCOLOR: '1' };
+    const env = {
+      ...process.env,
+      ANSIBLE_CONFIG: ansibleCfg,
+      ANSIBLE_HOME: a('home'),
+      ANSIBLE_FORCE_COLOR: '0',
+      ANSIBLE_NOCOLOR: '1',
+    };
     return { names, ctl, cfg: ansibleCfg, env, dir, stop };
   } catch (err) {
     await stop();
@@ -129,7 +183,12 @@ export function adhoc(t: Targets, pattern: string, args: string[], log: string, 
   const r = run('/usr/sbin/ip', cmd, log, { env });
   // ControlPersist masters outlive the run by 60 s: ended now, so the next run connects anew and nothing is left.
   const done = r.done.then(async (x) => {
-    for (const sock of readdirSync(cp)) await run('/usr/bin/ssh', ['-F', '/dev/null', '-o', `ControlPath=${join(cp, sock)}`, '-O', 'exit', 'master'], `${log}.masters`).done;
+    for (const sock of readdirSync(cp))
+      await run(
+        '/usr/bin/ssh',
+        ['-F', '/dev/null', '-o', `ControlPath=${join(cp, sock)}`, '-O', 'exit', 'master'],
+        `${log}.masters`,
+      ).done;
     rmSync(cp, { recursive: true, force: true });
     return x;
   });
@@ -140,24 +199,50 @@ export function adhoc(t: Targets, pattern: string, args: string[], log: string, 
 export function playbookLocal(dir: string, playbook: string, log: string) {
   for (const d of ['tmp', 'home']) mkdirSync(join(dir, d), { recursive: true, mode: 0o700 });
   const cfg = join(dir, 'ansible.cfg');
-  writeFileSync(cfg, ['[defaults]', `local_tmp = ${join(dir, 'tmp')}`, `remote_tmp = ${join(dir, 'tmp')}`, `home = ${join(dir, 'home')}`,
-    'interpreter_python = /usr/bin/python3', 'nocows = True', `log_path = ${join(dir, 'ansible.log')}`, ''].join('\n'));
+  writeFileSync(
+    cfg,
+    [
+      '[defaults]',
+      `local_tmp = ${join(dir, 'tmp')}`,
+      `remote_tmp = ${join(dir, 'tmp')}`,
+      `home = ${join(dir, 'home')}`,
+      'interpreter_python = /usr/bin/python3',
+      'nocows = True',
+      `log_path = ${join(dir, 'ansible.log')}`,
+      '',
+    ].join('\n'),
+  );
   const env = { ...process.env, ANSIBLE_CONFIG: cfg, ANSIBLE_HOME: join(dir, 'home'), ANSIBLE_NOCOLOR: '1' };
   return run('/usr/bin/ansible-playbook', ['-c', 'local', '-i', 'localhost,', playbook], log, { env });
 }
 
 /** The recap of a run's log: ok, changed, failed, unreachable summed over hosts. */
-export function recap(log: string): { ok: number; changed: number; failed: number; unreachable: number; hosts: number } {
+export function recap(log: string): {
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+  hosts: number;
+} {
   const text = readFileSync(log, 'utf8');
   const lines = [...text.matchAll(/^\S+\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)/gm)];
-  return lines.reduce((a, m) => ({ ok: a.ok + +m[1]!, changed: a.changed + +m[2]!, unreachable: a.unreachable + +m[3]!, failed: a.failed + +m[4]!, hosts: a.hosts + 1 }),
-    { ok: 0, changed: 0, failed: 0, unreachable: 0, hosts: 0 });
+  return lines.reduce(
+    (a, m) => ({
+      ok: a.ok + +m[1]!,
+      changed: a.changed + +m[2]!,
+      unreachable: a.unreachable + +m[3]!,
+      failed: a.failed + +m[4]!,
+      hosts: a.hosts + 1,
+    }),
+    { ok: 0, changed: 0, failed: 0, unreachable: 0, hosts: 0 },
+  );
 }
 
 /** Per host of an ad-hoc run: CHANGED / SUCCESS / FAILED / UNREACHABLE, from its one-line output. */
 export function adhocResults(log: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of readFileSync(log, 'utf8').matchAll(/^(\S+) \| (CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)/gm)) out.set(m[1]!, m[2]!.replace('!', ''));
+  for (const m of readFileSync(log, 'utf8').matchAll(/^(\S+) \| (CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)/gm))
+    out.set(m[1]!, m[2]!.replace('!', ''));
   return out;
 }
 

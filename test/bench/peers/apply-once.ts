@@ -14,8 +14,20 @@ const t0 = performance.now();
 const resources = parseResources(JSON.parse(readFileSync(file, 'utf8')));
 mkdirSync(state, { recursive: true, mode: 0o700 });
 const r = await apply(resources, 'declared', {
-  stateDir: state, roots: [root], overlayKeyPath: join(state, 'overlay.key'), log: () => {},
-  openSealed: () => { throw new Error('no secrets in this declaration'); },
+  stateDir: state,
+  roots: [root],
+  overlayKeyPath: join(state, 'overlay.key'),
+  log: () => {},
+  openSealed: () => {
+    throw new Error('no secrets in this declaration');
+  },
 });
-process.stdout.write(JSON.stringify({ changed: r.changed.length, failed: r.failed, held: r.held.length, applyMs: performance.now() - t0 }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    changed: r.changed.length,
+    failed: r.failed,
+    held: r.held.length,
+    applyMs: performance.now() - t0,
+  }) + '\n',
+);
 if (r.failed.length) process.exitCode = 1;

@@ -6,14 +6,32 @@ import { readdirSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 
-const DIRS = ['/etc/puppet', '/var/lib/puppet', '/var/cache/puppet', '/var/log/puppet', '/var/lib/puppetserver', '/var/log/puppetserver',
-  '/etc/puppetdb', '/var/lib/puppetdb', '/etc/ssh', '/etc/ansible', join(homedir(), '.ssh'), join(homedir(), '.ansible'), join(homedir(), '.puppet'), join(homedir(), '.puppetlabs')];
+const DIRS = [
+  '/etc/puppet',
+  '/var/lib/puppet',
+  '/var/cache/puppet',
+  '/var/log/puppet',
+  '/var/lib/puppetserver',
+  '/var/log/puppetserver',
+  '/etc/puppetdb',
+  '/var/lib/puppetdb',
+  '/etc/ssh',
+  '/etc/ansible',
+  join(homedir(), '.ssh'),
+  join(homedir(), '.ansible'),
+  join(homedir(), '.puppet'),
+  join(homedir(), '.puppetlabs'),
+];
 
 export function footprint(): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (p: string) => {
     let st;
-    try { st = lstatSync(p); } catch { return; }
+    try {
+      st = lstatSync(p);
+    } catch {
+      return;
+    }
     out.set(p, `${st.isDirectory() ? 'dir' : st.size} ${st.mtimeMs}`);
     if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
   };

@@ -9,12 +9,34 @@ import { join } from 'node:path';
 import { freshMesh, MESH, runCli, type Mesh, type Proc } from '../../harness/mesh.js';
 import { servers } from '../../harness/servers.js';
 import { b64 } from '../../../src/crypto/keys.js';
-import { insertNodes, createAccounts, startServe, worker, deal, now, sleep, cpuMeter, serverPids, describeCpu, type Worker } from '../lib.js';
+import {
+  insertNodes,
+  createAccounts,
+  startServe,
+  worker,
+  deal,
+  now,
+  sleep,
+  cpuMeter,
+  serverPids,
+  describeCpu,
+  type Worker,
+} from '../lib.js';
 
-export interface Fleet { seconds: number; bound: string; detail: Record<string, unknown> }
+export interface Fleet {
+  seconds: number;
+  bound: string;
+  detail: Record<string, unknown>;
+}
 
 async function moduleAdd(mesh: Mesh, file: string, path: string, content: string): Promise<void> {
-  writeFileSync(file, JSON.stringify({ name: 'bench', resources: [{ kind: 'file', path, content: b64(Buffer.from(content)), mode: '0644' }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'bench',
+      resources: [{ kind: 'file', path, content: b64(Buffer.from(content)), mode: '0644' }],
+    }),
+  );
   const r = await runCli(MESH, ['module', 'add', file], mesh.env);
   if (r.code !== 0) throw new Error(`mesh module add failed (${r.code}): ${r.stderr.slice(0, 500)}`);
 }
@@ -40,13 +62,23 @@ function check(root: string, names: string[], path: string, content: string): vo
   for (const name of names) {
     const f = join(root, name) + path;
     let got: string;
-    try { got = readFileSync(f, 'utf8'); } catch { throw new Error(`mesh reported ${name} applied, but ${f} is missing`); }
+    try {
+      got = readFileSync(f, 'utf8');
+    } catch {
+      throw new Error(`mesh reported ${name} applied, but ${f} is missing`);
+    }
     if (got !== content) throw new Error(`mesh reported ${name} applied, but ${f} does not hold the declared content`);
   }
 }
 
 /** One changed file to N hosts; hosts hold the file's previous content first, as on a running fleet. */
-export async function meshFleet(dir: string, n: number, path: string, content: (gen: number) => string, procs: number): Promise<Fleet> {
+export async function meshFleet(
+  dir: string,
+  n: number,
+  path: string,
+  content: (gen: number) => string,
+  procs: number,
+): Promise<Fleet> {
   const mesh = await freshMesh();
   const root = join(dir, 'targets');
   const state = join(dir, 'state');
@@ -56,7 +88,11 @@ export async function meshFleet(dir: string, n: number, path: string, content: (
   try {
     const s = servers();
     const names = await insertNodes(mesh, n);
-    const hosts = names.map((name) => ({ name, user: `${mesh.prefix}node.${name}`, password: randomBytes(24).toString('base64url') }));
+    const hosts = names.map((name) => ({
+      name,
+      user: `${mesh.prefix}node.${name}`,
+      password: randomBytes(24).toString('base64url'),
+    }));
     await createAccounts(mesh, hosts);
     const mod = join(dir, 'bench-module.json');
     await moduleAdd(mesh, mod, path, content(1));
@@ -65,8 +101,16 @@ export async function meshFleet(dir: string, n: number, path: string, content: (
     for (const part of deal(hosts, Math.min(procs, n))) {
       const w = worker();
       workers.push(w);
-      w.send({ type: 'connect', hosts: part, broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint },
-        signingKey: b64(mesh.signer.public), mesh: mesh.signer.mesh, root, stateRoot: state, ownRoot: true });
+      w.send({
+        type: 'connect',
+        hosts: part,
+        broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint },
+        signingKey: b64(mesh.signer.public),
+        mesh: mesh.signer.mesh,
+        root,
+        stateRoot: state,
+        ownRoot: true,
+      });
     }
     await Promise.all(workers.map((w) => w.next('ready', 300_000)));
     const d = await runCli(MESH, ['declare', '--all'], mesh.env);
@@ -77,7 +121,12 @@ export async function meshFleet(dir: string, n: number, path: string, content: (
 
     const pids = serverPids();
     const servePid = serve.child.pid!;
-    const meter = cpuMeter({ serve: () => [servePid], rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg, hosts: () => workers.map((w) => w.child.pid!) });
+    const meter = cpuMeter({
+      serve: () => [servePid],
+      rabbitmq: () => pids.rabbit,
+      postgres: () => serverPids().pg,
+      hosts: () => workers.map((w) => w.child.pid!),
+    });
     const t0 = now();
     await moduleAdd(mesh, mod, path, content(2));
     const cli = (now() - t0) / 1000;

@@ -17,11 +17,16 @@ const NODES = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
 P.before(async (ctx) => {
   Object.assign(ctx, await openRoles());
   // Two sites, one dialable node each: every node has peers, a firewall and an interface to compose.
-  for (const [i, n] of NODES.entries()) await enrol(ctx.as, n, { site: i < 3 ? 'a' : 'b', dialable: i % 3 === 0 ? `${n}.test:51820` : undefined });
-  await putModule(ctx.as, 'motd', [{ id: 'file:/etc/motd', kind: 'file', path: '/etc/motd', content: 'aGk=', mode: '0644' }]);
+  for (const [i, n] of NODES.entries())
+    await enrol(ctx.as, n, { site: i < 3 ? 'a' : 'b', dialable: i % 3 === 0 ? `${n}.test:51820` : undefined });
+  await putModule(ctx.as, 'motd', [
+    { id: 'file:/etc/motd', kind: 'file', path: '/etc/motd', content: 'aGk=', mode: '0644' },
+  ]);
   await ctx.as.assignment`select overlay.allocate_addresses()`;
 });
-P.after(async (ctx) => { await closeRoles(ctx); });
+P.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
 const COMPOSE = (q: Sql | postgres.TransactionSql | postgres.ReservedSql, nodes: string[]) =>
   q`select node, resources, encode(resources_hash, 'hex') as hash, changed from assignment.compose_each(${nodes}::text[])`;
@@ -32,7 +37,17 @@ async function inParts(ctx: SqlCtx, parts: number, before: () => Promise<void> =
   const pool = ctx.as.assignment as unknown as Sql;
   return pool.begin(async (tx) => {
     await tx`select assignment.take_declare_turn()`;
-    return composeInParts(tx, pool, NODES, parts, async (q, nodes) => { await before(); return COMPOSE(q, nodes); }, async (rows) => plain(rows));
+    return composeInParts(
+      tx,
+      pool,
+      NODES,
+      parts,
+      async (q, nodes) => {
+        await before();
+        return COMPOSE(q, nodes);
+      },
+      async (rows) => plain(rows),
+    );
   });
 }
 
@@ -55,7 +70,11 @@ P('a change committed after the snapshot was exported is in no part', async (ctx
   assert.ok(changed);
   assert.equal(got, whole, 'every part composed the nodes as they were at the export');
   const after = plain(await COMPOSE(ctx.as.assignment as unknown as Sql, NODES));
-  assert.equal(after.filter((r, i) => r.hash !== whole[i]!.hash).map((r) => r.node), ['p1', 'p5'], 'the change is there for the next declare');
+  assert.equal(
+    after.filter((r, i) => r.hash !== whole[i]!.hash).map((r) => r.node),
+    ['p1', 'p5'],
+    'the change is there for the next declare',
+  );
 });
 
 P.run();

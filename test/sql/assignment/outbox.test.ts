@@ -14,44 +14,66 @@ W.before(async (ctx) => {
   Object.assign(ctx, await openRoles());
   await enrol(ctx.as, 'web1');
   const serials = Array.from({ length: ROWS }, (_, i) => i + 1);
-  await ctx.as.assignment`select assignment.record_declarations(${serials.map(() => 'web1')}::text[], ${serials}::bigint[],
+  await ctx.as
+    .assignment`select assignment.record_declarations(${serials.map(() => 'web1')}::text[], ${serials}::bigint[],
     ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map((s) => `{"serial":${s}}`).join('\n')}::text)`;
 });
-W.after(async (ctx) => { await closeRoles(ctx); });
+W.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
-W('each row owes its own declaration: take_owed hands out that declaration\'s envelope, stored once', async (ctx) => {
+W("each row owes its own declaration: take_owed hands out that declaration's envelope, stored once", async (ctx) => {
   // Taken and let go at once (the statement's own transaction): nothing is marked.
-  const rows = await ctx.as.assignment`select serial::int as s, convert_from(payload, 'utf8') as p from assignment.take_owed(${ROWS * 2}, now())`;
+  const rows = await ctx.as
+    .assignment`select serial::int as s, convert_from(payload, 'utf8') as p from assignment.take_owed(${ROWS * 2}, now())`;
   assert.is(rows.length, ROWS, 'one row a declaration, none twice');
-  assert.equal(rows.map((r) => r.p), rows.map((r) => `{"serial":${r.s}}`), 'each row carries the envelope of the serial it owes');
+  assert.equal(
+    rows.map((r) => r.p),
+    rows.map((r) => `{"serial":${r.s}}`),
+    'each row carries the envelope of the serial it owes',
+  );
   // A row owing a declaration that was never recorded would publish nothing: refused.
-  await refusedWith(ctx.as.assignment`insert into assignment.outbox (node, kind, serial) values ('web1', 'declaration', ${ROWS + 1})`, '23503');
+  await refusedWith(
+    ctx.as.assignment`insert into assignment.outbox (node, kind, serial) values ('web1', 'declaration', ${ROWS + 1})`,
+    '23503',
+  );
 });
 
-const owed = async (ctx: SqlCtx) => (await ctx.as.assignment`select count(*)::int as n from assignment.pending_delivery`)[0]!.n;
+const owed = async (ctx: SqlCtx) =>
+  (await ctx.as.assignment`select count(*)::int as n from assignment.pending_delivery`)[0]!.n;
 
-W('two drains at once take disjoint rows (for update skip locked); a drain that died leaves its rows owed', async (ctx) => {
-  assert.is(await owed(ctx), ROWS);
-  const a = await ctx.as.assignment.reserve();
-  const b = await ctx.as.assignment.reserve();
-  try {
-    await a`begin`;
-    await b`begin`;
-    // Were the first drain's rows waited for rather than skipped, this fails instead of hanging;
-    // and a mark that reached for rows the other drain holds fails the same way.
-    await a`set local lock_timeout = '2s'`;
-    await b`set local lock_timeout = '2s'`;
-    const takenA = (await a`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
-    const takenB = (await b`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
-    assert.is(takenA.length, 25);
-    assert.is(takenB.length, ROWS - 25, 'the second drain takes only what the first does not hold');
-    assert.equal(takenA.filter((id) => takenB.includes(id)), [], 'no row taken twice');
-    await a`select assignment.mark_delivered(${takenA}::bigint[])`;
-    await a`commit`;
-    await b`rollback`; // as a drain killed before its confirms: its rows stay owed
-  } finally { a.release(); b.release(); }
-  assert.is(await owed(ctx), ROWS - 25);
-});
+W(
+  'two drains at once take disjoint rows (for update skip locked); a drain that died leaves its rows owed',
+  async (ctx) => {
+    assert.is(await owed(ctx), ROWS);
+    const a = await ctx.as.assignment.reserve();
+    const b = await ctx.as.assignment.reserve();
+    try {
+      await a`begin`;
+      await b`begin`;
+      // Were the first drain's rows waited for rather than skipped, this fails instead of hanging;
+      // and a mark that reached for rows the other drain holds fails the same way.
+      await a`set local lock_timeout = '2s'`;
+      await b`set local lock_timeout = '2s'`;
+      const takenA = (await a`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
+      const takenB = (await b`select id from assignment.take_owed(25, now())`).map((r) => String(r.id));
+      assert.is(takenA.length, 25);
+      assert.is(takenB.length, ROWS - 25, 'the second drain takes only what the first does not hold');
+      assert.equal(
+        takenA.filter((id) => takenB.includes(id)),
+        [],
+        'no row taken twice',
+      );
+      await a`select assignment.mark_delivered(${takenA}::bigint[])`;
+      await a`commit`;
+      await b`rollback`; // as a drain killed before its confirms: its rows stay owed
+    } finally {
+      a.release();
+      b.release();
+    }
+    assert.is(await owed(ctx), ROWS - 25);
+  },
+);
 
 W('a failed row says why and waits out its backoff; the broker back, everything owed is due at once', async (ctx) => {
   const rows = await ctx.as.assignment.begin(async (tx) => {
@@ -60,12 +82,24 @@ W('a failed row says why and waits out its backoff; the broker back, everything 
     return t;
   });
   assert.is(rows.length, ROWS - 25);
-  const [p] = await ctx.as.assignment`select min(attempts)::int as a, bool_and(last_error = 'the broker cannot be reached (test)') as said,
+  const [p] = await ctx.as
+    .assignment`select min(attempts)::int as a, bool_and(last_error = 'the broker cannot be reached (test)') as said,
                                              bool_and(next_attempt_at > now()) as later from assignment.pending_delivery`;
   assert.equal({ ...p }, { a: 1, said: true, later: true });
-  assert.is((await ctx.as.assignment`select count(*)::int as n from assignment.take_owed(100, now())`)[0]!.n, 0, 'not due again before its backoff');
-  assert.is((await ctx.as.assignment`select count(*)::int as n from assignment.take_owed(100, 'infinity')`)[0]!.n, ROWS - 25);
-  assert.is((await ctx.as.assignment`select assignment.owed_now() as o`)[0]!.o, false, 'the idle sweep finds nothing due');
+  assert.is(
+    (await ctx.as.assignment`select count(*)::int as n from assignment.take_owed(100, now())`)[0]!.n,
+    0,
+    'not due again before its backoff',
+  );
+  assert.is(
+    (await ctx.as.assignment`select count(*)::int as n from assignment.take_owed(100, 'infinity')`)[0]!.n,
+    ROWS - 25,
+  );
+  assert.is(
+    (await ctx.as.assignment`select assignment.owed_now() as o`)[0]!.o,
+    false,
+    'the idle sweep finds nothing due',
+  );
 });
 
 W.run();

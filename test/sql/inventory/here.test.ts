@@ -12,7 +12,9 @@ H.before(async (ctx) => {
   await enrol(ctx.as, 'recent');
   await enrol(ctx.as, 'silent');
 });
-H.after(async (ctx) => { await closeRoles(ctx); });
+H.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
 // One transaction: now() is the same instant in the update and in the view.
 async function stateAt(ctx: SqlCtx, name: string, seconds: number): Promise<string> {
@@ -44,7 +46,8 @@ async function listedAt(ctx: SqlCtx, ages: Record<string, number>): Promise<Reco
     cli = runCli(MESH, ['node', 'list', '--json'], { ...process.env, ...ctx.store.env }).then((r) => (result = r));
     const pid = await until('mesh node list waiting on the lock', async () => {
       if (result) throw new Error(`mesh node list ended before it read: ${result.stderr}`);
-      const [w] = await ctx.store.admin`select pid from pg_stat_activity where datname = ${ctx.store.db} and usename = 'mesh_inventory'
+      const [w] = await ctx.store
+        .admin`select pid from pg_stat_activity where datname = ${ctx.store.db} and usename = 'mesh_inventory'
                                          and wait_event_type = 'Lock' and query ilike '%node_status%'`;
       return w?.pid as number | undefined;
     });

@@ -7,16 +7,24 @@ import postgres from 'postgres';
 import { openRoles, closeRoles, refusedWith, enrol, key, type SqlCtx } from '../helpers.js';
 
 const I = suite<SqlCtx>('inventory rules, as mesh_inventory');
-I.before(async (ctx) => { Object.assign(ctx, await openRoles()); });
-I.after(async (ctx) => { await closeRoles(ctx); });
+I.before(async (ctx) => {
+  Object.assign(ctx, await openRoles());
+});
+I.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
 const hash = () => createHash('sha256').update(randomBytes(24)).digest();
-const issue = (ctx: SqlCtx, name: string, ttl = '1 hour', h = hash()) => ctx.as.inventory`select inventory.issue_token(node_name => ${name}::text,
+const issue = (ctx: SqlCtx, name: string, ttl = '1 hour', h = hash()) => ctx.as
+  .inventory`select inventory.issue_token(node_name => ${name}::text,
   token_hash => ${h}::bytea, node_site => null::text, node_dialable => null::text, ttl => ${ttl}::interval) as expires`;
-const spend = (sql: postgres.Sql, h: Buffer, name: string, identity = key()) => sql`select inventory.spend_token(token_hash => ${h}::bytea,
-  node_name => ${name}::text, identity_key => ${identity}::bytea, overlay_key => ${key()}::bytea, sealing_key => ${key()}::bytea) as outcome`
-  .then((r) => r[0]!.outcome as string);
-const status = async (ctx: SqlCtx, name: string) => (await ctx.as.inventory`select * from inventory.node_status where name = ${name}`)[0]!;
+const spend = (sql: postgres.Sql, h: Buffer, name: string, identity = key()) =>
+  sql`select inventory.spend_token(token_hash => ${h}::bytea,
+  node_name => ${name}::text, identity_key => ${identity}::bytea, overlay_key => ${key()}::bytea, sealing_key => ${key()}::bytea) as outcome`.then(
+    (r) => r[0]!.outcome as string,
+  );
+const status = async (ctx: SqlCtx, name: string) =>
+  (await ctx.as.inventory`select * from inventory.node_status where name = ${name}`)[0]!;
 
 I('a node name is [a-z][a-z0-9-]{0,62}, as the table enforces it, whatever the caller checked before', async (ctx) => {
   for (const bad of ['Web1', '1web', 'web_1', 'web.1', 'a*', 'node.#', '-a', '', 'a' + 'b'.repeat(63), 'web1\n']) {
@@ -46,7 +54,9 @@ I('E1: of many concurrent spends of one token exactly one enrols; the rest are t
     const outcomes = await Promise.all(conns.map((c) => spend(c, h, 'race')));
     assert.is(outcomes.filter((o) => o === 'enrolled').length, 1, outcomes.join(', '));
     assert.is(outcomes.filter((o) => o === 'token already spent').length, 7, outcomes.join(', '));
-  } finally { await Promise.all(conns.map((c) => c.end())); }
+  } finally {
+    await Promise.all(conns.map((c) => c.end()));
+  }
   assert.is(await spend(ctx.as.inventory, h, 'race'), 'token already spent', 'spent stays spent');
 });
 
@@ -60,7 +70,11 @@ I('E1/E3: a token is refused for another node, unknown, or expired, each said ap
   assert.is(await spend(ctx.as.inventory, short, 'brief'), 'token expired');
   const identity = key();
   assert.is(await spend(ctx.as.inventory, h, 'mine', identity), 'enrolled');
-  assert.is(await spend(ctx.as.inventory, h, 'mine', identity), 'again', 'the same identity asking twice is a redelivery');
+  assert.is(
+    await spend(ctx.as.inventory, h, 'mine', identity),
+    'again',
+    'the same identity asking twice is a redelivery',
+  );
   const [t] = await ctx.as.inventory`select octet_length(token_hash) as n from inventory.token where node = 'mine'`;
   assert.is(t!.n, 32, 'stored hashed');
 });
@@ -78,14 +92,19 @@ I('R3: a heard from a node that never enrolled does not make it here: never spok
 
 I('R3: a heard moves last_seen of an enrolled node, and nothing of its last report', async (ctx) => {
   await enrol(ctx.as, 'chatty');
-  await ctx.as.inventory`select inventory.record_report(node_name => 'chatty', report_serial => 3, held_now => '[{"id":"file:/etc/x"}]'::jsonb, failed_now => '[]'::jsonb)`;
-  const report = async () => (await ctx.as.inventory`select serial::int, held::text, failed::text, reported_at from inventory.report where node = 'chatty'`)[0];
+  await ctx.as
+    .inventory`select inventory.record_report(node_name => 'chatty', report_serial => 3, held_now => '[{"id":"file:/etc/x"}]'::jsonb, failed_now => '[]'::jsonb)`;
+  const report = async () =>
+    (
+      await ctx.as
+        .inventory`select serial::int, held::text, failed::text, reported_at from inventory.report where node = 'chatty'`
+    )[0];
   const before = await report();
   await ctx.as.inventory`update inventory.node set last_seen = now() - interval '1 hour' where name = 'chatty'`;
   assert.match((await status(ctx, 'chatty')).state, /^out of touch/);
   await ctx.as.inventory`select inventory.mark_heard_many(node_names => ${['chatty']}::text[])`;
   assert.is((await status(ctx, 'chatty')).state, 'here');
-  assert.equal(await report(), before, 'serve\'s batched heard left the report as it was');
+  assert.equal(await report(), before, "serve's batched heard left the report as it was");
   await ctx.as.inventory`update inventory.node set last_seen = now() - interval '1 hour' where name = 'chatty'`;
   await ctx.as.inventory`select inventory.mark_heard(node_name => 'chatty')`;
   assert.is((await status(ctx, 'chatty')).state, 'here');
@@ -94,7 +113,8 @@ I('R3: a heard moves last_seen of an enrolled node, and nothing of its last repo
 
 I('R2: the last report never goes back to an older serial when reports arrive out of order', async (ctx) => {
   await enrol(ctx.as, 'rep');
-  const report = (serial: number, held: unknown[]) => ctx.as.inventory`select inventory.record_report(node_name => 'rep',
+  const report = (serial: number, held: unknown[]) => ctx.as
+    .inventory`select inventory.record_report(node_name => 'rep',
     report_serial => ${serial}::bigint, held_now => ${ctx.as.inventory.json(held as never)}::jsonb, failed_now => '[]'::jsonb)`;
   await report(5, [{ id: 'file:/five' }]);
   await report(3, [{ id: 'file:/three' }]);
@@ -105,13 +125,18 @@ I('R2: the last report never goes back to an older serial when reports arrive ou
   const s = await status(ctx, 'rep');
   assert.is(Number(s.reported_serial), 6);
   assert.is(s.holds, 0, '"reported nothing" is an empty list, not "never reported"');
-  await refusedWith(ctx.as.inventory`select inventory.record_report(node_name => 'nobody', report_serial => 1, held_now => '[]'::jsonb, failed_now => '[]'::jsonb)`, 'MSH04');
+  await refusedWith(
+    ctx.as
+      .inventory`select inventory.record_report(node_name => 'nobody', report_serial => 1, held_now => '[]'::jsonb, failed_now => '[]'::jsonb)`,
+    'MSH04',
+  );
 });
 
 I('O3: a rekey is a compare-and-swap; each refusal has its code (MSH04-MSH07)', async (ctx) => {
   const a = await enrol(ctx.as, 'rk-a');
   const b = await enrol(ctx.as, 'rk-b');
-  const rekey = (node: string, left: Buffer, taken: Buffer) => ctx.as.inventory`select inventory.set_overlay_key(node_name => ${node}::text,
+  const rekey = (node: string, left: Buffer, taken: Buffer) =>
+    ctx.as.inventory`select inventory.set_overlay_key(node_name => ${node}::text,
     left_key => ${left}::bytea, taken_key => ${taken}::bytea) as outcome`.then((r) => r[0]!.outcome as string);
   await refusedWith(rekey('rk-a', a.overlay, randomBytes(31)), 'MSH05');
   await refusedWith(rekey('rk-a', a.overlay, b.overlay), 'MSH06');

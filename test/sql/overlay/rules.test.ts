@@ -14,10 +14,14 @@ O.before(async (ctx) => {
   await enrol(ctx.as, 'b2', { site: 'b' });
   await ctx.as.overlay`select overlay.allocate_addresses()`;
 });
-O.after(async (ctx) => { await closeRoles(ctx); });
+O.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
-const hub = (ctx: SqlCtx, n: string, on = true) => ctx.as.overlay`select overlay.set_hub(node_name => ${n}::text, on_off => ${on}::boolean)`;
-const pin = (ctx: SqlCtx, n: string, a: string) => ctx.as.overlay`select overlay.set_address(node_name => ${n}::text, wanted => ${a}::inet)`;
+const hub = (ctx: SqlCtx, n: string, on = true) =>
+  ctx.as.overlay`select overlay.set_hub(node_name => ${n}::text, on_off => ${on}::boolean)`;
+const pin = (ctx: SqlCtx, n: string, a: string) =>
+  ctx.as.overlay`select overlay.set_address(node_name => ${n}::text, wanted => ${a}::inet)`;
 
 O('a hub must be an enrolled node (MSH61) that something can dial (MSH62)', async (ctx) => {
   await refusedWith(hub(ctx, 'nobody'), 'MSH61');
@@ -25,13 +29,16 @@ O('a hub must be an enrolled node (MSH61) that something can dial (MSH62)', asyn
   assert.is((await ctx.as.overlay`select count(*)::int as n from overlay.hub`)[0]!.n, 0);
 });
 
-O('a pinned address is an enrolled node\'s (MSH61), a host address in the range (MSH63), and nobody else\'s (MSH64)', async (ctx) => {
-  await refusedWith(pin(ctx, 'nobody', '10.99.7.7'), 'MSH61');
-  for (const a of ['10.98.0.5', '10.99.0.0', '10.99.255.255']) await refusedWith(pin(ctx, 'b2', a), 'MSH63');
-  const [taken] = await ctx.as.overlay`select host(address) as a from overlay.address where node = 'a1'`;
-  await refusedWith(pin(ctx, 'b2', taken!.a), 'MSH64');
-  await pin(ctx, 'b2', '10.99.7.7');
-});
+O(
+  "a pinned address is an enrolled node's (MSH61), a host address in the range (MSH63), and nobody else's (MSH64)",
+  async (ctx) => {
+    await refusedWith(pin(ctx, 'nobody', '10.99.7.7'), 'MSH61');
+    for (const a of ['10.98.0.5', '10.99.0.0', '10.99.255.255']) await refusedWith(pin(ctx, 'b2', a), 'MSH63');
+    const [taken] = await ctx.as.overlay`select host(address) as a from overlay.address where node = 'a1'`;
+    await refusedWith(pin(ctx, 'b2', taken!.a), 'MSH64');
+    await pin(ctx, 'b2', '10.99.7.7');
+  },
+);
 
 O('the ssh port every firewall keeps open is a port (MSH65), whatever the CLI checked first', async (ctx) => {
   for (const p of [0, 65536, -22]) await refusedWith(ctx.as.overlay`select overlay.set_ssh_port(${p}::int)`, 'MSH65');
@@ -40,15 +47,33 @@ O('the ssh port every firewall keeps open is a port (MSH65), whatever the CLI ch
   await ctx.as.overlay`select overlay.set_ssh_port(22::int)`;
 });
 
-O('O1: with hubs in several sites, a spoke nothing can dial routes through its own site\'s hub', async (ctx) => {
+O("O1: with hubs in several sites, a spoke nothing can dial routes through its own site's hub", async (ctx) => {
   await hub(ctx, 'hub-a');
   await hub(ctx, 'hub-b');
   const routes = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering where route order by node`;
-  assert.equal(routes.map((r) => [r.node, r.peer, r.allowed_ips]), [['a1', 'hub-a', ['10.99.0.0/16']], ['b1', 'hub-b', ['10.99.0.0/16']], ['b2', 'hub-b', ['10.99.0.0/16']]]);
+  assert.equal(
+    routes.map((r) => [r.node, r.peer, r.allowed_ips]),
+    [
+      ['a1', 'hub-a', ['10.99.0.0/16']],
+      ['b1', 'hub-b', ['10.99.0.0/16']],
+      ['b2', 'hub-b', ['10.99.0.0/16']],
+    ],
+  );
   const b1 = await ctx.as.overlay`select peer, route, keepalive from overlay.peering where node = 'b1' order by peer`;
-  assert.equal(b1.map((p) => [p.peer, p.route]), [['hub-a', false], ['hub-b', true]], 'every hub, once each; never the other spoke behind NAT');
-  assert.ok(b1.every((p) => p.keepalive === 25), 'a spoke behind NAT keeps its paths open');
-  const dup = await ctx.as.overlay`select node, public_key from overlay.peering group by node, public_key having count(*) > 1`;
+  assert.equal(
+    b1.map((p) => [p.peer, p.route]),
+    [
+      ['hub-a', false],
+      ['hub-b', true],
+    ],
+    'every hub, once each; never the other spoke behind NAT',
+  );
+  assert.ok(
+    b1.every((p) => p.keepalive === 25),
+    'a spoke behind NAT keeps its paths open',
+  );
+  const dup = await ctx.as
+    .overlay`select node, public_key from overlay.peering group by node, public_key having count(*) > 1`;
   assert.is(dup.length, 0, 'a key appears once in any peer list');
 });
 

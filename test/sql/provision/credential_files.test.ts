@@ -6,8 +6,11 @@ import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, putModule, assign, type SqlCtx, type Enrolled } from '../helpers.js';
 
-interface Ctx extends SqlCtx { db1: Enrolled; web1: Enrolled }
-const C = suite<Ctx>('a pair\'s credential files, as provision declares them');
+interface Ctx extends SqlCtx {
+  db1: Enrolled;
+  web1: Enrolled;
+}
+const C = suite<Ctx>("a pair's credential files, as provision declares them");
 const SECRET = 'provision/appdb/app';
 
 C.before(async (ctx) => {
@@ -17,7 +20,8 @@ C.before(async (ctx) => {
   ctx.web1 = await enrol(ctx.as, 'web1');
   await assign(ctx.as, 'pg', 'db1');
   await assign(ctx.as, 'app', 'web1');
-  await ctx.as.provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg',
+  await ctx.as
+    .provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg',
     provision_facts => ${ctx.as.provision.json({ host: '127.0.0.1', port: 5432 })}::jsonb)`;
   await ctx.as.provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app',
     grant_facts => ${ctx.as.provision.json({ database: 'app', user: 'app_user' })}::jsonb)`;
@@ -25,13 +29,17 @@ C.before(async (ctx) => {
   await ctx.as.secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${['db1', 'web1']}::text[],
     sealed_to => ${[ctx.db1.sealing.toString('hex'), ctx.web1.sealing.toString('hex')]}::text[], blobs => ${['AAAAdb1==', 'AAAAweb1==']}::text[])`;
 });
-C.after(async (ctx) => { await closeRoles(ctx); });
+C.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
 /** The credential files (the ones carrying a sealed blob) declared on NODE. */
 const credentials = async (ctx: SqlCtx, node: string) =>
-  (await ctx.as.assignment`select resource from provision.node_resources where node = ${node} and resource ? 'sealed'`).map((r) => r.resource as Record<string, string>);
+  (
+    await ctx.as.assignment`select resource from provision.node_resources where node = ${node} and resource ? 'sealed'`
+  ).map((r) => r.resource as Record<string, string>);
 
-C('S2: each end\'s credential file is declared 0600', async (ctx) => {
+C("S2: each end's credential file is declared 0600", async (ctx) => {
   for (const node of ['db1', 'web1']) {
     const files = await credentials(ctx, node);
     assert.ok(files.length >= 1, `${node} is declared its credential`);
@@ -39,12 +47,15 @@ C('S2: each end\'s credential file is declared 0600', async (ctx) => {
   }
 });
 
-C('S3: a holder back with a new sealing key is declared no credential until it is made again; the other end still is', async (ctx) => {
-  await ctx.as.inventory`select inventory.retire_node(node_name => 'web1')`;
-  await enrol(ctx.as, 'web1');
-  await assign(ctx.as, 'app', 'web1');
-  assert.equal(await credentials(ctx, 'web1'), [], 'a copy sealed to the old key is never declared');
-  assert.ok((await credentials(ctx, 'db1')).length >= 1, 'the provider\'s own copy is still current');
-});
+C(
+  'S3: a holder back with a new sealing key is declared no credential until it is made again; the other end still is',
+  async (ctx) => {
+    await ctx.as.inventory`select inventory.retire_node(node_name => 'web1')`;
+    await enrol(ctx.as, 'web1');
+    await assign(ctx.as, 'app', 'web1');
+    assert.equal(await credentials(ctx, 'web1'), [], 'a copy sealed to the old key is never declared');
+    assert.ok((await credentials(ctx, 'db1')).length >= 1, "the provider's own copy is still current");
+  },
+);
 
 C.run();

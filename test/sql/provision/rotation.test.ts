@@ -6,9 +6,22 @@
 // recorded and acknowledged the way declare and serve's report handler do.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, refusedWith, enrol, putModule, assign, type SqlCtx, type Enrolled } from '../helpers.js';
+import {
+  openRoles,
+  closeRoles,
+  refusedWith,
+  enrol,
+  putModule,
+  assign,
+  type SqlCtx,
+  type Enrolled,
+} from '../helpers.js';
 
-interface Ctx extends SqlCtx { db1: Enrolled; web1: Enrolled; gen: number }
+interface Ctx extends SqlCtx {
+  db1: Enrolled;
+  web1: Enrolled;
+  gen: number;
+}
 const R = suite<Ctx>('rotation overlap, as each context');
 const SECRET = 'provision/appdb/app';
 
@@ -20,11 +33,15 @@ R.before(async (ctx) => {
   await assign(ctx.as, 'pg', 'db1');
   await assign(ctx.as, 'app', 'web1');
   await ctx.as.provision`select provision.set_files_root('/etc/mesh/provision')`;
-  await ctx.as.provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg', provision_facts => '{"host": "db1", "port": 5432}'::jsonb)`;
-  await ctx.as.provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app', grant_facts => '{"database": "app", "user": "app_user"}'::jsonb)`;
+  await ctx.as
+    .provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg', provision_facts => '{"host": "db1", "port": 5432}'::jsonb)`;
+  await ctx.as
+    .provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app', grant_facts => '{"database": "app", "user": "app_user"}'::jsonb)`;
   ctx.gen = 0;
 });
-R.after(async (ctx) => { await closeRoles(ctx); });
+R.after(async (ctx) => {
+  await closeRoles(ctx);
+});
 
 /** A blob per holder and generation, so which generation a declaration carried is plain. */
 const blob = (holder: string, gen: number) => Buffer.from(`${holder} generation ${gen}`).toString('base64');
@@ -32,7 +49,8 @@ const blob = (holder: string, gen: number) => Buffer.from(`${holder} generation 
 /** A rotation's store step, as the secret context does it. */
 async function rotate(ctx: Ctx): Promise<number> {
   ctx.gen++;
-  const [r] = await ctx.as.secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${['db1', 'web1']}::text[],
+  const [r] = await ctx.as
+    .secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${['db1', 'web1']}::text[],
     sealed_to => ${[ctx.db1.sealing.toString('hex'), ctx.web1.sealing.toString('hex')]}::text[],
     blobs => ${[blob('db1', ctx.gen), blob('web1', ctx.gen)]}::text[]) as g`;
   return Number(r!.g);
@@ -41,89 +59,147 @@ async function rotate(ctx: Ctx): Promise<number> {
 /** Compose, record and owe one node's declaration as declare does (signature aside); its serial. */
 async function declare(ctx: Ctx, node: string): Promise<number> {
   const a = ctx.as.assignment;
-  const [c] = await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
+  const [c] =
+    await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
   const [s] = await a`select serial from assignment.allocate_serials(array[${node}]::text[])`;
   const serial = Number(s!.serial);
-  const env = JSON.stringify({ v: 1, body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`, sig: 'unsigned' });
+  const env = JSON.stringify({
+    v: 1,
+    body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`,
+    sig: 'unsigned',
+  });
   await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
             array[${c!.h as string}]::text[], ${env}::text)`;
   return serial;
 }
-const acknowledge = (ctx: Ctx, node: string, serial: number) => ctx.as.assignment`select assignment.acknowledge(${node}, ${serial}, '{}'::bigint[])`;
+const acknowledge = (ctx: Ctx, node: string, serial: number) =>
+  ctx.as.assignment`select assignment.acknowledge(${node}, ${serial}, '{}'::bigint[])`;
 
 /** What a node's composition holds of the pair: its sealed files' blobs by path, and the login roles its binds name. */
 async function held(ctx: Ctx, node: string) {
   const [c] = await ctx.as.assignment`select assignment.compose(${node}) as r`;
   const rs = c!.r as { id: string; kind: string; path: string; sealed?: string; content?: string }[];
-  const secrets = Object.fromEntries(rs.filter((r) => r.kind === 'secret' && r.path.includes('/appdb')).map((r) => [r.path.replace(/^.*\//, ''), Buffer.from(r.sealed!, 'base64').toString()]));
+  const secrets = Object.fromEntries(
+    rs
+      .filter((r) => r.kind === 'secret' && r.path.includes('/appdb'))
+      .map((r) => [r.path.replace(/^.*\//, ''), Buffer.from(r.sealed!, 'base64').toString()]),
+  );
   const binds = rs.find((r) => r.kind === 'file' && r.path.endsWith('.binds') && r.path.includes('appdb'));
   const facts = JSON.parse(Buffer.from(binds!.content!, 'base64').toString());
   return { secrets, logins: facts.logins?.map((l: { role: string }) => l.role), login: facts.login };
 }
 async function rotation(ctx: Ctx) {
-  const [r] = await ctx.as.provision`select generation, settled, waiting_for from provision.rotation where secret = ${SECRET}`;
+  const [r] = await ctx.as
+    .provision`select generation, settled, waiting_for from provision.rotation where secret = ${SECRET}`;
   return { generation: r!.generation, settled: r!.settled, waiting: r!.waiting_for };
 }
-const settledBy = async (ctx: Ctx, node: string) => (await ctx.as.provision`select secret, settled from provision.settled_by(${node})`).map((r) => [r.secret, r.settled]);
-const affected = async (ctx: Ctx) => (await ctx.as.assignment`select node from assignment.affected_nodes()`).map((r) => r.node);
+const settledBy = async (ctx: Ctx, node: string) =>
+  (await ctx.as.provision`select secret, settled from provision.settled_by(${node})`).map((r) => [r.secret, r.settled]);
+const affected = async (ctx: Ctx) =>
+  (await ctx.as.assignment`select node from assignment.affected_nodes()`).map((r) => r.node);
 
 R('S5: the first generation is one login role on each end; acknowledged by both, it is settled', async (ctx) => {
   await rotate(ctx);
-  assert.equal(await held(ctx, 'db1'), { secrets: { 'app.secret': 'db1 generation 1' }, logins: ['app_user-1'], login: undefined });
-  assert.equal(await held(ctx, 'web1'), { secrets: { 'appdb.secret': 'web1 generation 1' }, logins: undefined, login: 'app_user-1' });
+  assert.equal(await held(ctx, 'db1'), {
+    secrets: { 'app.secret': 'db1 generation 1' },
+    logins: ['app_user-1'],
+    login: undefined,
+  });
+  assert.equal(await held(ctx, 'web1'), {
+    secrets: { 'appdb.secret': 'web1 generation 1' },
+    logins: undefined,
+    login: 'app_user-1',
+  });
   assert.equal(await rotation(ctx), { generation: 1, settled: null, waiting: ['db1', 'web1'] });
   for (const n of ['db1', 'web1']) await acknowledge(ctx, n, await declare(ctx, n));
   assert.equal(await rotation(ctx), { generation: 1, settled: 1, waiting: [] });
   assert.equal(await affected(ctx), []);
 });
 
-R('S5: a rotation keeps the old credential on the provider until every holder acknowledged the new one, then drops it', async (ctx) => {
-  await rotate(ctx);
-  assert.equal(await held(ctx, 'db1'), { secrets: { 'app.secret': 'db1 generation 2', 'app.1.secret': 'db1 generation 1' }, logins: ['app_user-2', 'app_user-1'], login: undefined });
-  assert.equal(await held(ctx, 'web1'), { secrets: { 'appdb.secret': 'web1 generation 2' }, logins: undefined, login: 'app_user-2' });
-  const d = await declare(ctx, 'db1');
-  const w = await declare(ctx, 'web1');
-  // Declared is not acknowledged: the consumer may never have applied it.
-  assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['db1', 'web1'] });
-  await acknowledge(ctx, 'db1', d);
-  assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['web1'] });
-  assert.equal((await held(ctx, 'db1')).logins, ['app_user-2', 'app_user-1'], 'the provider alone acknowledging settles nothing');
-  const [listed] = await ctx.as.provision`select generation, settled, waiting_for from provision.grant_status where consumer = 'app'`;
-  assert.equal({ ...listed }, { generation: 2, settled: 1, waiting_for: ['web1'] }, 'provision list says whom the rotation waits for');
-  assert.equal(await settledBy(ctx, 'db1'), []);
-  assert.equal(await affected(ctx), []);
-  await acknowledge(ctx, 'web1', w);
-  assert.equal(await rotation(ctx), { generation: 2, settled: 2, waiting: [] });
-  assert.equal(await held(ctx, 'db1'), { secrets: { 'app.secret': 'db1 generation 2' }, logins: ['app_user-2'], login: undefined });
-  assert.equal(await affected(ctx), ['db1'], 'W2 owes the provider, and only the provider, a declaration without generation 1');
-  assert.equal(await settledBy(ctx, 'web1'), [[SECRET, 2]], 'the report handler finds it settled');
-  assert.is((await ctx.as.secret`select secret.forget_earlier(${SECRET}, 2) as n`)[0]!.n, 2, 'both holders\' copies of generation 1');
-  assert.equal(await settledBy(ctx, 'web1'), [], 'once forgotten, nothing more to settle');
-  await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
-  assert.equal(await affected(ctx), []);
-});
+R(
+  'S5: a rotation keeps the old credential on the provider until every holder acknowledged the new one, then drops it',
+  async (ctx) => {
+    await rotate(ctx);
+    assert.equal(await held(ctx, 'db1'), {
+      secrets: { 'app.secret': 'db1 generation 2', 'app.1.secret': 'db1 generation 1' },
+      logins: ['app_user-2', 'app_user-1'],
+      login: undefined,
+    });
+    assert.equal(await held(ctx, 'web1'), {
+      secrets: { 'appdb.secret': 'web1 generation 2' },
+      logins: undefined,
+      login: 'app_user-2',
+    });
+    const d = await declare(ctx, 'db1');
+    const w = await declare(ctx, 'web1');
+    // Declared is not acknowledged: the consumer may never have applied it.
+    assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['db1', 'web1'] });
+    await acknowledge(ctx, 'db1', d);
+    assert.equal(await rotation(ctx), { generation: 2, settled: 1, waiting: ['web1'] });
+    assert.equal(
+      (await held(ctx, 'db1')).logins,
+      ['app_user-2', 'app_user-1'],
+      'the provider alone acknowledging settles nothing',
+    );
+    const [listed] = await ctx.as
+      .provision`select generation, settled, waiting_for from provision.grant_status where consumer = 'app'`;
+    assert.equal(
+      { ...listed },
+      { generation: 2, settled: 1, waiting_for: ['web1'] },
+      'provision list says whom the rotation waits for',
+    );
+    assert.equal(await settledBy(ctx, 'db1'), []);
+    assert.equal(await affected(ctx), []);
+    await acknowledge(ctx, 'web1', w);
+    assert.equal(await rotation(ctx), { generation: 2, settled: 2, waiting: [] });
+    assert.equal(await held(ctx, 'db1'), {
+      secrets: { 'app.secret': 'db1 generation 2' },
+      logins: ['app_user-2'],
+      login: undefined,
+    });
+    assert.equal(
+      await affected(ctx),
+      ['db1'],
+      'W2 owes the provider, and only the provider, a declaration without generation 1',
+    );
+    assert.equal(await settledBy(ctx, 'web1'), [[SECRET, 2]], 'the report handler finds it settled');
+    assert.is(
+      (await ctx.as.secret`select secret.forget_earlier(${SECRET}, 2) as n`)[0]!.n,
+      2,
+      "both holders' copies of generation 1",
+    );
+    assert.equal(await settledBy(ctx, 'web1'), [], 'once forgotten, nothing more to settle');
+    await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
+    assert.equal(await affected(ctx), []);
+  },
+);
 
-R('S5: rotated again before the last one settled, the provider holds every generation from the settled one on', async (ctx) => {
-  await rotate(ctx);
-  const w3 = await declare(ctx, 'web1');
-  await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
-  // web1 never applied generation 3, and generation 4 is made.
-  await rotate(ctx);
-  assert.equal((await held(ctx, 'db1')).logins, ['app_user-4', 'app_user-3', 'app_user-2']);
-  await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
-  assert.equal(await rotation(ctx), { generation: 4, settled: 2, waiting: ['web1'] });
-  // web1 catches up to 3 (an older declaration it applied late): 2 is no longer needed, 3 and 4 are.
-  await acknowledge(ctx, 'web1', w3);
-  assert.equal(await rotation(ctx), { generation: 4, settled: 3, waiting: ['web1'] });
-  assert.equal((await held(ctx, 'db1')).logins, ['app_user-4', 'app_user-3']);
-  assert.equal(await settledBy(ctx, 'web1'), [[SECRET, 3]]);
-  await acknowledge(ctx, 'web1', await declare(ctx, 'web1'));
-  assert.equal(await rotation(ctx), { generation: 4, settled: 4, waiting: [] });
-  assert.equal((await held(ctx, 'db1')).logins, ['app_user-4']);
-});
+R(
+  'S5: rotated again before the last one settled, the provider holds every generation from the settled one on',
+  async (ctx) => {
+    await rotate(ctx);
+    const w3 = await declare(ctx, 'web1');
+    await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
+    // web1 never applied generation 3, and generation 4 is made.
+    await rotate(ctx);
+    assert.equal((await held(ctx, 'db1')).logins, ['app_user-4', 'app_user-3', 'app_user-2']);
+    await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
+    assert.equal(await rotation(ctx), { generation: 4, settled: 2, waiting: ['web1'] });
+    // web1 catches up to 3 (an older declaration it applied late): 2 is no longer needed, 3 and 4 are.
+    await acknowledge(ctx, 'web1', w3);
+    assert.equal(await rotation(ctx), { generation: 4, settled: 3, waiting: ['web1'] });
+    assert.equal((await held(ctx, 'db1')).logins, ['app_user-4', 'app_user-3']);
+    assert.equal(await settledBy(ctx, 'web1'), [[SECRET, 3]]);
+    await acknowledge(ctx, 'web1', await declare(ctx, 'web1'));
+    assert.equal(await rotation(ctx), { generation: 4, settled: 4, waiting: [] });
+    assert.equal((await held(ctx, 'db1')).logins, ['app_user-4']);
+  },
+);
 
 R('a postgres user leaves room for its login roles: at most 52 characters (MSH55)', async (ctx) => {
-  const g = (user: string) => ctx.as.provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app2', grant_facts => ${ctx.as.provision.json({ database: 'app2', user } as never)}::jsonb)`;
+  const g = (user: string) =>
+    ctx.as
+      .provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app2', grant_facts => ${ctx.as.provision.json({ database: 'app2', user } as never)}::jsonb)`;
   await refusedWith(g('u'.repeat(53)), 'MSH55');
   await g('u'.repeat(52));
 });
