@@ -11,7 +11,7 @@
 // no stale lock to detect, as a pid file made with O_EXCL would need. Why not
 // util-linux's `flock` per apply, as before: each was a fork of this whole
 // process, ~4 ms of CPU an apply at a simulated host's size and the largest
-// part of what a host spends on a declaration (BENCHMARKS.md, sixth session).
+// part of what a host spends on a declaration (docs/benchmarks.md).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -1,4 +1,4 @@
-// One composing path (DESIGN.md "The loop"): `plan`, `plan --json` and
+// One composing path (docs/design.md, "The loop"): `plan`, `plan --json` and
 // `declare` all read assignment.compose and build the body here, so they give
 // the same bytes. Declare signs the exact bytes a node will be sent, records
 // serial and digest, and owes each to its node in the outbox, all in one

@@ -1,4 +1,4 @@
-// The keys a node makes at enrolment (DESIGN.md "Keys"), and the base64 form
+// The keys a node makes at enrolment (docs/design.md, "The shape"), and the base64 form
 // they travel and rest in.
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 

@@ -2,7 +2,7 @@
 // a difference in key order alone would have a node refuse a genuine message.
 // Signing and checking go through node's OpenSSL (the same RFC 8032 signatures
 // as @noble/curves, which makes the keys): ~15x the rate, and signing every
-// declaration is half of what `mesh declare` spends (BENCHMARKS.md, fan-out).
+// declaration is half of what `mesh declare` spends (docs/benchmarks.md, bench 3).
 import { createPrivateKey, createPublicKey, sign as osslSign, verify as osslVerify, type KeyObject } from 'node:crypto';
 
 // DER prefixes of PKCS#8 and SPKI for a raw 32-byte Ed25519 key (RFC 8410).

@@ -1,5 +1,5 @@
-// The bounded contexts. Each is a schema and a role that owns it (DESIGN.md
-// "Contexts"). The order is the order their migrations run: a context may read
+// The bounded contexts. Each is a schema and a role that owns it (docs/design.md,
+// "The shape"). The order is the order their migrations run: a context may read
 // only what an earlier one granted it, and assignment, which composes every
 // declaration from the others' views, comes after them; audit is last, so it
 // can hang its triggers on the tables where the others' facts land.

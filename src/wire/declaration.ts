@@ -1,4 +1,4 @@
-// A declaration: what one node must be, whole (DESIGN.md "The loop"). Signed
+// A declaration: what one node must be, whole (docs/design.md, "The loop"). Signed
 // by the control plane over the exact bytes published; verified by the host on
 // every receipt and every read from disk (D1).
 import type { Declaration } from './resources.js';

@@ -3,7 +3,7 @@
 // quorum), publish the same envelopes to them with confirms over the drain's
 // confirm channels, and time it; then kill the node the classic queues live
 // on and see what a host reconnecting through another node gets from each.
-// The numbers and the choice are in BENCHMARKS.md ("W3 on a broker cluster").
+// The numbers are in docs/benchmarks.md (bench 8.5), the choice in docs/design.md ("What the broker keeps").
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
 import { startCluster, type RabbitCluster } from '../harness/rabbit_cluster.js';

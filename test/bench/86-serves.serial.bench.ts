@@ -56,7 +56,7 @@ import {
 
 // 2,000 by default: at 10,000 the cluster half could not make its quorum node
 // queues on this shared 2-core machine (cluster_not_formed after ~6,000, at
-// 32-44/s; BENCHMARKS.md 8.6); MESH_BENCH_SERVES_NODES=10000 is issue 19's full size.
+// 32-44/s; docs/benchmarks.md, bench 8.6); MESH_BENCH_SERVES_NODES=10000 is issue 19's full size.
 const FLEET = envInt('MESH_BENCH_SERVES_NODES', 2_000);
 const HEARDS = Math.min(FLEET, envInt('MESH_BENCH_SERVES_HEARDS', 10_000));
 const ENROL = envInt('MESH_BENCH_SERVES_ENROL', 200);

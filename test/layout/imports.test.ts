@@ -78,7 +78,7 @@ export function violations(files: Map<string, string>): Violation[] {
         if (to === from || may.includes(to) || ANYONE.has(target)) continue;
         out.push({ file, line: i + 1, target, why: `${from} may not import ${to}` });
       }
-      // A context's code opens only its own store (DESIGN.md "Contexts").
+      // A context's code opens only its own store (docs/design.md, "The shape").
       const ctx = from.slice(4);
       if (CONTEXTS.includes(ctx)) {
         for (const m of l.matchAll(STORE_CALL)) {

@@ -324,7 +324,7 @@ test('the first node reboots (nspawn exits 133) and, with no command typed, is h
   say('after the reboot: here, every unit active, the declared file and firewall back');
 });
 
-test('idle: memory and CPU of the booted first node (printed for BENCHMARKS.md)', async () => {
+test('idle: memory and CPU of the booted first node (printed for docs/benchmarks.md)', async () => {
   // Every process of the machine: resident memory now, CPU time over 30 s.
   const sample = async () => {
     const out = await first.ok([
