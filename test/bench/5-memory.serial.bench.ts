@@ -23,7 +23,7 @@ await bench('5 idle host memory', async (figs) => {
         unit: 'MB',
         limit: { what: 'a bare node process', value: bare, unit: 'MB' },
         target: { text: '< 60 MB', met: host.rssMB < 60 },
-        bound: `peak ${host.peakMB} MB; a bare node is ${bare} MB of it (V8 heap and code); the rest is the modules loaded (amqplib, noble curves, the apply drivers) and one TLS connection`,
+        bound: `peak ${host.peakMB} MB; a bare node is ${bare} MB of it (the JavaScript engine's heap and code); the rest is the modules loaded (amqplib, noble curves, the apply drivers) and one TLS connection`,
         detail: host,
       }),
     );

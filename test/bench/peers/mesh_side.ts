@@ -42,7 +42,7 @@ async function moduleAdd(mesh: Mesh, file: string, path: string, content: string
 }
 
 /**
- * Until every node's newest declaration, issued at or after T0 (ms), is acknowledged: when the last
+ * Until every node's newest declaration, issued at or after t0 (ms), is acknowledged: when the last
  * was recorded, ms. The newest only: an older one acknowledged first may not hold the file.
  */
 async function acknowledged(mesh: Mesh, n: number, t0: number, timeoutMs: number): Promise<number> {

@@ -226,7 +226,7 @@ export function apply(confdir: string, manifest: string, log: string) {
   );
 }
 
-/** Report files stored for NAME after T0 (ms): the server writes one per agent run before answering it. */
+/** Report files stored for NAME after t0 (ms): the server writes one per agent run before answering it. */
 export function reportsSince(server: PuppetServer, name: string, t0: number): { file: string; mtime: number }[] {
   const d = join(server.reportdir, name);
   if (!existsSync(d)) return [];
