@@ -899,7 +899,7 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'mesh-host overlay take without a tunnel named',
     remedy: 'name the tunnel to take over: --tunnel IFACE',
-    raisedIn: ['host/cli.ts'],
+    raisedIn: ['host/host_program.ts'],
   },
   {
     code: 'MSH81',
