@@ -56,7 +56,7 @@ export function hostProgram(): Program {
   p.prog
     .command('overlay take')
     .describe([
-      "Adopt a WireGuard tunnel that ran here before the mesh (O3): its key becomes this node's overlay key and the mesh's",
+      "Adopt a WireGuard tunnel that ran here before the mesh: its key becomes this node's overlay key and the mesh's",
       "interface takes its place. Nothing is stopped until the declared interface is proven to listen on the tunnel's port, at",
       "its address, with its key; the mesh is told the key (signed by this node's identity key) before it is written here.",
       "If the mesh's interface fails to start, the tunnel is started again. The account (not taken / taken / down) is printed",
