@@ -77,7 +77,7 @@ it puts back what is missing and otherwise changes nothing.
                      Give the same other flags as the install.
   --broker-public HOST  the address nodes dial for NAME's broker (its certificate's name)
   --ssh-port N (22)  the ssh port the firewall keeps open. Input is closed by
-                     default (X1): only loopback, answers, the ICMP a network
+                     default: only loopback, answers, the ICMP a network
                      needs, this port, the broker's TLS port and WireGuard get
                      in, so an operator over ssh is never locked out. Give the
                      port your sshd really listens on.

@@ -207,7 +207,9 @@ export class Agent {
       this.awaitingFloor = false;
     }
     if (this.awaitingFloor && candidates.length) {
-      this.log(`holding ${candidates.length} declaration(s) until the mesh answers with this node's floor (D2)`);
+      this.log(
+        `holding ${candidates.length} declaration(s) until the mesh answers with the lowest serial this node may apply (its floor)`,
+      );
       this.held = msgs;
       return;
     }

@@ -3146,6 +3146,36 @@ ALTER TABLE assignment.declaration_freshness OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.declaration_freshness IS 'Each enrolled node''s newest declaration: when signed, until when it holds, whether that has passed.';
 
 --
+-- Name: COLUMN declaration_freshness.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_freshness.node IS 'An enrolled node.';
+
+--
+-- Name: COLUMN declaration_freshness.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_freshness.serial IS 'Its newest declaration.';
+
+--
+-- Name: COLUMN declaration_freshness.signed_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_freshness.signed_at IS 'When it was signed.';
+
+--
+-- Name: COLUMN declaration_freshness.expires_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_freshness.expires_at IS 'Until when it holds; serve signs it again at half its lifetime.';
+
+--
+-- Name: COLUMN declaration_freshness.expired; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_freshness.expired IS 'True once expires_at passed: a host refuses it on arrival and reports it holds a stale one.';
+
+--
 -- Name: declaration_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3170,6 +3200,48 @@ ALTER TABLE assignment.declaration_status OWNER TO mesh_assignment;
 --
 
 COMMENT ON VIEW assignment.declaration_status IS 'Each declaration and what became of it: sent, applied or superseded.';
+
+--
+-- Name: COLUMN declaration_status.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.node IS 'The node it was declared to.';
+
+--
+-- Name: COLUMN declaration_status.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.serial IS 'Its serial; only goes forward per node.';
+
+--
+-- Name: COLUMN declaration_status.digest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.digest IS 'sha256 of its signed body, hex.';
+
+--
+-- Name: COLUMN declaration_status.issued_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.issued_at IS 'When it was composed and signed.';
+
+--
+-- Name: COLUMN declaration_status.acknowledged_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.acknowledged_at IS 'When the node reported it applied.';
+
+--
+-- Name: COLUMN declaration_status.superseded_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.superseded_at IS 'When the node reported it skipped for a newer one.';
+
+--
+-- Name: COLUMN declaration_status.state; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.declaration_status.state IS 'applied, superseded, or sent (no answer yet).';
 
 --
 -- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
@@ -3341,6 +3413,48 @@ ALTER TABLE assignment.pending_delivery OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.pending_delivery IS 'What is owed to whom, since when, how many attempts, and the last error (W1).';
 
 --
+-- Name: COLUMN pending_delivery.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.node IS 'Whom it is owed to.';
+
+--
+-- Name: COLUMN pending_delivery.kind; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.kind IS 'The message type.';
+
+--
+-- Name: COLUMN pending_delivery.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.serial IS 'The declaration serial it carries.';
+
+--
+-- Name: COLUMN pending_delivery.owed_since; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.owed_since IS 'When it became owed.';
+
+--
+-- Name: COLUMN pending_delivery.attempts; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.attempts IS 'Publishes tried and not confirmed by the broker.';
+
+--
+-- Name: COLUMN pending_delivery.last_error; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.last_error IS 'Why the last attempt failed.';
+
+--
+-- Name: COLUMN pending_delivery.next_attempt_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.pending_delivery.next_attempt_at IS 'Not tried again before this.';
+
+--
 -- Name: pgmigrations; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3477,6 +3591,60 @@ ALTER TABLE assignment.rollout_nodes OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.rollout_nodes IS 'Each node of each rollout: its wave, canary order, held / waiting / applied / failing / restoring and why.';
 
 --
+-- Name: COLUMN rollout_nodes.rollout; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.rollout IS 'The rollout.';
+
+--
+-- Name: COLUMN rollout_nodes.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.node IS 'A node it changes.';
+
+--
+-- Name: COLUMN rollout_nodes.wave; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.wave IS 'Its wave.';
+
+--
+-- Name: COLUMN rollout_nodes."position"; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes."position" IS 'Its place in the order: canaries first, then a stable shuffle.';
+
+--
+-- Name: COLUMN rollout_nodes.state; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.state IS 'held, waiting, applied, failing, or restoring (owed its old declaration after an abort).';
+
+--
+-- Name: COLUMN rollout_nodes.why; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.why IS 'The state in a sentence, naming the serial or the failure.';
+
+--
+-- Name: COLUMN rollout_nodes.from_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.from_serial IS 'The serial it held when the rollout started.';
+
+--
+-- Name: COLUMN rollout_nodes.newest_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.newest_serial IS 'Its newest declaration now.';
+
+--
+-- Name: COLUMN rollout_nodes.released_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_nodes.released_at IS 'When its wave released it.';
+
+--
 -- Name: rollout_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3519,6 +3687,120 @@ ALTER TABLE assignment.rollout_status OWNER TO mesh_assignment;
 --
 
 COMMENT ON VIEW assignment.rollout_status IS 'Each rollout: state, the wave out now of how many, nodes released, applied, failing, waiting, and why it halted or was aborted.';
+
+--
+-- Name: COLUMN rollout_status.id; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.id IS 'The rollout.';
+
+--
+-- Name: COLUMN rollout_status.state; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.state IS 'holding, rolling, paused, halted, done, aborted or released.';
+
+--
+-- Name: COLUMN rollout_status.wave; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.wave IS 'The wave out now (1-based); 0 before the start.';
+
+--
+-- Name: COLUMN rollout_status.waves_given; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.waves_given IS 'How many waves were given.';
+
+--
+-- Name: COLUMN rollout_status.waves; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.waves IS 'How many waves its nodes fall into.';
+
+--
+-- Name: COLUMN rollout_status.wave_list; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.wave_list IS 'The waves as given (1, 10%, 100%).';
+
+--
+-- Name: COLUMN rollout_status.wait_healthy; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.wait_healthy IS 'How long a wave may take to report applied before the rollout halts.';
+
+--
+-- Name: COLUMN rollout_status.max_failing; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.max_failing IS 'How many released nodes may fail before it halts.';
+
+--
+-- Name: COLUMN rollout_status.first; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.first IS 'Canaries pinned by the operator, in order.';
+
+--
+-- Name: COLUMN rollout_status.nodes; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.nodes IS 'How many nodes it changes.';
+
+--
+-- Name: COLUMN rollout_status.released; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.released IS 'How many were released.';
+
+--
+-- Name: COLUMN rollout_status.applied; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.applied IS 'How many applied their new declaration.';
+
+--
+-- Name: COLUMN rollout_status.failing; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.failing IS 'How many failed to apply it, or refused it.';
+
+--
+-- Name: COLUMN rollout_status.waiting; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.waiting IS 'How many were released and have not answered yet, or are owed their old declaration again.';
+
+--
+-- Name: COLUMN rollout_status.reason; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.reason IS 'Why it halted or was aborted, naming the nodes.';
+
+--
+-- Name: COLUMN rollout_status.held_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.held_at IS 'When changes began to be held.';
+
+--
+-- Name: COLUMN rollout_status.started_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.started_at IS 'When its first wave went out.';
+
+--
+-- Name: COLUMN rollout_status.wave_started; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.wave_started IS 'When the wave out now went out (or was resumed).';
+
+--
+-- Name: COLUMN rollout_status.ended_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.rollout_status.ended_at IS 'When it ended.';
 
 --
 -- Name: kind; Type: TABLE; Schema: audit; Owner: mesh_audit
@@ -3573,6 +3855,54 @@ ALTER TABLE audit.log OWNER TO mesh_audit;
 --
 
 COMMENT ON VIEW audit.log IS 'The history for a person: seq, when, kind, node, who, and its facts as key=value.';
+
+--
+-- Name: COLUMN log.seq; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.seq IS '1, 2, 3 ... with no gap: the order of the hash chain.';
+
+--
+-- Name: COLUMN log.at; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.at IS 'When: the time of the transaction that made the change.';
+
+--
+-- Name: COLUMN log.kind; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.kind IS 'What happened (one of audit.kind, as mesh log --kind takes it).';
+
+--
+-- Name: COLUMN log.node; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.node IS 'The node it concerns, when one does.';
+
+--
+-- Name: COLUMN log.actor; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.actor IS 'Who: the program and user that made the change (mesh token issue (alice)), else the database role.';
+
+--
+-- Name: COLUMN log.role; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.role IS 'The database role of the session that made the change.';
+
+--
+-- Name: COLUMN log.detail; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.detail IS 'The facts of the change (serial, digest, fault and reason ...), never a secret.';
+
+--
+-- Name: COLUMN log.what; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.log.what IS 'detail as key=value pairs, as mesh log prints it.';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: audit; Owner: mesh_audit
@@ -3855,6 +4185,84 @@ ALTER TABLE catalogue.build_status OWNER TO mesh_catalogue;
 COMMENT ON VIEW catalogue.build_status IS 'Each build request with its answer, if it has one.';
 
 --
+-- Name: COLUMN build_status.id; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.id IS 'The build request, also the correlation id of every message about it.';
+
+--
+-- Name: COLUMN build_status.module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.module IS 'The module to build.';
+
+--
+-- Name: COLUMN build_status.ref; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.ref IS 'What was asked for: a branch, a tag, a commit or HEAD.';
+
+--
+-- Name: COLUMN build_status.state; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.state IS 'requested, building, built or failed.';
+
+--
+-- Name: COLUMN build_status.requested_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.requested_at IS 'When it was asked for.';
+
+--
+-- Name: COLUMN build_status.ok; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.ok IS 'Built and pushed; false for a failure; null while unanswered.';
+
+--
+-- Name: COLUMN build_status.builder; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.builder IS 'The builder whose answer was recorded.';
+
+--
+-- Name: COLUMN build_status.commit_sha; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.commit_sha IS 'The commit built.';
+
+--
+-- Name: COLUMN build_status.image; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.image IS 'The repository pushed to.';
+
+--
+-- Name: COLUMN build_status.digest; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.digest IS 'The manifest digest pushed.';
+
+--
+-- Name: COLUMN build_status.error; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.error IS 'Why it failed, in one sentence.';
+
+--
+-- Name: COLUMN build_status.log_tail; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.log_tail IS 'The end of the build''s output.';
+
+--
+-- Name: COLUMN build_status.finished_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.build_status.finished_at IS 'When the answer was recorded.';
+
+--
 -- Name: last_build; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -4076,10 +4484,70 @@ ALTER TABLE catalogue.module_status OWNER TO mesh_catalogue;
 COMMENT ON VIEW catalogue.module_status IS 'The catalogue (B2): each module, its version, where it came from (built from a commit, handed over, shipped), whether it is behind its source, and the machines it runs on. mesh module list prints this.';
 
 --
+-- Name: COLUMN module_status.module; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.module IS 'The module''s name.';
+
+--
+-- Name: COLUMN module_status.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.version IS 'Goes up each time its resources change; null until it exists.';
+
+--
 -- Name: COLUMN module_status.origin; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
 --
 
 COMMENT ON COLUMN catalogue.module_status.origin IS 'built, handed, shipped, or "not built yet" for a source never built.';
+
+--
+-- Name: COLUMN module_status.built_commit; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.built_commit IS 'The commit its last successful build was made from.';
+
+--
+-- Name: COLUMN module_status.digest; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.digest IS 'The manifest digest of its last built image; nodes run image@digest.';
+
+--
+-- Name: COLUMN module_status.image; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.image IS 'The repository its last build was pushed to: REGISTRY/MODULE.';
+
+--
+-- Name: COLUMN module_status.built_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.built_at IS 'When its last successful build was recorded.';
+
+--
+-- Name: COLUMN module_status.source; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.source IS 'The git repository it is built from; null for a module with no source.';
+
+--
+-- Name: COLUMN module_status.source_ref; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.source_ref IS 'The branch or tag it follows.';
+
+--
+-- Name: COLUMN module_status.source_head; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.source_head IS 'The commit source_ref pointed at when last looked at.';
+
+--
+-- Name: COLUMN module_status.head_seen_at; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.module_status.head_seen_at IS 'When source_head was seen.';
 
 --
 -- Name: COLUMN module_status.behind; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
@@ -4235,6 +4703,24 @@ ALTER TABLE inventory.broker_nodes OWNER TO mesh_inventory;
 --
 
 COMMENT ON VIEW inventory.broker_nodes IS 'The brokers hosts may dial with the fingerprints they pin, and the mesh node running each (null: outside the mesh). Empty: the home''s broker is the only one and nothing is declared about brokers.';
+
+--
+-- Name: COLUMN broker_nodes.address; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker_nodes.address IS 'HOST:PORT nodes dial (TLS).';
+
+--
+-- Name: COLUMN broker_nodes.fingerprint; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker_nodes.fingerprint IS 'The SHA-256 fingerprint of its certificate, which every node pins.';
+
+--
+-- Name: COLUMN broker_nodes.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.broker_nodes.node IS 'The mesh node running it; null for a broker outside the mesh.';
 
 --
 -- Name: console_session; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -4411,6 +4897,48 @@ ALTER TABLE inventory.drift OWNER TO mesh_inventory;
 COMMENT ON VIEW inventory.drift IS 'Each resource a host put back: times in the last hour, in all, last at, and fighting (more than drift_setting.fighting_after in the last hour: something on the machine keeps changing it).';
 
 --
+-- Name: COLUMN drift.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.node IS 'The node whose host put the resource back.';
+
+--
+-- Name: COLUMN drift.resource; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.resource IS 'The resource put back, as kind:name (file:/etc/app.conf, service:app).';
+
+--
+-- Name: COLUMN drift.last_hour; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.last_hour IS 'How often in the last hour.';
+
+--
+-- Name: COLUMN drift.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.times IS 'How often in all.';
+
+--
+-- Name: COLUMN drift.last_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.last_at IS 'When it was last put back.';
+
+--
+-- Name: COLUMN drift.fighting; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.fighting IS 'Put back more than fighting_after times in the last hour: something on the machine keeps changing it.';
+
+--
+-- Name: COLUMN drift.fighting_after; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift.fighting_after IS 'The setting (mesh drift fighting-after N, default 3).';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4527,6 +5055,90 @@ ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 --
 
 COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), and whether the declaration it holds has expired (stale).';
+
+--
+-- Name: COLUMN node_status.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.name IS 'The node''s name: also its broker account and queue.';
+
+--
+-- Name: COLUMN node_status.site; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.site IS 'Where it is; nodes at one site may reach each other directly.';
+
+--
+-- Name: COLUMN node_status.dialable; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.dialable IS 'host:port others dial for its overlay; null behind NAT.';
+
+--
+-- Name: COLUMN node_status.state; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.state IS 'here (heard within 150 s), out of touch Nm (silent that long), or never spoken: what mesh node list prints.';
+
+--
+-- Name: COLUMN node_status.last_seen; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.last_seen IS 'When anything was last heard from it: a heard, a report or a refusal.';
+
+--
+-- Name: COLUMN node_status.silent_for; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.silent_for IS 'How long since last_seen; null if never spoken.';
+
+--
+-- Name: COLUMN node_status.enrolled_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.enrolled_at IS 'When its token was spent; null while a token is issued and not yet spent.';
+
+--
+-- Name: COLUMN node_status.reported_serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.reported_serial IS 'The declaration serial its last report said it applied; null if it never reported.';
+
+--
+-- Name: COLUMN node_status.holds; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.holds IS 'How many resources its last report said it holds; null if it never reported (0 is a report of nothing held).';
+
+--
+-- Name: COLUMN node_status.failing; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.failing IS 'How many resources its last apply could not finish; 0 when the last apply was clean, null if it never reported.';
+
+--
+-- Name: COLUMN node_status.reported_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.reported_at IS 'When its last report was recorded.';
+
+--
+-- Name: COLUMN node_status.report_age; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.report_age IS 'How old its last report is.';
+
+--
+-- Name: COLUMN node_status.stale; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.stale IS 'True when the declaration it holds has expired (it reports holds_until): the node keeps it applied but the control plane has not re-signed it in time.';
+
+--
+-- Name: COLUMN node_status.holds_until; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_status.holds_until IS 'Until when the declaration it holds was signed to hold.';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -4850,6 +5462,42 @@ ALTER TABLE "overlay".member OWNER TO mesh_overlay;
 COMMENT ON VIEW "overlay".member IS 'Enrolled nodes with an overlay address; hub only while it is also dialable.';
 
 --
+-- Name: COLUMN member.name; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.name IS 'The node.';
+
+--
+-- Name: COLUMN member.site; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.site IS 'Its site.';
+
+--
+-- Name: COLUMN member.dialable; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.dialable IS 'host:port others dial; null behind NAT.';
+
+--
+-- Name: COLUMN member.public_key; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.public_key IS 'Its WireGuard public key, base64.';
+
+--
+-- Name: COLUMN member.address; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.address IS 'Its overlay address.';
+
+--
+-- Name: COLUMN member.hub; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".member.hub IS 'A hub: every other node peers with it and it forwards between spokes.';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -4906,6 +5554,54 @@ ALTER TABLE "overlay".peering OWNER TO mesh_overlay;
 --
 
 COMMENT ON VIEW "overlay".peering IS 'Node N has peer P: its key, endpoint (only where P can be dialled), allowed IPs (the range through its route hub, else P''s /32), keepalive (only when N cannot be dialled), route (P is N''s route hub), reason (hub or site).';
+
+--
+-- Name: COLUMN peering.node; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.node IS 'The node whose peer list this row is in.';
+
+--
+-- Name: COLUMN peering.peer; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.peer IS 'The peer.';
+
+--
+-- Name: COLUMN peering.public_key; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.public_key IS 'The peer''s WireGuard public key; a key appears once in any list.';
+
+--
+-- Name: COLUMN peering.endpoint; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.endpoint IS 'Where node dials the peer (its host:port); null when the peer is behind NAT and dials node.';
+
+--
+-- Name: COLUMN peering.allowed_ips; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.allowed_ips IS 'The addresses routed to the peer: its own, or the whole range through a hub.';
+
+--
+-- Name: COLUMN peering.keepalive; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.keepalive IS 'Seconds between keepalives, set when node sits behind NAT; null otherwise.';
+
+--
+-- Name: COLUMN peering.route; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.route IS 'True when this peer is node''s route to the whole overlay range: its hub.';
+
+--
+-- Name: COLUMN peering.reason; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".peering.reason IS 'Why the two peer: hub (one of them is a hub) or site (the same site, one of them dialable).';
 
 --
 -- Name: pgmigrations; Type: TABLE; Schema: overlay; Owner: mesh_overlay
@@ -5271,6 +5967,66 @@ ALTER TABLE provision.grant_status OWNER TO mesh_provision;
 COMMENT ON VIEW provision.grant_status IS 'Each pair: what, who provides, who consumes, the nodes that hold its credential, its generation (never a value), the generation every holder acknowledged (settled) and who has not acknowledged the newest (waiting_for).';
 
 --
+-- Name: COLUMN grant_status.provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.provision IS 'What is provided.';
+
+--
+-- Name: COLUMN grant_status.kind; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.kind IS 'postgres (a role and database per pair) or route (a name a reverse proxy serves).';
+
+--
+-- Name: COLUMN grant_status.provider; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.provider IS 'The module that provides it.';
+
+--
+-- Name: COLUMN grant_status.consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.consumer IS 'The module granted it.';
+
+--
+-- Name: COLUMN grant_status.facts; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.facts IS 'The pair''s readable facts: {database, user} for postgres, {name, port} for a route.';
+
+--
+-- Name: COLUMN grant_status.granted_at; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.granted_at IS 'When it was granted.';
+
+--
+-- Name: COLUMN grant_status.holders; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.holders IS 'The nodes holding the pair''s credential: every node running either end.';
+
+--
+-- Name: COLUMN grant_status.generation; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.generation IS 'The newest generation of its credential.';
+
+--
+-- Name: COLUMN grant_status.settled; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.settled IS 'The newest generation every holder acknowledged.';
+
+--
+-- Name: COLUMN grant_status.waiting_for; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.grant_status.waiting_for IS 'Holders that have not yet applied the newest generation: the provider accepts the previous one until none is left.';
+
+--
 -- Name: migration_digest; Type: TABLE; Schema: provision; Owner: mesh_provision
 --
 
@@ -5553,6 +6309,48 @@ ALTER TABLE provision.rotation OWNER TO mesh_provision;
 COMMENT ON VIEW provision.rotation IS 'Each pair''s rotation: newest generation, holders, the generation every holder acknowledged (settled), and who has not acknowledged the newest (waiting_for). Complete when settled = generation.';
 
 --
+-- Name: COLUMN rotation.provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.provision IS 'What is provided.';
+
+--
+-- Name: COLUMN rotation.consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.consumer IS 'The module granted it.';
+
+--
+-- Name: COLUMN rotation.secret; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.secret IS 'The name of the pair''s credential in the secret context.';
+
+--
+-- Name: COLUMN rotation.generation; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.generation IS 'Its newest generation.';
+
+--
+-- Name: COLUMN rotation.holders; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.holders IS 'The nodes holding it.';
+
+--
+-- Name: COLUMN rotation.settled; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.settled IS 'The newest generation every holder acknowledged.';
+
+--
+-- Name: COLUMN rotation.waiting_for; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.rotation.waiting_for IS 'Holders still to apply the newest generation.';
+
+--
 -- Name: stale_credentials; Type: VIEW; Schema: provision; Owner: mesh_provision
 --
 
@@ -5576,6 +6374,30 @@ ALTER TABLE provision.stale_credentials OWNER TO mesh_provision;
 --
 
 COMMENT ON VIEW provision.stale_credentials IS 'Pairs with a holder lacking a current copy of their credential: they must be made again, for every holder at once.';
+
+--
+-- Name: COLUMN stale_credentials.provision; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.stale_credentials.provision IS 'What is provided.';
+
+--
+-- Name: COLUMN stale_credentials.consumer; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.stale_credentials.consumer IS 'The module granted it.';
+
+--
+-- Name: COLUMN stale_credentials.secret; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.stale_credentials.secret IS 'The name of the pair''s credential.';
+
+--
+-- Name: COLUMN stale_credentials.holders_without_copy; Type: COMMENT; Schema: provision; Owner: mesh_provision
+--
+
+COMMENT ON COLUMN provision.stale_credentials.holders_without_copy IS 'Holders with no current sealed copy: a new holder or a changed sealing key (mesh secret remake seals it again).';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: secret; Owner: mesh_secret
@@ -5667,6 +6489,30 @@ ALTER TABLE secret.stale OWNER TO mesh_secret;
 COMMENT ON VIEW secret.stale IS 'Secrets with a blob sealed to a key its holder no longer has: made ones are made again, accepted ones must be issued again.';
 
 --
+-- Name: COLUMN stale.secret; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.stale.secret IS 'The secret''s name.';
+
+--
+-- Name: COLUMN stale.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.stale.origin IS 'made or accepted.';
+
+--
+-- Name: COLUMN stale.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.stale.generation IS 'Its generation.';
+
+--
+-- Name: COLUMN stale.stale_holders; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.stale.stale_holders IS 'Holders whose copy no longer opens with their sealing key.';
+
+--
 -- Name: status; Type: VIEW; Schema: secret; Owner: mesh_secret
 --
 
@@ -5688,6 +6534,54 @@ ALTER TABLE secret.status OWNER TO mesh_secret;
 --
 
 COMMENT ON VIEW secret.status IS 'One row a secret: made or accepted, its generation, who holds it, whose copy is stale. Never a value.';
+
+--
+-- Name: COLUMN status.name; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.name IS 'The secret''s name; a pair''s credential is provision/PROVISION/CONSUMER.';
+
+--
+-- Name: COLUMN status.origin; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.origin IS 'made (generated by the mesh, may be made again) or accepted (another system was told it: never regenerated).';
+
+--
+-- Name: COLUMN status.generation; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.generation IS 'Goes up each time the value changes.';
+
+--
+-- Name: COLUMN status.path; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.path IS 'Where it is written on each holder; null when provision places it.';
+
+--
+-- Name: COLUMN status.created_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.created_at IS 'When it was first made or accepted.';
+
+--
+-- Name: COLUMN status.sealed_at; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.sealed_at IS 'When the current value was sealed.';
+
+--
+-- Name: COLUMN status.holders; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.holders IS 'Every node holding a sealed copy.';
+
+--
+-- Name: COLUMN status.stale_holders; Type: COMMENT; Schema: secret; Owner: mesh_secret
+--
+
+COMMENT ON COLUMN secret.status.stale_holders IS 'Holders whose copy is sealed to a key they no longer have (or who are gone): sealed again on the next remake.';
 
 --
 -- Name: pgmigrations id; Type: DEFAULT; Schema: assignment; Owner: mesh_assignment

@@ -171,7 +171,7 @@ async function run(
       if (prev && prev.origin !== origin) {
         throw refuse(
           'MSHC2',
-          `${r.id} is already held as ${prev.origin}, and each origin manages only its own (D3)`,
+          `${r.id} is already held as ${prev.origin}, and each origin manages only its own`,
           `Remove it from the ${prev.origin} resources first`,
         );
       }

@@ -2,52 +2,7 @@
 // mesh-builder: the program a build machine runs. Not the control plane,
 // which must run nothing on a machine; not the host, which would then need a
 // container runtime and git on every machine. It holds its own broker
-// credential and nothing else. Sade wiring only, in the shared program shell.
-import { readFileSync } from 'node:fs';
-import { program } from '../sys/program.js';
-import { log } from '../sys/log.js';
-import { builderDir } from './credential.js';
-import { enrolBuilder } from './enrol.js';
-import { runBuilder } from './run.js';
+// credential and nothing else. Its commands are in builder_program.ts.
+import { builderProgram } from './builder_program.js';
 
-const p = program(
-  'mesh-builder',
-  '0.1.0',
-  'Builds module images for the mesh. Keeps its broker credential in MESH_BUILDER_DIR (default /var/lib/mesh-builder).',
-);
-
-p.prog
-  .command('enrol [line]')
-  .describe([
-    'Keep the credential `mesh builder add NAME` printed on the control plane. Without LINE, it is read from stdin, so it',
-    'need not appear in the process list or shell history. The credential is checked against the broker (pinned to its',
-    'certificate fingerprint) and saved 0600; `mesh-builder run` reads it from there.',
-  ])
-  .example('enrol meshb1.eyJi...')
-  .example('enrol < line.txt')
-  .action(
-    p.wrap(async (line: string | undefined) => {
-      const text = line ?? readFileSync(0, 'utf8');
-      const r = await enrolBuilder(text, builderDir());
-      console.log(`enrolled as builder ${r.name} with the broker at ${r.broker}`);
-    }),
-  );
-
-p.prog
-  .command('run')
-  .describe([
-    "Take build requests off the shared build queue one at a time: clone the module's source at the requested commit,",
-    'build its Containerfile with podman, push to MESH_BUILDER_REGISTRY (HOST:PORT, default 127.0.0.1:5000; plain HTTP only',
-    'on loopback), and answer with the commit and manifest digest. A failed build is answered with its log tail. Each',
-    'request is acked only once its answer is confirmed, so one this builder dies on goes to another. Base images are',
-    'pulled per MESH_BUILDER_PULL (missing, never, always, newer). SIGTERM abandons the current build and hands it back.',
-  ])
-  .action(
-    p.wrap(async () => {
-      const stop = new AbortController();
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-      await runBuilder({ dir: builderDir(), env: process.env, log, signal: stop.signal });
-    }),
-  );
-
-p.run();
+builderProgram().run();

@@ -7,9 +7,10 @@ export function registerDrift(p: Program): void {
   p.prog
     .command('drift')
     .describe([
-      'Every resource a host put back (D6): how often in the last hour and in all, and when last. One put back more than',
-      'N times in an hour (mesh drift fighting-after N, default 3) is FIGHTING something on its machine: find the cron job or',
-      'the other tool that keeps changing it. The same answer as select * from inventory.drift.',
+      'Every resource a host put back: how often in the last hour and in all, and when last. A host checks what it holds',
+      'against its declaration every 5 minutes, connected or not, and undoes a hand edit or a stopped service. One put back',
+      'more than N times in an hour (mesh drift fighting-after N, default 3) is FIGHTING something on its machine: find the',
+      'cron job or the other tool that keeps changing it. The same answer as select * from inventory.drift.',
     ])
     .option('--json', 'Print as JSON')
     .action(

@@ -10,7 +10,7 @@ export function registerOverlay(p: Program): void {
   p.prog
     .command('overlay show')
     .describe([
-      "The WireGuard graph the mesh computes (O1), as declarations will carry it: each node's address and its peers.",
+      "The WireGuard graph the mesh computes, as declarations will carry it: each node's address and its peers.",
       'Every node peers with every hub; two others peer directly only at one site and only when one of them can be dialled.',
       'A spoke routes the whole range through one hub; a node behind NAT keeps its paths open with keepalives.',
       '--dot prints Graphviz: mesh overlay show --dot | dot -Tsvg > overlay.svg (double boxes are hubs, dashed lines kept alive from behind NAT).',

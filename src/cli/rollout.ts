@@ -148,7 +148,9 @@ export function registerRollout(p: Program): void {
 
   p.prog
     .command('rollout release')
-    .describe('Lift the hold: every held change goes out at once, as without a rollout (W2).')
+    .describe(
+      'Lift the hold: every held change goes out at once, to every node whose composition changed, as without a rollout.',
+    )
     .option('--json', 'Print as JSON')
     .action(
       p.wrap(async (o: { json?: boolean }) =>

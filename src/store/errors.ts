@@ -203,7 +203,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSH40',
     context: 'secret',
-    meaning: 'an accepted secret was to be made again (S4)',
+    meaning: 'an accepted secret was to be made again: some other system was told it, so the mesh never makes it anew',
     remedy: 'issue it again: mesh secret accept NAME --from FILE (the value the other system knows)',
   },
   {
@@ -246,7 +246,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSH51',
     context: 'provision',
-    meaning: "a holder of a pair's credential is not enrolled: the all-or-nothing guard of a rotation (S5)",
+    meaning: "a holder of a pair's credential is not enrolled: a rotation sends to every holder or to none",
     remedy:
       'nothing was sent and the old credential keeps working; enrol it again or unassign its module (mesh unassign MODULE NODE)',
   },
@@ -346,13 +346,13 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSH70',
     context: 'audit',
-    meaning: 'a row of the audit history was to be changed or removed: it is append-only (C3)',
+    meaning: 'a row of the audit history was to be changed or removed: it is append-only',
     remedy: 'nothing was changed; history is never edited: a correction is a new row',
   },
   {
     code: 'MSH71',
     context: 'audit',
-    meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh (C3)',
+    meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh',
     remedy:
       'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights',
   },
@@ -671,7 +671,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHB2',
     context: 'provision',
-    meaning: "a holder of a pair's credential with no queue on the broker: the all-or-nothing guard of a rotation (S5)",
+    meaning: "a holder of a pair's credential with no queue on the broker: a rotation sends to every holder or to none",
     remedy: 'nothing was sent and the old credential keeps working; retire and enrol it again, or unassign its module',
     raisedIn: ['src/provision/credential.ts'],
   },
@@ -899,7 +899,7 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'mesh-host overlay take without a tunnel named',
     remedy: 'name the tunnel to take over: --tunnel IFACE',
-    raisedIn: ['host/cli.ts'],
+    raisedIn: ['host/host_program.ts'],
   },
   {
     code: 'MSH81',
@@ -981,7 +981,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHC2',
     context: 'host',
-    meaning: 'a resource another origin (carried or declared) holds (D3)',
+    meaning: 'a resource another origin (carried or declared) holds: each origin removes and replaces only its own',
     remedy: "remove it from the other origin's resources first",
     raisedIn: ['host/apply/engine.ts'],
   },
@@ -1030,7 +1030,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHC9',
     context: 'host',
-    meaning: 'a WireGuard peer key listed twice (O1)',
+    meaning: 'a WireGuard peer key listed twice: WireGuard keeps one entry per key',
     remedy: 'the mesh must give each peer once, routing through a hub by its one entry',
     raisedIn: ['host/apply/wireguard/wgconf.ts'],
   },
@@ -1065,7 +1065,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHG7',
     context: 'host',
-    meaning: 'a tunnel taken over whose address is not the one the mesh declares (O3)',
+    meaning: 'a tunnel taken over whose address is not the one the mesh declares',
     remedy:
       'on the control plane, pin the found address (mesh overlay address NODE ADDRESS) and declare again, then take it over again',
     raisedIn: ['host/overlay/take.ts'],
@@ -1088,7 +1088,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHI5',
     context: 'host',
-    meaning: 'an identity.json that exists but cannot be read (L4: a fault, not a wait)',
+    meaning: 'an identity.json that exists but cannot be read: a fault to repair, not a host waiting to enrol',
     remedy: 'fix its permissions (root, 0600), or retire this node and enrol it again',
     raisedIn: ['host/identity.ts'],
   },
@@ -1102,7 +1102,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHI7',
     context: 'host',
-    meaning: 'a serial.json that is damaged: read as 0 it would reopen the replay it stops (D2)',
+    meaning: 'a serial.json that is damaged: read as 0 it would let an old declaration be applied again',
     remedy:
       'restore it from a backup, or remove it and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone)',
     raisedIn: ['host/serial.ts'],
@@ -1138,8 +1138,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHK2',
     context: 'host',
-    meaning:
-      'a tunnel taken over that was raised by hand, not from its wg-quick file: nothing could start it again (O3)',
+    meaning: 'a tunnel taken over that was raised by hand, not from its wg-quick file: nothing could start it again',
     remedy: 'take it down and let the mesh raise its own, or write its file and bring it up with wg-quick up IFACE',
     raisedIn: ['host/overlay/take.ts'],
   },
@@ -1161,7 +1160,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHK5',
     context: 'host',
-    meaning: 'a tunnel taken over that listens on another port than the mesh declares (O3)',
+    meaning: 'a tunnel taken over that listens on another port than the mesh declares',
     remedy: "set the mesh's port to the tunnel's, or move the tunnel to the mesh's, and declare again",
     raisedIn: ['host/overlay/take.ts'],
   },
@@ -1186,7 +1185,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHG8',
     context: 'host',
-    meaning: 'mesh-host enrol on a machine that is already enrolled (E4)',
+    meaning: 'mesh-host enrol on a machine that is already enrolled: it keeps one identity',
     remedy:
       'to enrol it again: mesh node retire NAME on the control plane, then remove identity.json from MESH_HOST_DIR',
     raisedIn: ['host/enrol.ts'],
@@ -1233,7 +1232,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHI4',
     context: 'host',
     meaning:
-      "the mesh refused an enrolment (the token expired, was spent by other keys, replaced, or names another node: the operator's log says which, E3)",
+      "the mesh refused an enrolment (the token expired, was spent by other keys, replaced, or names another node: the control plane's log says which)",
     remedy: 'ask the operator for a new token (mesh token issue NAME)',
     raisedIn: ['host/enrol.ts'],
   },
@@ -1409,7 +1408,8 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN0',
     context: 'wire',
-    meaning: 'a message or kept file that is not of its form: not JSON, or not the shape of its kind (D1 malformed)',
+    meaning:
+      'a message or kept file that is not of its form: not JSON, or not the shape of its kind (reported as malformed)',
     remedy:
       'nothing in it was used; the two ends may run different versions of mesh: update the older one (the message names the field)',
     raisedIn: [
@@ -1426,7 +1426,8 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN1',
     context: 'wire',
-    meaning: 'a message or kept file not signed by the key it must be (another mesh, or altered bytes: D1 forged)',
+    meaning:
+      'a message or kept file not signed by the key it must be: another mesh, or altered bytes (reported as forged)',
     remedy: 'nothing in it was used; if it recurs, find who else publishes to this queue or edits the file',
     raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/enrol.ts', 'src/wire/envelope.ts'],
   },
@@ -1440,7 +1441,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN3',
     context: 'wire',
-    meaning: 'a declaration whose signed expiry passed before it arrived (C2 stale)',
+    meaning: 'a declaration whose signed expiry passed before it arrived (reported as stale)',
     remedy:
       "it was not applied; see that mesh serve runs and this node's link to the broker is up: a current declaration is signed again well before then",
     raisedIn: ['host/agent.ts'],
@@ -1448,7 +1449,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN4',
     context: 'wire',
-    meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (D1 forged)',
+    meaning: 'a genuinely signed message for another node or mesh, or a node speaking for another (reported as forged)',
     remedy:
       "nothing in it was used; check that the queue and the identity are this node's own (mesh node list, mesh-host status)",
     raisedIn: ['src/serve/handlers/rekey.ts', 'src/wire/declaration.ts', 'src/wire/last_report.ts'],
@@ -1456,8 +1457,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN5',
     context: 'wire',
-    meaning:
-      'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used (D2)',
+    meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used',
     remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one',
     raisedIn: ['host/agent.ts'],
   },
@@ -1467,7 +1467,7 @@ export const REGISTER: readonly Code[] = [
     meaning:
       "an enrolment request whose chosen broker password is weak: not 43 to 200 base64url characters (fewer than 32 random bytes), so it would guard the node's account for years",
     remedy:
-      'nothing was spent (the node is told the one refusal, E3); mesh-host chooses 32 random bytes: update the mesh-host that sent it',
+      'nothing was spent (the node is told only that it was refused); mesh-host chooses 32 random bytes: update the mesh-host that sent it',
     raisedIn: ['src/wire/enrol.ts'],
   },
 ];

@@ -6,6 +6,7 @@
 // `--help` lists the commands grouped by noun, each group sorted.
 import sade from 'sade';
 import { errorJson, refuse, MeshError } from '../store/errors.js';
+import { VERSION } from './version.js';
 
 export type Sade = sade.Sade;
 
@@ -49,8 +50,9 @@ export function commandName(): string {
   return running ?? (process.argv[1] ?? 'node').split('/').at(-1)!.replace(/\.js$/, '');
 }
 
-export function program(bin: string, version: string, describe: string): Program {
-  const prog = sade(bin).version(version).describe(describe);
+/** A program of the shell: its --version is the package's. */
+export function program(bin: string, describe: string): Program {
+  const prog = sade(bin).version(VERSION).describe(describe);
   const tree = (): Tree => (prog as unknown as { tree: Tree }).tree;
   const nounOf = new Map<string, string>();
   const commands = () =>

@@ -97,9 +97,14 @@ B('install.js, standby.js and broker_node.js refuse their options with codes, an
 });
 
 B('a bundle step run without root is refused with MSH93 before it reads anything', async () => {
-  const r = await runAny('runuser', ['-u', 'nobody', '--', process.execPath, bundleJs('standby'), 'primary'], {
-    env: { PATH: process.env.PATH },
-  });
+  // Not root: in a user namespace of its own the step runs as uid 65534 and
+  // holds no capability on this machine, yet reads files as their owner does.
+  // So it loads from a checkout under a directory others cannot enter (/root,
+  // 0700), where a step run as nobody (runuser) could not load at all.
+  const notRoot = ['--user', '--', process.execPath];
+  const uid = await runAny('unshare', [...notRoot, '-e', 'process.stdout.write(String(process.getuid()))']);
+  assert.is(uid.stdout, '65534', `the step runs as another user than root: ${uid.stderr}`);
+  const r = await runAny('unshare', [...notRoot, bundleJs('standby'), 'primary'], { env: { PATH: process.env.PATH } });
   assert.is(r.code, 1, r.stderr);
   coded(r.stderr, 'MSH93');
 });

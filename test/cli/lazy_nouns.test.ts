@@ -14,7 +14,7 @@ const L = suite('the CLI loads the noun its command names');
 type Tree = Record<string, unknown>;
 
 L("each noun's words are exactly the first words of the commands its file registers", async () => {
-  const p = program('mesh', '0', 'x');
+  const p = program('mesh', 'x');
   const tree = () => (p.prog as unknown as { tree: Tree }).tree;
   const seen = new Map<string, string>();
   for (const n of NOUNS) {

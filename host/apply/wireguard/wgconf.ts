@@ -65,7 +65,7 @@ export function checkResource(r: WireguardResource): void {
     if (first !== undefined) {
       throw refuse(
         'MSHC9',
-        `${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key (O1)`,
+        `${at}: peer key ${key} appears twice in the peer list (peers ${first + 1} and ${i + 1}); WireGuard takes one entry per key`,
       );
     }
     seen.set(key, i);
