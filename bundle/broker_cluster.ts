@@ -24,7 +24,7 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { run, runAny } from '../src/sys/proc.js';
 import { brokerEnv, brokerNode, clusterNodeName, erlAddress } from './rabbitmq.js';
 import { paths, type Options, type Ports } from './layout.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 const BIN = '/usr/lib/rabbitmq/bin';
 

@@ -8,7 +8,7 @@ import { enrol, enrolSeconds } from './enrol.js';
 import { runHost } from './run.js';
 import { stateDir } from './identity.js';
 import { take } from './overlay/take.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 const p = program(
   'mesh-host',

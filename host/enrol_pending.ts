@@ -9,7 +9,7 @@ import type { Token } from '../src/wire/token.js';
 import { isObject } from '../src/wire/envelope.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys, type NodeKeys } from '../src/crypto/keys.js';
 import { writeAtomic } from '../src/sys/atomic.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 import type { EnrolStep } from './enrol.js';
 
 /**

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { isObject } from '../src/wire/envelope.js';
 import { key32 } from '../src/crypto/keys.js';
-import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/store/errors.js';
+import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/sys/errors.js';
 
 export interface Identity {
   v: 1;

@@ -3,7 +3,7 @@
 // refused here, before any driver touches the disk.
 import { posix } from 'node:path';
 import { realpathSync } from 'node:fs';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 /**
  * Throw unless `path` is absolute, already normalised (no `.`/`..` segments,

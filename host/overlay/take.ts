@@ -58,7 +58,7 @@ export interface TakeAccount {
 }
 
 import { accountPath } from './found.js';
-import { refuse, MeshError } from '../../src/store/errors.js';
+import { refuse, MeshError } from '../../src/sys/errors.js';
 export { accountPath };
 
 class NotTaken extends Error {}

@@ -9,7 +9,7 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError, refuse } from '../store/errors.js';
+import { storeError, refuse } from '../sys/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
 import { phase } from '../sys/phases.js';

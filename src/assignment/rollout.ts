@@ -7,7 +7,7 @@ import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
 import { declare, declareChanged, type Declared } from './declare.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface StartOptions {
   waves?: string;

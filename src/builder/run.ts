@@ -15,7 +15,7 @@ import { Backoff, DEFAULT_BACKOFF } from '../sys/backoff.js';
 import { BUILD_RESULT, readBuildRequest, writeMessage, type BuildNews } from '../wire/build.js';
 import { loadCredential, credentialPath, type Credential } from './credential.js';
 import { buildImage, type BuildSettings } from './build_image.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface RunOptions {
   dir: string;

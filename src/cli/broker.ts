@@ -4,7 +4,7 @@ import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { brokerAdd, brokerList, brokerRemove } from '../inventory/broker.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerBroker(p: Program): void {
   p.prog

@@ -5,7 +5,7 @@ import { emit } from './print.js';
 import { startConsole } from '../console/server.js';
 import { DEFAULT_LISTEN, parseListen, consoleUrl } from '../console/listen.js';
 import { issueSignIn } from '../inventory/console.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerConsole(p: Program): void {
   p.prog

@@ -3,7 +3,7 @@
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 // What only assign, unassign, plan --all, outbox and freshness use is loaded when they run:
 // the re-declare after assign pulls in secrets, the broker and amqplib, which `mesh declare`

@@ -7,7 +7,7 @@ import { list, sentLine } from './sent.js';
 import { rotate } from '../secret/rotate.js';
 import { remake } from '../secret/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerSecret(p: Program): void {
   for (const command of [listingCommand, acceptCommand, makeCommand, rotateCommand, remakeCommand]) command(p);

@@ -13,7 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
-import { MeshError } from '../store/errors.js';
+import { MeshError } from '../sys/errors.js';
 import { openSession, sessionLeft, readReport, readFailing } from '../inventory/console.js';
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';

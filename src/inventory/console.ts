@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { storeError } from '../sys/errors.js';
 import { parseDuration } from './token.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();

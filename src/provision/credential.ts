@@ -8,7 +8,7 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { makeSealed, type Sealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
-import { storeError, refuse } from '../store/errors.js';
+import { storeError, refuse } from '../sys/errors.js';
 
 export interface PairHolder {
   node: string;

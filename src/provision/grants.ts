@@ -7,7 +7,7 @@ import { declare, type Declared } from '../assignment/declare.js';
 import { preparePair, type Made, type Prepared } from './credential.js';
 import { storePair, forgetSecret } from '../secret/store_pair.js';
 import { windowOf } from '../secret/window.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 const withProvision = <T>(f: (sql: Sql) => Promise<T>): Promise<T> => withStore('provision', f);
 

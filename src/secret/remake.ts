@@ -12,7 +12,7 @@ import { storePair } from './store_pair.js';
 import { makeSealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { storeError, refuse } from '../store/errors.js';
+import { storeError, refuse } from '../sys/errors.js';
 import { windowOf } from './window.js';
 import type { Signer } from '../home/home.js';
 

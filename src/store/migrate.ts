@@ -15,7 +15,7 @@ import { CONTEXTS, type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
 import { primaryUrl } from './hosts.js';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;

@@ -3,7 +3,7 @@
 // sentence a person reads. Work that needs two contexts nests two calls.
 import { connect, type Sql } from './connect.js';
 import type { Context } from './contexts.js';
-import { storeError } from './errors.js';
+import { storeError } from '../sys/errors.js';
 import { phase } from '../sys/phases.js';
 
 export interface StoreOptions {

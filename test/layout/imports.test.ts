@@ -48,7 +48,7 @@ export const MAY: Record<string, string[]> = {
 
 // The register of refusal codes is data (and one error class): every part,
 // mesh-host and the kernel too, refuses with it, and it opens no store.
-const ANYONE = new Set(['src/store/errors.js']);
+const ANYONE = new Set(['src/sys/errors.js']);
 
 export interface Violation {
   file: string;

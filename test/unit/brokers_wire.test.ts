@@ -7,7 +7,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { readToken, writeToken } from '../../src/wire/token.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 import { parseResources, parseModuleEntries } from '../../src/wire/parse_resources.js';
 import { WireError } from '../../src/wire/envelope.js';
 
