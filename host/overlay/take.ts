@@ -57,7 +57,7 @@ export interface TakeAccount {
   foundTunnel: string;
 }
 
-import { accountPath } from './found.js';
+import { accountPath } from '../apply/wireguard/found.js';
 import { refuse, MeshError } from '../../src/sys/errors.js';
 export { accountPath };
 

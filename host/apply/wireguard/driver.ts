@@ -12,7 +12,7 @@ import type { Driver, DriverContext, Held, Observed } from '../driver.js';
 import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
-import { foundStartedAgain } from '../../overlay/found.js';
+import { foundStartedAgain } from './found.js';
 import {
   checkInterfaceName,
   checkKey,
