@@ -12,7 +12,6 @@ import { nodeName } from '../wire/names.js';
 import { storeError, refuse } from '../sys/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
-import { phase } from '../sys/phases.js';
 import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
@@ -196,15 +195,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     ? await record(opts.sql).catch((err) => {
         throw storeError(err);
       })
-    : await withStore(
-        'assignment',
-        async (sql) => {
-          const made = await record(sql);
-          phase('committed');
-          return made;
-        },
-        { max: 1 + COMPOSE_PARTS },
-      );
+    : await withStore('assignment', (sql) => record(sql), { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 

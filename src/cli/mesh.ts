@@ -3,10 +3,7 @@
 // one function of a context that returns data; it is printed here as a table
 // for a person or JSON with --json.
 import { program } from '../sys/program.js';
-import { phase } from '../sys/phases.js';
 import { nounsFor } from './nouns.js';
-
-phase('main');
 
 const p = program(
   'mesh',
@@ -18,5 +15,4 @@ const p = program(
 const nouns = nounsFor(process.argv.slice(2));
 const registers = await Promise.all(nouns.map((n) => n.load()));
 nouns.forEach((n, i) => p.noun(n.noun, registers[i]!));
-phase('loaded');
 p.run();

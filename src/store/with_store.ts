@@ -4,7 +4,6 @@
 import { connect, type Sql } from './connect.js';
 import type { Context } from './contexts.js';
 import { storeError } from '../sys/errors.js';
-import { phase } from '../sys/phases.js';
 
 export interface StoreOptions {
   max?: number;
@@ -23,6 +22,5 @@ export async function withStore<T>(
     throw storeError(err);
   } finally {
     await sql.end();
-    phase('closed');
   }
 }
