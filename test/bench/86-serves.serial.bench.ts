@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { freshMesh, type Proc } from '../harness/mesh.js';
 import { startCluster, type RabbitCluster } from '../harness/rabbit_cluster.js';
 import { EXCHANGE, QUORUM } from '../../src/broker/topology.js';
 import { envelope } from '../../src/assignment/declare.js';
