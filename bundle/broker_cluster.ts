@@ -1,4 +1,4 @@
-// Growing the broker into a cluster of RabbitMQ's own (issue 19, item 5):
+// Growing the broker into a cluster of RabbitMQ's own:
 // what the first node hands a new broker node, and how that node joins.
 //
 // Two steps, one on each machine, as for the store's standby:

@@ -1,4 +1,4 @@
-// Rollout in waves (issue 20): the rules live in SQL (sql/assignment/0017);
+// Rollout in waves: the rules live in SQL (sql/assignment/0017);
 // this drives them. One step (advanceRollout) is shared by serve's roller and
 // by the commands that move a rollout, so both ends read health the same way.
 import type { Sql } from '../store/connect.js';

@@ -14,7 +14,7 @@ export interface Management {
   password: string;
   vhost: string;
   accountPrefix?: string;
-  /** Node queues as quorum queues: where the broker is a cluster (BENCHMARKS.md, "W3 on a broker cluster"). */
+  /** Node queues as quorum queues: where the broker is a cluster, so a node's queue outlives the broker node it lives on. */
   quorumNodeQueues?: boolean;
 }
 

@@ -1,4 +1,4 @@
-// `mesh console`, `mesh console token`: the read-only web console (issue 21)
+// `mesh console`, `mesh console token`: the read-only web console
 // and the one-time link that signs a person in to it.
 import type { Program } from '../sys/program.js';
 import { emit } from './print.js';

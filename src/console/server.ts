@@ -1,4 +1,4 @@
-// `mesh console`: a read-only web console (issue 21) on node:http, no
+// `mesh console`: a read-only web console on node:http, no
 // framework: six pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
 // sign-in page; nothing here writes but the spending of a sign-in link. Every

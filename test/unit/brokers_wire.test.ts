@@ -1,4 +1,4 @@
-// Several brokers on the wire (issue 19.2): the token carries every broker
+// Several brokers on the wire: the token carries every broker
 // (written as `mesh token issue` writes it, read as `mesh-host enrol` reads
 // it), an old token still reads as the one broker it names; the brokers
 // resource is checked by the one parser, and a module may never carry one
