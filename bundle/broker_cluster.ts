@@ -1,4 +1,4 @@
-// Growing the broker into a cluster of RabbitMQ's own (issue 19, item 5):
+// Growing the broker into a cluster of RabbitMQ's own:
 // what the first node hands a new broker node, and how that node joins.
 //
 // Two steps, one on each machine, as for the store's standby:
@@ -24,7 +24,7 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { run, runAny } from '../src/sys/proc.js';
 import { brokerEnv, brokerNode, clusterNodeName, erlAddress } from './rabbitmq.js';
 import { paths, type Options, type Ports } from './layout.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 const BIN = '/usr/lib/rabbitmq/bin';
 

@@ -9,7 +9,7 @@ import { brokerAdd } from '../src/inventory/broker.js';
 import { controlEnv, paths, type Options } from './layout.js';
 import { brokerNode, makeCertificate } from './rabbitmq.js';
 import { readCookie, writeHandOver } from './broker_cluster.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 /** A node's overlay address, from the store; refused with the remedy when it has none. */
 export async function overlayAddress(o: Options, node: string): Promise<string> {

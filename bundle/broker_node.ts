@@ -28,7 +28,7 @@ import { DEFAULT_PORTS, paths, type Options } from './layout.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 const HELP = `Usage: install.sh --broker-node --join FIRST --hand-over FILE [options]   (as root)
 

@@ -2,7 +2,7 @@
 // `mesh serve` as a carried service, and then the machine enrolled against
 // its own mesh like any other node -- a token issued, spent by mesh-host, the
 // host running -- so its specialness lasts exactly as long as the install.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Resource } from '../src/wire/resources.js';
 import type { BrokerConfig } from '../src/home/home.js';
@@ -180,8 +180,4 @@ export async function declareSelf(o: Options): Promise<number | null> {
 // environment; these are paths, never secrets.
 function useControlEnv(o: Options): void {
   Object.assign(process.env, controlEnv(o));
-}
-
-export function readAdminPassword(o: Options): string {
-  return readFileSync(paths(o).rabbitAdmin, 'utf8').trim();
 }

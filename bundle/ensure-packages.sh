@@ -16,7 +16,7 @@ case "$role" in
   node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
   broker) want=("${base[@]}" rabbitmq-server wireguard-go wireguard-tools nftables iptables) ;;
   first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;
-  # The tools an operator would install instead (test/bench/6-peers), all from Debian 12 main;
+  # The tools an operator would install instead (test/bench/8-peers), all from Debian 12 main;
   # dbconfig-no-thanks: puppetdb's postinst then leaves the machine's PostgreSQL alone.
   peers) want=(puppet-agent puppetserver puppetdb dbconfig-no-thanks ansible ansible-core openssh-server openssh-client time iproute2) ;;
   lab)   want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping mmdebstrap systemd-container nmap) ;;

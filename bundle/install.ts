@@ -43,7 +43,7 @@ import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 const HELP = `Usage: install.js [options]   (as root)
 

@@ -8,7 +8,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTEXTS, storeVariable } from '../src/store/contexts.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export interface Ports {
   /** TLS, what nodes dial: the one port the broker opens off loopback. */

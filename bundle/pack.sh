@@ -33,7 +33,8 @@ cp -r sql package.json package-lock.json "$root/"
 # The console's pages and scripts are served as they are, from beside the compiled code.
 mkdir -p "$root/src/console"
 cp -r src/console/static "$root/src/console/"
-rm -rf "$root/dist/test"
+# The tests and the lab run from a checkout, never from an installed node.
+rm -rf "$root/dist/test" "$root/dist/lab"
 cp bundle/*.sh "$root/bundle/"
 cp -r bundle/hooks "$root/bundle/"
 # Production dependencies only, from the lock file, without the network:

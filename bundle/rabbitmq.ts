@@ -16,7 +16,7 @@ import type { Resource } from '../src/wire/resources.js';
 import { file } from './carried.js';
 import type { Spec } from './units.js';
 import { paths, type Options } from './layout.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export const ADMIN = 'mesh-admin';
 export const VHOST = 'mesh';

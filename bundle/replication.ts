@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { writeAtomic, type Owner } from '../src/sys/atomic.js';
 import { run as exec } from '../src/sys/proc.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export const REPLICATION_ROLE = 'mesh_replication';
 

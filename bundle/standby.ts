@@ -24,7 +24,7 @@ import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { assign } from '../src/assignment/assign.js';
 import { declare } from '../src/assignment/declare.js';
 import { loadIdentity } from '../host/identity.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export const STORE_MODULE = 'mesh-store';
 export const STANDBY_MODULE = 'mesh-store-standby';

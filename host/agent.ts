@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError } from '../src/wire/envelope.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';

@@ -19,7 +19,7 @@ import { hostPort, type Connection, type Endpoint } from '../src/broker/connect.
 import { Turns, NoneAnswered } from '../src/broker/turns.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 import { loadIdentity, saveIdentity, identityPath, type Identity } from './identity.js';
 import { begin, keysOf, pendingPath, type Pending } from './enrol_pending.js';
 

@@ -9,8 +9,7 @@ import type { Token } from '../src/wire/token.js';
 import { isObject } from '../src/wire/envelope.js';
 import { b64, key32, signingPublic, agreementPublic, nodeKeys, type NodeKeys } from '../src/crypto/keys.js';
 import { writeAtomic } from '../src/sys/atomic.js';
-import { refuse } from '../src/store/errors.js';
-import type { EnrolStep } from './enrol.js';
+import { refuse } from '../src/sys/errors.js';
 
 /**
  * What mesh-host sent and must be able to send again: the token it spends (its
@@ -79,7 +78,7 @@ export function keysOf(p: Pending): NodeKeys {
 export async function begin(
   token: Token,
   dir: string,
-  step: (s: EnrolStep) => void,
+  step: (s: { kind: 'resumed' | 'replaced'; line: string }) => void,
 ): Promise<{ pending: Pending; stale?: string }> {
   const { pending: was, damaged } = loadPending(dir);
   if (was && was.node === token.node && was.tokenHash === tokenHash(token)) {

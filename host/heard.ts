@@ -3,7 +3,7 @@
 // reads a gap rather than counting arrivals.
 import type { Channel } from 'amqplib';
 import { EXCHANGE } from '../src/broker/topology.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export function publishHeard(ch: Channel, node: string, user: string): void {
   ch.publish(EXCHANGE, 'heard', Buffer.from(node), { userId: user });

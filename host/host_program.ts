@@ -7,7 +7,7 @@ import { enrol, enrolSeconds } from './enrol.js';
 import { runHost } from './run.js';
 import { stateDir } from './identity.js';
 import { take } from './overlay/take.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 /** `mesh-host` with its commands, registered and not yet run. */
 export function hostProgram(): Program {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { isObject } from '../src/wire/envelope.js';
 import { key32 } from '../src/crypto/keys.js';
-import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/store/errors.js';
+import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/sys/errors.js';
 
 export interface Identity {
   v: 1;
@@ -18,8 +18,8 @@ export interface Identity {
   /** The broker this node enrolled through, and the vhost and account it uses on every broker. */
   broker: { host: string; port: number; vhost: string; user: string; fingerprint: string };
   /**
-   * Every broker it may dial, each with the fingerprint it pins, tried in turn
-   * (issue 19.2): from the token, then from the mesh's brokers resource. An
+   * Every broker it may dial, each with the fingerprint it pins, tried in turn:
+   * from the token, then from the mesh's brokers resource. An
    * identity from before the list loads with its one broker as the list.
    */
   brokers: BrokerAddress[];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { readEnvelope, LIMITS } from '../src/wire/envelope.js';
-import { refuse } from '../src/store/errors.js';
+import { refuse } from '../src/sys/errors.js';
 
 export interface Mark {
   serial: number;

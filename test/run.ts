@@ -40,7 +40,7 @@ function find(dir: string, suffix: string): string[] {
 const suffix = mode === 'bench' ? '.bench.js' : mode === 'faults' ? '.faults.js' : '.test.js';
 let files = find(here, suffix);
 if (mode === 'test') files = files.concat(find(here, '.faults.js'));
-// Matched within dist/test/ only: a checkout whose own path holds NAME (wt-peers, for `--bench peers`) would match every file.
+// Matched within dist/test/ only: a checkout whose own path holds NAME (a directory named for `--bench peers`) would match every file.
 if (only.length) files = files.filter((f) => only.some((o) => relative(here, f).includes(o)));
 if (files.length === 0) {
   console.error(`no ${suffix} files matched ${only.join(' ')}`);

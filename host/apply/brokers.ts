@@ -1,4 +1,4 @@
-// The brokers resource (issue 19.2): every broker this node may dial, with
+// The brokers resource: every broker this node may dial, with
 // the fingerprint it pins at each. Applying it rewrites the list in
 // identity.json (atomically, 0600; vhost, account and password stay); the
 // link reads the list at each attempt, so it dials the new one from its next.

@@ -6,7 +6,7 @@ import type { Driver, DriverContext, Observed } from './driver.js';
 import { digestOf } from './digest.js';
 import { checkPath } from './paths.js';
 import { run, runAny } from '../../src/sys/proc.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 // systemctl and podman answer in seconds; five minutes is a hung tool (or a slow image pull), said as such.
 const LIMIT = { timeoutMs: 300_000 };

@@ -6,7 +6,7 @@ import type { Driver } from './driver.js';
 import { digestOf } from './digest.js';
 import { parseMode } from './owner.js';
 import { checkPath, checkRealPath } from './paths.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 export const directoryDriver: Driver<DirectoryResource> = {
   kind: 'directory',

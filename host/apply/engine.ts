@@ -6,7 +6,7 @@ import type { DriverContext, Held } from './driver.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, writeState, withOrigin } from './state.js';
 import { withStateLock } from './lock.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 /** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
 export const KIND_ORDER: ResourceKind[] = [

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Owner } from '../../src/sys/atomic.js';
 import { run } from '../../src/sys/proc.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 /** uid and primary gid of `name`; root when absent. /etc/passwd first, then `id` (LDAP, sssd). */
 export async function resolveOwner(name: string | undefined): Promise<Owner> {

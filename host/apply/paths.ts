@@ -3,7 +3,7 @@
 // refused here, before any driver touches the disk.
 import { posix } from 'node:path';
 import { realpathSync } from 'node:fs';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 /**
  * Throw unless `path` is absolute, already normalised (no `.`/`..` segments,
@@ -40,8 +40,8 @@ export function checkPath(path: string, roots: string[]): void {
  */
 export async function checkRealPath(path: string, roots: string[]): Promise<void> {
   checkPath(path, roots);
-  // Synchronous: a lookup in the kernel's cache of names, microseconds, where each
-  // asynchronous call was a round trip to libuv's thread pool (bench 4's host floor).
+  // Synchronous: a lookup in the kernel's cache of names, where each asynchronous
+  // call would be a round trip to libuv's thread pool.
   const real = realpathOfExisting(posix.dirname(path));
   const realRoots = roots.map((r) => {
     try {

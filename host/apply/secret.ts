@@ -1,12 +1,12 @@
 // A file holding one credential (S2), opened from its sealed blob only here,
 // on the node, at the moment it is written. Private (0600) unless declared.
 import type { SecretFileResource } from '../../src/wire/resources.js';
-import type { Driver, DriverContext } from './driver.js';
+import type { Driver } from './driver.js';
 import { digestOf } from './digest.js';
 import { parseMode } from './owner.js';
 import { observeFile, placeFile, removeFile } from './place_file.js';
 
-function wanted(r: SecretFileResource, ctx: DriverContext) {
+function wanted(r: SecretFileResource) {
   return {
     id: r.id,
     path: r.path,
@@ -23,10 +23,10 @@ export const secretDriver: Driver<SecretFileResource> = {
   // digests, and a hash of a short password is a way to guess it.
   digest: (r) => digestOf({ kind: 'secret', path: r.path, mode: r.mode, sealed: r.sealed }),
   async observe(r, ctx) {
-    return observeFile({ ...wanted(r, ctx), bytes: () => ctx.openSealed(r.sealed) }, ctx);
+    return observeFile({ ...wanted(r), bytes: () => ctx.openSealed(r.sealed) }, ctx);
   },
   async apply(r, ctx) {
-    return placeFile({ ...wanted(r, ctx), bytes: ctx.openSealed(r.sealed) }, ctx);
+    return placeFile({ ...wanted(r), bytes: ctx.openSealed(r.sealed) }, ctx);
   },
   async remove(held, ctx) {
     await removeFile(held.target, ctx);

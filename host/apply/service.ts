@@ -7,7 +7,7 @@ import type { Driver } from './driver.js';
 import { digestOf } from './digest.js';
 import { observeProcess, removeProcess, startProcess, stopProcess } from './service_process.js';
 import { applyUnit, observeUnit, removeUnit, restartUnit } from './service_systemd.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 // Checked on every call, not once: the lab runs hosts with and without it.
 const hasSystemd = () => existsSync('/run/systemd/system');

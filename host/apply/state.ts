@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Origin } from '../../src/wire/resources.js';
 import type { Held } from './driver.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
-import { refuse } from '../../src/store/errors.js';
+import { refuse } from '../../src/sys/errors.js';
 
 interface StateFile {
   v: 1;

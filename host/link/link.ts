@@ -3,7 +3,7 @@
 // certificate is said in full every time (L2). SIGUSR1 rouses: it ends the
 // current attempt or connection at once and tries again now, without
 // resetting the backoff (L3); rouses in the same instant are one. A node that
-// knows several brokers tries them in turn (issue 19.2), from a place its
+// knows several brokers tries them in turn, from a place its
 // name decides (startOf): a failed attempt or
 // a lost connection moves to the next, a rouse tries the same one again; the
 // list is read afresh at every attempt, so a brokers resource applied meanwhile

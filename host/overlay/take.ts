@@ -57,8 +57,8 @@ export interface TakeAccount {
   foundTunnel: string;
 }
 
-import { accountPath } from './found.js';
-import { refuse, MeshError } from '../../src/store/errors.js';
+import { accountPath } from '../apply/wireguard/found.js';
+import { refuse, MeshError } from '../../src/sys/errors.js';
 export { accountPath };
 
 class NotTaken extends Error {}

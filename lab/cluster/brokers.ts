@@ -1,4 +1,4 @@
-// Broker nodes on b1 and b2 joined to the hub's (issue 19.5), made with the
+// Broker nodes on b1 and b2 joined to the hub's, made with the
 // operator's commands of the README ("Growing a mesh: more broker nodes"):
 // the first-node bundle again with --add-broker-node, the hand-over file
 // copied 0600 to the machine, and the broker node's step run there. Each

@@ -1,5 +1,5 @@
-// A second `mesh serve`, on b1 (issue 19.3: "mesh serve on a second machine
-// needs only its store URLs and home"). Its home (broker.json, the signing
+// A second `mesh serve`, on b1: a serve on a second machine needs only its
+// store URLs and home. Its home (broker.json, the signing
 // key) and its store URLs are files of its own on b1, 0600; it reaches the
 // first node's store over the overlay, through relays on the first node's
 // overlay address (the bundle keeps them on loopback), which the first node's

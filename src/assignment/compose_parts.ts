@@ -1,7 +1,7 @@
 // Composing a large fleet in parts, on several connections at once, all
 // reading one snapshot. Why: one statement runs on one core, and composing
-// 10,000 nodes is most of `mesh declare --all` (bench 3); the machine has
-// more than one. Each part is the same statement as one composition of all
+// a large fleet is most of `mesh declare --all`; the machine has more than
+// one. Each part is the same statement as one composition of all
 // (assignment.compose_each), for its share of the nodes; the caller signs a
 // part as it arrives while the next is still composing.
 //

@@ -1,4 +1,4 @@
-// What the console shows of declarations (issue 21), read from the same view
+// What the console shows of declarations, read from the same view
 // a DBA reads (assignment.declaration_status) and the one composing function
 // (assignment.compose), so the console never says something plan would not.
 import type { Sql } from '../store/connect.js';

@@ -9,10 +9,9 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError, refuse } from '../store/errors.js';
+import { storeError, refuse } from '../sys/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
-import { phase } from '../sys/phases.js';
 import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
@@ -23,8 +22,8 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest();
 
 /**
  * Declarations signed and recorded a chunk at a time: PostgreSQL records one
- * chunk while the next is signed, so neither waits for the other (bench 3:
- * signing 10,000 is 0.6 s of Node, recording them 0.64 s of PostgreSQL).
+ * chunk while the next is signed, so neither waits for the other (the two
+ * take about as long).
  */
 export const RECORD_CHUNK = 1000;
 
@@ -196,15 +195,7 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
     ? await record(opts.sql).catch((err) => {
         throw storeError(err);
       })
-    : await withStore(
-        'assignment',
-        async (sql) => {
-          const made = await record(sql);
-          phase('committed');
-          return made;
-        },
-        { max: 1 + COMPOSE_PARTS },
-      );
+    : await withStore('assignment', (sql) => record(sql), { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
 }
 

@@ -4,7 +4,7 @@
 // declaration's, not a second computation.
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface Opening {
   proto: string;

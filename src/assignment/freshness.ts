@@ -2,7 +2,7 @@
 // how fresh each node's newest one is. The rule lives in SQL
 // (sql/assignment/0015-freshness.sql); serve signs again at half the lifetime.
 import { withStore } from '../store/with_store.js';
-import { storeError } from '../store/errors.js';
+import { storeError } from '../sys/errors.js';
 import { parseDuration } from '../inventory/token.js';
 
 export async function freshness(lifetime?: string) {

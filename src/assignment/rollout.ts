@@ -1,4 +1,4 @@
-// Rollout in waves (issue 20): the rules live in SQL (sql/assignment/0017);
+// Rollout in waves: the rules live in SQL (sql/assignment/0017);
 // this drives them. One step (advanceRollout) is shared by serve's roller and
 // by the commands that move a rollout, so both ends read health the same way.
 import type { Sql } from '../store/connect.js';
@@ -7,7 +7,7 @@ import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
 import { declare, declareChanged, type Declared } from './declare.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface StartOptions {
   waves?: string;

@@ -5,7 +5,7 @@ import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { parseDuration } from '../inventory/token.js';
-import { refuse, MeshError } from '../store/errors.js';
+import { refuse, MeshError } from '../sys/errors.js';
 
 export interface LogOptions {
   node?: string;

@@ -14,7 +14,7 @@ export interface Management {
   password: string;
   vhost: string;
   accountPrefix?: string;
-  /** Node queues as quorum queues: where the broker is a cluster (docs/benchmarks.md, bench 8.5). */
+  /** Node queues as quorum queues: where the broker is a cluster, so a node's queue outlives the broker node it lives on. */
   quorumNodeQueues?: boolean;
 }
 

@@ -3,7 +3,7 @@
 // account; a cluster's every node, tried in turn. Here, not in src/home/, so
 // home stays below broker (the arrows only run down).
 import type { BrokerConfig, BrokerHop } from '../home/home.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 import { FINGERPRINT } from '../wire/token.js';
 import type { Endpoint } from './connect.js';
 import type { Management } from './accounts.js';

@@ -4,7 +4,7 @@
 // table is typed by the same list (src/serve/handlers.ts), so a kind can't be
 // handled and left unbound, which once dropped every report for an afternoon.
 //
-// mesh.control and mesh.build are quorum queues (issue 19): replicated on
+// mesh.control and mesh.build are quorum queues: replicated on
 // every broker node, so a node's death loses neither. A mesh made before them
 // has them classic, and a queue's type cannot change; they move under their
 // own names without losing a message (moveToQuorum, finishMove below).
@@ -73,7 +73,7 @@ export async function exists(conn: Connection, queue: string): Promise<boolean> 
  * what the classic one holds is drained by its consumers as before (never
  * deleted holding anything). Bound before unbound, so no message is unroutable
  * meanwhile; one published in between lands in both and is handled twice,
- * which every consumer of these queues is safe to do (issue 19.3).
+ * which every consumer of these queues is safe to do.
  */
 export async function moveToQuorum(
   conn: Connection,

@@ -1,5 +1,5 @@
 // Turns over a list of brokers, the one order for every program that knows
-// several (issue 19): serve and its drain over broker.json's nodes, a host's
+// several: serve and its drain over broker.json's nodes, a host's
 // link over its identity's brokers, enrolment over a token's. Each place once,
 // from the current one, the first that answers; a failure or a lost
 // connection moves on to the next, so a dead node is passed over at once.

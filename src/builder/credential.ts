@@ -6,7 +6,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../sys/atomic.js';
 import { isObject } from '../wire/envelope.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface Credential {
   v: 1;

@@ -7,7 +7,7 @@ import { readEnrolLine } from '../wire/builder_line.js';
 import { connectBroker, hostPort } from '../broker/connect.js';
 import { BUILD_QUEUE } from '../broker/topology.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export async function enrolBuilder(lineText: string, dir: string): Promise<{ name: string; broker: string }> {
   const existing = loadCredential(dir);

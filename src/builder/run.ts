@@ -15,7 +15,7 @@ import { Backoff, DEFAULT_BACKOFF } from '../sys/backoff.js';
 import { BUILD_RESULT, readBuildRequest, writeMessage, type BuildNews } from '../wire/build.js';
 import { loadCredential, credentialPath, type Credential } from './credential.js';
 import { buildImage, type BuildSettings } from './build_image.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface RunOptions {
   dir: string;
@@ -157,7 +157,7 @@ async function connection(b: Builder, backoff: Backoff): Promise<void> {
     ch.on('error', () => {});
     await ch.prefetch(1);
     let chain: Promise<void> = Promise.resolve();
-    // No message: the broker cancelled us (the queue was made again as quorum, issue 19):
+    // No message: the broker cancelled us (the queue was made again as quorum):
     // once the build under way is answered, connect again to consume the new one.
     await ch.consume(BUILD_QUEUE, (msg) => {
       chain = chain.then(() => (msg ? handle(b, ch, msg, link.signal) : void conn.close().catch(() => {})));

@@ -14,7 +14,7 @@ import { readBroker } from '../home/home.js';
 import { adminTurns } from '../broker/admin.js';
 import { nodeName } from '../wire/names.js';
 import { REF, writeMessage, type BuildRequest } from '../wire/build.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface BuildOptions {
   ref?: string;

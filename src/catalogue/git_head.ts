@@ -2,7 +2,7 @@
 // plane looks at the repository, it runs nothing on any machine.
 import { run } from '../sys/proc.js';
 import { COMMIT } from '../wire/build.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 function lsRemote(url: string, timeoutMs: number): Promise<string> {
   // `--` so a URL is never read as an option; ext:: would run a command.

@@ -5,7 +5,7 @@ import { withStore } from '../store/with_store.js';
 import { parseModuleEntries, withIds } from '../wire/parse_resources.js';
 import { nodeName } from '../wire/names.js';
 import { isObject } from '../wire/envelope.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 import { moduleRefusal } from './module_refusal.js';
 import type { ModuleEntry } from '../wire/resources.js';
 

@@ -3,7 +3,7 @@
 // rule it broke: the host reports all of them as malformed (MSHN0), but the
 // person writing the file needs to know which fix, and a program reading
 // --json which refusal.
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 import { WireError } from '../wire/envelope.js';
 import type { ResourceFault } from '../wire/parse_resources.js';
 

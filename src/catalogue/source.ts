@@ -3,7 +3,7 @@
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 import { gitUrl, REF, SOURCE_PATH } from '../wire/build.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export async function setSource(module: string, opts: { git?: string; path?: string; ref?: string }) {
   nodeName(module, 'module name');

@@ -1,10 +1,10 @@
 // `mesh broker add|list|remove`: the brokers every host may dial, declared to
-// every node (issue 19.2). The home's broker is the only one until one is added.
+// every node. The home's broker is the only one until one is added.
 import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { brokerAdd, brokerList, brokerRemove } from '../inventory/broker.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerBroker(p: Program): void {
   p.prog

@@ -1,11 +1,11 @@
-// `mesh console`, `mesh console token`: the read-only web console (issue 21)
+// `mesh console`, `mesh console token`: the read-only web console
 // and the one-time link that signs a person in to it.
 import type { Program } from '../sys/program.js';
 import { emit } from './print.js';
 import { startConsole } from '../console/server.js';
 import { DEFAULT_LISTEN, parseListen, consoleUrl } from '../console/listen.js';
 import { issueSignIn } from '../inventory/console.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerConsole(p: Program): void {
   p.prog

@@ -5,8 +5,8 @@ import { emit } from './print.js';
 import { ensureSigner, home } from '../home/home.js';
 import { promote, DEFAULT_PG_DATA } from '../store/promote.js';
 // migrate and serve are loaded when their command runs: every other
-// command starts without node-pg-migrate, pg and amqplib (a third of the CLI's
-// start, which `mesh declare` pays too; bench 3).
+// command starts without node-pg-migrate, pg and amqplib (much of the CLI's
+// start, which `mesh declare` would pay too).
 
 export function registerControl(p: Program): void {
   p.prog

@@ -3,11 +3,11 @@
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { plan, declare, waitDelivered } from '../assignment/declare.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 // What only assign, unassign, plan --all, outbox and freshness use is loaded when they run:
 // the re-declare after assign pulls in secrets, the broker and amqplib, which `mesh declare`
-// (bench 4 times its start) never needs.
+// never needs and would pay for at every start.
 const redeclaring = () => import('./redeclare.js');
 const assigning = async (m: string, n: string, on: boolean) => {
   const [{ redeclare }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);

@@ -3,7 +3,7 @@ import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { firewallShow, firewallRows } from '../assignment/firewall.js';
 import { setSshPort } from '../overlay/firewall.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerFirewall(p: Program): void {
   p.prog

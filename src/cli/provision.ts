@@ -5,7 +5,7 @@ import { emit, table } from './print.js';
 import { redeclare, redeclareLine } from './redeclare.js';
 import { sentLine } from './sent.js';
 import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerProvision(p: Program): void {
   for (const command of [rootCommand, offerCommand, grantCommand, revokeCommand, listingCommand, holdersCommand])

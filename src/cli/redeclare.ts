@@ -5,7 +5,7 @@
 // again for every holder (S3: the mesh cannot read the old value to seal it to
 // the newcomer), so both ends and the new holder learn it in the same push.
 import { declareChanged, type Declared } from '../assignment/declare.js';
-import { remake, type Remade } from '../secret/remake.js';
+import { remake, type Remade } from '../provision/remake.js';
 
 export interface Redeclared {
   redeclared: Declared[];

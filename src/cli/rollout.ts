@@ -1,4 +1,4 @@
-// `mesh rollout`: hold changes, then release them wave by wave (issue 20).
+// `mesh rollout`: hold changes, then release them wave by wave.
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import type { Declared } from '../assignment/declare.js';

@@ -4,10 +4,10 @@
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { list, sentLine } from './sent.js';
-import { rotate } from '../secret/rotate.js';
-import { remake } from '../secret/remake.js';
+import { rotate } from '../provision/rotate.js';
+import { remake } from '../provision/remake.js';
 import { placeSecret, secretList } from '../secret/accept.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function registerSecret(p: Program): void {
   for (const command of [listingCommand, acceptCommand, makeCommand, rotateCommand, remakeCommand]) command(p);

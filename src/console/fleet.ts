@@ -40,7 +40,7 @@ export interface Stores {
   assignment: Sql;
 }
 
-/** Read the fleet once: the console's page and the bench read exactly this. */
+/** Read the fleet once: the console's page reads exactly this, and so does whatever measures it. */
 export async function readFleet(s: Stores): Promise<FleetRow[]> {
   const [status, serials, failing] = await Promise.all([
     readNodeStatus(s.inventory),

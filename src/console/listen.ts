@@ -2,7 +2,7 @@
 // address (e.g. the first node's overlay address); never every interface by
 // default, and 0.0.0.0 or :: only when typed out.
 import { isIP } from 'node:net';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7780';
 

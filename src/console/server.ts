@@ -1,4 +1,4 @@
-// `mesh console`: a read-only web console (issue 21) on node:http, no
+// `mesh console`: a read-only web console on node:http, no
 // framework: six pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
 // sign-in page; nothing here writes but the spending of a sign-in link. Every
@@ -13,7 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
-import { MeshError } from '../store/errors.js';
+import { MeshError } from '../sys/errors.js';
 import { openSession, sessionLeft, readReport, readFailing } from '../inventory/console.js';
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';

@@ -1,8 +1,8 @@
 // Ed25519 over exact bytes. Nothing re-encodes between signing and checking:
 // a difference in key order alone would have a node refuse a genuine message.
 // Signing and checking go through node's OpenSSL (the same RFC 8032 signatures
-// as @noble/curves, which makes the keys): ~15x the rate, and signing every
-// declaration is half of what `mesh declare` spends (docs/benchmarks.md, bench 3).
+// as @noble/curves, which makes the keys) at many times the rate: signing
+// every declaration is a large part of what `mesh declare` spends.
 import { createPrivateKey, createPublicKey, sign as osslSign, verify as osslVerify, type KeyObject } from 'node:crypto';
 
 // DER prefixes of PKCS#8 and SPKI for a raw 32-byte Ed25519 key (RFC 8410).
@@ -43,7 +43,7 @@ export function verify(signature: Uint8Array, bytes: Uint8Array, publicKey: Uint
  * The public half of an Ed25519 secret, by OpenSSL as signing is: the same
  * RFC 8032 key as @noble/curves' getPublicKey (test/unit/signing_public), but
  * without loading @noble and building its tables, which every `mesh declare`
- * paid to read the mesh's key (bench 4, the command's parts).
+ * would pay at its start only to read the mesh's key.
  */
 export function signingPublic(secret: Uint8Array): Uint8Array {
   return new Uint8Array(

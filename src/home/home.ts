@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { writeAtomic } from '../sys/atomic.js';
 import { signingPublic } from '../crypto/sign.js';
 import { b64 } from '../crypto/base64.js';
-import { refuse, MeshError } from '../store/errors.js';
+import { refuse, MeshError } from '../sys/errors.js';
 
 export interface BrokerConfig {
   /**

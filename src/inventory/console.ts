@@ -1,11 +1,11 @@
-// The console's sign-in (issue 21), spent in SQL as enrolment tokens are
+// The console's sign-in, spent in SQL as enrolment tokens are
 // (inventory.spend_console_token): a link's secret and a session's cookie are
 // random, only their sha256 is stored, and expiry is the database's to judge.
 // Also what the console reads of a node beyond node_status: its last report.
 import { createHash, randomBytes } from 'node:crypto';
 import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
-import { storeError } from '../store/errors.js';
+import { storeError } from '../sys/errors.js';
 import { parseDuration } from './token.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();

@@ -3,7 +3,7 @@
 // something on its machine: a cron job or another tool that keeps changing it.
 import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export async function driftList() {
   return withStore('inventory', (sql) => readDrift(sql));

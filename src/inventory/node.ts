@@ -5,7 +5,7 @@ import { nodeName } from '../wire/names.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export async function nodeList() {
   return withStore('inventory', readNodeStatus);

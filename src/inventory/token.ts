@@ -7,7 +7,7 @@ import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export function parseDuration(s: string, option = '--ttl'): string {
   const m = /^(\d+)(s|m|h|d)$/.exec(s);

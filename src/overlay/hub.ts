@@ -3,7 +3,7 @@
 // dialable, an address is never shared) are in SQL.
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export async function overlayHub(node: string, on: boolean): Promise<{ node: string; hub: boolean; changed: boolean }> {
   nodeName(node);

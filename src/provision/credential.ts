@@ -6,31 +6,10 @@
 // checking the keys once more.
 import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
-import { makeSealed, type Sealed } from '../secret/value.js';
+import { makeSealed } from '../secret/value.js';
 import { missingQueues } from '../secret/queues.js';
-import { storeError, refuse } from '../store/errors.js';
-
-export interface PairHolder {
-  node: string;
-  sides: string[];
-}
-/** queuesChecked false: the broker did not answer, so no holder's queue could be looked for; the outbox holds what is owed. */
-export interface Prepared {
-  provision: string;
-  consumer: string;
-  secret: string;
-  holders: PairHolder[];
-  sealed: Sealed;
-  queuesChecked: boolean;
-}
-export interface Made {
-  provision: string;
-  consumer: string;
-  secret: string;
-  generation: number;
-  holders: PairHolder[];
-  queuesChecked: boolean;
-}
+import type { Prepared } from '../secret/store_pair.js';
+import { storeError, refuse } from '../sys/errors.js';
 
 export async function preparePair(psql: Sql, provision: string, consumer: string): Promise<Prepared> {
   let rows;

@@ -4,10 +4,10 @@ import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';
 import { declare, type Declared } from '../assignment/declare.js';
-import { preparePair, type Made, type Prepared } from './credential.js';
-import { storePair, forgetSecret } from '../secret/store_pair.js';
+import { preparePair } from './credential.js';
+import { storePair, forgetSecret, type Made, type Prepared } from '../secret/store_pair.js';
 import { windowOf } from '../secret/window.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 const withProvision = <T>(f: (sql: Sql) => Promise<T>): Promise<T> => withStore('provision', f);
 

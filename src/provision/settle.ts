@@ -1,4 +1,4 @@
-// A rotation settles by itself (S5, issue 17): when the last holder of a
+// A rotation settles by itself (S5): when the last holder of a
 // pair's credential acknowledged the newest generation, the provider's
 // composition no longer carries the earlier ones (sql/provision/0004), so W2
 // owes it a declaration, made here with no operator command, and then the

@@ -9,7 +9,7 @@ import { nodeName } from '../wire/names.js';
 import { sealTo, makeSealed, type Sealed } from './value.js';
 import { sealingKeys } from './keys.js';
 import { missingQueues } from './queues.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface PlacedSecret {
   name: string;

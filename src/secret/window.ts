@@ -5,7 +5,7 @@
 // those acknowledgements, re-declares the provider without the old one
 // (src/provision/settle.ts) and only then it stops working.
 import type { Declared } from '../assignment/declare.js';
-import type { Made } from '../provision/credential.js';
+import type { Made } from './store_pair.js';
 
 export function windowOf(m: Made, sent: Declared[]): string {
   const serial = (n: string) => sent.find((d) => d.node === n)?.serial;

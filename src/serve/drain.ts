@@ -16,21 +16,19 @@ import { queueOf } from '../wire/names.js';
 
 /**
  * Confirm channels the drain publishes over. One channel is one process in the
- * broker, so one channel's publishes run on one core; the fan-out bench
- * measures one against this many.
+ * broker, so one channel's publishes run on one core; several use several.
  */
 export const PUBLISH_CHANNELS = 4;
 /**
  * Rows one transaction takes: a kill loses at most this many confirms, all sent again.
- * With DRAIN_LANES, what the broker has in flight at once: 4 x 1,000 keeps it publishing
- * while lanes mark and take in SQL, nearer raw publish+confirm of all at once than 3 x 500
- * (bench 3e-drain-shape, turns in one run: 1.17-1.30x in each adjacent pair, load 3-9).
+ * With DRAIN_LANES, what the broker has in flight at once: enough to keep it publishing
+ * while the lanes mark and take in SQL.
  */
 export const DRAIN_BATCH = 1000;
 /**
  * Batches in flight at once, each its own transaction (skip locked keeps their
  * rows apart): while one waits on the broker's confirms another is taken or
- * marked in SQL, so neither side idles between batches (bench 3). Lanes take
+ * marked in SQL, so neither side idles between batches. Lanes take
  * in turn (takeTurns): started together they would take together, publish
  * together and wait on their confirms together, the broker idle while all of
  * them were in SQL; in turn, each takes while the others' publishes are in the broker.

@@ -1,4 +1,4 @@
-// Freshness inside serve (issue 20): a declaration holds until its signed
+// Freshness inside serve: a declaration holds until its signed
 // expiry. Every so often serve signs again each node's newest declaration
 // that is past half its life (a new serial and expiry; the same resources,
 // so the host changes nothing and restarts nothing). The check is one

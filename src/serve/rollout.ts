@@ -1,4 +1,4 @@
-// Rollouts inside serve (issue 20): while one is rolling, serve takes a step
+// Rollouts inside serve: while one is rolling, serve takes a step
 // each second (sql/assignment/0017 decides: pass the wave, finish, halt).
 // Nothing runs while none is: a start or resume NOTIFYs mesh_rollout, and
 // serve takes one look when it starts, so a rollout survives a serve restart.

@@ -11,7 +11,7 @@ import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
 import { Mover } from './move.js';
 import { readBroker, readSigner, type BrokerConfig } from '../home/home.js';
 import { adminTurns, management } from '../broker/admin.js';
-import { codeEntry } from '../store/errors.js';
+import { codeEntry } from '../sys/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
@@ -41,7 +41,7 @@ export async function closeStores(stores: Stores): Promise<void> {
 // (a database restarting, a broker hiccup) is handed back for redelivery.
 function permanent(err: unknown): boolean {
   const code = (err as { code?: string }).code ?? '';
-  // A code of the register is a refusal by design (src/store/errors.ts); the register test keeps every raised code in it.
+  // A code of the register is a refusal by design (src/sys/errors.ts); the register test keeps every raised code in it.
   return err instanceof WireError || codeEntry(code) !== undefined || /^(22|23)/.test(code);
 }
 

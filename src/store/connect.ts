@@ -7,7 +7,6 @@ import { type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { driverSessionAttrs } from './hosts.js';
 import { waitForStore } from './wait.js';
-import { phase } from '../sys/phases.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -31,7 +30,6 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
     connection: { application_name: whoAmI() },
   }) as unknown as Sql;
   await waitForStore(url, () => sql`select 1`);
-  phase('connected');
   return sql;
 }
 

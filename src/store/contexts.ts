@@ -1,14 +1,21 @@
+import type { ContextName } from '../sys/errors.js';
+
 // The bounded contexts. Each is a schema and a role that owns it (docs/design.md,
 // "The shape"). The order is the order their migrations run: a context may read
 // only what an earlier one granted it, and assignment, which composes every
 // declaration from the others' views, comes after them; audit is last, so it
 // can hang its triggers on the tables where the others' facts land.
-export const CONTEXTS = ['inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment', 'audit'] as const;
+// The register (src/sys/errors.ts) names the same contexts, and the compiler holds this list to its names.
+export const CONTEXTS = [
+  'inventory',
+  'catalogue',
+  'secret',
+  'provision',
+  'overlay',
+  'assignment',
+  'audit',
+] as const satisfies readonly ContextName[];
 export type Context = (typeof CONTEXTS)[number];
-
-export function isContext(s: string): s is Context {
-  return (CONTEXTS as readonly string[]).includes(s);
-}
 
 /** The one variable a context's code may read to reach its store. */
 export function storeVariable(ctx: Context): string {

@@ -11,7 +11,7 @@
 // the URL says what libpq and psql understand, and the driver is given
 // `primary`, which it decides on in_hot_standby, reported since 14.
 import postgres from 'postgres';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface StoreHost {
   host: string;

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { type Context, storeVariable } from './contexts.js';
 import { parseStoreUrl, describeUrl } from './hosts.js';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 export { describeUrl };
 

@@ -15,7 +15,7 @@ import { CONTEXTS, type Context } from './contexts.js';
 import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
 import { primaryUrl } from './hosts.js';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
@@ -29,7 +29,7 @@ interface File {
 }
 
 /** Reads a context's folder and refuses what is misnamed, empty or duplicated. */
-export function readMigrations(ctx: string, dir: string): File[] {
+export function readMigrations(dir: string): File[] {
   const entries = statSync(dir, { throwIfNoEntry: false }) ? readdirSync(dir).filter((f) => !f.startsWith('.')) : [];
   const files: File[] = [];
   for (const name of entries.sort()) {
@@ -140,7 +140,7 @@ export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[
     // node-pg-migrate (pg) takes one host: the list's primary, found now.
     const listed = storeUrl(ctx, opts.env);
     const url = await waitForStore(listed, () => primaryUrl(listed));
-    const files = readMigrations(ctx, join(root, ctx));
+    const files = readMigrations(join(root, ctx));
     plans.push({ ctx, url, pending: plan(ctx, files, await appliedDigests(url, ctx)) });
   }
   const results: MigrateResult[] = [];

@@ -9,7 +9,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../sys/proc.js';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 /** The bundle's cluster (bundle/layout.ts: STATE/postgres/data). */
 export const DEFAULT_PG_DATA = '/var/lib/mesh/postgres/data';

@@ -2,7 +2,7 @@
 // one: initdb on a cold first node took longer than sixty seconds, and a wait
 // that a second run always fixes is the worst kind of flake.
 import { describeUrl } from './locate.js';
-import { refuse } from './errors.js';
+import { refuse } from '../sys/errors.js';
 
 export const DEFAULT_WAIT_SECONDS = 180;
 

@@ -3,8 +3,7 @@
 // sentence a person reads. Work that needs two contexts nests two calls.
 import { connect, type Sql } from './connect.js';
 import type { Context } from './contexts.js';
-import { storeError } from './errors.js';
-import { phase } from '../sys/phases.js';
+import { storeError } from '../sys/errors.js';
 
 export interface StoreOptions {
   max?: number;
@@ -23,6 +22,5 @@ export async function withStore<T>(
     throw storeError(err);
   } finally {
     await sql.end();
-    phase('closed');
   }
 }

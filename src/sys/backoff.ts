@@ -2,7 +2,7 @@
 // held 30 s. Without the reset condition, a node that reconnects and drops at
 // once would retry at full speed for ever; without the reset at all, it would
 // stay at two minutes long after the cause was gone.
-import { refuse } from '../store/errors.js';
+import { refuse } from './errors.js';
 
 export interface BackoffSettings {
   minMs: number;

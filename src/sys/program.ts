@@ -5,7 +5,7 @@
 // (sade alone would accept `--stie b` and run the command without a site);
 // `--help` lists the commands grouped by noun, each group sorted.
 import sade from 'sade';
-import { errorJson, refuse, MeshError } from '../store/errors.js';
+import { errorJson, refuse, MeshError } from './errors.js';
 import { VERSION } from './version.js';
 
 export type Sade = sade.Sade;

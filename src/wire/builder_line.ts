@@ -5,7 +5,7 @@
 // builder, which saves it 0600 and never needs it on a command line again.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface EnrolLine {
   broker: string;

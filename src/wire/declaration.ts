@@ -6,7 +6,7 @@ import { openEnvelope, isObject, WireError, LIMITS } from './envelope.js';
 import { parseResources } from './parse_resources.js';
 import { nodeName } from './names.js';
 
-/** When a declaration was signed and until when it holds, in whole seconds since 1970 (issue 20: freshness). */
+/** When a declaration was signed and until when it holds, in whole seconds since 1970. */
 export interface Freshness {
   signed: number;
   expires: number;

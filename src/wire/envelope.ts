@@ -6,12 +6,12 @@
 // not this mesh is trying; malformed means something needs fixing.
 import { sign, verify } from '../crypto/sign.js';
 import { b64 } from '../crypto/base64.js';
-import { codeEntry, MeshError } from '../store/errors.js';
+import { codeEntry, MeshError } from '../sys/errors.js';
 
 // stale: genuine, but its signed expiry had passed when it arrived (a withheld or frozen feed).
 export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale';
 
-/** The code of a fault when the refusal names none of its own (test/store/ts_codes.ts reads this table). */
+/** The code of a fault when the refusal names none of its own (test/sys/ts_codes.ts reads this table). */
 export const FAULT_CODES: Record<WireFault, string> = {
   malformed: 'MSHN0',
   forged: 'MSHN1',

@@ -1,7 +1,7 @@
 // Node names become broker accounts, queues and permission patterns. The
 // pattern admits no character that could widen an anchored regex (`.`, `*`,
 // `|`), so no name can let one node read another's queue.
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export const NODE_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 

@@ -182,7 +182,7 @@ const serviceName: Check = (v, at) => {
 };
 
 // A hub peers with every node of the fleet, and a port may admit every node of
-// it: such lists are as long as the fleet (bench 3 has 9,999 peers on a hub),
+// it: such lists are as long as the fleet,
 // bounded in bytes by the declaration's own limit.
 const FLEET = 65_536;
 

@@ -117,7 +117,7 @@ export interface BrokerEntry {
 }
 
 /**
- * Every broker the node may dial, tried in turn (issue 19.2), composed by the
+ * Every broker the node may dial, tried in turn, composed by the
  * mesh from inventory.broker on every node once one is recorded. Applying it
  * rewrites the identity's list; a later declaration without it leaves the list
  * as it is, so a node is never left with no broker to dial.

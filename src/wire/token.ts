@@ -6,7 +6,7 @@
 // `bs` lists every broker, the first among them, when there is more than one.
 import { isObject } from './envelope.js';
 import { nodeName } from './names.js';
-import { refuse } from '../store/errors.js';
+import { refuse } from '../sys/errors.js';
 
 export interface TokenBroker {
   address: string;

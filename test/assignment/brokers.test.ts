@@ -1,4 +1,4 @@
-// `mesh broker add|list|remove` (issue 19.2) and W2: a broker added, removed
+// `mesh broker add|list|remove` and W2: a broker added, removed
 // or given a new certificate changes every node's composition, so the command
 // itself owes every node a declaration (rows in the outbox, W1) and says so;
 // a command that changes nothing owes none. While no broker is recorded, no
@@ -10,7 +10,7 @@ import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { insertNodes } from '../bench/lib.js';
 import { cli } from '../declare/helpers.js';
 
-const B = suite<{ mesh: Mesh; nodes: string[] }>('mesh broker (issue 19.2, W2)');
+const B = suite<{ mesh: Mesh; nodes: string[] }>('mesh broker (W2)');
 const fp = (seed: string) => createHash('sha256').update(seed).digest('hex').toUpperCase().match(/../g)!.join(':');
 /** Declarations owed and not yet delivered, per node (no serve runs here: nothing is delivered). */
 const owed = async (mesh: Mesh) =>

@@ -1,4 +1,4 @@
-// Freshness (issue 20): a declaration holds until its signed expiry; serve
+// Freshness: a declaration holds until its signed expiry; serve
 // signs a current one again (new serial, same resources) at half its life; a
 // host whose declaration expires while its link is cut keeps applying it,
 // says it is stale, and is cleared by the declaration signed again. On a
@@ -18,7 +18,7 @@ interface Ctx {
   root: string;
   host: Proc;
 }
-const F = suite<Ctx>('freshness: expiry, signing again, stale (issue 20)');
+const F = suite<Ctx>('freshness: expiry, signing again, stale');
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>) => untilShort(what, f, 120_000);
 const LIFETIME = 30;
 

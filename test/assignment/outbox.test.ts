@@ -17,7 +17,7 @@ import { NODE_QUEUE_KEEPS } from '../../src/broker/accounts.js';
 import { VHOST } from '../../bundle/rabbitmq.js';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
-const OWED = 1000; // declarations owed at once in the SIGKILL test (issue 17 (c))
+const OWED = 1000; // declarations owed at once in the SIGKILL test
 
 interface Ctx {
   pm: PrivateMesh;

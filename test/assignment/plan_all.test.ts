@@ -1,4 +1,4 @@
-// `mesh plan --all` (issue 20.1): what the next declarations change on every
+// `mesh plan --all`: what the next declarations change on every
 // node against the one it last acknowledged, with the services that restart
 // because of it, nodes with the same changes on one line; --json per node.
 // Nodes are rows (nothing here crosses the broker): a node "applies" when
@@ -10,7 +10,7 @@ import { insertNodes } from '../bench/lib.js';
 import { addModule, cli } from '../declare/helpers.js';
 import { b64 } from '../../src/crypto/keys.js';
 
-const P = suite<{ mesh: Mesh }>('plan --all (issue 20.1)');
+const P = suite<{ mesh: Mesh }>('plan --all');
 const CONF = '/srv/plan/web.conf';
 const web = (v: string) => [
   { kind: 'file', path: CONF, content: b64(Buffer.from(v)), mode: '0644' },

@@ -1,4 +1,4 @@
-// Rollout in waves (issue 20), on real servers with twenty real hosts: the
+// Rollout in waves, on real servers with twenty real hosts: the
 // changes are held, released in waves 1,25%,100%; a node of the second wave
 // cannot apply, so the rollout halts and the third wave is never sent; serve
 // is killed, the machine fixed, a new serve resumes the rollout to the end.
@@ -24,7 +24,7 @@ interface Ctx {
   wave2: string[];
   wave3: string[];
 }
-const R = suite<Ctx>('rollout: hold, waves, halt, resume, abort (issue 20)');
+const R = suite<Ctx>('rollout: hold, waves, halt, resume, abort');
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>) => untilShort(what, f, 120_000);
 
 const file = (dir: string, name: string, text: string) => ({

@@ -1,4 +1,4 @@
-// The audit history and drift end to end (C3, issue 20): a real mesh serve and
+// The audit history and drift end to end (C3): a real mesh serve and
 // mesh-host. What the operator and the host do lands in `mesh log` with who
 // and when; a file a "cron job" keeps editing is flagged by `mesh drift` once
 // it was put back more than N times in the hour; a row a superuser edits

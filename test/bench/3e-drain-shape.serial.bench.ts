@@ -58,7 +58,7 @@ await bench('3e drain shape', async (figs) => {
         const m = meter();
         const t0 = now();
         let total = 0;
-        // The lanes take in turn, as serve's do (since wt-drain).
+        // The lanes take in turn, as serve's do.
         const turn = takeTurns();
         await Promise.all(
           Array.from({ length: lanes }, async () => {

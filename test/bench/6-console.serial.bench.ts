@@ -1,4 +1,4 @@
-// 6. The console's fleet page at 10,000 nodes (issue 21). Nodes, reports and
+// 6. The console's fleet page at 10,000 nodes. Nodes, reports and
 // declarations are inserted in SQL (most here, some out of touch, some never
 // spoken, some failing); `mesh console` runs as the operator runs it; Debian's
 // chromium loads the fleet page until it is interactive (its first render of

@@ -1,4 +1,4 @@
-// 7. `mesh plan --all` (issue 20.1) for 10,000 nodes shaped like a fleet
+// 7. `mesh plan --all` for 10,000 nodes shaped like a fleet
 // (bench 3's overlay: 100 sites, 2 hubs), every node having applied its
 // declaration, then one module file changed on all of them: the real CLI,
 // until it printed its grouped lines. Beside it, in the same run, the raw

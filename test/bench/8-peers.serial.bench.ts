@@ -24,7 +24,6 @@ import {
   serverPids,
   cpuMeter,
   describeCpu,
-  type Figure,
 } from './lib.js';
 import { meshFleet } from './peers/mesh_side.js';
 import * as pp from './peers/puppet.js';

@@ -1,4 +1,4 @@
-// 8.5 The node queue's type on a broker cluster (issue 19). On a three-node
+// 8.5 The node queue's type on a broker cluster. On a three-node
 // cluster of its own: make N node queues of each type (classic as today, and
 // quorum), publish the same envelopes to them with confirms over the drain's
 // confirm channels, and time it; then kill the node the classic queues live

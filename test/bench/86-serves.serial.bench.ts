@@ -1,4 +1,4 @@
-// 8.6 One serve against two, one broker node against three (issue 19). The
+// 8.6 One serve against two, one broker node against three. The
 // same three jobs as benches 1-3, from their shared steps (steps.ts), each with
 // one and then two `mesh serve` running as competing consumers of
 // mesh.control and drainers of the outbox: heards/s (bench 2's ingestion, a
@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { freshMesh, type Proc } from '../harness/mesh.js';
 import { startCluster, type RabbitCluster } from '../harness/rabbit_cluster.js';
 import { EXCHANGE, QUORUM } from '../../src/broker/topology.js';
 import { envelope } from '../../src/assignment/declare.js';
@@ -54,9 +54,9 @@ import {
   declareAll,
 } from './steps.js';
 
-// 2,000 by default: at 10,000 the cluster half could not make its quorum node
-// queues on this shared 2-core machine (cluster_not_formed after ~6,000, at
-// 32-44/s; docs/benchmarks.md, bench 8.6); MESH_BENCH_SERVES_NODES=10000 is issue 19's full size.
+// 2,000 by default: on a shared 2-core machine a three-node cluster cannot make
+// 10,000 quorum node queues before its Raft members time out
+// (cluster_not_formed); MESH_BENCH_SERVES_NODES=10000 is the full size.
 const FLEET = envInt('MESH_BENCH_SERVES_NODES', 2_000);
 const HEARDS = Math.min(FLEET, envInt('MESH_BENCH_SERVES_HEARDS', 10_000));
 const ENROL = envInt('MESH_BENCH_SERVES_ENROL', 200);
@@ -66,10 +66,10 @@ const SITES = envInt('MESH_BENCH_FANOUT_SITES', 100);
 const HUBS = envInt('MESH_BENCH_FANOUT_HUBS', 2);
 const SERVES = [1, 2];
 // Node queues are the bench's setup, not a figure: made and purged over this many channels at once. More
-// is not faster on the cluster (51-57 /s with 32, ~50 /s with 8), and 32 quorum declares in flight on a
-// loaded machine failed one with cluster_not_formed (its Raft members did not start in time) at 10,000.
+// is not faster on the cluster, and more quorum declares in flight on a loaded machine fail with
+// cluster_not_formed (their Raft members do not start in time).
 const QUEUE_CHANNELS = envInt('MESH_BENCH_SERVES_QUEUE_CHANNELS', 8);
-// Which halves run: both (the issue's figure), or only `one` or `cluster` (to time a half's steps at a size).
+// Which halves run: both (the figure compared), or only `one` or `cluster` (to time a half's steps at a size).
 const ON = process.env.MESH_BENCH_SERVES_ON ?? 'both';
 
 const t00 = now();

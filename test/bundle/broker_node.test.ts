@@ -1,4 +1,4 @@
-// Growing the broker (issue 19.5), on real RabbitMQ nodes: the first node's
+// Growing the broker, on real RabbitMQ nodes: the first node's
 // broker, made alone (mesh@localhost) with an account and a quorum queue, is
 // started as a node of a cluster through rabbitmq-start.sh and keeps both
 // (renamed to mesh-NAME@ADDRESS, nobody re-enrols; its quorum queues carried across by the bundle); the hand-over file is 0600 and
@@ -54,7 +54,7 @@ interface Ctx {
   b: Node;
   epmdEnv: NodeJS.ProcessEnv;
 }
-const T = suite<Ctx>("a broker node joins the first node's cluster (issue 19.5)");
+const T = suite<Ctx>("a broker node joins the first node's cluster");
 
 async function node(dir: string, name: string, epmd: number, password: string): Promise<Node> {
   const ports = {

@@ -1,7 +1,7 @@
 // Bad input to the real CLI is refused with its code, before any store or
 // broker is asked (these runs have neither): the sentence names the remedy
 // and ends with the code, and with --json the refusal is a JSON document a
-// program reads by its code, as a SQL refusal is (src/store/errors.ts).
+// program reads by its code, as a SQL refusal is (src/sys/errors.ts).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runCli, MESH, MESH_HOST } from '../harness/mesh.js';
 import { fileURLToPath } from 'node:url';
-import { codeEntry } from '../../src/store/errors.js';
+import { codeEntry } from '../../src/sys/errors.js';
 import { waitLimit } from '../../src/store/wait.js';
 
 const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));

@@ -1,4 +1,4 @@
-// The web console (issue 21) in a real headless Chromium, against real
+// The web console in a real headless Chromium, against real
 // servers, `mesh serve`, three enrolled `mesh-host` processes and `mesh
 // console` as the operator runs it: nothing is shown without a session, a
 // link signs in once, the fleet page says what `mesh node list` says and

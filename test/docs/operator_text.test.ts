@@ -4,7 +4,7 @@
 // register. Ids belong in code comments, tests and docs/design.md.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { REGISTER } from '../../src/store/errors.js';
+import { REGISTER } from '../../src/sys/errors.js';
 import { program } from '../../src/sys/program.js';
 import { programs, commandsOf } from './reference.js';
 import { idsIn } from './ids.js';

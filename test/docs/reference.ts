@@ -10,7 +10,7 @@ import { meshProgram } from '../../src/cli/mesh_program.js';
 import { hostProgram } from '../../host/host_program.js';
 import { builderProgram } from '../../src/builder/builder_program.js';
 import type { Program } from '../../src/sys/program.js';
-import { REGISTER, type Code } from '../../src/store/errors.js';
+import { REGISTER, type Code } from '../../src/sys/errors.js';
 import { CONTEXTS } from '../../src/store/contexts.js';
 import { SETTINGS } from './settings.js';
 
@@ -57,7 +57,7 @@ function describeOf(p: Program): string {
 
 /** The three programs, as their bin files build them, with every command. */
 export async function programs(): Promise<Program[]> {
-  return [await meshProgram([]), hostProgram(), builderProgram()];
+  return [meshProgram(), hostProgram(), builderProgram()];
 }
 
 function anchor(bin: string, name: string): string {

@@ -54,13 +54,6 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'Set to anything: a failed command prints the whole cause chain and stack after its one sentence.',
   },
   {
-    name: 'MESH_PHASES',
-    program: 'mesh',
-    default: 'unset',
-    meaning:
-      'A file path: the process writes there, as it exits, when it passed each phase of its start (used by the benches).',
-  },
-  {
     name: 'MESH_HOST_DIR',
     program: 'mesh-host',
     default: '/var/lib/mesh-host',

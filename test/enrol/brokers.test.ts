@@ -1,4 +1,4 @@
-// Enrolment with several brokers (issue 19.2): `mesh token issue` writes every
+// Enrolment with several brokers: `mesh token issue` writes every
 // broker the mesh knows into the token; `mesh-host enrol` tries them in turn
 // (one down is passed over) and the identity it keeps lists them all; a token
 // none of whose brokers answers is refused with each one's reason.
@@ -11,7 +11,7 @@ import { loadIdentity } from '../../host/identity.js';
 import { freePort } from '../harness/ports.js';
 import { createServer, type Server } from 'node:net';
 
-const E = suite<{ mesh: Mesh; serve: Proc; dead: string }>("enrolment tries the token's brokers in turn (issue 19.2)");
+const E = suite<{ mesh: Mesh; serve: Proc; dead: string }>("enrolment tries the token's brokers in turn");
 const fp = (seed: string) => createHash('sha256').update(seed).digest('hex').toUpperCase().match(/../g)!.join(':');
 
 E.before(async (ctx) => {

@@ -1,4 +1,4 @@
-// An enrolment in flight when its broker goes (issue 19): serve set the
+// An enrolment in flight when its broker goes: serve set the
 // account's password to the one the host chose, and the host never read the
 // welcome. The host kept its keys and password in a pending file before
 // sending, so it dials again with that password, sends the same request

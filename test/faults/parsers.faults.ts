@@ -12,7 +12,7 @@ import { readReport, writeReport } from '../../src/wire/report.js';
 import { readDeclaration } from '../../src/wire/declaration.js';
 import { parseResources } from '../../src/wire/parse_resources.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 import { nodeName, NODE_NAME } from '../../src/wire/names.js';
 import { WireError, LIMITS, signEnvelope } from '../../src/wire/envelope.js';
 import { KeyFormatError, nodeKeys, signingPair, b64 } from '../../src/crypto/keys.js';

@@ -158,7 +158,7 @@ export async function freshMesh(
   await api.putVhost(vhost);
   await api.putPermissions(vhost, b.admin.user, { configure: '.*', write: '.*', read: '.*' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-home-'));
-  // A cluster: every node's AMQP and management API, in turn (serve's list of brokers, issue 19).
+  // A cluster: every node's AMQP and management API, in turn (serve's list of brokers).
   const amqpList = b.amqpPorts.map((port) => ({ host: '127.0.0.1', port }));
   const broker: BrokerConfig = {
     amqp: opts.cluster ? amqpList : amqpList[0]!,

@@ -1,4 +1,4 @@
-// Three RabbitMQ nodes on loopback joined as one cluster, as issue 19 runs
+// Three RabbitMQ nodes on loopback joined as one cluster, as a grown mesh runs
 // the broker: each node its own name, ports, data dir and TLS listener with a
 // certificate of its own (brokerNode, the one node the harness knows), one
 // Erlang cookie, one epmd (each node finds the others through it). The first

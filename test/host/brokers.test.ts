@@ -1,4 +1,4 @@
-// A host applying the brokers resource (issue 19.2): identity.json's list is
+// A host applying the brokers resource: identity.json's list is
 // rewritten, atomically and 0600, keeping the vhost, the account and the
 // password; a declaration without it leaves the list as it was (a node is
 // never stranded); a hand-edited list is put back (D6); and an identity from
@@ -15,7 +15,7 @@ import { sandbox, file, type Sandbox } from './helpers.js';
 const fp = (seed: string) => createHash('sha256').update(seed).digest('hex').toUpperCase().match(/../g)!.join(':');
 const key = () => randomBytes(32).toString('base64');
 
-const H = suite<{ sb: Sandbox; id: Identity }>('a host applies its brokers (issue 19.2)');
+const H = suite<{ sb: Sandbox; id: Identity }>('a host applies its brokers');
 H.before.each(async (ctx) => {
   ctx.sb = await sandbox();
   ctx.id = {

@@ -2,7 +2,7 @@
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { containerDriver, DIGEST_LABEL } from '../../host/apply/container.js';

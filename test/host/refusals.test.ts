@@ -1,5 +1,5 @@
 // What mesh-host refuses to apply, it reports with the refusal's code (the
-// register in src/store/errors.ts), the sentence kept: each bad declaration
+// register in src/sys/errors.ts), the sentence kept: each bad declaration
 // goes through the real engine (or, for WireGuard, the check its driver runs
 // first) and fails with its own code; nothing is made.
 import { suite } from '../harness/suite.js';

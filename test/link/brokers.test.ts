@@ -1,4 +1,4 @@
-// A host that knows more than one broker (issue 19.2), on two independent real
+// A host that knows more than one broker, on two independent real
 // RabbitMQ brokers and an impostor between them. `mesh broker add` declares
 // the list; the running host applies it to its identity; the broker it is on
 // is halted, and it moves on by itself: the impostor presenting another
@@ -31,7 +31,7 @@ interface Ctx {
   proc: Proc;
   dirs: string[];
 }
-const L = suite<Ctx>('a host tries its brokers in turn (issue 19.2, L1, L2)');
+const L = suite<Ctx>('a host tries its brokers in turn (L1, L2)');
 
 L.before(async (ctx) => {
   ctx.dirs = [];

@@ -118,7 +118,7 @@ D('with the broker unreachable, drift is put back all the same', async (ctx) => 
   const saved = readFileSync(idPath, 'utf8');
   const id = JSON.parse(saved);
   id.broker.port = await freePort();
-  // The list is what the link dials (issue 19.2): the one broker, on that port.
+  // The list is what the link dials: the one broker, on that port.
   id.brokers = [{ host: id.broker.host, port: id.broker.port, fingerprint: id.broker.fingerprint }];
   writeFileSync(idPath, JSON.stringify(id), { mode: 0o600 });
   try {

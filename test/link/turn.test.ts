@@ -1,4 +1,4 @@
-// The order a link tries its brokers (issue 19.2, L1): in turn, each failed
+// The order a link tries its brokers (L1): in turn, each failed
 // attempt moving to the next and round again, and starting where the node's
 // name says, so a fleet starting at once spreads over a cluster's nodes
 // instead of every host dialling the first. Against real sockets that close
@@ -10,7 +10,7 @@ import { Link, startOf } from '../../host/link/link.js';
 import { fakeBroker, type FakeBroker } from './fake_broker.js';
 import type { Identity, BrokerAddress } from '../../host/identity.js';
 
-const T = suite<{ fakes: FakeBroker[] }>('the link tries its brokers in turn (issue 19.2)');
+const T = suite<{ fakes: FakeBroker[] }>('the link tries its brokers in turn');
 T.before(async (ctx) => {
   ctx.fakes = await Promise.all([0, 1, 2].map(() => fakeBroker(() => 'refuse')));
 });

@@ -1,4 +1,4 @@
-// Broker nodes' openings (issue 19, X2; sql/assignment/0021, overlay 0009):
+// Broker nodes' openings (X2; sql/assignment/0021, overlay 0009):
 // a node named in inventory.broker_nodes.node admits its broker's TLS port
 // from anywhere, and epmd and the Erlang distribution from the other broker
 // nodes' overlay addresses alone, over the overlay; a node that runs no

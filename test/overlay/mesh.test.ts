@@ -3,7 +3,7 @@
 // the lab's uplink; the mesh computes the graph, declares it, the hosts bring
 // it up with real wireguard-go. Three machines on two sites, two of them
 // behind no reachable address; then a fourth joins, and the nodes whose peers
-// it changes are re-declared with no command typed (W2, issue 17 (b)).
+// it changes are re-declared with no command typed (W2).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// S5 and W1 together (issue 17, test a): the broker is stopped during a
+// S5 and W1 together: the broker is stopped during a
 // rotation. The command commits anyway and the declarations wait in the
 // outbox; the consumer's old credential keeps working. When the broker
 // returns, with no command typed, both ends get their files, the consumer

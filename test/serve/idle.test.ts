@@ -1,4 +1,4 @@
-// Idle cost (issue 17): with nothing owed, `mesh serve` does no SQL work
+// Idle cost: with nothing owed, `mesh serve` does no SQL work
 // beyond the outbox's periodic sweep, one query on the owed rows' partial index
 // (assignment.owed_now). Shown from PostgreSQL's own counters for this
 // database: over several sweeps, no table is read or written but the outbox,

@@ -1,4 +1,4 @@
-// Several serves (issue 19.3): two `mesh serve` on one store and one broker,
+// Several serves: two `mesh serve` on one store and one broker,
 // competing for mesh.control and draining one outbox; one is SIGKILLed in the
 // middle of an enrolment burst, then a declare --all. Afterwards every
 // enrolment succeeded (or was refused with a sentence and succeeded when tried

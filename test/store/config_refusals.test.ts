@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { storeUrl } from '../../src/store/locate.js';
 import { parseStoreUrl, driverSessionAttrs } from '../../src/store/hosts.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 
 function code(f: () => unknown): string {
   try {

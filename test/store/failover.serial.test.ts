@@ -1,4 +1,4 @@
-// The store's standby (issue 19.4): a primary and a synchronous streaming
+// The store's standby: a primary and a synchronous streaming
 // standby set up by the bundle's replication code, `mesh serve` and every
 // command on the host list; the primary dies (immediate: a crash) while
 // serve runs, `mesh store promote` makes the standby primary, and serve

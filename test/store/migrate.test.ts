@@ -8,7 +8,7 @@ import { run, runAny } from '../../src/sys/proc.js';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate, plan } from '../../src/store/migrate.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 import { waitLimit } from '../../src/store/wait.js';
 import { emptyStore, freshStore, type Store } from '../harness/store.js';
 

@@ -23,7 +23,7 @@ S.after(async (ctx) => {
   await ctx.store?.drop();
 });
 
-function diff(want: string, got: string): Promise<string> {
+function diff(got: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-schema-'));
   writeFileSync(join(dir, 'got.sql'), got);
   return new Promise((resolve) =>
@@ -46,7 +46,7 @@ S('the migrated schema is the one checked in as test/schema.sql', async ({ store
   const want = readFileSync(FILE, 'utf8');
   if (got !== want) {
     assert.unreachable(
-      `the migrated schema differs from test/schema.sql. If the change is meant, regenerate it with ${REGENERATE} and commit it with the migration.\n${await diff(want, got)}`,
+      `the migrated schema differs from test/schema.sql. If the change is meant, regenerate it with ${REGENERATE} and commit it with the migration.\n${await diff(got)}`,
     );
   }
 });

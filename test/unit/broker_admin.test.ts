@@ -6,7 +6,7 @@
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { management, adminEndpoints } from '../../src/broker/admin.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 import { brokerConfig } from '../../bundle/control.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 import type { BrokerConfig } from '../../src/home/home.js';

@@ -1,4 +1,4 @@
-// Several brokers on the wire (issue 19.2): the token carries every broker
+// Several brokers on the wire: the token carries every broker
 // (written as `mesh token issue` writes it, read as `mesh-host enrol` reads
 // it), an old token still reads as the one broker it names; the brokers
 // resource is checked by the one parser, and a module may never carry one
@@ -7,7 +7,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { readToken, writeToken } from '../../src/wire/token.js';
-import { MeshError } from '../../src/store/errors.js';
+import { MeshError } from '../../src/sys/errors.js';
 import { parseResources, parseModuleEntries } from '../../src/wire/parse_resources.js';
 import { WireError } from '../../src/wire/envelope.js';
 

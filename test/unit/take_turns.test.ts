@@ -2,7 +2,7 @@
 // takeTurns): one lane in SQL's take at a time, in the order they asked, the
 // next let in once the one before hands on. Started together, lanes would
 // take, publish and wait on their confirms together, the broker idle while
-// all of them are in SQL (the 3f probe, last in 7e5cceb).
+// all of them are in SQL.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { takeTurns } from '../../src/serve/drain.js';

@@ -12,7 +12,7 @@ import { readReport } from '../../src/wire/report.js';
 import { readRekey } from '../../src/wire/rekey.js';
 import { readBuildRequest, readBuildNews } from '../../src/wire/build.js';
 import { signingPair } from '../../src/crypto/keys.js';
-import { codeEntry, MeshError } from '../../src/store/errors.js';
+import { codeEntry, MeshError } from '../../src/sys/errors.js';
 
 const W = suite('the wire refuses with a fault kind and a code');
 

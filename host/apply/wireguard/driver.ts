@@ -12,7 +12,7 @@ import type { Driver, DriverContext, Held, Observed } from '../driver.js';
 import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
-import { foundStartedAgain } from '../../overlay/found.js';
+import { foundStartedAgain } from './found.js';
 import {
   checkInterfaceName,
   checkKey,
@@ -202,8 +202,8 @@ async function down(name: string): Promise<void> {
  * the update is made in place (`wg syncconf`, then the routes wg-quick would
  * have made). A restart drops every session, and a spoke behind NAT whose
  * hub forgot it stays cut off until it next sends data and waits out the
- * rekey timeout: measured in the lab, 15 s after a hub restart before a
- * spoke answered again, none with syncconf (the hub cannot dial a spoke).
+ * rekey timeout, while with syncconf it is not cut off at all (the hub cannot
+ * dial a spoke).
  * Anything else, or an update that did not take, is a restart: down, up.
  */
 async function reflect(r: WireguardResource, key: string, why: string, ctx: DriverContext): Promise<void> {

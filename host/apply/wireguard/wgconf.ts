@@ -4,7 +4,7 @@
 // as root, so every field is checked against a strict pattern before a
 // byte is written.
 import type { WireguardResource } from '../../../src/wire/resources.js';
-import { refuse } from '../../../src/store/errors.js';
+import { refuse } from '../../../src/sys/errors.js';
 
 /** wg-quick derives the interface from the file name and allows only this. */
 const IFACE = /^[a-z][a-z0-9_-]{0,14}$/;

@@ -9,7 +9,7 @@ import { queueOf } from '../../wire/names.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { publish } from '../../broker/publish.js';
-import { remake } from '../../secret/remake.js';
+import { remake } from '../../provision/remake.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);

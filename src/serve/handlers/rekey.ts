@@ -8,7 +8,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
 import { sender, type ServeContext } from '../context.js';
-import { codeEntry } from '../../store/errors.js';
+import { codeEntry } from '../../sys/errors.js';
 import { publish } from '../../broker/publish.js';
 
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {

@@ -27,7 +27,7 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
     await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
     throw err;
   }
-  // Once per message (issue 19.3): "seen" commits with what the report records,
+  // Once per message: "seen" commits with what the report records,
   // so a redelivery to this or another serve records nothing twice.
   const messageId = msg.properties.messageId ? String(msg.properties.messageId) : null;
   const serial = r.refused ? (r.refused.serial ?? null) : r.serial;

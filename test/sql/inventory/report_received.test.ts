@@ -1,4 +1,4 @@
-// Several serves (issue 19.3): a report message is recorded once however often
+// Several serves: a report message is recorded once however often
 // the broker delivers it (inventory 0010), as mesh_inventory calls it. (An
 // enrolment redelivered sets the password its request carries: test/enrol/resume.)
 import { suite } from '../../harness/suite.js';

@@ -1,11 +1,11 @@
-// ADR 0105: a tunnel the mesh took over (host/overlay/take.ts) and that
-// somebody started again by hand beside the mesh's interface is said, not
-// stopped. Stopping it would be the mesh acting on a thing it does not own
+// ADR 0105: a tunnel the mesh took over (host/overlay/take.ts, which keeps its
+// account at accountPath below) and that somebody started again by hand beside
+// the mesh's interface is said, not stopped. Stopping it would be the mesh acting on a thing it does not own
 // any more; staying silent would leave a hub whose interface cannot hold its
 // port, or a spoke where two interfaces with one key fight over every peer.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runAny } from '../../src/sys/proc.js';
+import { runAny } from '../../../src/sys/proc.js';
 
 /** Where take keeps its account (not taken / taken / down). */
 export const accountPath = (dir: string) => join(dir, 'overlay-take.json');

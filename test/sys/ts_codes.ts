@@ -48,7 +48,7 @@ export function tsRaises(): TsRaise[] {
   for (const d of ['src', 'host', 'bundle']) {
     for (const f of walk(join(TOP, d))) {
       const file = relative(TOP, f);
-      if (file === 'src/store/errors.ts') continue; // where refuse() is defined
+      if (file === 'src/sys/errors.ts') continue; // where refuse() is defined
       for (const r of raisesIn(readFileSync(f, 'utf8'))) out.push({ file, ...r });
     }
   }
@@ -60,7 +60,7 @@ export function testedCodes(): Set<string> {
   const seen = new Set<string>();
   for (const f of walk(join(TOP, 'test'))) {
     const file = relative(TOP, f);
-    if (file === 'test/store/errors.test.ts' || file === 'test/store/ts_codes.ts') continue;
+    if (file === 'test/sys/errors.test.ts' || file === 'test/sys/ts_codes.ts') continue;
     for (const m of readFileSync(f, 'utf8').matchAll(/MSH[0-9A-Z]{2}/g)) seen.add(m[0]);
   }
   return seen;

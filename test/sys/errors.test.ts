@@ -1,11 +1,11 @@
-// The one register of error codes (src/store/errors.ts) against what sql/
+// The one register of error codes (src/sys/errors.ts) against what sql/
 // raises and what src/, host/ and bundle/ refuse with: one code, one meaning,
 // one context; nothing raised that the register does not know, nothing in the
 // register that nothing raises, no code that no test asserts. And storeError
 // maps a code, never a prefix or a message; refuse() makes the same error.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { REGISTER, storeError, refuse, errorJson, MeshError, UnregisteredCode } from '../../src/store/errors.js';
+import { REGISTER, storeError, refuse, errorJson, MeshError, UnregisteredCode } from '../../src/sys/errors.js';
 import { sqlRaises } from './sql_codes.js';
 import { tsRaises, testedCodes, raisesIn } from './ts_codes.js';
 import { freshStore, type Store } from '../harness/store.js';

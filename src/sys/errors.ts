@@ -2,7 +2,7 @@
 // (`raise exception ... using errcode = 'MSHnn'`) and those TypeScript raises
 // with refuse() below (an argument, a module file, a declaration mesh-host
 // will not apply, an install option) or as a WireError (src/wire/envelope.ts).
-// A code means one thing, in one context, everywhere; test/store/errors.test.ts
+// A code means one thing, in one context, everywhere; test/sys/errors.test.ts
 // scans sql/, src/, host/ and bundle/ and holds them and this table to each
 // other: every code raised is here once, every entry is raised where it says,
 // and some test asserts it.
@@ -24,10 +24,11 @@
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
 // old code is never reused for another meaning.
-import type { Context } from './contexts.js';
+/** A context of the store: the kernel names them here, and src/store/contexts.ts lists them in migration order against this. */
+export type ContextName = 'inventory' | 'catalogue' | 'secret' | 'provision' | 'overlay' | 'assignment' | 'audit';
 
 /** Who refuses: a store context, or a part with no schema of its own. */
-export type Refuser = Context | 'host' | 'bundle' | 'store' | 'wire';
+export type Refuser = ContextName | 'host' | 'bundle' | 'store' | 'wire';
 
 export interface Code {
   code: string;
@@ -1502,7 +1503,7 @@ export class UnregisteredCode extends Error {
   readonly code: string;
   constructor(code: string, said: string, cause: unknown) {
     super(
-      `the store refused with ${code}, a code src/store/errors.ts does not list (a bug in mesh: report it with this line): ${said}.`,
+      `the store refused with ${code}, a code src/sys/errors.ts does not list (a bug in mesh: report it with this line): ${said}.`,
       { cause },
     );
     this.name = 'UnregisteredCode';

@@ -5,9 +5,9 @@
 // commits without the broker: what is owed waits in the outbox (W1), and the
 // old credential is accepted until every holder acknowledged the new one.
 import { declare, type Declared } from '../assignment/declare.js';
-import { prepare, type Made } from '../provision/credential.js';
-import { storePair } from './store_pair.js';
-import { windowOf } from './window.js';
+import { prepare } from './credential.js';
+import { storePair, type Made } from '../secret/store_pair.js';
+import { windowOf } from '../secret/window.js';
 
 export interface Rotated extends Made {
   sent: Declared[];
