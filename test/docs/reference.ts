@@ -127,7 +127,7 @@ export function errorsPage(): string {
   const out = [
     '# Refusal codes',
     '',
-    GENERATED('the register of codes (`REGISTER` in src/store/errors.ts)'),
+    GENERATED('the register of codes (`REGISTER` in src/sys/errors.ts)'),
     '',
     'Every refusal of mesh carries one of these codes. A person reads a sentence that says what was',
     'refused and what to do, ending with the code: `mesh: ... : REMEDY (MSH02).` With `--json` a',

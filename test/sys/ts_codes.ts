@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { FAULT_CODES, type WireFault } from '../../src/wire/envelope.js';
 
 export const TOP = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -22,24 +23,31 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Every refuse() call in TEXT; a call whose code is not a literal reads as code '?', so a computed code cannot hide. */
+/**
+ * Every refuse() call and `new WireError(...)` in TEXT, read from the syntax
+ * tree so a call the formatter spread over lines counts as one. A call whose
+ * code is not a literal reads as code '?', so a computed code cannot hide.
+ */
 export function raisesIn(text: string): { line: number; code: string }[] {
   const out: { line: number; code: string }[] = [];
-  text.split('\n').forEach((l, i) => {
+  const src = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const lit = (n: ts.Node | undefined) => (n && ts.isStringLiteralLike(n) ? n.text : undefined);
+  const at = (n: ts.Node) => src.getLineAndCharacterOfPosition(n.getStart(src)).line + 1;
+  const visit = (n: ts.Node): void => {
+    // refuse( called by name: a method of that name (this.refuse in host/agent.ts) is another thing.
+    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'refuse') {
+      out.push({ line: at(n), code: lit(n.arguments[0]) ?? '?' });
+    }
     // A WireError raises its literal code, or its literal fault's (FAULT_CODES); a computed fault without a code reads as '?'.
-    for (const m of l.matchAll(
-      /(?<![.\w])new WireError\(\s*(?:'([a-z-]+)')?[^\n]*?(?:,\s*'(MSH[0-9A-Z]{2})'\s*\))?\s*;?\s*$/g,
-    )) {
-      if (/^\s*(\/\/|\*)/.test(l)) continue;
-      out.push({ line: i + 1, code: m[2] ?? FAULT_CODES[m[1] as WireFault] ?? '?' });
+    if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'WireError') {
+      const args = n.arguments ?? [];
+      const code = args.map(lit).find((s) => s !== undefined && /^MSH[0-9A-Z]{2}$/.test(s));
+      const fault = lit(args[0]);
+      out.push({ line: at(n), code: code ?? (fault ? FAULT_CODES[fault as WireFault] : undefined) ?? '?' });
     }
-    // refuse( not after a dot: a method of that name (this.refuse in host/agent.ts) is another thing.
-    for (const m of l.matchAll(/(?<![.\w])refuse\(\s*(?:'([^']*)'|([^'\s)][^,)]*))/g)) {
-      if (/^\s*(\/\/|\*)/.test(l)) continue; // a comment that names refuse('MSH80', ...) raises nothing
-      if (/\b(private|function)\s+refuse\(/.test(l)) continue; // a definition of another refuse
-      out.push({ line: i + 1, code: m[1] ?? '?' });
-    }
-  });
+    ts.forEachChild(n, visit);
+  };
+  visit(src);
   return out;
 }
 
