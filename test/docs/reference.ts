@@ -130,7 +130,7 @@ export function errorsPage(): string {
     GENERATED('the register of codes (`REGISTER` in src/sys/errors.ts)'),
     '',
     'Every refusal of mesh carries one of these codes. A person reads a sentence that says what was',
-    'refused and what to do, ending with the code: `mesh: ... : REMEDY (MSH02).` With `--json` a',
+    'refused and what to do, ending with the code: `mesh: WHAT: WHAT TO DO (MSH02).` With `--json` a',
     'command prints `{"error": {"code", "context", "message", "remedy"}}`. A code means one thing',
     'everywhere and is never reused. The remedy below is the one printed when the refusal carries',
     'no more precise one of its own.',

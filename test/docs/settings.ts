@@ -19,7 +19,7 @@ export const SETTINGS: readonly Setting[] = [
     program: 'mesh, mesh serve, the bundle',
     default: 'none: a command that needs it refuses with MSHE9',
     meaning:
-      "The PostgreSQL URL of one context's store (MESH_STORE_INVENTORY, MESH_STORE_CATALOGUE, MESH_STORE_SECRET, MESH_STORE_PROVISION, MESH_STORE_OVERLAY, MESH_STORE_ASSIGNMENT, MESH_STORE_AUDIT), connecting as that context's role, or the path of a 0600 file holding it. A context's code reads its own and no other.",
+      "Where one context's store is (MESH_STORE_INVENTORY, MESH_STORE_CATALOGUE, MESH_STORE_SECRET, MESH_STORE_PROVISION, MESH_STORE_OVERLAY, MESH_STORE_ASSIGNMENT, MESH_STORE_AUDIT): a postgres URL without a password, connecting as that context's role, or the path of a 0600 file holding the URL. A context's code reads its own and no other.",
   },
   {
     name: 'MESH_STORE_WAIT_SECONDS',
