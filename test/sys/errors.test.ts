@@ -208,7 +208,7 @@ R(
     const e = storeError(await raised(store, 'MSHZZ'));
     assert.instance(e, UnregisteredCode);
     assert.not.instance(e, MeshError);
-    assert.match(e.message, /MSHZZ, a code src\/store\/errors\.ts does not list \(a bug in mesh/);
+    assert.match(e.message, /MSHZZ, a code src\/sys\/errors\.ts does not list \(a bug in mesh/);
   },
 );
 
