@@ -3,21 +3,7 @@
 // one function of a context that returns data; it is printed here as a table
 // for a person or JSON with --json.
 import { program } from '../sys/program.js';
-import { registerControl } from './control.js';
-import { registerToken } from './token.js';
-import { registerNode } from './node.js';
-import { registerModule } from './module.js';
-import { registerDeclaration } from './declaration.js';
-import { registerBuild } from './build.js';
-import { registerOverlay } from './overlay.js';
-import { registerSecret } from './secret.js';
-import { registerProvision } from './provision.js';
-import { registerFirewall } from './firewall.js';
-import { registerAudit } from './audit.js';
-import { registerDrift } from './drift.js';
-import { registerConsole } from './console.js';
-import { registerRollout } from './rollout.js';
-import { registerBroker } from './broker.js';
+import { nounsFor } from './nouns.js';
 
 const p = program(
   'mesh',
@@ -25,19 +11,8 @@ const p = program(
   "Run a fleet of machines from one declared truth. Every command reads its store from MESH_STORE_<CONTEXT> and the control plane's files from MESH_HOME (default /etc/mesh).",
 );
 
-p.noun('control plane', registerControl);
-p.noun('token', registerToken);
-p.noun('node', registerNode);
-p.noun('module', registerModule);
-p.noun('declaration', registerDeclaration);
-p.noun('build', registerBuild);
-p.noun('overlay', registerOverlay);
-p.noun('secret', registerSecret);
-p.noun('provision', registerProvision);
-p.noun('firewall', registerFirewall);
-p.noun('audit', registerAudit);
-p.noun('drift', registerDrift);
-p.noun('console', registerConsole);
-p.noun('rollout', registerRollout);
-p.noun('broker', registerBroker);
+// Only the noun the command names is loaded (nouns.ts says why); all of them at once, in order, otherwise.
+const nouns = nounsFor(process.argv.slice(2));
+const registers = await Promise.all(nouns.map((n) => n.load()));
+nouns.forEach((n, i) => p.noun(n.noun, registers[i]!));
 p.run();
