@@ -1,7 +1,7 @@
 // The CLI's nouns: each file and the first words of its commands. A command
 // line whose first word is one of these loads that noun's file alone:
-// importing all fifteen (and what each imports) at every start was a fifth of
-// `mesh declare`'s own start (bench 4). Anything else (--help, a typo, an
+// importing all fifteen (and what each imports) at every start would be a
+// large part of every command's own start. Anything else (--help, a typo, an
 // alias) loads them all, so sade sees every command. test/cli/lazy_nouns
 // checks these words against what each file really registers.
 import type { Program } from '../sys/program.js';
