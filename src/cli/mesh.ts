@@ -4,5 +4,6 @@
 // for a person or JSON with --json.
 import { meshProgram } from './mesh_program.js';
 
-const p = meshProgram();
+// Only the noun the command names is loaded (nouns.ts says why); all of them at once, in order, otherwise.
+const p = await meshProgram(process.argv.slice(2));
 p.run();

@@ -57,7 +57,7 @@ function describeOf(p: Program): string {
 
 /** The three programs, as their bin files build them, with every command. */
 export async function programs(): Promise<Program[]> {
-  return [meshProgram(), hostProgram(), builderProgram()];
+  return [await meshProgram([]), hostProgram(), builderProgram()];
 }
 
 function anchor(bin: string, name: string): string {

@@ -3,7 +3,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { FAULT_CODES, type WireFault } from '../../src/wire/envelope.js';
 
 export const TOP = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -23,32 +22,42 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/**
- * Every refuse() call and `new WireError(...)` in TEXT, read from the syntax
- * tree so a call the formatter spread over lines counts as one. A call whose
- * code is not a literal reads as code '?', so a computed code cannot hide.
- */
+/** The argument text of the call whose opening parenthesis is at OPEN in TEXT, quotes and nesting skipped; its lines may be many. */
+function argsAt(text: string, open: number): string {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"' || c === '`') {
+      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return text.slice(open + 1, i);
+  }
+  return text.slice(open + 1);
+}
+
+/** Every refuse() call in TEXT; a call whose code is not a literal reads as code '?', so a computed code cannot hide. */
 export function raisesIn(text: string): { line: number; code: string }[] {
-  const out: { line: number; code: string }[] = [];
-  const src = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const lit = (n: ts.Node | undefined) => (n && ts.isStringLiteralLike(n) ? n.text : undefined);
-  const at = (n: ts.Node) => src.getLineAndCharacterOfPosition(n.getStart(src)).line + 1;
-  const visit = (n: ts.Node): void => {
-    // refuse( called by name: a method of that name (this.refuse in host/agent.ts) is another thing.
-    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'refuse') {
-      out.push({ line: at(n), code: lit(n.arguments[0]) ?? '?' });
-    }
-    // A WireError raises its literal code, or its literal fault's (FAULT_CODES); a computed fault without a code reads as '?'.
-    if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'WireError') {
-      const args = n.arguments ?? [];
-      const code = args.map(lit).find((s) => s !== undefined && /^MSH[0-9A-Z]{2}$/.test(s));
-      const fault = lit(args[0]);
-      out.push({ line: at(n), code: code ?? (fault ? FAULT_CODES[fault as WireFault] : undefined) ?? '?' });
-    }
-    ts.forEachChild(n, visit);
-  };
-  visit(src);
-  return out;
+  const out: { line: number; code: string; at: number }[] = [];
+  const lineOf = (at: number) => text.slice(0, at).split('\n').length;
+  const lineText = (at: number) => text.slice(text.lastIndexOf('\n', at) + 1, at);
+  // A call's code may sit on a line of its own (as the formatter writes a long call): the call is read whole.
+  // A WireError raises its literal code, or its literal fault's (FAULT_CODES); a computed fault without a code reads as '?'.
+  for (const m of text.matchAll(/(?<![.\w])new WireError\(/g)) {
+    if (/^\s*(\/\/|\*)/.test(lineText(m.index))) continue;
+    const args = argsAt(text, m.index + m[0].length - 1);
+    const fault = /^\s*'([a-z-]+)'/.exec(args)?.[1];
+    const code = /,\s*'(MSH[0-9A-Z]{2})'\s*,?\s*$/.exec(args)?.[1];
+    out.push({ at: m.index, line: lineOf(m.index), code: code ?? FAULT_CODES[fault as WireFault] ?? '?' });
+  }
+  // refuse( not after a dot: a method of that name (this.refuse in host/agent.ts) is another thing.
+  for (const m of text.matchAll(/(?<![.\w])refuse\(/g)) {
+    const before = lineText(m.index);
+    if (/^\s*(\/\/|\*)/.test(before)) continue; // a comment that names refuse('MSH80', ...) raises nothing
+    if (/\b(private|function)\s+$/.test(before)) continue; // a definition of another refuse
+    const code = /^\s*'([^']*)'/.exec(argsAt(text, m.index + m[0].length - 1))?.[1];
+    out.push({ at: m.index, line: lineOf(m.index), code: code ?? '?' });
+  }
+  return out.sort((x, y) => x.at - y.at).map(({ line, code }) => ({ line, code }));
 }
 
 export function tsRaises(): TsRaise[] {
