@@ -216,6 +216,24 @@ Loop('a replayed older serial is refused (D2)', async (ctx) => {
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v2');
 });
 
+Loop(
+  'C2: a genuine, newer declaration that expired within the second before it arrived is refused as stale',
+  async (ctx) => {
+    // Signed 60 s ago for 60 s, in whole seconds: it expired within the second before it reaches the queue.
+    const expired = fresh(60, Date.now() - 60_000);
+    assert.ok(expired.expires * 1000 <= Date.now(), 'it has expired');
+    await refused(
+      ctx,
+      envelope(
+        bodyWith(ctx, (b) => Object.assign(b, expired)),
+        ctx.mesh.signer,
+      ),
+      /refused a declaration: stale: serial 99 expired at .*, before it arrived.*\(MSHN3\)\./,
+    );
+    assert.not.ok(existsSync(join(ctx.root, 'evil')));
+  },
+);
+
 Loop('a report the broker cannot route is said out loud, and sent again once it can (R1)', async (ctx) => {
   const ctrl = `/bindings/${ctx.mesh.vhost}/e/mesh/q/mesh.control`;
   assert.is((await ctx.mesh.mgmt('DELETE', `${ctrl}/report`)).status, 204);

@@ -102,6 +102,38 @@ Fw("X2: a provision's consumers reach the provider's port over the overlay, and 
 });
 
 Fw(
+  "X2: a route's consumer admits its port from the proxy's nodes over the overlay, from no other node; with no proxy running, from nobody",
+  async (ctx) => {
+    await addModule(ctx, 'proxy', [{ kind: 'directory', path: '/srv/proxy', mode: '0755' }], 'hub');
+    await addModule(ctx, 'proxy2', [{ kind: 'directory', path: '/srv/proxy2', mode: '0755' }], 'c1');
+    await addModule(ctx, 'site', [{ kind: 'directory', path: '/srv/site', mode: '0755' }], 'b2');
+    // As offer and grant record them (`mesh provision offer` and `grant` would also declare at once).
+    for (const [route, proxy, name, port] of [
+      ['www', 'proxy', 'site.example', 8080],
+      ['www2', 'proxy2', 'other.example', 8081],
+    ] as const) {
+      await ctx.mesh.store.admin`select provision.offer(${route}, 'route', ${proxy}, '{}'::jsonb)`;
+      await ctx.mesh.store
+        .admin`select provision.grant(${route}, 'site', ${ctx.mesh.store.admin.json({ name, port })}::jsonb)`;
+    }
+    const site = await firewallOf(ctx, 'b2');
+    assert.equal(rule(site, 8080), [
+      { proto: 'tcp', port: 8080, from: [await address(ctx, 'hub')], via: 'mesh0', why: 'route www: proxy to site' },
+    ]);
+    // Another route to the same consumer opens its own port from its own proxy, and neither proxy reaches the other's.
+    assert.equal(rule(site, 8081), [
+      { proto: 'tcp', port: 8081, from: [await address(ctx, 'c1')], via: 'mesh0', why: 'route www2: proxy to site' },
+    ]);
+    for (const n of ['hub', 'b1', 'c1'])
+      assert.equal(rule(await firewallOf(ctx, n), 8080), [], `${n} consumes nothing`);
+    // The proxy runs nowhere: no node may reach the consumer's port, so it is not opened at all.
+    await cli(ctx, 'unassign', 'proxy', 'hub');
+    assert.equal(rule(await firewallOf(ctx, 'b2'), 8080), []);
+    assert.equal(rule(await firewallOf(ctx, 'b2'), 8081).length, 1, 'the other route stays open');
+  },
+);
+
+Fw(
   "X2: a module's served ports open from any, from a site, or from a module's nodes; openings never reach a node as resources",
   async (ctx) => {
     await addModule(

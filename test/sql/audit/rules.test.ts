@@ -186,7 +186,9 @@ A('C3: whoever inserts, the database sets seq, time, who and both hashes: a forg
     .audit`select seq::int, at > now() - interval '1 minute' as fresh, actor, role, prev_hash, hash from audit.event where node = 'planted'`;
   assert.is(row!.seq, mark + 1);
   assert.ok(row!.fresh);
+  // Who is the session that inserted (its role, and the name it gave itself), never the columns it wrote.
   assert.is(row!.role, 'mesh_audit');
+  assert.is(row!.actor, 'postgres.js');
   assert.equal(row!.prev_hash, prev!.hash);
   assert.is.not(Buffer.compare(row!.hash, Buffer.alloc(32)), 0);
   assert.is(await verify(ctx), undefined);
@@ -237,6 +239,34 @@ A(
       return verify(ctx, sql);
     });
     assert.equal(first, { seq: 2, problem: 'rows 1 to 1 are missing' });
+    assert.is(await verify(ctx), undefined, 'all of it rolled back');
+  },
+);
+
+A(
+  "C3: a row's hash covers who made it: its actor or role rewritten behind the triggers is named by verify",
+  async (ctx) => {
+    const [target] = await ctx.as
+      .audit`select seq::int from audit.event where kind = 'token-spent' order by seq limit 1`;
+    for (const edit of ["actor = 'mesh token issue (alice)'", "role = 'mesh_assignment'"]) {
+      const found = await tampered(ctx, async (sql) => {
+        await sql.unsafe(`update audit.event set ${edit} where seq = ${target!.seq}`);
+        return {
+          verify: await verify(ctx, sql),
+          // What `mesh audit verify` runs: refused, naming the row.
+          refused: (await refusedWith(sql`select * from audit.check_chain()`, 'MSH71')).message,
+        };
+      });
+      assert.equal(
+        found.verify,
+        { seq: target!.seq, problem: 'its hash does not match its contents: the row was changed after it was written' },
+        edit,
+      );
+      assert.match(
+        found.refused,
+        new RegExp(`^the audit history does not match from row ${target!.seq} \\(token-spent,`),
+      );
+    }
     assert.is(await verify(ctx), undefined, 'all of it rolled back');
   },
 );
