@@ -93,7 +93,9 @@ H('a refusal the host reported is a row with its fault and reason', async (ctx) 
   await ctx.serve.waitFor(/web1 refused a declaration.*: forged/, 10_000, smark);
   const [r] = await log(ctx, '--kind', 'refused');
   assert.is(r!.node, 'web1');
+  assert.is(r!.kind, 'refused-forged');
   assert.is(r!.detail.fault, 'forged');
+  assert.is((await log(ctx, '--kind', 'refused-replayed')).length, 0, 'a forgery is not filed as a replay');
   assert.match(r!.detail.reason as string, /declaration is not signed by the key/);
 });
 
