@@ -1,13 +1,16 @@
 // The agent: verify every declaration before reading a byte of it as an
 // instruction (D1), apply only a newer serial (D2), keep it signed, apply it,
-// keep it applied (D6), and report what the machine holds (R1).
+// keep it applied (D6), and report what the machine holds (R1). A refusal is
+// reported as its kind: forged and malformed (D1) apart, and a genuine older
+// declaration as replayed, never forged (delivery is at least once: a
+// redelivery or a broker restart brings the mesh's own back).
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
-import { WireError } from '../src/wire/envelope.js';
+import { WireError, type WireFault } from '../src/wire/envelope.js';
 import { refuse } from '../src/sys/errors.js';
-import { writeReport, type Report, type HeldEntry } from '../src/wire/report.js';
+import { writeReport, type Report, type HeldEntry, type RefusalFault } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
@@ -75,8 +78,8 @@ export class Agent {
         // Genuine but older than what was applied: an old signed file put back on the disk.
         if (k.decl.serial < this.mark.serial || (k.decl.serial === this.mark.serial && digest !== this.mark.digest)) {
           throw new WireError(
-            'forged',
-            `replayed: the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`,
+            'replayed',
+            `the kept declaration is serial ${k.decl.serial}, and serial ${this.mark.serial} was applied.`,
             'MSHN5',
           );
         }
@@ -86,8 +89,9 @@ export class Agent {
       }
     } catch (err) {
       if (!(err instanceof WireError)) throw err;
-      this.log(`refusing the kept declaration: ${err.fault}: ${err.message}`);
-      this.queueReport({ refused: { fault: err.fault, reason: `kept declaration: ${err.message}` } });
+      const fault = reported(err.fault);
+      this.log(`refusing the kept declaration: ${fault}: ${err.message}`);
+      this.queueReport({ refused: { fault, reason: `kept declaration: ${err.message}` } });
     }
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
@@ -197,7 +201,7 @@ export class Agent {
         // D1: forged and malformed are said differently; neither is applied.
         // A held message was said once already, when it first arrived.
         if (!fresh.includes(m)) continue;
-        const fault = err.fault === 'too-large' ? 'malformed' : err.fault;
+        const fault = reported(err.fault);
         this.log(`refused a ${type ?? 'message'}: ${fault}: ${err.message}`);
         this.queueReport({ refused: { fault, reason: err.message } });
       }
@@ -259,7 +263,7 @@ export class Agent {
    * D2. 'newer': above everything applied. 'same': the very declaration of the
    * highest serial applied, delivered again (applied again only if the kept
    * file is gone). 'refused': below the mesh's floor or this host's mark, or a
-   * different declaration carrying a serial already used: said as a replay.
+   * different declaration carrying a serial already used: reported replayed.
    */
   private judge(serial: number, digest: string, expires: number): 'newer' | 'same' | 'refused' {
     const f = this.floor;
@@ -267,8 +271,8 @@ export class Agent {
       this.refuse(
         serial,
         serial < f.serial
-          ? `replayed: serial ${serial} is below ${f.serial}, the newest this node acknowledged (the mesh's signed floor)`
-          : `replayed: serial ${serial} is not the declaration this node acknowledged at that serial (the mesh's signed floor)`,
+          ? `serial ${serial} is below ${f.serial}, the newest this node acknowledged (the mesh's signed floor)`
+          : `serial ${serial} is not the declaration this node acknowledged at that serial (the mesh's signed floor)`,
       );
       return 'refused';
     }
@@ -287,14 +291,15 @@ export class Agent {
       return 'newer';
     }
     if (serial === m.serial && digest === m.digest) return 'same';
-    this.refuse(serial, `replayed: serial ${serial} is not newer than ${m.serial}, the one applied`);
+    this.refuse(serial, `serial ${serial} is not newer than ${m.serial}, the one applied`);
     return 'refused';
   }
 
-  private refuse(serial: number, replayed: string): void {
-    const { message: reason } = new WireError('forged', replayed, 'MSHN5');
-    this.log(`refused a declaration: forged: ${reason}`);
-    this.queueReport({ refused: { serial, fault: 'forged', reason } });
+  /** D2: the mesh's own declaration, genuine and older: replayed, which is not forged (D1 keeps that for another key). */
+  private refuse(serial: number, why: string): void {
+    const { message: reason } = new WireError('replayed', why, 'MSHN5');
+    this.log(`refused a declaration: replayed: ${reason}`);
+    this.queueReport({ refused: { serial, fault: 'replayed', reason } });
   }
 
   private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
@@ -392,6 +397,11 @@ export class Agent {
   holdings(): Promise<unknown> {
     return holdings(this.dir);
   }
+}
+
+/** The kind a refusal is reported as: a message over the size limit is one not of its form. */
+function reported(fault: WireFault): RefusalFault {
+  return fault === 'too-large' ? 'malformed' : fault;
 }
 
 /** D6's period: MESH_HOST_RECONCILE_SECONDS, 300 unset; anything but a positive number is refused (a NaN interval would reconcile without pause). */

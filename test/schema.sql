@@ -1332,7 +1332,8 @@ CREATE FUNCTION audit.on_refusal() RETURNS trigger
     SET search_path TO 'pg_catalog', 'audit'
     AS $$
 begin
-  perform audit.append('refused', new.node, jsonb_build_object('serial', new.serial, 'fault', new.fault, 'reason', new.reason));
+  if new.times > 1 then return null; end if;
+  perform audit.append('refused-' || new.fault, new.node, jsonb_build_object('serial', new.serial, 'fault', new.fault, 'reason', new.reason));
   return null;
 end $$;
 
@@ -1891,15 +1892,33 @@ ALTER FUNCTION inventory.record_failure(node_name text, failed_serial bigint, fa
 -- Name: record_refusal(text, bigint, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) RETURNS boolean
+CREATE FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) RETURNS integer
     LANGUAGE plpgsql
     AS $$
+declare
+  said_fault text := refusal_fault;
+  said_reason text := refusal_reason;
+  n integer;
 begin
+  -- An agent from before replayed was a kind of its own: its replays said as forged.
+  if said_fault = 'forged' and said_reason like 'replayed: %' then
+    said_fault := 'replayed';
+    said_reason := substr(said_reason, length('replayed: ') + 1);
+  end if;
   update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null;
-  if not found then return false; end if;
-  insert into inventory.refusal (node, serial, fault, reason) values (node_name, refused_serial, refusal_fault, refusal_reason)
-  on conflict (node) do update set serial = excluded.serial, fault = excluded.fault, reason = excluded.reason, refused_at = now();
-  return true;
+  if not found then return 0; end if;
+  insert into inventory.refusal as x (node, serial, fault, reason) values (node_name, refused_serial, said_fault, said_reason)
+  on conflict (node) do update
+     set times      = case when (x.serial, x.fault, x.reason) is not distinct from (excluded.serial, excluded.fault, excluded.reason)
+                           then x.times + 1 else 1 end,
+         first_at   = case when (x.serial, x.fault, x.reason) is not distinct from (excluded.serial, excluded.fault, excluded.reason)
+                           then x.first_at else now() end,
+         serial     = excluded.serial,
+         fault      = excluded.fault,
+         reason     = excluded.reason,
+         refused_at = now()
+  returning x.times into n;
+  return n;
 end $$;
 
 ALTER FUNCTION inventory.record_refusal(node_name text, refused_serial bigint, refusal_fault text, refusal_reason text) OWNER TO mesh_inventory;
@@ -5181,7 +5200,10 @@ CREATE TABLE inventory.refusal (
     serial bigint,
     fault text NOT NULL,
     reason text NOT NULL,
-    refused_at timestamp with time zone DEFAULT now() NOT NULL
+    refused_at timestamp with time zone DEFAULT now() NOT NULL,
+    times integer DEFAULT 1 NOT NULL,
+    first_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT refusal_times_check CHECK ((times > 0))
 );
 
 ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
@@ -5190,7 +5212,7 @@ ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
 -- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it; every one is kept by the audit history.';
+COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it, with how many times in a row; the audit history keeps each refusal once, when first said.';
 
 --
 -- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
@@ -5208,7 +5230,7 @@ COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it co
 -- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON COLUMN inventory.refusal.fault IS 'forged, malformed, or another fault the host names (replayed is a forged reason).';
+COMMENT ON COLUMN inventory.refusal.fault IS 'forged (another key, mesh or node), malformed (not of its form), replayed (the mesh''s own, not newer than the one applied) or stale (expired on arrival).';
 
 --
 -- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
@@ -5220,7 +5242,19 @@ COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
 -- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the report of it arrived.';
+COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
+
+--
+-- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
+
+--
+-- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
 
 --
 -- Name: report_received; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -6820,6 +6854,13 @@ ALTER TABLE ONLY inventory.node
 
 ALTER TABLE ONLY inventory.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: refusal refusal_fault_kind; Type: CHECK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE inventory.refusal
+    ADD CONSTRAINT refusal_fault_kind CHECK ((fault = ANY (ARRAY['forged'::text, 'malformed'::text, 'replayed'::text, 'stale'::text]))) NOT VALID;
 
 --
 -- Name: refusal refusal_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory

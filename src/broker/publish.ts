@@ -32,7 +32,27 @@ export function destination(exchange: string, key: string): string {
 }
 
 /**
- * Publish persistent, wait for the broker's confirm. With `mandatory`, a
+ * W3: the one delivery mode of everything the control plane sends a node
+ * (declarations from the outbox, serve's answers to recover, enrol and rekey):
+ * not persistent. SQL keeps what a node is owed and a host asks for its newest
+ * on every connect, so a broker restart, which drops every message that is not
+ * persistent, leaves a node's queue empty rather than holding older
+ * declarations whose newer ones it lost (which the host would then refuse as
+ * replayed). One mode for all: a mix is exactly what leaves the older behind.
+ * docs/design.md says why not persistent everywhere.
+ */
+export const NODE_DELIVERY = { persistent: false } as const;
+
+/** What a publish to a node may set: everything but how it is delivered, which is NODE_DELIVERY's. */
+export type NodePublish = Omit<Options.Publish, 'persistent' | 'deliveryMode'>;
+
+/** Publish to a node (its queue, or the direct reply-to it asked on) in the one delivery mode, with confirms. */
+export function toNode(ch: ConfirmChannel, queue: string, body: Buffer, props: NodePublish = {}): Promise<void> {
+  return publish(ch, '', queue, body, { ...props, ...NODE_DELIVERY });
+}
+
+/**
+ * Publish persistent unless PROPS say otherwise, wait for the broker's confirm. With `mandatory`, a
  * message no queue took rejects with Unroutable; without it the broker drops
  * such a message silently, so only use that where nobody may be listening.
  */

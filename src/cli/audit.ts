@@ -10,8 +10,11 @@ export function registerAudit(p: Program): void {
     .describe([
       'The audit history, oldest first: every token issued and spent, enrolment, declaration (node, serial, digest),',
       'refusal a host reported (its fault and reason), secret created and rotated, retire, with who and when.',
-      'Kinds: token-issued, token-spent, enrolled, declared, refused, secret-created, rotated, retired, rollout (select * from audit.kind);',
-      'a prefix before a dash selects a family (--kind token). The same rows as select * from audit.log.',
+      'Kinds: token-issued, token-spent, enrolled, declared, refused-forged, refused-replayed, refused-malformed, refused-stale,',
+      'secret-created, rotated, retired, rollout (select * from audit.kind); a prefix before a dash selects a family',
+      '(--kind token, --kind refused). refused-forged is somebody trying (another key, mesh or node); refused-replayed is',
+      "the mesh's own older declaration delivered again. A refusal a node repeats is one row: inventory.refusal counts it.",
+      'The same rows as select * from audit.log.',
     ])
     .option('--node', 'Only rows about this node')
     .option('--since', 'Only rows newer than this: 30m, 24h, 7d')
@@ -20,6 +23,7 @@ export function registerAudit(p: Program): void {
     .option('--json', 'Print as JSON')
     .example('log --node web1 --since 1h')
     .example('log --kind refused --json')
+    .example('log --kind refused-forged --since 7d')
     .action(
       p.wrap(async (o: { node?: string; since?: string; kind?: string; limit?: number; json?: boolean }) => {
         const rows = await readLog({

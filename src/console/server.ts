@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
 import { MeshError } from '../sys/errors.js';
-import { openSession, sessionLeft, readReport, readFailing } from '../inventory/console.js';
+import { openSession, sessionLeft, readReport, readFailing, readRefusal } from '../inventory/console.js';
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';
 import { readNodeDeclarations } from '../assignment/console.js';
@@ -42,7 +42,7 @@ const PAGES: Record<string, string> = {
 const COOKIE = 'mesh_console';
 /** setTimeout's longest wait; a session longer than that is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
-/** The node page's last refusals, as `mesh log --node N --kind refused --limit 10` prints them. */
+/** The node page's last refusals, as `mesh log --node N --kind refused --limit 10` prints them (every kind of the family). */
 const REFUSALS = 10;
 
 const HEADERS = {
@@ -176,12 +176,13 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   async function nodeDetail(name: string) {
     const status = fleet.current().find((r) => r.name === name);
     if (!status) return null;
-    const [report, declared, failing, drift, refusals] = await Promise.all([
+    const [report, declared, failing, drift, refusals, refusal] = await Promise.all([
       readReport(stores.inventory, name),
       readNodeDeclarations(stores.assignment, name),
       readFailing(stores.inventory, name),
       readDrift(stores.inventory, name),
       readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS }),
+      readRefusal(stores.inventory, name),
     ]);
     return {
       status,
@@ -190,6 +191,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       failing: failing.get(name) ?? [],
       drift,
       refusals,
+      refusal,
     };
   }
 

@@ -76,6 +76,14 @@ export async function readReport(sql: Sql, node: string) {
   return r ?? null;
 }
 
+/** One node's last refusal as inventory.refusal keeps it: its kind, and how many times in a row it was said (repeats folded). */
+export async function readRefusal(sql: Sql, node: string) {
+  const [r] = await sql<
+    { serial: string | null; fault: string; reason: string; times: number; first_at: Date; refused_at: Date }[]
+  >`select serial, fault, reason, times, first_at, refused_at from inventory.refusal where node = ${node}`;
+  return r ? { ...r, serial: r.serial === null ? null : Number(r.serial) } : null;
+}
+
 /** Wait for a change to nodes, reports or failures (inventory 0005's and 0009's triggers): the console re-reads then, never on a one-second poll. */
 export async function onInventoryChange(sql: Sql, f: () => void): Promise<{ unlisten(): Promise<void> }> {
   return sql.listen('mesh_inventory_changed', () => f());

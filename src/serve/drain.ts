@@ -11,7 +11,7 @@ import type { BrokerConfig } from '../home/home.js';
 import { adminTurns } from '../broker/admin.js';
 import type { Connection } from '../broker/connect.js';
 import type { Turns } from '../broker/turns.js';
-import { publish, Unroutable } from '../broker/publish.js';
+import { toNode, Unroutable } from '../broker/publish.js';
 import { queueOf } from '../wire/names.js';
 
 /**
@@ -101,21 +101,13 @@ export async function drainOnce(
         rows.map(async (r, i) => {
           try {
             // Mandatory: a node whose queue is gone (retired) is said, not silently skipped.
-            await publish(
-              channels[i % channels.length]!,
-              '',
-              queueOf(r.node),
-              Buffer.from(r.payload, 'utf8'),
-              // Not persistent (W3): SQL keeps every row, and a host asks for its newest on every connect,
-              // so a broker restart loses nothing a host is owed; the broker's disk path is not paid.
-              {
-                mandatory: true,
-                persistent: false,
-                messageId: `${r.node}:${r.serial}`,
-                type: r.kind,
-                contentType: 'application/json',
-              },
-            );
+            // In the one delivery mode (W3): SQL keeps every row, and a host asks for its newest on every connect.
+            await toNode(channels[i % channels.length]!, queueOf(r.node), Buffer.from(r.payload, 'utf8'), {
+              mandatory: true,
+              messageId: `${r.node}:${r.serial}`,
+              type: r.kind,
+              contentType: 'application/json',
+            });
             ok.push(r.id);
           } catch (err) {
             failed.push(r.id);

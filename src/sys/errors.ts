@@ -1458,8 +1458,10 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHN5',
     context: 'wire',
-    meaning: 'a replayed declaration: a serial not newer than the one applied, or another declaration at a serial used',
-    remedy: 'it was not applied and the newest stands; mesh declare NODE signs a newer one',
+    meaning:
+      "a replayed declaration: the mesh's own, correctly signed, with a serial not newer than the one applied, or another declaration at a serial used",
+    remedy:
+      'it was not applied and the newest stands; delivery is at least once (a redelivery, a broker restart), so nothing needs doing; mesh declare NODE signs a newer one',
     raisedIn: ['host/agent.ts'],
   },
   {

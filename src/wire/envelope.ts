@@ -3,13 +3,17 @@
 // signed; nothing is re-encoded in between.
 //
 // Malformed and forged are different answers (D1): forged means somebody who is
-// not this mesh is trying; malformed means something needs fixing.
+// not this mesh is trying; malformed means something needs fixing. Replayed is
+// neither: the mesh's own genuine declaration, older than the one applied (D2),
+// which at-least-once delivery brings back (a redelivery, a broker restart); it
+// is refused and said as itself, so forged keeps meaning somebody is trying.
 import { sign, verify } from '../crypto/sign.js';
 import { b64 } from '../crypto/base64.js';
 import { codeEntry, MeshError } from '../sys/errors.js';
 
 // stale: genuine, but its signed expiry had passed when it arrived (a withheld or frozen feed).
-export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale';
+// replayed: genuine, but not newer than the declaration applied (D2).
+export type WireFault = 'malformed' | 'forged' | 'too-large' | 'stale' | 'replayed';
 
 /** The code of a fault when the refusal names none of its own (test/sys/ts_codes.ts reads this table). */
 export const FAULT_CODES: Record<WireFault, string> = {
@@ -17,6 +21,7 @@ export const FAULT_CODES: Record<WireFault, string> = {
   forged: 'MSHN1',
   'too-large': 'MSHN2',
   stale: 'MSHN3',
+  replayed: 'MSHN5',
 };
 
 /**

@@ -10,6 +10,16 @@ export interface HeldEntry {
   digest: string;
 }
 
+/**
+ * What a host says of a declaration it refused (D1, D2, C2), one word each: forged (not
+ * signed by this mesh's key, or for another mesh or node), malformed (not of its form),
+ * replayed (genuine, not newer than the one applied), stale (genuine, expired on arrival).
+ * inventory.refusal takes these and no other (its check), and the history files each as
+ * its own kind (refused-forged, ...).
+ */
+export const REFUSAL_FAULTS = ['forged', 'malformed', 'replayed', 'stale'] as const;
+export type RefusalFault = (typeof REFUSAL_FAULTS)[number];
+
 export interface Report {
   v: 1;
   /** The declaration serial this account is given against (0: none yet). */
@@ -20,8 +30,8 @@ export interface Report {
   corrected: string[];
   /** Older declarations of a drained backlog, never applied (D2). */
   superseded: number[];
-  /** A declaration refused: forged, malformed, replayed or stale. Moves last_seen only. */
-  refused?: { serial?: number; fault: string; reason: string };
+  /** A declaration refused, and why. Moves last_seen only. */
+  refused?: { serial?: number; fault: RefusalFault; reason: string };
   /** Until when the declaration held is valid, seconds since 1970 (its signed expiry). */
   holdsUntil?: number;
   /** That time has passed: the host still applies it, and says its feed may be frozen. */
@@ -59,8 +69,16 @@ export function readReport(bytes: Uint8Array): Report {
   if (!Array.isArray(v.corrected) || !v.corrected.every((c) => str(c, 300))) throw fail('corrected must list ids');
   if (!Array.isArray(v.superseded) || !v.superseded.every((s) => Number.isSafeInteger(s)))
     throw fail('superseded must list serials');
-  if (v.refused !== undefined && !(isObject(v.refused) && str(v.refused.fault, 40) && str(v.refused.reason)))
-    throw fail('refused must be {fault, reason}');
+  if (
+    v.refused !== undefined &&
+    !(
+      isObject(v.refused) &&
+      (REFUSAL_FAULTS as readonly unknown[]).includes(v.refused.fault) &&
+      str(v.refused.reason) &&
+      (v.refused.serial === undefined || v.refused.serial === null || Number.isSafeInteger(v.refused.serial))
+    )
+  )
+    throw fail(`refused must be {fault, reason, serial?} with fault one of ${REFUSAL_FAULTS.join(', ')}`);
   if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0))
     throw fail('holdsUntil must be whole seconds since 1970');
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');

@@ -93,7 +93,9 @@ H('a refusal the host reported is a row with its fault and reason', async (ctx) 
   await ctx.serve.waitFor(/web1 refused a declaration.*: forged/, 10_000, smark);
   const [r] = await log(ctx, '--kind', 'refused');
   assert.is(r!.node, 'web1');
+  assert.is(r!.kind, 'refused-forged');
   assert.is(r!.detail.fault, 'forged');
+  assert.is((await log(ctx, '--kind', 'refused-replayed')).length, 0, 'a forgery is not filed as a replay');
   assert.match(r!.detail.reason as string, /declaration is not signed by the key/);
 });
 
@@ -172,7 +174,7 @@ H('mesh log refuses what it cannot read, naming the remedy', async (ctx) => {
   assert.is(kind.code, 1);
   assert.match(
     kind.stderr,
-    /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/,
+    /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, refused-forged, refused-malformed, refused-replayed, refused-stale, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/,
   );
   const since = await ctx.mesh.cli(['log', '--since', 'yesterday']);
   assert.match(since.stderr, /--since "yesterday" is not a duration: use a number and s, m, h or d.* \(MSH15\)\.\n$/);

@@ -247,7 +247,9 @@ C(
     await a`select inventory.record_corrections(node_name => 'web1', resources => ${['service:cron', 'file:/etc/motd']}::text[])`;
     await a`select inventory.record_corrections(node_name => 'web2', resources => ${['file:/etc/other']}::text[])`;
     await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 9, refusal_fault => 'forged', refusal_reason => 'the signature does not verify')`;
-    await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 2, refusal_fault => 'forged', refusal_reason => 'replayed: serial 2 is not newer than 3')`;
+    // Said three times in a row: one row of the history, counted on the node's refusal.
+    for (let i = 0; i < 3; i++)
+      await a`select inventory.record_refusal(node_name => 'web1', refused_serial => 2, refusal_fault => 'replayed', refusal_reason => 'serial 2 is not newer than 3')`;
     const drift = (
       (await cliJson(ctx, 'drift')) as {
         node: string;
@@ -269,6 +271,16 @@ C(
       detail: { serial: number; fault: string; reason: string };
     }[];
     assert.is(refused.length, 2);
+    assert.equal(
+      refused.map((r) => r.detail.fault),
+      ['forged', 'replayed'],
+    );
+    const forged = (await cliJson(ctx, 'log', '--node', 'web1', '--kind', 'refused-forged')) as { seq: number }[];
+    assert.equal(
+      forged.map((r) => r.seq),
+      [refused[0]!.seq],
+      'mesh log --kind refused-forged lists the forgery and not the replay',
+    );
     const p = await open(ctx, '/node?name=web1');
     const cells = (id: string) =>
       p.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
@@ -280,6 +292,15 @@ C(
     assert.equal(
       (await cells('refusals')).map((r) => [r[0], r[2], r[3], r[4]]),
       refused.reverse().map((r) => [String(r.seq), String(r.detail.serial), r.detail.fault, r.detail.reason]),
+    );
+    assert.equal(
+      await p.$$eval('#refusals tbody tr.forged td:nth-child(4)', (tds) => tds.map((td) => td.textContent)),
+      ['forged'],
+      'the forgery marked apart, the replay not',
+    );
+    assert.match(
+      await p.$eval('#last-refusal', (e) => e.textContent!),
+      /^replayed serial 2: serial 2 is not newer than 3; said 3 times in a row, first at .+, last at .+$/,
     );
     await p.close();
   },

@@ -211,7 +211,7 @@ Loop('a replayed older serial is refused (D2)', async (ctx) => {
   await refused(
     ctx,
     d!.envelope as Buffer,
-    /refused a declaration: forged: replayed: serial 3 is not newer than 5.*\(MSHN5\)\./,
+    /refused a declaration: replayed: serial 3 is not newer than 5.*\(MSHN5\)\./,
   );
   assert.is(readFileSync(join(ctx.root, 'web.conf'), 'utf8'), 'v2');
 });

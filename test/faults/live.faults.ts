@@ -220,14 +220,16 @@ Live(
     const forged = count(hostSaid, /refused a declaration: forged/);
     const malformed = count(hostSaid, /refused a declaration: malformed/);
     const stale = count(hostSaid, /refused a declaration: stale: serial 70 expired at/);
-    assert.is(forged, 5, hostSaid); // another key, other bytes, another node, another mesh, replay
+    const replayed = count(hostSaid, /refused a declaration: replayed: serial 1 /);
+    assert.is(forged, 4, hostSaid); // another key, other bytes, another node, another mesh
+    assert.is(replayed, 1, hostSaid); // the mesh's own, older: not forged
     assert.is(stale, 1, hostSaid); // expired before it arrived
     assert.is(malformed, cases.length - 6, hostSaid);
     assert.match(ctx.serve.output().slice(smark), /web1 refused a declaration \(serial 70\): stale: /);
     // Each refusal carries its code beside its fault: which forgery, and a stale one as stale (the register's wire codes).
     const coded = (code: string) => count(hostSaid, new RegExp(`refused a declaration: \\w+: .*\\(${code}\\)\\.`));
     assert.equal(['MSHN1', 'MSHN4', 'MSHN5', 'MSHN3', 'MSHN2'].map(coded), [2, 2, 1, 1, 1], hostSaid);
-    tally.refused += forged + malformed + stale;
+    tally.refused += forged + replayed + malformed + stale;
     assert.equal(files(), before, 'nothing was applied');
     // The host keeps going: a genuine declaration still applies.
     await cli(ctx.mesh, 'declare', 'web1');
@@ -235,7 +237,7 @@ Live(
     tally.survived++;
     say(
       'node queue',
-      `${cases.length} hostile declarations: ${forged} refused as forged, ${stale} as stale, ${malformed} as malformed, none applied; the next genuine one applied`,
+      `${cases.length} hostile declarations: ${forged} refused as forged, ${replayed} as replayed, ${stale} as stale, ${malformed} as malformed, none applied; the next genuine one applied`,
     );
   },
 );

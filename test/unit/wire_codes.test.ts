@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { WireError, LIMITS, signEnvelope, signText } from '../../src/wire/envelope.js';
 import { readDeclaration, bodyText, fresh } from '../../src/wire/declaration.js';
 import { readLastReport, writeLastReport } from '../../src/wire/last_report.js';
-import { readReport } from '../../src/wire/report.js';
+import { readReport, writeReport, REFUSAL_FAULTS, type Report } from '../../src/wire/report.js';
 import { readRekey } from '../../src/wire/rekey.js';
 import { readBuildRequest, readBuildNews } from '../../src/wire/build.js';
 import { signingPair } from '../../src/crypto/keys.js';
@@ -116,6 +116,23 @@ const CASES: [string, () => unknown, string, string][] = [
   ['a report over the limit', () => readReport(Buffer.alloc(LIMITS.declaration + 1, 0x20)), 'too-large', 'MSHN2'],
   ['a report of the wrong shape', () => readReport(Buffer.from('{"v":1,"serial":"x"}')), 'malformed', 'MSHN0'],
   [
+    'a report of a refusal of no kind the mesh knows (forged, malformed, replayed, stale)',
+    () =>
+      readReport(
+        writeReport({
+          v: 1,
+          serial: 0,
+          held: [],
+          failed: [],
+          corrected: [],
+          superseded: [],
+          refused: { serial: 3, fault: 'suspicious' as never, reason: 'x' },
+        }),
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  [
     'a rekey of the wrong shape',
     () => readRekey(signEnvelope({ v: 1, kind: 'rekey' }, other.secret)),
     'malformed',
@@ -158,7 +175,24 @@ W(
     assert.is(new WireError('malformed', 'x').code, 'MSHN0');
     assert.is(new WireError('too-large', 'x').code, 'MSHN2');
     assert.is(new WireError('stale', 'x').code, 'MSHN3');
+    assert.is(new WireError('replayed', 'x').code, 'MSHN5');
   },
 );
+
+W('a report of each refusal kind is read as it was written: replayed among them, apart from forged', () => {
+  for (const fault of REFUSAL_FAULTS) {
+    const r: Report = {
+      v: 1,
+      serial: 0,
+      held: [],
+      failed: [],
+      corrected: [],
+      superseded: [],
+      refused: { serial: 3, fault, reason: 'x' },
+    };
+    assert.equal(readReport(writeReport(r)).refused, r.refused);
+  }
+  assert.equal([...REFUSAL_FAULTS].sort(), ['forged', 'malformed', 'replayed', 'stale']);
+});
 
 W.run();

@@ -1,14 +1,24 @@
 // One node: its state (live), what its declaration carries, what it holds by
 // its last report, what is failing there and why, what it keeps putting back
-// (drift, as `mesh drift` lists it), its last refusals (as `mesh log --kind
-// refused` lists them), and what became of its declarations.
+// (drift, as `mesh drift` lists it), its last refusal with how often it was
+// said, its refusals (as `mesh log --kind refused` lists them, forged marked
+// apart from replayed), and what became of its declarations.
 'use strict';
 
 function table(id, columns, rows, empty) {
   if (!rows.length) return el('p', { id, class: 'empty' }, empty);
   return el('table', { id },
     el('thead', {}, el('tr', {}, columns.map(([, label]) => el('th', {}, label)))),
-    el('tbody', {}, rows.map((r) => el('tr', {}, columns.map(([k]) => el('td', {}, r[k] ?? '-'))))));
+    el('tbody', {}, rows.map((r) => el('tr', { class: r.rowClass }, columns.map(([k]) => el('td', {}, r[k] ?? '-'))))));
+}
+
+// Forged is somebody trying (another key, mesh or node); replayed is the mesh's own older declaration
+// delivered again. The page keeps them apart as mesh log --kind refused-forged does.
+function lastRefusal(x) {
+  if (!x) return el('p', { id: 'last-refusal', class: 'empty' }, 'nothing refused');
+  return el('p', { id: 'last-refusal', class: x.fault === 'forged' ? 'forged' : '' },
+    `${x.fault}${x.serial === null ? '' : ` serial ${x.serial}`}: ${x.reason}; said ${x.times === 1 ? 'once' : `${x.times} times in a row`}`,
+    x.times === 1 ? `, at ${when(x.refused_at)}` : `, first at ${when(x.first_at)}, last at ${when(x.refused_at)}`);
 }
 
 const when = (t) => (t ? new Date(t).toISOString().replace('T', ' ').slice(0, 19) : '-');
@@ -42,9 +52,11 @@ document.addEventListener('DOMContentLoaded', async () => {
       el('h2', {}, 'drift: what it put back (mesh drift)'),
       table('drift', [['resource', 'resource'], ['last_hour', 'last hour'], ['times', 'in all'], ['last', 'last'], ['fighting', 'fighting']],
         d.drift.map((r) => ({ ...r, last: when(r.last_at), fighting: r.fighting ? 'FIGHTING' : '' })), 'nothing put back'),
-      el('h2', {}, 'last refusals (mesh log --kind refused)'),
+      el('h2', {}, 'last refusal, repeats counted (inventory.refusal)'),
+      lastRefusal(d.refusal),
+      el('h2', {}, 'refusals (mesh log --kind refused; forged: --kind refused-forged)'),
       table('refusals', [['seq', 'seq'], ['at', 'at'], ['serial', 'serial'], ['fault', 'fault'], ['reason', 'reason']],
-        d.refusals.slice().reverse().map((r) => ({ seq: r.seq, at: when(r.at), serial: r.detail.serial, fault: r.detail.fault, reason: r.detail.reason })),
+        d.refusals.slice().reverse().map((r) => ({ seq: r.seq, at: when(r.at), serial: r.detail.serial, fault: r.detail.fault, reason: r.detail.reason, rowClass: r.detail.fault === 'forged' ? 'forged' : undefined })),
         'nothing refused'),
       el('h2', {}, 'declarations'),
       table('history', [['serial', 'serial'], ['state', 'state'], ['issued', 'issued'], ['acknowledged', 'applied'], ['superseded', 'superseded']],

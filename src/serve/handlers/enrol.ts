@@ -8,13 +8,13 @@ import { WireError } from '../../wire/envelope.js';
 import { queueOf } from '../../wire/names.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
-import { publish } from '../../broker/publish.js';
+import { toNode } from '../../broker/publish.js';
 import { remake } from '../../provision/remake.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   const answer = (body: unknown) =>
-    publish(ctx.channel, '', queueOf(from.name), Buffer.from(JSON.stringify(body)), {
+    toNode(ctx.channel, queueOf(from.name), Buffer.from(JSON.stringify(body)), {
       correlationId: msg.properties.correlationId,
       type: 'enrol-reply',
     });

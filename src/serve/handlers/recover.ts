@@ -7,7 +7,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { writeLastReport } from '../../wire/last_report.js';
 import { queueOf } from '../../wire/names.js';
 import { sender, type ServeContext } from '../context.js';
-import { publish } from '../../broker/publish.js';
+import { toNode } from '../../broker/publish.js';
 
 export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -27,9 +27,8 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
     ctx.signer.secret,
   );
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
-  if (decl?.envelope)
-    await publish(ctx.channel, '', queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
-  await publish(ctx.channel, '', queueOf(from.name), last, { type: 'last-report' });
+  if (decl?.envelope) await toNode(ctx.channel, queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
+  await toNode(ctx.channel, queueOf(from.name), last, { type: 'last-report' });
   ctx.log(
     `recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
   );

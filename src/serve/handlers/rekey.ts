@@ -9,7 +9,7 @@ import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
 import { sender, type ServeContext } from '../context.js';
 import { codeEntry } from '../../sys/errors.js';
-import { publish } from '../../broker/publish.js';
+import { toNode } from '../../broker/publish.js';
 
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -17,10 +17,9 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   // Only ever a direct reply-to: a node naming another node's queue gets nothing published there.
   const answer = async (r: RekeyReply) => {
     if (!replyTo.startsWith('amq.rabbitmq.reply-to.')) return;
-    await publish(ctx.channel, '', replyTo, Buffer.from(JSON.stringify(r)), {
+    await toNode(ctx.channel, replyTo, Buffer.from(JSON.stringify(r)), {
       correlationId: msg.properties.correlationId,
       type: 'rekey-reply',
-      persistent: false,
     });
   };
   if (from.kind !== 'node') {

@@ -4,7 +4,8 @@
 // recording one as if it were would tell a rebuilding node to remove what it
 // still has. Each is kept apart as the node's last refusal or failure (a
 // rollout halts on them), and each resource put back is counted (drift that
-// repeats is news).
+// repeats is news). A refusal is recorded as its kind (forged, malformed,
+// replayed, stale: src/wire/report.ts), and one said again is counted in SQL.
 import type { ConsumeMessage } from 'amqplib';
 import { readReport } from '../../wire/report.js';
 import { sender, type ServeContext } from '../context.js';
@@ -32,6 +33,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   const messageId = msg.properties.messageId ? String(msg.properties.messageId) : null;
   const serial = r.refused ? (r.refused.serial ?? null) : r.serial;
   const refused = r.refused;
+  // How many times in a row the node has now said this refusal (inventory.record_refusal folds repeats).
+  let times = 0;
   const first = await ctx.stores.inventory.begin(async (tx) => {
     if (messageId) {
       const [row] =
@@ -42,8 +45,10 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
       }
     }
     if (refused) {
-      await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
-        refusal_fault => ${storable(refused.fault)}::text, refusal_reason => ${storable(refused.reason)}::text)`;
+      const [row] =
+        await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
+        refusal_fault => ${refused.fault}::text, refusal_reason => ${storable(refused.reason)}::text) as times`;
+      times = row!.times as number;
       return true;
     }
     // Nothing for a report without corrections: the report path is the busiest write.
@@ -62,7 +67,7 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   if (refused) {
     if (first)
       ctx.log(
-        `report: ${from.name} refused a declaration${refused.serial ? ` (serial ${refused.serial})` : ''}: ${refused.fault}: ${refused.reason}`,
+        `report: ${from.name} refused a declaration${refused.serial ? ` (serial ${refused.serial})` : ''}: ${refused.fault}: ${refused.reason}${times > 1 ? ` (the same, ${times} times in a row: one row of inventory.refusal, once in the history)` : ''}`,
       );
     return;
   }

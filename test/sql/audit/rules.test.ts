@@ -73,14 +73,14 @@ A('the facts of inventory, assignment and secret each land as a row of their kin
       await ctx.as
         .inventory`select inventory.record_refusal(node_name => 'web1', refused_serial => 9, refusal_fault => 'forged', refusal_reason => 'declaration is not signed by the key') as r`
     )[0]!.r,
-    true,
+    1,
   );
   assert.is(
     (
       await ctx.as
         .inventory`select inventory.record_refusal(node_name => 'web1', refused_serial => null, refusal_fault => 'malformed', refusal_reason => 'declaration is not JSON') as r`
     )[0]!.r,
-    true,
+    1,
   );
   await ctx.as.inventory`select inventory.retire_node(node_name => 'web1')`;
   assert.equal(await kinds(ctx, mark), [
@@ -88,8 +88,8 @@ A('the facts of inventory, assignment and secret each land as a row of their kin
     'declared web1',
     'secret-created -',
     'rotated -',
-    'refused web1',
-    'refused web1',
+    'refused-forged web1',
+    'refused-malformed web1',
     'retired web1',
   ]);
   const r = (await rows(ctx)).filter((x) => x.seq > mark);
@@ -115,6 +115,41 @@ A('the facts of inventory, assignment and secret each land as a row of their kin
   );
   assert.is(await verify(ctx), undefined, 'the chain is whole');
 });
+
+A(
+  'each refusal is a row of its own kind when first said; the same said again is counted in inventory.refusal, not written again (P2)',
+  async (ctx) => {
+    await enrol(ctx.as, 'rep1');
+    const mark = await last(ctx);
+    const refuse = async (serial: number, fault: string, reason: string) =>
+      (
+        await ctx.as
+          .inventory`select inventory.record_refusal(node_name => 'rep1', refused_serial => ${serial}::bigint, refusal_fault => ${fault}::text, refusal_reason => ${reason}::text) as n`
+      )[0]!.n as number;
+    const again = 'serial 5 is not newer than 9, the one applied';
+    assert.equal(
+      [await refuse(5, 'replayed', again), await refuse(5, 'replayed', again), await refuse(5, 'replayed', again)],
+      [1, 2, 3],
+      'counted in a row',
+    );
+    assert.is(await refuse(99, 'forged', 'declaration is not signed by the key'), 1, 'another refusal starts again');
+    assert.is(await refuse(5, 'replayed', again), 1, 'and so does the first one said after it');
+    // An agent from before replayed was a kind: its replays said as forged, the reason saying replayed.
+    assert.is(await refuse(5, 'forged', `replayed: ${again}`), 2, 'the same replay, from an older agent');
+    assert.equal(await kinds(ctx, mark), ['refused-replayed rep1', 'refused-forged rep1', 'refused-replayed rep1']);
+    const r = (await rows(ctx)).filter((x) => x.seq > mark);
+    assert.equal(r[0]!.detail, { serial: 5, fault: 'replayed', reason: again });
+    const [kept] = await ctx.as
+      .inventory`select fault, times, first_at < refused_at as spread from inventory.refusal where node = 'rep1'`;
+    assert.equal(kept, { fault: 'replayed', times: 2, spread: true });
+    await refusedWith(
+      ctx.as
+        .inventory`select inventory.record_refusal(node_name => 'rep1', refused_serial => 5, refusal_fault => 'suspicious', refusal_reason => 'x')`,
+      '23514',
+    );
+    assert.equal(await kinds(ctx, mark + 3), [], 'a kind that is not one of the four is refused, not filed');
+  },
+);
 
 A('a change rolled back leaves no row; a refused token issue none either', async (ctx) => {
   const mark = await last(ctx);
