@@ -519,13 +519,14 @@ C('text holding markup shows as text on every page, and none of it runs', async 
 });
 
 C('a live stream ends when its session expires, and the page shows the sign-in page', async (ctx) => {
+  // The browser's page first: making one is slow on a loaded machine, and must not eat into the session.
+  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const p = await c.newPage();
   // A session of a few seconds, opened as the console opens one, by spending a link.
   const secret = new URL(await link(ctx)).searchParams.get('token')!;
   const inv = postgres(ctx.live.mesh.store.url('inventory'), { max: 1, onnotice: () => {} });
-  const { cookie } = await openSession(inv as never, secret, '6s').finally(() => inv.end());
-  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const { cookie } = await openSession(inv as never, secret, '10s').finally(() => inv.end());
   await c.addCookies([{ name: 'mesh_console', value: cookie, url: ctx.base }]);
-  const p = await c.newPage();
   await p.goto(ctx.base + '/');
   await within('the fleet page of a short session', 30_000, p.waitForSelector('#fleet'));
   await within('the fleet page of a short session to be ready', 30_000, p.waitForSelector('body[data-ready]'));
