@@ -22,6 +22,9 @@ import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { readRows, rowProblem, type Row } from './mutation_rows.js';
+import { generate, type Generated } from './mutants_generated.js';
+import { REGISTER } from '../src/sys/errors.js';
+import { CONTEXTS } from '../src/store/contexts.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TABLE = join(ROOT, 'test', 'mutations.tsv');
@@ -211,9 +214,14 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.exit(130);
   });
 
-const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table]
+const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table] [--generated [--list]]
   no ID        every row of test/mutations.tsv (45-100 minutes on 2 cores)
   ID           a row (D2.1) or every row of an invariant (D2)
+  --generated  the generated mutants instead of the table's (test/mutants_generated.ts): every refusal
+               code's raise sites made unreachable, every guard of the functions that spend, mark, take,
+               settle, halt or release dropped or turned to its neighbour; ID is then a mutant
+               (raise:MSH04.1, guard:inventory.spend_token.2) or its code or function (MSH04)
+  --list       with --generated: print the generated mutants and the codes no test names, run nothing
   --jobs N     N mutants at once, each in its own copy with its own servers
   --check      only whether each row applies (its file, a unique find string, SQL not redefined later); no build
   --table      after the run, the results also as a markdown table (invariant, mutant, result)`;
@@ -225,7 +233,9 @@ async function main(): Promise<number> {
     return 0;
   }
   // An option mistyped must not start a run of every row (an hour of both cores).
-  const unknown = args.filter((a) => a.startsWith('-') && !['--table', '--check', '--jobs'].includes(a));
+  const unknown = args.filter(
+    (a) => a.startsWith('-') && !['--table', '--check', '--jobs', '--generated', '--list'].includes(a),
+  );
   if (unknown.length) {
     console.error(`unknown option ${unknown.join(' ')}.\n${USAGE}`);
     return 2;
@@ -239,13 +249,34 @@ async function main(): Promise<number> {
     return 2;
   }
   const only = args.filter((a, i) => !a.startsWith('--') && !(j >= 0 && i === j + 1));
-  const all = readRows(readFileSync(TABLE, 'utf8'));
+  const generated = args.includes('--generated');
+  if (args.includes('--list') && !generated) {
+    console.error(`--list lists the generated mutants: give --generated with it.\n${USAGE}`);
+    return 2;
+  }
+  const gen = generated ? generate(ROOT, { codes: REGISTER.map((c) => c.code), contexts: CONTEXTS }) : undefined;
+  const all: Row[] = gen ? gen.rows : readRows(readFileSync(TABLE, 'utf8'));
   // In the order asked for: the rows most in doubt can go first.
   const rows = only.length
     ? [...new Set(only.flatMap((o) => all.filter((r) => r.invariant === o || r.id === o)))]
     : all;
+  if (gen && args.includes('--list')) {
+    for (const r of rows as Generated[]) console.log(`${r.id}\t${r.note}\n    tests: ${r.filters.join(' ')}`);
+    console.log(
+      `\n${rows.length} generated mutants (${rows.filter((r) => (r as Generated).kind === 'refusal').length} raise sites, ${rows.filter((r) => (r as Generated).kind === 'guard').length} guards)`,
+    );
+    if (gen.untested.length)
+      console.log(`codes and functions no runnable test names (not run): ${gen.untested.join('; ')}`);
+    if (gen.unraised.length) console.log(`codes with no raise site the generator reads: ${gen.unraised.join(' ')}`);
+    if (gen.skipped.length) console.log(`raise sites not generated:\n  ${gen.skipped.join('\n  ')}`);
+    return 0;
+  }
   if (rows.length === 0) {
-    console.error(`no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`);
+    console.error(
+      gen
+        ? `no generated mutant matches ${only.join(' ')}: see npm run mutants -- --generated --list.`
+        : `no row of ${TABLE} matches ${only.join(' ')}: name an invariant (D2) or a row (D2.1).`,
+    );
     return 2;
   }
   if (check) {
@@ -297,6 +328,13 @@ async function main(): Promise<number> {
       `\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s`,
     );
     if (survivors.length) console.log(`survived: ${survivors.map((r) => `${r.row.id} (${r.row.note})`).join('; ')}`);
+    if (gen) {
+      // By code or function: which rules no test noticed, and the codes nothing could.
+      const by = new Map<string, string[]>();
+      for (const r of survivors) by.set(r.row.invariant, [...(by.get(r.row.invariant) ?? []), r.row.id]);
+      for (const [subject, ids] of by) console.log(`  survivors of ${subject}: ${ids.join(' ')}`);
+      if (gen.untested.length) console.log(`no runnable test names (not run): ${gen.untested.join('; ')}`);
+    }
     if (errors.length) console.log(`errors: ${errors.map((r) => `${r.row.id} (line ${r.row.line})`).join('; ')}`);
     if (table) {
       console.log('\n| invariant | mutant | result |\n|---|---|---|');

@@ -66,7 +66,7 @@ H('the request goes to a second builder, which completes it; exactly one result 
   const b = await startBuilder(ctx.mesh, 'bb', ctx.registry.addr, ctx.stores[1]!);
   ctx.builders.push(b);
   await b.waitFor(/redelivered: an earlier attempt did not finish/);
-  await new Promise((r) => requester.child.once('exit', r));
+  await requester.exited(180_000);
   assert.is(requester.child.exitCode, 0, requester.output());
   const answer = JSON.parse(requester.output().slice(requester.output().indexOf('{\n')));
   assert.is(answer.ok, true);

@@ -18,6 +18,7 @@ import { MESH, spawnProc, type Proc } from '../harness/mesh.js';
 import { liveNode, stopLiveNode, addModule, cli, b64, until, type LiveNode } from '../declare/helpers.js';
 import { launch, shotsDir } from './browser.js';
 import { openSession } from '../../src/inventory/console.js';
+import { within } from '../harness/within.js';
 
 interface Ctx {
   live: LiveNode;
@@ -40,6 +41,10 @@ const HOSTILE = {
   why: '<img src=z onerror="window.__pwned=7">',
 };
 
+/** A request to the console with a deadline; the signal holds its body to the same deadline. */
+const get = (what: string, url: string, init: RequestInit = {}, ms = 20_000) =>
+  within(what, ms, fetch(url, { ...init, signal: AbortSignal.timeout(ms) }));
+
 async function cliJson(ctx: Ctx, ...args: string[]) {
   const r = await ctx.live.mesh.cli([...args, '--json']);
   if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
@@ -55,7 +60,7 @@ async function signedIn(ctx: Ctx): Promise<BrowserContext> {
   const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
   const p = await c.newPage();
   await p.goto(await link(ctx));
-  await p.waitForSelector('#fleet');
+  await within('the fleet page after signing in', 30_000, p.waitForSelector('#fleet'));
   await p.close();
   return c;
 }
@@ -63,7 +68,7 @@ async function signedIn(ctx: Ctx): Promise<BrowserContext> {
 async function open(ctx: Ctx, path: string): Promise<Page> {
   const p = await ctx.signed.newPage();
   await p.goto(ctx.base + path);
-  await p.waitForSelector('body[data-ready]');
+  await within(`${path} to be ready`, 30_000, p.waitForSelector('body[data-ready]'));
   return p;
 }
 
@@ -93,9 +98,9 @@ C.after(async (ctx) => {
 
 C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the browser too', async (ctx) => {
   for (const path of ['/', '/node?name=web1', '/overlay', '/catalogue', '/history', '/rollouts']) {
-    const r = await fetch(ctx.base + path);
+    const r = await get(`GET ${path} unsigned`, ctx.base + path);
     assert.is(r.status, 401, path);
-    assert.match(await r.text(), /mesh console token/, path);
+    assert.match(await within(`the body of ${path}`, 20_000, r.text()), /mesh console token/, path);
   }
   for (const path of [
     '/api/fleet',
@@ -106,11 +111,11 @@ C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the 
     '/api/history',
     '/api/rollouts',
   ]) {
-    const r = await fetch(ctx.base + path, {
+    const r = await get(`GET ${path} with an unknown cookie`, ctx.base + path, {
       headers: { cookie: `mesh_console=${randomBytes(32).toString('base64url')}` },
     });
     assert.is(r.status, 401, path);
-    assert.match((await r.json()).error, /sign in/);
+    assert.match((await within(`the body of ${path}`, 20_000, r.json())).error, /sign in/);
   }
   const c = await ctx.browser.newContext();
   const p = await c.newPage();
@@ -125,7 +130,7 @@ C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is re
   const c = await ctx.browser.newContext();
   const p = await c.newPage();
   await p.goto(l);
-  await p.waitForSelector('#fleet');
+  await within('the fleet page after signing in', 30_000, p.waitForSelector('#fleet'));
   const [cookie] = await c.cookies();
   assert.is(cookie!.name, 'mesh_console');
   assert.is(cookie!.httpOnly, true);
@@ -141,7 +146,7 @@ C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is re
   assert.is((await other.cookies()).length, 0);
   await c.close();
   await other.close();
-  const r2 = await fetch(ctx.base + '/', { method: 'POST' });
+  const r2 = await get('POST /', ctx.base + '/', { method: 'POST' });
   assert.is(r2.status, 405, 'nothing but GET');
 });
 
@@ -158,7 +163,7 @@ C('the fleet page lists the three hosts as here, as mesh node list does', async 
     ],
   );
   assert.equal(await states(ctx.fleet), { web1: 'here', web2: 'here', web3: 'here' });
-  const csp = (await fetch(ctx.base + '/static/fleet.js')).headers.get('content-security-policy');
+  const csp = (await get('GET /static/fleet.js', ctx.base + '/static/fleet.js')).headers.get('content-security-policy');
   assert.match(csp!, /script-src 'self'/);
 });
 
@@ -203,7 +208,11 @@ C(
     await ctx.live.mesh.store
       .admin`select inventory.record_report(node_name => 'c1', report_serial => 1, held_now => '[]'::jsonb,
     failed_now => '[]'::jsonb, holds_until_now => now() + interval '3 seconds')`;
-    await ctx.fleet.waitForSelector('#nodes tr[data-node="c1"][data-stale] td.stale', { timeout: 60_000 });
+    await within(
+      'the fleet page to mark c1 stale',
+      60_000,
+      ctx.fleet.waitForSelector('#nodes tr[data-node="c1"][data-stale] td.stale', { timeout: 60_000 }),
+    );
     assert.is(
       await ctx.fleet.evaluate(() => (window as unknown as { mark?: number }).mark),
       2,
@@ -221,14 +230,26 @@ C(
     // Filtered and sorted like the other states, on a page of its own (the shared one stays unfiltered).
     const p = await open(ctx, '/');
     await p.selectOption('#state', 'stale');
-    await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+    await within(
+      'the fleet table filtered to one row',
+      30_000,
+      p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1),
+    );
     assert.equal(await p.$$eval('#nodes tr', (trs) => trs.map((tr) => tr.getAttribute('data-node'))), ['c1']);
     await p.selectOption('#state', 'all');
     await p.fill('#filter', 'stale');
-    await p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1);
+    await within(
+      'the fleet table filtered to one row',
+      30_000,
+      p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1),
+    );
     await p.fill('#filter', '');
     for (let i = 0; i < 2; i++) await p.click('th[data-sort="stale"]');
-    await p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1');
+    await within(
+      'the stale node c1 sorted first',
+      30_000,
+      p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1'),
+    );
     assert.match(await p.$eval('#count', (c) => c.textContent!), /\b1 stale\b/);
     await p.close();
     const n = await open(ctx, '/node?name=c1');
@@ -330,7 +351,11 @@ C('C3: the history page lists the rows mesh log --json lists, with its filters n
       await p.fill(sel, value);
       await p.press(sel, 'Enter');
     }
-    await p.waitForFunction((k) => Number(document.body.dataset.loads) > k, n);
+    await within(
+      `the history reloaded for ${sel} ${value}`,
+      30_000,
+      p.waitForFunction((k) => Number(document.body.dataset.loads) > k, n),
+    );
   };
   await apply('#node', 'web2');
   assert.equal(await historyRows(p), logRows(await cliJson(ctx, 'log', '--node', 'web2')));
@@ -377,8 +402,12 @@ C('screenshots of every page at 1280x800', async (ctx) => {
     await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
   await ctx.live.mesh.store
     .admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
-  await ctx.fleet.waitForFunction(
-    () => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(6)')?.textContent === '2',
+  await within(
+    'the fleet page to show web3 at serial 2',
+    30_000,
+    ctx.fleet.waitForFunction(
+      () => document.querySelector('#nodes tr[data-node="web3"] td:nth-child(6)')?.textContent === '2',
+    ),
   );
   const dir = shotsDir();
   for (const [name, path] of [
@@ -470,9 +499,13 @@ C('text holding markup shows as text on every page, and none of it runs', async 
   await a`select inventory.record_corrections(node_name => 'b2', resources => ${[HOSTILE.drift]}::text[])`;
   await a`select inventory.record_refusal(node_name => 'b2', refused_serial => 1, refusal_fault => 'malformed', refusal_reason => ${HOSTILE.reason})`;
   // The fleet page already open receives the failing id pushed.
-  await ctx.fleet.waitForFunction(
-    (t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t,
-    HOSTILE.failing,
+  await within(
+    "the fleet page to show b2's failing resource",
+    30_000,
+    ctx.fleet.waitForFunction(
+      (t) => document.querySelector('#nodes tr[data-node="b2"] td.failing')?.textContent === t,
+      HOSTILE.failing,
+    ),
   );
   const listed = ((await cliJson(ctx, 'node', 'list')) as { name: string; failing: number | null }[]).find(
     (n) => n.name === 'b2',
@@ -507,26 +540,42 @@ C('text holding markup shows as text on every page, and none of it runs', async 
 });
 
 C('a live stream ends when its session expires, and the page shows the sign-in page', async (ctx) => {
+  // The browser's page first: making one is slow on a loaded machine, and must not eat into the session.
+  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const p = await c.newPage();
   // A session of a few seconds, opened as the console opens one, by spending a link.
   const secret = new URL(await link(ctx)).searchParams.get('token')!;
   const inv = postgres(ctx.live.mesh.store.url('inventory'), { max: 1, onnotice: () => {} });
-  const { cookie } = await openSession(inv as never, secret, '6s').finally(() => inv.end());
-  const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const { cookie } = await openSession(inv as never, secret, '10s').finally(() => inv.end());
   await c.addCookies([{ name: 'mesh_console', value: cookie, url: ctx.base }]);
-  const p = await c.newPage();
   await p.goto(ctx.base + '/');
-  await p.waitForSelector('#fleet');
-  await p.waitForSelector('body[data-ready]');
-  const r = await fetch(ctx.base + '/api/fleet/events', { headers: { cookie: `mesh_console=${cookie}` } });
+  await within('the fleet page of a short session', 30_000, p.waitForSelector('#fleet'));
+  await within('the fleet page of a short session to be ready', 30_000, p.waitForSelector('body[data-ready]'));
+  const r = await get(
+    'the live stream of a short session',
+    ctx.base + '/api/fleet/events',
+    {
+      headers: { cookie: `mesh_console=${cookie}` },
+    },
+    60_000,
+  );
   assert.is(r.status, 200);
   // Read to its end: the server must end it (a stream left open past expiry keeps this waiting until the suite is killed).
-  const text = await r.text();
+  const text = await within("the server to end the live stream at the session's expiry", 60_000, r.text());
   assert.match(text, /^event: snapshot\n/);
   assert.match(text, /event: expired\ndata: \{\}\n\n$/);
-  await p.waitForSelector('#signin', { timeout: 0 });
+  await within(
+    'the page to show the sign-in page once its session expired',
+    30_000,
+    p.waitForSelector('#signin', { timeout: 30_000 }),
+  );
   assert.is(await p.$('#fleet'), null);
   assert.is(
-    (await fetch(ctx.base + '/api/fleet', { headers: { cookie: `mesh_console=${cookie}` } })).status,
+    (
+      await get('GET /api/fleet after the session expired', ctx.base + '/api/fleet', {
+        headers: { cookie: `mesh_console=${cookie}` },
+      })
+    ).status,
     401,
     'the session is over',
   );
@@ -541,12 +590,20 @@ C('R4 live: a stopped host turns out of touch on the open fleet and overlay page
       (window as unknown as { mark: number }).mark = 21;
     });
   await ctx.hosts.web3!.stop();
-  await ctx.fleet.waitForFunction(
-    () => /^out of touch/.test(document.querySelector('#nodes tr[data-node="web3"] td.state')?.textContent ?? ''),
-    undefined,
-    { timeout: 240_000 },
+  await within(
+    'the fleet page to show the stopped web3 out of touch',
+    240_000,
+    ctx.fleet.waitForFunction(
+      () => /^out of touch/.test(document.querySelector('#nodes tr[data-node="web3"] td.state')?.textContent ?? ''),
+      undefined,
+      { timeout: 240_000 },
+    ),
   );
-  await overlay.waitForSelector('#graph g.node.away[data-node="web3"]', { timeout: 30_000 });
+  await within(
+    'the overlay page to draw web3 away',
+    30_000,
+    overlay.waitForSelector('#graph g.node.away[data-node="web3"]', { timeout: 30_000 }),
+  );
   for (const p of [ctx.fleet, overlay])
     assert.is(await p.evaluate(() => (window as unknown as { mark?: number }).mark), 21, 'the same page, not reloaded');
   const s = await states(ctx.fleet);

@@ -157,4 +157,37 @@ Floor(
   },
 );
 
+Floor(
+  'at the serial of the signed floor, only the declaration acknowledged there passes: another digest is refused (D2)',
+  async (ctx) => {
+    // Two genuinely signed declarations of one serial (as after a restore of the store): a rebuilt host
+    // remembers neither, so only the floor's digest tells them apart.
+    const evil = join(ctx.root, 'evil-at-floor');
+    const other = envelope(
+      JSON.stringify({
+        mesh: ctx.mesh.signer.mesh,
+        node: 'web1',
+        serial: 3,
+        ...fresh(),
+        resources: [{ kind: 'file', id: `file:${evil}`, path: evil, content: b64('x'), mode: '0644' }],
+      }),
+      ctx.mesh.signer,
+    );
+    await ctx.proc.stop();
+    for (const f of readdirSync(ctx.host.dir))
+      if (f !== 'identity.json' && f !== 'overlay.key') rmSync(join(ctx.host.dir, f), { recursive: true, force: true });
+    await inject(ctx.mesh, 'web1', other);
+    const smark = ctx.serve.output().length;
+    ctx.proc = ctx.host.run();
+    await ctx.proc.waitFor(
+      /refused a declaration: forged: replayed: serial 3 is not the declaration this node acknowledged at that serial \(the mesh's signed floor\)/,
+      20_000,
+    );
+    await ctx.serve.waitFor(/report: web1 refused a declaration \(serial 3\): forged: replayed/, 20_000, smark);
+    await ctx.proc.waitFor(/applied declaration 3\b/, 20_000);
+    assert.not.ok(existsSync(evil), 'the other declaration of serial 3 was never applied');
+    assert.is(readFileSync(conf(ctx), 'utf8'), 'v2', 'the acknowledged one holds');
+  },
+);
+
 Floor.run();

@@ -9,7 +9,7 @@
 // refused with its own code.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, existsSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
@@ -37,12 +37,12 @@ interface Kept {
   password: string;
   keys: { identity: string; overlay: string; sealing: string };
 }
-const kept = (dir: string) => JSON.parse(readFileSync(pendingPath(dir), 'utf8')) as Kept;
-const exited = (p: Proc) =>
-  new Promise<number>((r) => {
-    if (p.child.exitCode !== null) r(p.child.exitCode);
-    else p.child.once('exit', (c) => r(c ?? -1));
-  });
+/** The pending file: secret keys and the chosen broker password, so 0600 whenever it is read (E4). */
+const kept = (dir: string) => {
+  assert.is(statSync(pendingPath(dir)).mode & 0o777, 0o600, 'the pending enrolment file is 0600');
+  return JSON.parse(readFileSync(pendingPath(dir), 'utf8')) as Kept;
+};
+const exited = async (p: Proc) => (await p.exited(60_000)) ?? -1;
 
 /** Serve held (SIGSTOP) while FN runs: whatever is sent meanwhile waits in mesh.control. */
 async function held<T>(serve: Proc, fn: () => Promise<T>): Promise<T> {
@@ -192,6 +192,7 @@ R(
     assert.is.not(r.code, 0);
     assert.match(r.stderr, /no answer from the control plane within 2s.*\(MSHI3\)\./);
     assert.ok(existsSync(pendingPath(host.dir)), 'the pending file stays for the next try');
+    kept(host.dir); // and stays 0600 while it waits
     const again = await host.enrol(token);
     assert.is(again.code, 0, again.stderr);
     assert.match(again.stderr, /resuming the enrolment of res4/);

@@ -188,7 +188,7 @@ Crash('a host killed mid-apply leaves no half-written file; its next start compl
   const dir = join(ctx.root, 'many');
   await until('the apply under way', async () => existsSync(dir) && readdirSync(dir).length > 0, 30_000);
   ctx.proc.child.kill('SIGKILL');
-  await new Promise((r) => ctx.proc.child.once('exit', r));
+  await ctx.proc.exited(10_000);
   const partial = readdirSync(dir);
   for (const f of partial) {
     if (f.startsWith('.')) continue; // a temp file, never at a declared path

@@ -24,6 +24,8 @@ export interface Proc {
   output(): string;
   /** Resolves when its output matches, or rejects after the timeout with what it said. */
   waitFor(re: RegExp, timeoutMs?: number, from?: number): Promise<RegExpMatchArray>;
+  /** Its exit code once it has exited, or a rejection after the timeout naming it and what it said. */
+  exited(timeoutMs?: number): Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -66,6 +68,27 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): 
           reject(new Error(`timed out waiting for ${re}; it said:\n${out}`));
         }, timeoutMs);
         if (!check()) listeners.add(check);
+      });
+    },
+    exited(timeoutMs = 20_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => {
+          child.off('exit', done);
+          reject(
+            new Error(
+              `timed out after ${timeoutMs / 1000} s waiting for ${args
+                .slice(0, 2)
+                .map((a) => a.split('/').at(-1))
+                .join(' ')} to exit; it said:\n${out}`,
+            ),
+          );
+        }, timeoutMs);
+        const done = (code: number | null) => {
+          clearTimeout(t);
+          resolve(code);
+        };
+        child.once('exit', done);
       });
     },
     async stop(signal = 'SIGTERM') {

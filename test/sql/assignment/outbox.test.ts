@@ -102,4 +102,41 @@ W('a failed row says why and waits out its backoff; the broker back, everything 
   );
 });
 
+W('a failure marks only the rows it names: the others keep their attempts and stay due', async (ctx) => {
+  const serials = [ROWS + 1, ROWS + 2];
+  await ctx.as
+    .assignment`select assignment.record_declarations(${serials.map(() => 'web1')}::text[], ${serials}::bigint[],
+    ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map(() => '00'.repeat(32))}::text[], ${serials.map((s) => `{"serial":${s}}`).join('\n')}::text)`;
+  const state = async () =>
+    (
+      await ctx.as
+        .assignment`select serial::int as s, attempts, last_error from assignment.pending_delivery order by serial`
+    ).map((r) => ({ s: r.s, attempts: r.attempts, error: r.last_error }));
+  const before = await state();
+  await ctx.as.assignment.begin(async (tx) => {
+    const t = await tx`select id, serial::int as s from assignment.take_owed(100, now()) order by serial`;
+    assert.equal(
+      t.map((r) => r.s),
+      serials,
+      'the two new rows are due, the failed ones wait',
+    );
+    await tx`select assignment.mark_failed(${[String(t[0]!.id)]}::bigint[], ${['only this one']}::text[])`;
+  });
+  const after = await state();
+  assert.equal(
+    after.find((r) => r.s === ROWS + 1),
+    { s: ROWS + 1, attempts: 1, error: 'only this one' },
+  );
+  assert.equal(
+    after.find((r) => r.s === ROWS + 2),
+    { s: ROWS + 2, attempts: 0, error: null },
+    'the row it did not name is untouched',
+  );
+  assert.equal(
+    after.filter((r) => r.s <= ROWS),
+    before.filter((r) => r.s <= ROWS),
+    'nor any row failed before',
+  );
+});
+
 W.run();

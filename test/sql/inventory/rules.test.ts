@@ -132,6 +132,29 @@ I('R2: the last report never goes back to an older serial when reports arrive ou
   );
 });
 
+I('R3, C1: a failure report that arrives late never replaces the failure of a newer declaration', async (ctx) => {
+  await enrol(ctx.as, 'fail');
+  const failure = (serial: number, id: string) => ctx.as
+    .inventory`select inventory.record_failure(node_name => 'fail', failed_serial => ${serial}::bigint,
+    failed_now => ${ctx.as.inventory.json([{ id, error: `${id} could not be applied` }] as never)}::jsonb) as recorded`;
+  const kept = async () =>
+    (await ctx.as.inventory`select serial::int as serial, failed from inventory.apply_failure where node = 'fail'`).map(
+      (r) => ({ serial: r.serial, ids: (r.failed as { id: string }[]).map((f) => f.id) }),
+    );
+  await failure(7, 'file:/seven');
+  // The report of serial 5 was held up on its way: what the rollout judges is still serial 7's failure.
+  assert.is((await failure(5, 'file:/five'))[0]!.recorded, true, 'heard all the same');
+  assert.equal(await kept(), [{ serial: 7, ids: ['file:/seven'] }], 'the failure of the newer declaration stays');
+  await failure(8, 'file:/eight');
+  assert.equal(await kept(), [{ serial: 8, ids: ['file:/eight'] }], 'a newer failure replaces it');
+  const clean = (serial: number) => ctx.as.inventory`select inventory.record_report(node_name => 'fail',
+    report_serial => ${serial}::bigint, held_now => '[]'::jsonb, failed_now => '[]'::jsonb)`;
+  await clean(6);
+  assert.equal(await kept(), [{ serial: 8, ids: ['file:/eight'] }], 'a clean report of an older serial clears nothing');
+  await clean(8);
+  assert.equal(await kept(), [], 'a clean report of that serial clears it');
+});
+
 I('O3: a rekey is a compare-and-swap; each refusal has its code (MSH04-MSH07)', async (ctx) => {
   const a = await enrol(ctx.as, 'rk-a');
   const b = await enrol(ctx.as, 'rk-b');

@@ -47,12 +47,12 @@ R.after(async (ctx) => {
 const blob = (holder: string, gen: number) => Buffer.from(`${holder} generation ${gen}`).toString('base64');
 
 /** A rotation's store step, as the secret context does it. */
-async function rotate(ctx: Ctx): Promise<number> {
+async function rotate(ctx: Ctx, holders: Enrolled[] = [ctx.db1, ctx.web1]): Promise<number> {
   ctx.gen++;
   const [r] = await ctx.as
-    .secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${['db1', 'web1']}::text[],
-    sealed_to => ${[ctx.db1.sealing.toString('hex'), ctx.web1.sealing.toString('hex')]}::text[],
-    blobs => ${[blob('db1', ctx.gen), blob('web1', ctx.gen)]}::text[]) as g`;
+    .secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${holders.map((h) => h.name)}::text[],
+    sealed_to => ${holders.map((h) => h.sealing.toString('hex'))}::text[],
+    blobs => ${holders.map((h) => blob(h.name, ctx.gen))}::text[]) as g`;
   return Number(r!.g);
 }
 
@@ -193,6 +193,30 @@ R(
     await acknowledge(ctx, 'web1', await declare(ctx, 'web1'));
     assert.equal(await rotation(ctx), { generation: 4, settled: 4, waiting: [] });
     assert.equal((await held(ctx, 'db1')).logins, ['app_user-4']);
+  },
+);
+
+R(
+  'S5: a holder that has acknowledged no generation yet is still waited for: the provider keeps the old credential',
+  async (ctx) => {
+    // A second consumer joins the pair; it has applied nothing of it yet.
+    const web2 = await enrol(ctx.as, 'web2');
+    await assign(ctx.as, 'app', 'web2');
+    const before = ctx.gen;
+    await rotate(ctx, [ctx.db1, ctx.web1, web2]);
+    await acknowledge(ctx, 'db1', await declare(ctx, 'db1'));
+    await acknowledge(ctx, 'web1', await declare(ctx, 'web1'));
+    const w2 = await declare(ctx, 'web2'); // declared, never acknowledged
+    assert.equal(await rotation(ctx), { generation: ctx.gen, settled: null, waiting: ['web2'] });
+    assert.ok(
+      (await held(ctx, 'db1')).logins.includes(`app_user-${before}`),
+      'the provider keeps the generation the others held before',
+    );
+    assert.equal(await settledBy(ctx, 'db1'), [], 'nothing settled: nothing forgotten');
+    assert.equal(await settledBy(ctx, 'web1'), []);
+    await acknowledge(ctx, 'web2', w2);
+    assert.equal(await rotation(ctx), { generation: ctx.gen, settled: ctx.gen, waiting: [] });
+    assert.equal((await held(ctx, 'db1')).logins, [`app_user-${ctx.gen}`], 'every holder acknowledged: dropped now');
   },
 );
 
