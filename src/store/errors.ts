@@ -1084,6 +1084,13 @@ export const REGISTER: readonly Code[] = [
     remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS',
     raisedIn: ['src/sys/backoff.ts'],
   },
+  {
+    code: 'MSHK7',
+    context: 'host',
+    meaning: 'a reconnect jitter setting (MESH_HOST_BACKOFF_JITTER) that is neither decorrelated nor none',
+    remedy: 'set decorrelated (the default: waits spread over the window) or none (the plain doubling), or unset it',
+    raisedIn: ['src/sys/backoff.ts'],
+  },
   // mesh-host's own files, refused rather than read as empty (L4, D2): each names its remedy.
   {
     code: 'MSHI5',
