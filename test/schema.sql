@@ -1759,6 +1759,7 @@ ALTER FUNCTION inventory.describe_age(age interval) OWNER TO mesh_inventory;
 
 CREATE FUNCTION inventory.fleet_metrics() RETURNS TABLE(metric text, labels jsonb, value double precision)
     LANGUAGE sql STABLE
+    SET jit TO 'off'
     AS $$
   with s as (
     select case when st.state in ('here', 'wedged') then st.state
@@ -4727,7 +4728,8 @@ CREATE VIEW inventory.node_status AS
     n.dialable,
         CASE
             WHEN (n.last_seen IS NULL) THEN 'never spoken'::text
-            WHEN (((now() - n.last_seen) <= '00:02:30'::interval) AND (d.serial > GREATEST(COALESCE(r.serial, (0)::bigint), COALESCE(f.serial, (0)::bigint), COALESCE(x.serial, (0)::bigint))) AND (GREATEST(d.delivered_at, n.here_since) <= (now() - make_interval(secs => (w.after_seconds)::double precision)))) THEN 'wedged'::text
+            WHEN (((now() - n.last_seen) <= '00:02:30'::interval) AND (d.serial > GREATEST(COALESCE(r.serial, (0)::bigint), COALESCE(f.serial, (0)::bigint), COALESCE(x.serial, (0)::bigint))) AND (GREATEST(d.delivered_at, n.here_since) <= (now() - make_interval(secs => (( SELECT w.after_seconds
+               FROM inventory.wedge_setting w))::double precision)))) THEN 'wedged'::text
             WHEN ((now() - n.last_seen) <= '00:02:30'::interval) THEN 'here'::text
             ELSE ('out of touch '::text || inventory.describe_age((now() - n.last_seen)))
         END AS state,
@@ -4748,8 +4750,7 @@ CREATE VIEW inventory.node_status AS
     COALESCE((r.holds_until <= now()), false) AS stale,
     r.holds_until,
     d.serial AS delivered_serial
-   FROM (((((inventory.node n
-     CROSS JOIN inventory.wedge_setting w)
+   FROM ((((inventory.node n
      LEFT JOIN inventory.report r ON ((r.node = n.name)))
      LEFT JOIN inventory.apply_failure f ON ((f.node = n.name)))
      LEFT JOIN inventory.refusal x ON ((x.node = n.name)))
