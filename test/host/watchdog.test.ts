@@ -59,7 +59,11 @@ W.before(async (ctx) => {
 });
 
 W.after(async (ctx) => {
-  if (ctx.holder?.pid && ctx.holder.exitCode === null) process.kill(-ctx.holder.pid, 'SIGKILL');
+  try {
+    if (ctx.holder?.pid) process.kill(-ctx.holder.pid, 'SIGKILL');
+  } catch {
+    /* ended already, by the test */
+  }
   await ctx.mesh.stop();
   ctx.reader.kill('SIGKILL');
 });
