@@ -19,6 +19,7 @@ import { file } from './carried.js';
 import type { Spec } from './units.js';
 import { ADMIN, VHOST, type BrokerSecrets } from './rabbitmq.js';
 import { paths, controlEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
+import { DEFAULT_METRICS_LISTEN } from '../src/serve/metrics_listen.js';
 
 export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
   return {
@@ -46,9 +47,13 @@ export function serveSpec(o: Options): Spec {
     name: 'mesh-serve',
     description: 'mesh control plane (mesh serve)',
     profile: 'service',
+    // Its drain loop goes round every sweep (5 s): two minutes silent is a loop that is stuck.
+    watchdogSec: 120,
     after: ['mesh-postgres', 'mesh-rabbitmq'],
     env: controlEnv(o),
-    exec: [process.execPath, MESH_JS, 'serve'],
+    // Said here rather than left to the default, so the unit itself shows where metrics listen: loopback,
+    // which the first node's table does not open (an operator's Prometheus elsewhere comes over the overlay).
+    exec: [process.execPath, MESH_JS, 'serve', '--metrics', DEFAULT_METRICS_LISTEN],
     restartOn: [`file:${paths(o).brokerJson}`],
   };
 }
@@ -70,6 +75,8 @@ export function hostSpec(o: Options): Spec {
     name: 'mesh-host',
     description: 'mesh host agent (mesh-host run)',
     profile: 'agent',
+    // An apply may pull an image for minutes; ten minutes with no turn of the apply loop is one that is stuck.
+    watchdogSec: 600,
     after: ['mesh-nftables'],
     env: hostEnv(o),
     exec: [process.execPath, MESH_HOST_JS, 'run'],

@@ -34,6 +34,12 @@ export interface Spec {
    * setuid helpers (podman's newuidmap), so no NoNewPrivileges.
    */
   profile: 'service' | 'agent' | 'oneshot';
+  /**
+   * Type=notify with this WatchdogSec: the process says ready, then alive from
+   * its work loop (src/sys/notify.ts); silent this long, systemd restarts it.
+   * NotifyAccess=all: the word comes from systemd-notify, a child in the unit's cgroup.
+   */
+  watchdogSec?: number;
   /** PostgreSQL's fast shutdown is SIGINT; the others stop on SIGTERM. */
   killSignal?: string;
 }
@@ -87,6 +93,14 @@ export function unitText(s: Spec): string {
   }
   lines.push('', '[Service]');
   if (s.profile === 'oneshot') lines.push('Type=oneshot', 'RemainAfterExit=yes');
+  else if (s.watchdogSec)
+    lines.push(
+      'Type=notify',
+      'NotifyAccess=all',
+      `WatchdogSec=${s.watchdogSec}s`,
+      'Restart=on-failure',
+      'RestartSec=2s',
+    );
   else lines.push('Type=simple', 'Restart=on-failure', 'RestartSec=2s');
   if (s.user) lines.push(`User=${s.user}`);
   for (const [k, v] of Object.entries(s.env ?? {})) lines.push(`Environment=${quoteEnv(`${k}=${v}`)}`);

@@ -22,6 +22,7 @@ import { superviseServices } from './apply/service_process.js';
 import { keep, readKept } from './keep.js';
 import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
+import type { LogFields } from '../src/sys/log.js';
 
 const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
 
@@ -33,6 +34,7 @@ export class Agent {
   private reconcileTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private supervisor: { stop(): void } | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
   /** Each report keeps the message id it was first sent under: a resend after a lost confirm is the same message to serve (recorded once). */
   private outbox: { r: Report; mid: string }[] = [];
   private kept: Declaration | null = null;
@@ -59,7 +61,7 @@ export class Agent {
     private readonly id: Identity,
     private readonly dir: string,
     private readonly env: NodeJS.ProcessEnv,
-    private readonly log: (l: string) => void,
+    private readonly log: (l: string, f?: LogFields) => void,
   ) {
     this.signingKey = key32(id.signingKey, 'signingKey');
     const sealing = key32(id.keys.sealing, 'keys.sealing');
@@ -152,6 +154,7 @@ export class Agent {
 
   stop(): void {
     clearInterval(this.reconcileTimer);
+    clearInterval(this.watchdogTimer);
     clearTimeout(this.expiryTimer);
     this.supervisor?.stop();
     clearTimeout(this.drainTimer);
@@ -168,6 +171,25 @@ export class Agent {
       this.drainTimer = undefined;
       this.enqueue(() => this.drain());
     }, 50);
+  }
+
+  /**
+   * Feed systemd's watchdog from the apply loop itself: every EVERY ms a turn
+   * is queued behind whatever the loop is doing, and only that turn says
+   * alive. An apply that never ends (a lock never released, a read that never
+   * returns) holds the turn back, the pings stop, and systemd restarts the host;
+   * the link and its heard, on their own timers, would have gone on.
+   */
+  feedWatchdog(alive: () => void, every: number): void {
+    let queued = false;
+    this.watchdogTimer = setInterval(() => {
+      if (queued) return; // the last turn is still waiting: the loop is stuck, say nothing
+      queued = true;
+      this.enqueue(async () => {
+        queued = false;
+        alive();
+      });
+    }, every);
   }
 
   private enqueue(job: () => Promise<void>): void {
@@ -240,6 +262,7 @@ export class Agent {
       const r = await apply(newest.decl.resources, 'declared', this.opts);
       this.log(
         `applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`,
+        { serial: newest.decl.serial, level: r.failed.length ? 'warn' : 'info' },
       );
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
     }
@@ -284,7 +307,7 @@ export class Agent {
           'stale',
           `serial ${serial} expired at ${new Date(expires * 1000).toISOString()}, before it arrived: the mesh signs a current declaration again well before then, so this one was held back`,
         );
-        this.log(`refused a declaration: stale: ${reason}`);
+        this.log(`refused a declaration: stale: ${reason}`, { serial, level: 'warn' });
         this.queueReport({ refused: { serial, fault: 'stale', reason } });
         return 'refused';
       }
@@ -298,7 +321,7 @@ export class Agent {
   /** D2: the mesh's own declaration, genuine and older: replayed, which is not forged (D1 keeps that for another key). */
   private refuse(serial: number, why: string): void {
     const { message: reason } = new WireError('replayed', why, 'MSHN5');
-    this.log(`refused a declaration: replayed: ${reason}`);
+    this.log(`refused a declaration: replayed: ${reason}`, { serial, level: 'warn' });
     this.queueReport({ refused: { serial, fault: 'replayed', reason } });
   }
 
@@ -314,6 +337,7 @@ export class Agent {
     if (r.corrected.length || r.failed.length) {
       this.log(
         `reconciled declaration ${this.kept.serial}: put back ${r.corrected.join(', ') || 'nothing'}${r.failed.length ? `; failing ${r.failed.map((f) => f.id).join(', ')}` : ''}`,
+        { serial: this.kept.serial, level: r.failed.length ? 'warn' : 'info' },
       );
       this.queueReport({ serial: this.kept.serial, held: r.held, failed: r.failed, corrected: r.corrected });
     }
@@ -383,7 +407,8 @@ export class Agent {
             }
             const i = this.outbox.indexOf(entry);
             if (i >= 0) this.outbox.splice(i, 1);
-            if (r.serial && !r.refused) this.log(`report of declaration ${r.serial} confirmed by the broker`);
+            if (r.serial && !r.refused)
+              this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
           },
         );
       } catch {

@@ -7,6 +7,8 @@ import { waitForIdentity } from './wait.js';
 import { loadIdentity, type Identity, type BrokerAddress } from './identity.js';
 import { Link } from './link/link.js';
 import { backoffFromEnv } from '../src/sys/backoff.js';
+import { setLogNode, type LogFields } from '../src/sys/log.js';
+import { Notifier } from '../src/sys/notify.js';
 import { publishHeard, heardSeconds } from './heard.js';
 import { Agent } from './agent.js';
 import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';
@@ -14,7 +16,7 @@ import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';
 export interface RunOptions {
   dir: string;
   env: NodeJS.ProcessEnv;
-  log(line: string): void;
+  log(line: string, fields?: LogFields): void;
   signal?: AbortSignal;
 }
 
@@ -29,8 +31,11 @@ export async function runHost(opts: RunOptions): Promise<void> {
   // Only now may a dispatcher hook find us (bundle/hooks/50-mesh-host-rouse).
   const pidFile = pidFilePath(opts.dir, opts.env);
   writePidFile(pidFile);
+  // Ready once running: waiting to be enrolled is this host running as designed.
+  const notifier = new Notifier(opts.env, opts.log);
+  notifier.ready();
   try {
-    await holdLink(opts, (l) => {
+    await holdLink(opts, notifier, (l) => {
       link = l;
     });
   } finally {
@@ -39,11 +44,14 @@ export async function runHost(opts: RunOptions): Promise<void> {
   }
 }
 
-async function holdLink(opts: RunOptions, linked: (l: Link) => void): Promise<void> {
-  const id = await waitForIdentity(opts.dir, opts.log, 5000, opts.signal);
+async function holdLink(opts: RunOptions, notifier: Notifier, linked: (l: Link) => void): Promise<void> {
+  const wait = Math.min(5000, notifier.everyMs ?? 5000);
+  const id = await waitForIdentity(opts.dir, opts.log, wait, opts.signal, () => notifier.alive());
   if (!id) return;
+  setLogNode(id.name);
   const agent = new Agent(id, opts.dir, opts.env, opts.log);
   await agent.start();
+  if (notifier.everyMs) agent.feedWatchdog(() => notifier.alive(), notifier.everyMs);
   let heard: NodeJS.Timeout | undefined;
   const link = new Link(
     id,

@@ -8,11 +8,14 @@ export async function waitForIdentity(
   log: (l: string) => void,
   pollMs = 5000,
   signal?: AbortSignal,
+  /** Each turn of the wait: the loop a host without identity runs, so systemd's watchdog is fed from it. */
+  turned: () => void = () => {},
 ): Promise<Identity | null> {
   let said = false;
   for (;;) {
     const id = loadIdentity(dir); // throws IdentityFault: not a wait
     if (id) return id;
+    turned();
     if (!said) {
       log(
         `no identity yet (${identityPath(dir)}): waiting for this machine to be enrolled with \`mesh-host enrol <token>\``,

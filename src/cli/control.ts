@@ -4,6 +4,7 @@ import type { Program } from '../sys/program.js';
 import { emit } from './print.js';
 import { ensureSigner, home } from '../home/home.js';
 import { promote, DEFAULT_PG_DATA } from '../store/promote.js';
+import { DEFAULT_METRICS_LISTEN, parseMetricsListen } from '../serve/metrics_listen.js';
 // migrate and serve are loaded when their command runs: every other
 // command starts without node-pg-migrate, pg and amqplib (much of the CLI's
 // start, which `mesh declare` would pay too).
@@ -65,12 +66,19 @@ export function registerControl(p: Program): void {
       'Run the control plane: consume the control queue and answer enrolments, record heards, reports and build results,',
       'each in one SQL transaction, acked only after it commits. Needs MESH_STORE_<CONTEXT> for every context and MESH_HOME.',
     ])
+    .option(
+      '--metrics',
+      `ADDRESS:PORT for /metrics (Prometheus), /healthz and /readyz; by default MESH_SERVE_METRICS, else ${DEFAULT_METRICS_LISTEN} (loopback). Port 0 takes a free one`,
+    )
+    .example('serve')
+    .example('serve --metrics 10.99.0.1:9780')
     .action(
-      p.wrap(async () => {
+      p.wrap(async (o: { metrics?: string }) => {
         const stop = new AbortController();
         for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+        const metrics = parseMetricsListen(o.metrics ?? process.env.MESH_SERVE_METRICS);
         const { serve } = await import('../serve/serve.js');
-        await serve({ signal: stop.signal });
+        await serve({ signal: stop.signal, metrics });
       }),
     );
 }

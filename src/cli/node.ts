@@ -8,7 +8,7 @@ export function registerNode(p: Program): void {
   p.prog
     .command('node list')
     .describe(
-      'Every node: here, out of touch Nm, or never spoken; stale when the declaration it holds has expired (see mesh freshness); and the age of its last report. The same answer as select * from inventory.node_status.',
+      'Every node: here, wedged (here, but a declaration delivered to it waits unapplied past inventory.wedge_setting), out of touch Nm, or never spoken; stale when the declaration it holds has expired (see mesh freshness); and the age of its last report. The same answer as select * from inventory.node_status.',
     )
     .option('--json', 'Print as JSON')
     .action(

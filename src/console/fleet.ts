@@ -169,7 +169,8 @@ export class LiveFleet {
     const now = Date.now();
     for (const { row } of this.rows.values()) {
       if (!row.stale && row.holds_until) next = Math.min(next, Date.parse(row.holds_until) - now + 1000);
-      if (row.state !== 'here' || !row.last_seen) continue;
+      // Wedged is here too: both end when the node falls silent.
+      if ((row.state !== 'here' && row.state !== 'wedged') || !row.last_seen) continue;
       next = Math.min(next, Date.parse(row.last_seen) + HERE_SECONDS * 1000 - now + 1000);
     }
     return Math.max(next, COALESCE_MS);

@@ -23,6 +23,7 @@ import { readOverlay } from '../overlay/show.js';
 import { readModules } from '../catalogue/module_list.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
 import { parseListen, consoleUrl, type Listen } from './listen.js';
+import { log as sysLog } from '../sys/log.js';
 
 /** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
 const STATIC = fileURLToPath(new URL('../../../src/console/static/', import.meta.url));
@@ -69,7 +70,7 @@ export interface RunningConsole {
 }
 
 export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningConsole> {
-  const log = opts.log ?? ((l: string) => process.stderr.write(`${new Date().toISOString()} ${l}\n`));
+  const log = opts.log ?? ((l: string) => sysLog(l));
   const where: Listen = parseListen(opts.listen);
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
   const stores = {

@@ -5,6 +5,7 @@ import type { Sql } from '../store/connect.js';
 import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
 import type { Redeclarer } from './redeclare.js';
+import type { LogFields } from '../sys/log.js';
 
 export interface Stores {
   inventory: Sql;
@@ -24,7 +25,7 @@ export interface ServeContext {
   prefix: string;
   /** W2: declare every node whose composition changed, and keep trying until that succeeds. */
   redeclare: Redeclarer;
-  log(line: string): void;
+  log(line: string, fields?: LogFields): void;
 }
 
 /** The node a message came from: RabbitMQ checks user_id against the connection's user. */

@@ -127,6 +127,10 @@ export interface DrainerOptions {
   sweepMs?: number;
   batch?: number;
   log(line: string): void;
+  /** Each turn of the drain loop, once its sweep is done: the loop that feeds systemd's watchdog. */
+  turned?(): void;
+  /** Each batch: how many taken, how many confirmed, and how long take, publish, confirm and mark took. */
+  drained?(r: { taken: number; delivered: number; seconds: number }): void;
 }
 
 /** The drain loop of one serve: its own broker connection, LISTEN, and the sweep. */
@@ -184,6 +188,7 @@ export class Drainer {
       } catch (err) {
         this.opts.log(`serve: the outbox was not drained (${(err as Error).message}); trying again at the next sweep`);
       }
+      this.opts.turned?.();
       if (this.stopped || this.woken) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.sweepMs);
@@ -208,7 +213,9 @@ export class Drainer {
     const lanes = await Promise.allSettled(
       Array.from({ length: channels ? DRAIN_LANES : 1 }, async () => {
         for (;;) {
+          const t0 = performance.now();
           const r = await drainOnce(this.sql, channels, { everything, batch, brokerError: this.brokerError, turn });
+          if (r.taken) this.opts.drained?.({ ...r, seconds: (performance.now() - t0) / 1000 });
           total += r.delivered;
           if (r.taken < batch || !channels || this.stopped) break;
         }

@@ -15,17 +15,23 @@ import { codeEntry } from '../sys/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
-import type { ServeContext, Stores } from './context.js';
+import { sender, type ServeContext, type Stores } from './context.js';
 import { log } from '../sys/log.js';
 import { Drainer, DRAIN_BATCH } from './drain.js';
 import { Redeclarer } from './redeclare.js';
 import { Resigner } from './resign.js';
 import { Roller } from './rollout.js';
+import { ServeMetrics, type Outcome } from './metrics.js';
+import { readiness, startEndpoint } from './endpoint.js';
+import { parseMetricsListen, type Listen } from './metrics_listen.js';
+import { Notifier } from '../sys/notify.js';
 
 export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
   prefetch?: number;
   signal?: AbortSignal;
+  /** Where /metrics, /healthz and /readyz answer; by default MESH_SERVE_METRICS, else loopback (metrics_listen.ts). */
+  metrics?: Listen;
 }
 
 export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
@@ -62,20 +68,31 @@ class Chains {
 }
 
 /** One message: acked once its handler committed, acked and said when it can never be recorded, else handed back. */
-async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage, m: ServeMetrics): Promise<void> {
   const kind = msg.fields.routingKey;
   const handler = (HANDLERS as Record<string, Handler | undefined>)[kind];
+  // Only the kinds serve handles become label values: a stray routing key is one 'other', not a new series.
+  const label = handler ? kind : 'other';
+  let outcome: Outcome = 'ok';
+  const timer = m.handlerSeconds.startTimer({ kind: label });
   try {
-    if (!handler) ctx.log(`serve: no handler for ${kind}; dropped`);
-    else await handler(ctx, msg);
+    if (!handler) {
+      outcome = 'unhandled';
+      ctx.log(`serve: no handler for ${kind}; dropped`);
+    } else await handler(ctx, msg);
     ch.ack(msg);
   } catch (err) {
+    outcome = permanent(err) ? 'refused' : 'retried';
     if (permanent(err)) {
-      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`);
+      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} refused: ${(err as Error).message}`, {
+        node: sender(msg, ctx.prefix).name,
+        level: 'warn',
+      });
       ch.ack(msg);
     } else {
       ctx.log(
         `serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`,
+        { node: sender(msg, ctx.prefix).name, level: 'warn' },
       );
       await new Promise((r) => setTimeout(r, 1000));
       try {
@@ -84,6 +101,9 @@ async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage
         /* channel gone: the broker redelivers */
       }
     }
+  } finally {
+    timer();
+    m.handled.inc({ kind: label, outcome });
   }
 }
 
@@ -95,6 +115,11 @@ interface Running {
   prefetch: number;
   /** The channel of the connection now, for the heard batcher's answers. */
   channel?: ConfirmChannel;
+  metrics: ServeMetrics;
+  /** The control queue is being consumed now (readiness). */
+  consuming: boolean;
+  /** Consumed at least once: the next consume is a reconnect. */
+  consumedBefore: boolean;
 }
 
 /** One connection: declare the topology, consume the control queue until the connection closes. */
@@ -135,8 +160,10 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
       (
         await ch.consume(queue, (msg) => {
           if (!msg) return;
-          if (msg.fields.routingKey === 'heard') s.heard.add(msg);
-          else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg));
+          if (msg.fields.routingKey === 'heard') {
+            s.metrics.heards.inc();
+            s.heard.add(msg);
+          } else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg, s.metrics));
         })
       ).consumerTag,
     settled: async () => {
@@ -146,8 +173,12 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
     log: s.base.log,
   });
   await mover.start(moving);
+  if (s.consumedBefore) s.metrics.brokerReconnects.inc();
+  s.consumedBefore = true;
+  s.consuming = true;
   log(`serve: consuming ${CONTROL_QUEUE} on ${at.host}:${at.port}`);
   await closed;
+  s.consuming = false;
   mover.stop();
 }
 
@@ -157,8 +188,12 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const stores = await openStores(opts.env);
   const prefix = broker.accountPrefix ?? '';
   const redeclare = new Redeclarer(stores.assignment, signer, log);
+  const metrics = new ServeMetrics(stores);
   const s: Running = {
     broker,
+    metrics,
+    consuming: false,
+    consumedBefore: false,
     chains: new Chains(),
     prefetch: opts.prefetch ?? 1000,
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
@@ -166,8 +201,29 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   };
   const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
   const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? DRAIN_BATCH);
-  const drainer = new Drainer(stores.assignment, broker, { sweepMs: sweep * 1000, batch, log });
+  const notifier = new Notifier(opts.env ?? process.env, log);
+  const drainer = new Drainer(stores.assignment, broker, {
+    // The drain loop goes round every sweep, through the store, whatever comes in: it feeds systemd's watchdog.
+    sweepMs: Math.min(sweep * 1000, notifier.everyMs ?? Infinity),
+    turned: () => notifier.alive(),
+    batch,
+    log,
+    drained: (r) => {
+      metrics.drainPublished.inc(r.delivered);
+      metrics.drainFailed.inc(r.taken - r.delivered);
+      metrics.drainBatchSeconds.observe(r.seconds);
+    },
+  });
+  const listen = opts.metrics ?? parseMetricsListen(opts.env?.MESH_SERVE_METRICS ?? process.env.MESH_SERVE_METRICS);
+  const endpoint = await startEndpoint(listen, metrics, () => readiness(stores, () => s.consuming)).catch(
+    async (err) => {
+      await closeStores(stores);
+      throw err;
+    },
+  );
+  log(`serve: metrics, health and readiness on http://${endpoint.address} (/metrics, /healthz, /readyz)`);
   await drainer.start();
+  notifier.ready();
   // A command killed between its change and its declare left nodes behind their composition (W2): owed now.
   await redeclare.now('since their last declaration');
   const resigner = new Resigner(stores.assignment, signer, log);
@@ -205,5 +261,6 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   await s.chains.settled();
   await s.heard.flush();
   await drainer.stop();
+  await endpoint.stop();
   await closeStores(stores);
 }

@@ -16,6 +16,7 @@ import { storeUrl } from './locate.js';
 import { waitForStore } from './wait.js';
 import { primaryUrl } from './hosts.js';
 import { refuse } from '../sys/errors.js';
+import type { Sql } from './connect.js';
 
 export const SQL_ROOT = fileURLToPath(new URL('../../../sql/', import.meta.url));
 const NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
@@ -192,4 +193,18 @@ export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[
     results.push({ context: ctx, ran: ran.map((m) => m.name) });
   }
   return results;
+}
+
+/**
+ * The migrations of a context's folder its store has not run, read through the
+ * context's own connection (its role owns migration_digest): for a readiness
+ * check, which must not serve on a schema older than the code that reads it.
+ */
+export async function migrationsBehind(ctx: Context, sql: Sql, root = SQL_ROOT): Promise<string[]> {
+  const ran = new Set(
+    (await sql<{ name: string }[]>`select name from ${sql(`${ctx}.migration_digest`)}`).map((r) => r.name),
+  );
+  return readMigrations(join(root, ctx))
+    .map((f) => f.name)
+    .filter((n) => !ran.has(n));
 }

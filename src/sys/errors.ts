@@ -880,6 +880,27 @@ export const REGISTER: readonly Code[] = [
     raisedIn: ['src/sys/program.ts'],
   },
   {
+    code: 'MSHJ7',
+    context: 'store',
+    meaning: 'a metrics address (mesh serve --metrics, MESH_SERVE_METRICS) that is not ADDRESS:PORT',
+    remedy: 'give an IP address and a port, e.g. 127.0.0.1:9780 (the default) or [::1]:9780',
+    raisedIn: ['src/serve/metrics_listen.ts'],
+  },
+  {
+    code: 'MSHJ8',
+    context: 'store',
+    meaning: "a metrics address mesh serve cannot listen on (in use, or not this machine's)",
+    remedy: 'name a free ADDRESS:PORT with --metrics or MESH_SERVE_METRICS (each serve on a machine needs its own)',
+    raisedIn: ['src/serve/endpoint.ts'],
+  },
+  {
+    code: 'MSHJ9',
+    context: 'store',
+    meaning: 'a log format setting (MESH_LOG_FORMAT) that is neither plain nor json',
+    remedy: 'set plain (the default: a time and a sentence) or json (one object a line), or unset it',
+    raisedIn: ['src/sys/log.ts'],
+  },
+  {
     code: 'MSHE0',
     context: 'store',
     meaning: 'a promote whose --data holds no PostgreSQL cluster',
@@ -1083,6 +1104,13 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'a reconnect backoff whose floor is above its ceiling',
     remedy: 'lower MESH_HOST_BACKOFF_MIN_SECONDS or raise MESH_HOST_BACKOFF_MAX_SECONDS',
+    raisedIn: ['src/sys/backoff.ts'],
+  },
+  {
+    code: 'MSHK7',
+    context: 'host',
+    meaning: 'a reconnect jitter setting (MESH_HOST_BACKOFF_JITTER) that is neither decorrelated nor none',
+    remedy: 'set decorrelated (the default: waits spread over the window) or none (the plain doubling), or unset it',
     raisedIn: ['src/sys/backoff.ts'],
   },
   // mesh-host's own files, refused rather than read as empty (L4, D2): each names its remedy.

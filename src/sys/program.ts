@@ -7,6 +7,7 @@
 import sade from 'sade';
 import { errorJson, refuse, MeshError } from './errors.js';
 import { VERSION } from './version.js';
+import { logFormat, jsonLine } from './log.js';
 
 export type Sade = sade.Sade;
 
@@ -31,7 +32,18 @@ export interface Program {
 
 export function fail(bin: string, err: unknown): void {
   const e = err as Error & { exitCode?: number };
-  process.stderr.write(`${bin}: ${e.message}\n`);
+  // The last line a program says is a line of its log, in the log's form (a bad MESH_LOG_FORMAT is said plain).
+  let json = false;
+  try {
+    json = logFormat() === 'json';
+  } catch {
+    /* said plain */
+  }
+  process.stderr.write(
+    json
+      ? `${jsonLine(`${bin}: ${e.message}`, { level: 'error', code: err instanceof MeshError ? err.code : undefined })}\n`
+      : `${bin}: ${e.message}\n`,
+  );
   // A program reading --json reads a refusal's code, not the sentence. Only a
   // refusal: a command that printed its result and then failed (secret remake
   // with a secret refused) keeps stdout one JSON document.
@@ -89,6 +101,13 @@ export function program(bin: string, describe: string): Program {
     },
     run(argv = process.argv) {
       const rest = argv.slice(2);
+      // Checked before any command runs: a mistyped MESH_LOG_FORMAT is said once, not at the first line logged.
+      try {
+        logFormat();
+      } catch (err) {
+        fail(bin, err);
+        return;
+      }
       if (rest.length === 0 || (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h'))) {
         process.stdout.write(help(bin, describe, commands(), nounOf));
         return;

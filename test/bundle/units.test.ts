@@ -13,6 +13,7 @@ import { unitText, carriedService, type Spec } from '../../bundle/units.js';
 import { postgresSpec } from '../../bundle/postgres.js';
 import { brokerSpec } from '../../bundle/rabbitmq.js';
 import { serveSpec, hostSpec } from '../../bundle/control.js';
+import { ruleset } from '../../bundle/nftables.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 import type { FileResource, ServiceResource } from '../../src/wire/resources.js';
 
@@ -120,6 +121,14 @@ test('without systemd the same spec is a supervised service with the argv the la
   ]);
   const unitFile = carriedService(serveSpec(o), true) as FileResource;
   assert.equal([unitFile.kind, unitFile.path], ['file', '/etc/systemd/system/mesh-serve.service']);
+});
+
+test("serve's unit says its metrics listen on loopback, and the first node's table does not admit that port (X1)", () => {
+  const exec = lines(unit('mesh-serve'), 'ExecStart')[0]!;
+  assert.match(exec, /"serve" "--metrics" "127\.0\.0\.1:9780"$/);
+  const table = ruleset(DEFAULT_PORTS);
+  assert.not.match(table, /\b9780\b/, 'the metrics port is not opened by default');
+  assert.match(table, /\b5671\b/, "the ruleset names the ports it opens (the broker's TLS)");
 });
 
 test.run();

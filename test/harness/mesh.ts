@@ -193,7 +193,8 @@ export async function freshMesh(
     fingerprint: b.fingerprint,
     accountPrefix: prefix,
   };
-  const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
+  // Metrics on a free loopback port: suites run side by side, and each serve needs its own.
+  const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home, MESH_SERVE_METRICS: '127.0.0.1:0' };
   await writeBroker(broker, env);
   const signer = await ensureSigner(env);
   const procs: Proc[] = [];

@@ -36,7 +36,7 @@ const supervise = () => {
       looks += 1;
     },
     everyMs: 50,
-    backoff: { minMs: 300, maxMs: 1200, resetAfterMs: 60_000 },
+    backoff: { minMs: 300, maxMs: 1200, resetAfterMs: 60_000, jitter: false },
   });
 };
 

@@ -31,6 +31,8 @@ B.before(async (ctx) => {
     MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
     MESH_HOST_BACKOFF_MAX_SECONDS: '4',
     MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+    // The plain doubling: the test names each wait.
+    MESH_HOST_BACKOFF_JITTER: 'none',
   });
   ctx.host = j.host;
   ctx.proc = j.proc;

@@ -51,6 +51,8 @@ H(
       MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
       MESH_HOST_BACKOFF_MAX_SECONDS: '60',
       MESH_HOST_BACKOFF_RESET_SECONDS: '6',
+      // The plain doubling: the test names each wait.
+      MESH_HOST_BACKOFF_JITTER: 'none',
     });
     let mark = proc.output().length;
     await dropFromBroker(ctx.mesh, 'flap1');

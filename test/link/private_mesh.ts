@@ -50,7 +50,8 @@ export async function privateMesh(): Promise<PrivateMesh> {
       public: `127.0.0.1:${rabbit.amqpsPort}`,
       fingerprint: rabbit.fingerprint,
     };
-    const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home };
+    // Metrics on a free loopback port: suites run side by side, and each serve needs its own.
+    const env: NodeJS.ProcessEnv = { ...process.env, ...store.env, MESH_HOME: home, MESH_SERVE_METRICS: '127.0.0.1:0' };
     await writeBroker(broker, env);
     await ensureSigner(env);
     const cli = (args: string[]) => runCli(MESH, args, env);

@@ -34,6 +34,8 @@ function start(ctx: Ctx, dir: string, backoff: { min: number; max: number }): Pr
     MESH_HOST_BACKOFF_MIN_SECONDS: String(backoff.min),
     MESH_HOST_BACKOFF_MAX_SECONDS: String(backoff.max),
     MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+    // The plain doubling: the test names each wait.
+    MESH_HOST_BACKOFF_JITTER: 'none',
   });
   ctx.procs.push(p);
   return p;

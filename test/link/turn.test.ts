@@ -39,7 +39,7 @@ async function attempts(name: string, list: () => BrokerAddress[], n: number): P
   const done = new Promise<void>((resolve) => {
     link = new Link(
       identity(name, list()),
-      { minMs: 10, maxMs: 20, resetAfterMs: 30_000 },
+      { minMs: 10, maxMs: 20, resetAfterMs: 30_000, jitter: false },
       {
         connected: async () => {},
         lost: () => {},
@@ -112,7 +112,7 @@ T('a rouse (L3) tries the same broker again at once: it was not that broker that
     const name = NAMES.find((x) => startOf(x, 3) === 1)!;
     link = new Link(
       identity(name, list),
-      { minMs: 10, maxMs: 20, resetAfterMs: 30_000 },
+      { minMs: 10, maxMs: 20, resetAfterMs: 30_000, jitter: false },
       { connected: async () => {}, lost: () => {}, log: () => {} },
       () => list,
     );

@@ -56,6 +56,8 @@ function fleetStream(onRows) {
 
 function stateClass(state) {
   if (state === 'here') return 'here';
+  // Here, but not applying what it was sent: its link lives, its apply loop does not.
+  if (state === 'wedged') return 'wedged';
   if (state === 'never spoken') return 'never';
   return 'away';
 }

@@ -48,7 +48,7 @@ function compare(a, b) {
   return view.desc ? -r : r;
 }
 
-/** The state select: here / out of touch / never spoken, or stale (which any of those may also be). */
+/** The state select: here / wedged / out of touch / never spoken, or stale (which any of those may also be). */
 function inState(r) {
   if (view.state === 'all') return true;
   if (view.state === 'stale') return r.stale;
@@ -64,9 +64,9 @@ function render() {
   shown.sort(compare);
   tbody.replaceChildren(...shown.map(rowElement));
   for (const n of cache.keys()) if (!rows.has(n)) cache.delete(n);
-  const counts = { here: 0, away: 0, never: 0, stale: 0 };
+  const counts = { here: 0, wedged: 0, away: 0, never: 0, stale: 0 };
   for (const r of rows.values()) { counts[stateClass(r.state)]++; if (r.stale) counts.stale++; }
-  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.away} out of touch, ${counts.never} never spoken, ${counts.stale} stale; ${shown.length} shown`;
+  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.wedged} wedged, ${counts.away} out of touch, ${counts.never} never spoken, ${counts.stale} stale; ${shown.length} shown`;
   if (first) { first = false; ready(); }
 }
 
@@ -81,6 +81,7 @@ document.addEventListener('DOMContentLoaded', () => {
   const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, stale, failing', 'aria-label': 'filter' });
   const state = el('select', { id: 'state', 'aria-label': 'state' },
     el('option', { value: 'all' }, 'every state'), el('option', { value: 'here' }, 'here'),
+    el('option', { value: 'wedged' }, 'wedged'),
     el('option', { value: 'away' }, 'out of touch'), el('option', { value: 'never' }, 'never spoken'), el('option', { value: 'stale' }, 'stale'));
   counter = el('p', { id: 'count', class: 'count' }, 'loading');
   const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-sort': k, tabindex: 0 }, label)));
