@@ -462,6 +462,55 @@ $$;
 ALTER FUNCTION assignment.firewalls(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: fleet_metrics(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.fleet_metrics() RETURNS TABLE(metric text, labels jsonb, value double precision)
+    LANGUAGE sql STABLE
+    AS $$
+  with owed as (
+    select count(*)::float8 as n,
+           coalesce(extract(epoch from now() - min(p.owed_since)), 0)::float8 as oldest,
+           coalesce(sum(p.attempts), 0)::float8 as attempts
+      from assignment.pending_delivery p),
+  open as (
+    select r.wave, r.applied, r.failing, r.waiting from assignment.rollout_status r
+     where r.state in ('holding', 'rolling', 'paused', 'halted')),
+  fresh as (
+    select count(*) filter (where f.expired)::float8 as expired,
+           coalesce(extract(epoch from now() - min(f.signed_at)), 0)::float8 as oldest
+      from assignment.declaration_freshness f)
+  select 'mesh_outbox_owed_rows', '{}'::jsonb, owed.n from owed
+  union all
+  select 'mesh_outbox_oldest_owed_seconds', '{}', owed.oldest from owed
+  union all
+  select 'mesh_outbox_owed_attempts', '{}', owed.attempts from owed
+  union all
+  select 'mesh_rollouts', jsonb_build_object('state', k.state),
+         (select count(*) from assignment.rollout r where r.state = k.state)::float8
+    from (values ('holding'), ('rolling'), ('paused'), ('halted'), ('done'), ('aborted'), ('released')) k(state)
+  union all
+  select 'mesh_rollout_wave', '{}', coalesce((select open.wave from open), 0)::float8
+  union all
+  select 'mesh_rollout_nodes', jsonb_build_object('state', k.state),
+         coalesce((select case k.state when 'applied' then open.applied when 'failing' then open.failing
+                                       else open.waiting end from open), 0)::float8
+    from (values ('applied'), ('failing'), ('waiting')) k(state)
+  union all
+  select 'mesh_declarations_expired', '{}', fresh.expired from fresh
+  union all
+  select 'mesh_declaration_oldest_age_seconds', '{}', fresh.oldest from fresh
+$$;
+
+ALTER FUNCTION assignment.fleet_metrics() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION fleet_metrics(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.fleet_metrics() IS 'The outbox (owed rows, oldest age, attempts), rollouts by state and the open one''s wave and nodes, and the declarations'' age and expiry, counted for /metrics. No per-node rows.';
+
+--
 -- Name: held_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -1676,6 +1725,20 @@ $$;
 ALTER FUNCTION inventory.console_session_open(session_hash bytea) OWNER TO mesh_inventory;
 
 --
+-- Name: delivered_declarations(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.delivered_declarations() RETURNS TABLE(node text, serial bigint, delivered_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+begin
+  return query select d.node, d.serial, d.delivered_at from assignment.delivered_newest d;
+end $$;
+
+ALTER FUNCTION inventory.delivered_declarations() OWNER TO mesh_inventory;
+
+--
 -- Name: describe_age(interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -1690,6 +1753,38 @@ CREATE FUNCTION inventory.describe_age(age interval) RETURNS text
 $$;
 
 ALTER FUNCTION inventory.describe_age(age interval) OWNER TO mesh_inventory;
+
+--
+-- Name: fleet_metrics(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.fleet_metrics() RETURNS TABLE(metric text, labels jsonb, value double precision)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  with s as (
+    select case when st.state in ('here', 'wedged') then st.state
+                when st.state = 'never spoken' then 'never_spoken'
+                else 'out_of_touch' end as state,
+           st.stale, coalesce(st.failing, 0) > 0 as failing
+      from inventory.node_status st)
+  select 'mesh_nodes', jsonb_build_object('state', k.state), (select count(*) from s where s.state = k.state)::float8
+    from (values ('here'), ('wedged'), ('out_of_touch'), ('never_spoken')) k(state)
+  union all
+  select 'mesh_nodes_stale', '{}', (select count(*) from s where s.stale)::float8
+  union all
+  select 'mesh_nodes_failing', '{}', (select count(*) from s where s.failing)::float8
+  union all
+  select 'mesh_drift_fighting_resources', '{}', (select count(*) from inventory.drift d where d.fighting)::float8
+$$;
+
+ALTER FUNCTION inventory.fleet_metrics() OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION fleet_metrics(); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.fleet_metrics() IS 'The fleet counted for /metrics: nodes by state (here, out_of_touch, never_spoken), stale, failing, and resources fighting drift. No per-node rows.';
 
 --
 -- Name: identity_of(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -1748,6 +1843,22 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.issue_token(node_name text, token_hash bytea, node_site text, node_dialable text, ttl interval) OWNER TO mesh_inventory;
+
+--
+-- Name: keep_here_since(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.keep_here_since() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if new.last_seen is not null and (old.last_seen is null or new.last_seen - old.last_seen > interval '150 seconds') then
+    new.here_since := new.last_seen;
+  end if;
+  return new;
+end $$;
+
+ALTER FUNCTION inventory.keep_here_since() OWNER TO mesh_inventory;
 
 --
 -- Name: mark_heard(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -2027,6 +2138,18 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.set_overlay_key(node_name text, left_key bytea, taken_key bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: set_wedged_after(integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_wedged_after(seconds integer) RETURNS integer
+    LANGUAGE sql
+    AS $$
+  update inventory.wedge_setting set after_seconds = seconds returning after_seconds
+$$;
+
+ALTER FUNCTION inventory.set_wedged_after(seconds integer) OWNER TO mesh_inventory;
 
 --
 -- Name: spend_console_token(bytea, bytea, interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -3049,6 +3172,7 @@ CREATE TABLE inventory.node (
     enrolled_at timestamp with time zone,
     last_seen timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    here_since timestamp with time zone,
     CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
     CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
     CONSTRAINT node_identity_key_check CHECK ((octet_length(identity_key) = 32)),
@@ -3119,6 +3243,12 @@ COMMENT ON COLUMN inventory.node.last_seen IS 'When anything was last heard from
 --
 
 COMMENT ON COLUMN inventory.node.created_at IS 'When its first token was issued.';
+
+--
+-- Name: COLUMN node.here_since; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.here_since IS 'When the node was last heard after 150 s of silence (or first): how long it has been here without a break.';
 
 --
 -- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
@@ -3263,66 +3393,6 @@ COMMENT ON COLUMN assignment.declaration_status.superseded_at IS 'When the node 
 COMMENT ON COLUMN assignment.declaration_status.state IS 'applied, superseded, or sent (no answer yet).';
 
 --
--- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE VIEW assignment.firewall_opening AS
- SELECT firewall_openings.node,
-    firewall_openings.proto,
-    firewall_openings.port,
-    firewall_openings.port_to,
-    firewall_openings.sources,
-    firewall_openings.via,
-    firewall_openings.why,
-    firewall_openings.origin,
-    firewall_openings.reason
-   FROM assignment.firewall_openings(true) firewall_openings(node, proto, port, port_to, sources, via, why, origin, reason);
-
-ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
-
---
--- Name: VIEW firewall_opening; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module, broker) and the reason in full.';
-
---
--- Name: freshness_setting; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.freshness_setting (
-    one boolean DEFAULT true NOT NULL,
-    lifetime interval DEFAULT '7 days'::interval NOT NULL,
-    CONSTRAINT freshness_setting_one_check CHECK (one)
-);
-
-ALTER TABLE assignment.freshness_setting OWNER TO mesh_assignment;
-
---
--- Name: TABLE freshness_setting; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.freshness_setting IS 'How long a declaration holds once signed, for this mesh (one row). serve signs one again at half of it.';
-
---
--- Name: migration_digest; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.migration_digest (
-    name text NOT NULL,
-    sha256 text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-ALTER TABLE assignment.migration_digest OWNER TO mesh_assignment;
-
---
--- Name: TABLE migration_digest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
-
---
 -- Name: outbox; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -3394,6 +3464,86 @@ COMMENT ON COLUMN assignment.outbox.next_attempt_at IS 'Not tried again before t
 --
 
 COMMENT ON COLUMN assignment.outbox.delivered_at IS 'When the broker confirmed it; null while owed.';
+
+--
+-- Name: delivered_newest; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.delivered_newest AS
+ SELECT DISTINCT ON (o.node) o.node,
+    o.serial,
+    o.delivered_at
+   FROM assignment.outbox o
+  WHERE ((o.kind = 'declaration'::text) AND (o.delivered_at IS NOT NULL))
+  ORDER BY o.node, o.serial DESC;
+
+ALTER TABLE assignment.delivered_newest OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW delivered_newest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.delivered_newest IS 'Each node''s newest declaration confirmed onto its queue, and when (W1): a node here that has not applied it in time is wedged (inventory.node_status).';
+
+--
+-- Name: firewall_opening; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.firewall_opening AS
+ SELECT firewall_openings.node,
+    firewall_openings.proto,
+    firewall_openings.port,
+    firewall_openings.port_to,
+    firewall_openings.sources,
+    firewall_openings.via,
+    firewall_openings.why,
+    firewall_openings.origin,
+    firewall_openings.reason
+   FROM assignment.firewall_openings(true) firewall_openings(node, proto, port, port_to, sources, via, why, origin, reason);
+
+ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW firewall_opening; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module, broker) and the reason in full.';
+
+--
+-- Name: freshness_setting; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.freshness_setting (
+    one boolean DEFAULT true NOT NULL,
+    lifetime interval DEFAULT '7 days'::interval NOT NULL,
+    CONSTRAINT freshness_setting_one_check CHECK (one)
+);
+
+ALTER TABLE assignment.freshness_setting OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE freshness_setting; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.freshness_setting IS 'How long a declaration holds once signed, for this mesh (one row). serve signs one again at half of it.';
+
+--
+-- Name: migration_digest; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.migration_digest (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.migration_digest OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE migration_digest; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
 
 --
 -- Name: outbox_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
@@ -4976,6 +5126,71 @@ ALTER TABLE inventory.migration_digest OWNER TO mesh_inventory;
 COMMENT ON TABLE inventory.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
 
 --
+-- Name: refusal; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.refusal (
+    node text NOT NULL,
+    serial bigint,
+    fault text NOT NULL,
+    reason text NOT NULL,
+    refused_at timestamp with time zone DEFAULT now() NOT NULL,
+    times integer DEFAULT 1 NOT NULL,
+    first_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT refusal_times_check CHECK ((times > 0))
+);
+
+ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it, with how many times in a row; the audit history keeps each refusal once, when first said.';
+
+--
+-- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.node IS 'The host that refused.';
+
+--
+-- Name: COLUMN refusal.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it could read one.';
+
+--
+-- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.fault IS 'forged (another key, mesh or node), malformed (not of its form), replayed (the mesh''s own, not newer than the one applied) or stale (expired on arrival).';
+
+--
+-- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
+
+--
+-- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
+
+--
+-- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
+
+--
+-- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
+
+--
 -- Name: report; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5035,6 +5250,37 @@ COMMENT ON COLUMN inventory.report.reported_at IS 'When the account arrived: its
 COMMENT ON COLUMN inventory.report.holds_until IS 'Until when the declaration the node reported holding is valid (its signed expiry); past it, the node is stale.';
 
 --
+-- Name: wedge_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.wedge_setting (
+    one boolean DEFAULT true NOT NULL,
+    after_seconds integer DEFAULT 300 NOT NULL,
+    CONSTRAINT wedge_setting_after_seconds_check CHECK ((after_seconds > 0)),
+    CONSTRAINT wedge_setting_one_check CHECK (one)
+);
+
+ALTER TABLE inventory.wedge_setting OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE wedge_setting; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.wedge_setting IS 'One row: how long a node that is here may leave a delivered declaration unapplied before it reads wedged.';
+
+--
+-- Name: COLUMN wedge_setting.one; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.wedge_setting.one IS 'There is exactly one row.';
+
+--
+-- Name: COLUMN wedge_setting.after_seconds; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.wedge_setting.after_seconds IS 'Seconds a delivered declaration may wait on a node that is here, counted from the later of the delivery and its return.';
+
+--
 -- Name: node_status; Type: VIEW; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5044,6 +5290,8 @@ CREATE VIEW inventory.node_status AS
     n.dialable,
         CASE
             WHEN (n.last_seen IS NULL) THEN 'never spoken'::text
+            WHEN (((now() - n.last_seen) <= '00:02:30'::interval) AND (d.serial > GREATEST(COALESCE(r.serial, (0)::bigint), COALESCE(f.serial, (0)::bigint), COALESCE(x.serial, (0)::bigint))) AND (GREATEST(d.delivered_at, n.here_since) <= (now() - make_interval(secs => (( SELECT w.after_seconds
+               FROM inventory.wedge_setting w))::double precision)))) THEN 'wedged'::text
             WHEN ((now() - n.last_seen) <= '00:02:30'::interval) THEN 'here'::text
             ELSE ('out of touch '::text || inventory.describe_age((now() - n.last_seen)))
         END AS state,
@@ -5062,10 +5310,13 @@ CREATE VIEW inventory.node_status AS
     r.reported_at,
     (now() - r.reported_at) AS report_age,
     COALESCE((r.holds_until <= now()), false) AS stale,
-    r.holds_until
-   FROM ((inventory.node n
+    r.holds_until,
+    d.serial AS delivered_serial
+   FROM ((((inventory.node n
      LEFT JOIN inventory.report r ON ((r.node = n.name)))
-     LEFT JOIN inventory.apply_failure f ON ((f.node = n.name)));
+     LEFT JOIN inventory.apply_failure f ON ((f.node = n.name)))
+     LEFT JOIN inventory.refusal x ON ((x.node = n.name)))
+     LEFT JOIN inventory.delivered_declarations() d(node, serial, delivered_at) ON ((d.node = n.name)));
 
 ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 
@@ -5073,7 +5324,7 @@ ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 -- Name: VIEW node_status; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON VIEW inventory.node_status IS 'One row a node: here / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), and whether the declaration it holds has expired (stale).';
+COMMENT ON VIEW inventory.node_status IS 'One row a node: here / wedged / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), whether the declaration it holds has expired (stale), and the newest declaration delivered to its queue. Wedged: here, but a delivered declaration has waited unapplied (not reported applied, failed or refused) longer than wedge_setting allows.';
 
 --
 -- Name: COLUMN node_status.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
@@ -5190,71 +5441,6 @@ ALTER TABLE inventory.pgmigrations_id_seq OWNER TO mesh_inventory;
 --
 
 ALTER SEQUENCE inventory.pgmigrations_id_seq OWNED BY inventory.pgmigrations.id;
-
---
--- Name: refusal; Type: TABLE; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE TABLE inventory.refusal (
-    node text NOT NULL,
-    serial bigint,
-    fault text NOT NULL,
-    reason text NOT NULL,
-    refused_at timestamp with time zone DEFAULT now() NOT NULL,
-    times integer DEFAULT 1 NOT NULL,
-    first_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT refusal_times_check CHECK ((times > 0))
-);
-
-ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
-
---
--- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it, with how many times in a row; the audit history keeps each refusal once, when first said.';
-
---
--- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.node IS 'The host that refused.';
-
---
--- Name: COLUMN refusal.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it could read one.';
-
---
--- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.fault IS 'forged (another key, mesh or node), malformed (not of its form), replayed (the mesh''s own, not newer than the one applied) or stale (expired on arrival).';
-
---
--- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
-
---
--- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
-
---
--- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
-
---
--- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
 
 --
 -- Name: report_received; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -6891,6 +7077,13 @@ ALTER TABLE ONLY inventory.token
     ADD CONSTRAINT token_pkey PRIMARY KEY (token_hash);
 
 --
+-- Name: wedge_setting wedge_setting_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.wedge_setting
+    ADD CONSTRAINT wedge_setting_pkey PRIMARY KEY (one);
+
+--
 -- Name: address address_address_key; Type: CONSTRAINT; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -7169,6 +7362,12 @@ CREATE CONSTRAINT TRIGGER audit_token_spent AFTER UPDATE OF spent_at ON inventor
 --
 
 CREATE TRIGGER node_changed AFTER INSERT OR DELETE ON inventory.node FOR EACH ROW EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: node node_here_since; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER node_here_since BEFORE UPDATE OF last_seen ON inventory.node FOR EACH ROW EXECUTE FUNCTION inventory.keep_here_since();
 
 --
 -- Name: node node_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
@@ -7487,6 +7686,12 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_overlay;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_secret;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
+
+--
+-- Name: TABLE delivered_newest; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_inventory;
 
 --
 -- Name: TABLE pending_delivery; Type: ACL; Schema: assignment; Owner: mesh_assignment

@@ -48,6 +48,19 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'How many outbox rows serve takes and publishes in one batch.',
   },
   {
+    name: 'MESH_SERVE_METRICS',
+    program: 'mesh serve',
+    default: '127.0.0.1:9780',
+    meaning:
+      'ADDRESS:PORT where serve answers /metrics (Prometheus text format), /healthz and /readyz; --metrics says the same. Loopback unless the operator names another address.',
+  },
+  {
+    name: 'MESH_LOG_FORMAT',
+    program: 'mesh, mesh-host, mesh-builder',
+    default: 'plain',
+    meaning: 'json: one JSON object a line (level, time, node, serial, code, message); plain: lines for a person.',
+  },
+  {
     name: 'MESH_DEBUG',
     program: 'mesh, mesh-host, mesh-builder, the bundle',
     default: 'unset',
@@ -95,6 +108,13 @@ export const SETTINGS: readonly Setting[] = [
     program: 'mesh-host run',
     default: '120',
     meaning: 'The longest wait between two attempts to reach the broker.',
+  },
+  {
+    name: 'MESH_HOST_BACKOFF_JITTER',
+    program: 'mesh-host run',
+    default: 'decorrelated',
+    meaning:
+      'decorrelated: each wait drawn between the floor and three times the last, so a fleet that lost its broker returns spread out; none: plain doubling.',
   },
   {
     name: 'MESH_HOST_BACKOFF_RESET_SECONDS',
