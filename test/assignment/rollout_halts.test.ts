@@ -197,9 +197,7 @@ R(
       { mode: 0o600 },
     );
     await startHost(ctx, 'a2');
-    await ctx.hosts
-      .get('a2')!
-      .proc.waitFor(/refused a declaration: forged: replayed: serial \d+ is not newer than 1000000/);
+    await ctx.hosts.get('a2')!.proc.waitFor(/refused a declaration: replayed: serial \d+ is not newer than 1000000/);
     ok(await ctx.mesh.cli(['rollout', 'hold']));
     await version(ctx, 'a2', 4);
     await version(ctx, 'a1', 4);
@@ -221,7 +219,7 @@ R(
     const s = await halted(ctx);
     assert.match(
       s.reason!,
-      /^1 failing \(at most 0 allowed\): a2: refused declaration (\d+): forged: replayed: serial \1 is not newer than 1000000/,
+      /^1 failing \(at most 0 allowed\): a2: refused declaration (\d+): replayed: serial \1 is not newer than 1000000/,
     );
     assert.equal(
       s.nodes.map((n) => `${n.node} ${n.state}`),

@@ -180,10 +180,10 @@ Floor(
     const smark = ctx.serve.output().length;
     ctx.proc = ctx.host.run();
     await ctx.proc.waitFor(
-      /refused a declaration: forged: replayed: serial 3 is not the declaration this node acknowledged at that serial \(the mesh's signed floor\)/,
+      /refused a declaration: replayed: serial 3 is not the declaration this node acknowledged at that serial \(the mesh's signed floor\)/,
       20_000,
     );
-    await ctx.serve.waitFor(/report: web1 refused a declaration \(serial 3\): forged: replayed/, 20_000, smark);
+    await ctx.serve.waitFor(/report: web1 refused a declaration \(serial 3\): replayed/, 20_000, smark);
     await ctx.proc.waitFor(/applied declaration 3\b/, 20_000);
     assert.not.ok(existsSync(evil), 'the other declaration of serial 3 was never applied');
     assert.is(readFileSync(conf(ctx), 'utf8'), 'v2', 'the acknowledged one holds');
