@@ -29,7 +29,7 @@ test('one tarball and its sha256 checksum, which sha256sum accepts', () => {
   assert.is(r.status, 0, r.stderr);
 });
 
-test('it holds a Node >= 20.19, dist, sql and the production dependencies, and nothing only tests or the lab need', () => {
+test('it holds a Node >= 20.19, dist, sql and the production dependencies, and nothing only tests need', () => {
   const mesh = join(unpacked, 'mesh');
   const v = execFileSync(join(mesh, 'node/bin/node'), ['-p', 'process.versions.node'], { encoding: 'utf8' })
     .trim()
@@ -48,7 +48,7 @@ test('it holds a Node >= 20.19, dist, sql and the production dependencies, and n
   ]) {
     assert.ok(existsSync(join(mesh, p)), p);
   }
-  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test', 'dist/lab'])
+  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test'])
     assert.not.ok(existsSync(join(mesh, p)), p);
 });
 
