@@ -23,6 +23,7 @@ import { keep, readKept } from './keep.js';
 import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
 import type { LogFields } from '../src/sys/log.js';
+import { VERSION } from '../src/sys/version.js';
 
 const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
 
@@ -378,6 +379,8 @@ export class Agent {
       ...(part.refused ? { refused: part.refused } : {}),
       // Every account says until when what it holds is valid, so SQL knows the moment it is stale.
       ...(kept && !part.refused ? { holdsUntil: kept.expires, stale: kept.expires * 1000 <= Date.now() } : {}),
+      // V1: the mesh keeps each node's agent version, and declares it only the kinds that version applies.
+      agent: VERSION,
     };
     if (!held && !part.refused) return;
     this.outbox.push({ r, mid: randomBytes(8).toString('hex') });

@@ -2,17 +2,25 @@
 import { redeclare, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { nodeList, nodeRetire } from '../inventory/node.js';
+import { nodeList, nodeOutdated, nodeRetire } from '../inventory/node.js';
 
 export function registerNode(p: Program): void {
   p.prog
     .command('node list')
     .describe(
-      'Every node: here, wedged (here, but a declaration delivered to it waits unapplied past inventory.wedge_setting), out of touch Nm, or never spoken; stale when the declaration it holds has expired (see mesh freshness); and the age of its last report. The same answer as select * from inventory.node_status.',
+      'Every node: here, wedged (here, but a declaration delivered to it waits unapplied past inventory.wedge_setting), out of touch Nm, or never spoken; stale when the declaration it holds has expired (see mesh freshness); the age of its last report; and the mesh-host version its reports name (agent_version). The same answer as select * from inventory.node_status. With --outdated, only the nodes whose agent is outside the skew rule (the control plane speaks with its own minor and the one before, inventory.agent_skew), behind the control plane, or reporting no version, and why: select * from inventory.agent_versions where outdated.',
     )
+    .option('--outdated', 'Only the nodes whose agent is outside the skew rule or behind the control plane, and why')
     .option('--json', 'Print as JSON')
+    .example('node list --outdated')
     .action(
-      p.wrap(async (o: { json?: boolean }) => {
+      p.wrap(async (o: { json?: boolean; outdated?: boolean }) => {
+        if (o.outdated) {
+          emit(await nodeOutdated(), o, (rows) =>
+            rows.length ? table(rows, ['name', 'agent_version', 'control_version', 'why']) : 'no node is outdated',
+          );
+          return;
+        }
         emit(await nodeList(), o, (rows) =>
           table(rows, [
             'name',
@@ -24,6 +32,7 @@ export function registerNode(p: Program): void {
             'reported_serial',
             'report_age',
             'owed_serial',
+            'agent_version',
           ]),
         );
       }),

@@ -31,6 +31,12 @@ export interface FleetRow {
   holds: number | null;
   failing: string[];
   report_age: string;
+  /** The mesh-host version its reports name (V1); null until one does. */
+  agent: string | null;
+  /** Outside the skew rule, behind the control plane, or reporting no version (inventory.agent_versions). */
+  outdated: boolean;
+  /** Why, in words, when outdated. */
+  agent_why: string | null;
 }
 
 export type FleetEvent = { kind: 'snapshot'; rows: FleetRow[] } | { kind: 'change'; rows: FleetRow[]; gone: string[] };
@@ -64,6 +70,9 @@ export async function readFleet(s: Stores): Promise<FleetRow[]> {
       holds: num(r.holds),
       failing: (failing.get(r.name as string) ?? []).map((f) => f.id),
       report_age: r.report_age as string,
+      agent: (r.agent_version as string | null) ?? null,
+      outdated: Boolean(r.outdated),
+      agent_why: r.outdated ? (r.agent_why as string) : null,
     };
   });
 }

@@ -13,11 +13,21 @@ export async function nodeList() {
 
 /** The rows `mesh node list` prints, on a store already open (the console reads them too, so both say the same). */
 export function readNodeStatus(sql: Sql) {
-  return sql`select name, site, state, stale, holds_until, last_seen, enrolled_at, reported_serial, holds, failing, reported_at,
+  return sql`select s.name, site, state, stale, holds_until, last_seen, enrolled_at, reported_serial, holds, failing, reported_at, s.agent_version,
                             case when reported_at is null then 'never reported' else inventory.describe_age(report_age) end as report_age,
                             -- The newest declaration not yet delivered, read through the view assignment grants inventory (W1).
-                            (select max(p.serial) from assignment.pending_delivery p where p.node = s.name and p.kind = 'declaration') as owed_serial
-                       from inventory.node_status s order by name`;
+                            (select max(p.serial) from assignment.pending_delivery p where p.node = s.name and p.kind = 'declaration') as owed_serial,
+                            v.outdated, v.why as agent_why
+                       from inventory.node_status s join inventory.agent_versions v on v.name = s.name order by s.name`;
+}
+
+/** The nodes inventory.agent_versions calls outdated (V1): outside the skew rule, behind the control plane, or reporting no version. */
+export async function nodeOutdated() {
+  return withStore(
+    'inventory',
+    (sql) => sql`select name, agent_version, control_version, speaks, behind, why
+                   from inventory.agent_versions where outdated order by name`,
+  );
 }
 
 export async function nodeRetire(name: string) {

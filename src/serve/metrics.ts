@@ -21,6 +21,16 @@ const FLEET: { name: string; help: string; labels: string[] }[] = [
   { name: 'mesh_nodes_stale', help: 'Nodes whose held declaration has expired (they report stale).', labels: [] },
   { name: 'mesh_nodes_failing', help: 'Nodes whose last apply left resources failing.', labels: [] },
   {
+    name: 'mesh_nodes_by_agent_version',
+    help: 'Nodes by the mesh-host version their reports name; unknown for none named yet.',
+    labels: ['version'],
+  },
+  {
+    name: 'mesh_nodes_outdated',
+    help: "Nodes whose agent is outside the skew rule or behind the control plane's version (mesh node list --outdated).",
+    labels: [],
+  },
+  {
     name: 'mesh_drift_fighting_resources',
     help: 'Resources put back more often in the last hour than the drift setting allows (FIGHTING in mesh drift).',
     labels: [],

@@ -25,6 +25,7 @@ import { ServeMetrics, type Outcome } from './metrics.js';
 import { readiness, startEndpoint } from './endpoint.js';
 import { parseMetricsListen, type Listen } from './metrics_listen.js';
 import { Notifier } from '../sys/notify.js';
+import { VERSION } from '../sys/version.js';
 
 export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
@@ -186,6 +187,11 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const broker = readBroker(opts.env);
   const signer = readSigner(opts.env);
   const stores = await openStores(opts.env);
+  // V1: the skew rule judges every agent against the control plane running now.
+  await stores.inventory`select inventory.state_control_version(${VERSION})`.catch(async (err) => {
+    await closeStores(stores);
+    throw err;
+  });
   const prefix = broker.accountPrefix ?? '';
   const redeclare = new Redeclarer(stores.assignment, signer, log);
   const metrics = new ServeMetrics(stores);

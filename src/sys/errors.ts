@@ -20,6 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
+//   versions    Vx: agent versions and the skew rule (V0-V2, inventory) and the kinds an agent
+//               applies (V3, V4, assignment), one subject across the two contexts that keep it.
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -1500,6 +1502,37 @@ export const REGISTER: readonly Code[] = [
     remedy:
       'nothing was spent (the node is told only that it was refused); mesh-host chooses 32 random bytes: update the mesh-host that sent it',
     raisedIn: ['src/wire/enrol.ts'],
+  },
+  {
+    code: 'MSHV0',
+    context: 'inventory',
+    meaning: "the control plane's stated version is not MAJOR.MINOR.PATCH",
+    remedy: 'state the version package.json names, as mesh serve does when it starts',
+  },
+  {
+    code: 'MSHV1',
+    context: 'inventory',
+    meaning: 'a node reported an agent version that is not MAJOR.MINOR.PATCH',
+    remedy: 'the mesh-host sends the version its package.json names; a hand-built agent must too',
+  },
+  {
+    code: 'MSHV2',
+    context: 'inventory',
+    meaning: 'a skew rule reaching fewer than 0 or more than 100 minors back',
+    remedy: 'give 0 (the current minor only) to 100: select inventory.set_agent_skew(1)',
+  },
+  {
+    code: 'MSHV3',
+    context: 'assignment',
+    meaning: 'a module assigned to a node whose agent is too old to apply one of its resource kinds',
+    remedy: 'upgrade mesh-host on that node first; mesh node list --outdated lists the nodes behind',
+  },
+  {
+    code: 'MSHV4',
+    context: 'assignment',
+    meaning: 'an agent feature that is not a resource kind with a MAJOR.MINOR.PATCH first version',
+    remedy:
+      "name a kind as declarations do and the mesh-host release that first applies it: select assignment.set_agent_feature('file', '0.2.0')",
   },
 ];
 

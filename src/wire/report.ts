@@ -36,7 +36,12 @@ export interface Report {
   holdsUntil?: number;
   /** That time has passed: the host still applies it, and says its feed may be frozen. */
   stale?: boolean;
+  /** The version of the mesh-host that sent it, MAJOR.MINOR.PATCH (V1); agents before versions were reported send none. */
+  agent?: string;
 }
+
+/** What a version looks like, as inventory.node's check says it (inventory 0017). */
+export const AGENT_VERSION = /^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$/;
 
 export function writeReport(r: Report): Buffer {
   return Buffer.from(JSON.stringify(r));
@@ -82,5 +87,7 @@ export function readReport(bytes: Uint8Array): Report {
   if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0))
     throw fail('holdsUntil must be whole seconds since 1970');
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
+  if (v.agent !== undefined && !(typeof v.agent === 'string' && AGENT_VERSION.test(v.agent)))
+    throw fail('agent must be a version, MAJOR.MINOR.PATCH');
   return v as unknown as Report;
 }

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { freshMesh, spawnProc, MESH, type Mesh, type Proc } from '../harness/mesh.js';
 import { freePort } from '../harness/ports.js';
 import { runAny } from '../../src/sys/proc.js';
+import { VERSION } from '../../src/sys/version.js';
 
 const RULES = fileURLToPath(new URL('../../../bundle/prometheus/mesh.rules.yml', import.meta.url));
 const NODES = ['pm-a', 'pm-b', 'pm-c'];
@@ -123,6 +124,14 @@ M("serve's own work is counted: each enrolment handled, each owed declaration pu
     ((await query(ctx, 'sum(mesh_handler_duration_seconds_count{kind="enrol"})')) ?? 0) >= NODES.length,
     'handler latency observed',
   );
+});
+
+M('nodes by agent version: each host reports the version it runs, one series a version (V1)', async (ctx) => {
+  await until(`Prometheus to see ${NODES.length} nodes on mesh-host ${VERSION}`, async () =>
+    (await query(ctx, `sum(mesh_nodes_by_agent_version{version="${VERSION}"})`)) === NODES.length ? true : undefined,
+  );
+  assert.is(await query(ctx, 'count(mesh_nodes_by_agent_version)'), 1, 'one series for one version in the fleet');
+  assert.is(await query(ctx, 'mesh_nodes_outdated'), 0, 'agents as new as the control plane are not outdated');
 });
 
 M('promtool finds the exposition clean, and no series names a node', async (ctx) => {

@@ -12,8 +12,8 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01F]\d$/,
-  assignment: /^MSH[2A]\d$/,
+  inventory: /^MSH[01FV]\d$/,
+  assignment: /^MSH[2AV]\d$/,
   catalogue: /^MSH[3MP]\d$/,
   secret: /^MSH[4Q]\d$/,
   provision: /^MSH[5B]\d$/,

@@ -133,6 +133,15 @@ const CASES: [string, () => unknown, string, string][] = [
     'MSHN0',
   ],
   [
+    'a report naming an agent version that is not MAJOR.MINOR.PATCH',
+    () =>
+      readReport(
+        writeReport({ v: 1, serial: 0, held: [], failed: [], corrected: [], superseded: [], agent: '0.1; drop table' }),
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  [
     'a rekey of the wrong shape',
     () => readRekey(signEnvelope({ v: 1, kind: 'rekey' }, other.secret)),
     'malformed',
@@ -193,6 +202,17 @@ W('a report of each refusal kind is read as it was written: replayed among them,
     assert.equal(readReport(writeReport(r)).refused, r.refused);
   }
   assert.equal([...REFUSAL_FAULTS].sort(), ['forged', 'malformed', 'replayed', 'stale']);
+});
+
+W('a report names the version of the agent that sent it, and is read with it (V1)', () => {
+  const r: Report = { v: 1, serial: 4, held: [], failed: [], corrected: [], superseded: [], agent: '0.12.3-rc.1' };
+  assert.is(readReport(writeReport(r)).agent, '0.12.3-rc.1');
+  const { agent: _, ...none } = r;
+  assert.is(
+    readReport(writeReport(none)).agent,
+    undefined,
+    'an agent from before versions were reported still reports',
+  );
 });
 
 W.run();

@@ -5,7 +5,7 @@
 
 const COLUMNS = [
   ['name', 'node'], ['site', 'site'], ['state', 'state'], ['stale', 'stale'], ['declared', 'declared'], ['applied', 'applied'],
-  ['failing', 'failing'], ['holds', 'holds'], ['report_age', 'report'],
+  ['failing', 'failing'], ['holds', 'holds'], ['report_age', 'report'], ['agent', 'agent'],
 ];
 const view = { filter: '', state: 'all', sort: 'name', desc: false };
 const cache = new Map(); // name -> { json, tr }
@@ -25,6 +25,8 @@ function cell(row, key) {
       return el('td', { class: behind ? 'num behind' : 'num' }, row.applied ?? '-');
     }
     case 'holds': return el('td', { class: 'num' }, row.holds ?? '-');
+    // The mesh-host version its reports name; outdated (outside the skew rule or behind) is marked, its reason on hover.
+    case 'agent': return el('td', { class: row.outdated ? 'outdated' : '', title: row.outdated ? row.agent_why : null }, row.agent ?? '-');
     default: return el('td', {}, row[key] ?? '-');
   }
 }
@@ -60,6 +62,7 @@ function render() {
   const f = view.filter.toLowerCase();
   const shown = [...rows.values()].filter((r) => inState(r)
     && (!f || r.name.includes(f) || r.site.includes(f) || r.state.includes(f) || (r.stale && 'stale'.includes(f))
+        || (r.agent ?? '').includes(f) || (r.outdated && 'outdated'.includes(f))
         || r.failing.some((x) => x.toLowerCase().includes(f))));
   shown.sort(compare);
   tbody.replaceChildren(...shown.map(rowElement));
@@ -78,7 +81,7 @@ function later() {
 
 document.addEventListener('DOMContentLoaded', () => {
   const main = document.getElementById('main');
-  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, stale, failing', 'aria-label': 'filter' });
+  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, stale, failing, agent, outdated', 'aria-label': 'filter' });
   const state = el('select', { id: 'state', 'aria-label': 'state' },
     el('option', { value: 'all' }, 'every state'), el('option', { value: 'here' }, 'here'),
     el('option', { value: 'wedged' }, 'wedged'),

@@ -44,6 +44,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
         return false;
       }
     }
+    // Every report, a refusal's and a failure's too: the version of an agent that refuses is the one most worth knowing.
+    if (r.agent) await tx`select inventory.record_agent_version(${from.name}::text, ${r.agent}::text)`;
     if (refused) {
       const [row] =
         await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
