@@ -211,12 +211,25 @@ ALTER FUNCTION assignment.allocate_serials(node_names text[]) OWNER TO mesh_assi
 CREATE FUNCTION assignment.assign(module_name text, node_name text) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
+declare
+  h record;
 begin
   if not exists (select 1 from catalogue.module_resources where name = module_name) then
     raise exception 'no module named %', module_name using errcode = 'MSH20', hint = 'add it first: mesh module add FILE';
   end if;
   if not exists (select 1 from inventory.enrolled_node where name = node_name) then
     raise exception 'no enrolled node named %', node_name using errcode = 'MSH21', hint = 'see mesh node list';
+  end if;
+  select a.kind, a.agent_version, a.first_version into h
+    from assignment.agent_holds a
+   where a.node = node_name
+     and a.kind in (select e.value->>'kind' from catalogue.module_resources m
+                      cross join lateral jsonb_array_elements(m.resources) e where m.name = module_name)
+   order by a.kind limit 1;
+  if found then
+    raise exception 'module % has % resources, and node % runs mesh-host %, which applies them from %',
+      module_name, h.kind, node_name, h.agent_version, h.first_version
+      using errcode = 'MSHV3', hint = 'upgrade mesh-host on ' || node_name || ' first; mesh node list --outdated lists the nodes behind';
   end if;
   insert into assignment.assignment (module, node) values (module_name, node_name) on conflict do nothing;
   return found;
@@ -248,6 +261,8 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
   with want as materialized (
     select e.name as node, e.enrolled_at from inventory.enrolled_node e
      where node_names is null or e.name in (select unnest(node_names))),
+  held as materialized (
+    select h.node, h.kind from assignment.agent_holds h join want w on w.node = h.node),
   -- One list for every node, or no row at all while inventory.broker is empty (0020).
   brokers as materialized (
     select jsonb_build_object('id', 'brokers', 'kind', 'brokers', 'brokers',
@@ -265,11 +280,15 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
     union all select w.node, b.resource from want w cross join brokers b),
   r as (
-    select j.node, j.resource->>'id' as id, j.resource::text as resource from j
-    union all select x.node, x.id, x.resource from overlay.interface_texts_of((select array_agg(node) from want)) x),
+    select j.node, j.resource->>'id' as id, j.resource->>'kind' as kind, j.resource::text as resource from j
+    union all select x.node, x.id, split_part(x.id, ':', 1), x.resource
+      from overlay.interface_texts_of((select array_agg(node) from want)) x),
+  kept as (
+    select r.node, r.id, r.resource from r
+     where not exists (select 1 from held h where h.node = r.node and h.kind = r.kind)),
   c as (
-    select w.node, w.enrolled_at, coalesce('[' || string_agg(r.resource, ', ' order by r.id) || ']', '[]') as resources
-      from want w left join r on r.node = w.node
+    select w.node, w.enrolled_at, coalesce('[' || string_agg(k.resource, ', ' order by k.id) || ']', '[]') as resources
+      from want w left join kept k on k.node = w.node
      group by w.node, w.enrolled_at)
   select c.node, c.resources, h.hash,
          h.hash is distinct from coalesce(
@@ -998,6 +1017,27 @@ CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(n
 $$;
 
 ALTER FUNCTION assignment.rollout_node_state(rollout_id bigint) OWNER TO mesh_assignment;
+
+--
+-- Name: set_agent_feature(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.set_agent_feature(feature_kind text, version text) RETURNS text
+    LANGUAGE plpgsql
+    AS $_$
+begin
+  if feature_kind is null or feature_kind !~ '^[a-z][a-z0-9-]{0,19}$'
+     or version is null or version !~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$' then
+    raise exception 'an agent feature is a resource kind and the first version that applies it, not % at %',
+      coalesce(feature_kind, 'null'), coalesce(version, 'null')
+      using errcode = 'MSHV4', hint = 'name a kind as declarations do (file, directory, service, ...) and a MAJOR.MINOR.PATCH version, such as 0.2.0';
+  end if;
+  insert into assignment.agent_feature (kind, first_version) values (feature_kind, version)
+    on conflict (kind) do update set first_version = excluded.first_version;
+  return version;
+end $_$;
+
+ALTER FUNCTION assignment.set_agent_feature(feature_kind text, version text) OWNER TO mesh_assignment;
 
 --
 -- Name: set_declaration_lifetime(interval); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1776,6 +1816,11 @@ CREATE FUNCTION inventory.fleet_metrics() RETURNS TABLE(metric text, labels json
   select 'mesh_nodes_failing', '{}', (select count(*) from s where s.failing)::float8
   union all
   select 'mesh_drift_fighting_resources', '{}', (select count(*) from inventory.drift d where d.fighting)::float8
+  union all
+  (select 'mesh_nodes_by_agent_version', jsonb_build_object('version', coalesce(n.agent_version, 'unknown')), count(*)::float8
+     from inventory.node n group by coalesce(n.agent_version, 'unknown'))
+  union all
+  select 'mesh_nodes_outdated', '{}', (select count(*) from inventory.agent_versions a where a.outdated)::float8
 $$;
 
 ALTER FUNCTION inventory.fleet_metrics() OWNER TO mesh_inventory;
@@ -1965,6 +2010,25 @@ end $$;
 ALTER FUNCTION inventory.receive_report(node_name text, report_message_id text, report_serial bigint) OWNER TO mesh_inventory;
 
 --
+-- Name: record_agent_version(text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_agent_version(node_name text, version text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $_$
+begin
+  if version is null or version !~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$' then
+    raise exception 'node % reported agent version %, which is not MAJOR.MINOR.PATCH', node_name, coalesce(version, 'null')
+      using errcode = 'MSHV1', hint = 'the mesh-host sends the version package.json names; a hand-built agent must too';
+  end if;
+  update inventory.node set agent_version = version, agent_version_at = now()
+   where name = node_name and agent_version is distinct from version;
+  return found;
+end $_$;
+
+ALTER FUNCTION inventory.record_agent_version(node_name text, version text) OWNER TO mesh_inventory;
+
+--
 -- Name: record_corrections(text, text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2095,6 +2159,24 @@ $$;
 ALTER FUNCTION inventory.retire_node(node_name text) OWNER TO mesh_inventory;
 
 --
+-- Name: set_agent_skew(integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_agent_skew(minors integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if minors is null or minors < 0 or minors > 100 then
+    raise exception 'the skew rule cannot reach % minors back', coalesce(minors::text, 'null')
+      using errcode = 'MSHV2', hint = 'give 0 (the current minor only) to 100; 1 speaks with the current minor and the one before';
+  end if;
+  update inventory.agent_skew set minors_behind = minors;
+  return minors;
+end $$;
+
+ALTER FUNCTION inventory.set_agent_skew(minors integer) OWNER TO mesh_inventory;
+
+--
 -- Name: set_fighting_after(integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2205,6 +2287,36 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.spend_token(token_hash bytea, node_name text, identity_key bytea, overlay_key bytea, sealing_key bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: state_control_version(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.state_control_version(version text) RETURNS text
+    LANGUAGE plpgsql
+    AS $_$
+begin
+  if version is null or version !~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$' then
+    raise exception 'the control plane''s version % is not MAJOR.MINOR.PATCH', coalesce(version, 'null')
+      using errcode = 'MSHV0', hint = 'state the version package.json names, as mesh serve does';
+  end if;
+  update inventory.agent_skew set control_version = version, stated_at = now();
+  return version;
+end $_$;
+
+ALTER FUNCTION inventory.state_control_version(version text) OWNER TO mesh_inventory;
+
+--
+-- Name: version_parts(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.version_parts(version text) RETURNS integer[]
+    LANGUAGE sql IMMUTABLE STRICT
+    AS $$
+  select string_to_array(split_part(version, '-', 1), '.')::integer[]
+$$;
+
+ALTER FUNCTION inventory.version_parts(version text) OWNER TO mesh_inventory;
 
 --
 -- Name: allocate_addresses(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -3093,70 +3205,35 @@ ALTER TABLE assignment.acknowledged_sealed OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.acknowledged_sealed IS 'The sealed blobs in each node''s newest acknowledged declaration: what it holds, as the mesh signed it.';
 
 --
--- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+-- Name: agent_feature; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
-CREATE TABLE assignment.assignment (
-    module text NOT NULL,
-    node text NOT NULL,
-    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+CREATE TABLE assignment.agent_feature (
+    kind text NOT NULL,
+    first_version text NOT NULL,
+    CONSTRAINT agent_feature_first_version_check CHECK ((first_version ~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$'::text)),
+    CONSTRAINT agent_feature_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,19}$'::text))
 );
 
-ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
+ALTER TABLE assignment.agent_feature OWNER TO mesh_assignment;
 
 --
--- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+-- Name: TABLE agent_feature; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
+COMMENT ON TABLE assignment.agent_feature IS 'Each resource kind, and the first mesh-host version that applies it: an older agent is declared nothing of that kind. A kind not listed goes to every agent.';
 
 --
--- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+-- Name: COLUMN agent_feature.kind; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
+COMMENT ON COLUMN assignment.agent_feature.kind IS 'A resource kind as a declaration names it (src/wire/resources.ts).';
 
 --
--- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+-- Name: COLUMN agent_feature.first_version; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
-
---
--- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
-
---
--- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.node_serial (
-    node text NOT NULL,
-    serial bigint NOT NULL,
-    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
-);
-
-ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
-
---
--- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
-
---
--- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
-
---
--- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
+COMMENT ON COLUMN assignment.agent_feature.first_version IS 'The first agent version that applies it.';
 
 --
 -- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -3173,6 +3250,9 @@ CREATE TABLE inventory.node (
     last_seen timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     here_since timestamp with time zone,
+    agent_version text,
+    agent_version_at timestamp with time zone,
+    CONSTRAINT node_agent_version_form CHECK ((agent_version ~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$'::text)),
     CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
     CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
     CONSTRAINT node_identity_key_check CHECK ((octet_length(identity_key) = 32)),
@@ -3249,6 +3329,130 @@ COMMENT ON COLUMN inventory.node.created_at IS 'When its first token was issued.
 --
 
 COMMENT ON COLUMN inventory.node.here_since IS 'When the node was last heard after 150 s of silence (or first): how long it has been here without a break.';
+
+--
+-- Name: COLUMN node.agent_version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.agent_version IS 'The mesh-host version the node''s newest report named; null until a report names one (agents before versions were reported name none).';
+
+--
+-- Name: COLUMN node.agent_version_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.agent_version_at IS 'When the node first reported the version it runs now.';
+
+--
+-- Name: node_agent_version; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.node_agent_version AS
+ SELECT n.name,
+    n.agent_version
+   FROM inventory.node n
+  WHERE (n.agent_version IS NOT NULL);
+
+ALTER TABLE inventory.node_agent_version OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW node_agent_version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.node_agent_version IS 'Each node whose reports named its agent''s version, and that version: what assignment reads to declare a node only what its agent applies.';
+
+--
+-- Name: agent_holds; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.agent_holds AS
+ WITH old AS (
+         SELECT v.agent_version,
+            f.kind,
+            f.first_version
+           FROM (( SELECT DISTINCT node_agent_version.agent_version
+                   FROM inventory.node_agent_version) v
+             JOIN assignment.agent_feature f ON ((inventory.version_parts(v.agent_version) < inventory.version_parts(f.first_version))))
+        )
+ SELECT n.name AS node,
+    o.kind,
+    n.agent_version,
+    o.first_version
+   FROM (inventory.node_agent_version n
+     JOIN old o ON ((o.agent_version = n.agent_version)));
+
+ALTER TABLE assignment.agent_holds OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW agent_holds; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.agent_holds IS 'Each node and resource kind its reported agent is too old to apply: its declarations carry nothing of that kind until it reports a version that does (V1).';
+
+--
+-- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.assignment (
+    module text NOT NULL,
+    node text NOT NULL,
+    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
+
+--
+-- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
+
+--
+-- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
+
+--
+-- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
+
+--
+-- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.node_serial (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
+);
+
+ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
+
+--
+-- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
+
+--
+-- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
 
 --
 -- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
@@ -4763,6 +4967,52 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
 
 --
+-- Name: agent_skew; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.agent_skew (
+    one boolean DEFAULT true NOT NULL,
+    control_version text,
+    stated_at timestamp with time zone,
+    minors_behind integer DEFAULT 1 NOT NULL,
+    CONSTRAINT agent_skew_control_version_check CHECK ((control_version ~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$'::text)),
+    CONSTRAINT agent_skew_minors_behind_check CHECK (((minors_behind >= 0) AND (minors_behind <= 100))),
+    CONSTRAINT agent_skew_one_check CHECK (one)
+);
+
+ALTER TABLE inventory.agent_skew OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE agent_skew; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.agent_skew IS 'One row: the skew rule. The control plane speaks with agents of its own major whose minor is its own or up to minors_behind before it.';
+
+--
+-- Name: COLUMN agent_skew.one; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.agent_skew.one IS 'There is exactly one row.';
+
+--
+-- Name: COLUMN agent_skew.control_version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.agent_skew.control_version IS 'The version of the control plane, as mesh serve states it when it starts; null until one has.';
+
+--
+-- Name: COLUMN agent_skew.stated_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.agent_skew.stated_at IS 'When it was last stated.';
+
+--
+-- Name: COLUMN agent_skew.minors_behind; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.agent_skew.minors_behind IS 'How many minors before its own the control plane still speaks with (1: the current minor and the one before).';
+
+--
 -- Name: apply_failure; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -4805,6 +5055,201 @@ COMMENT ON COLUMN inventory.apply_failure.failed IS 'The resources it could not 
 --
 
 COMMENT ON COLUMN inventory.apply_failure.reported_at IS 'When the report saying so arrived.';
+
+--
+-- Name: refusal; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.refusal (
+    node text NOT NULL,
+    serial bigint,
+    fault text NOT NULL,
+    reason text NOT NULL,
+    refused_at timestamp with time zone DEFAULT now() NOT NULL,
+    times integer DEFAULT 1 NOT NULL,
+    first_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT refusal_times_check CHECK ((times > 0))
+);
+
+ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it, with how many times in a row; the audit history keeps each refusal once, when first said.';
+
+--
+-- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.node IS 'The host that refused.';
+
+--
+-- Name: COLUMN refusal.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it could read one.';
+
+--
+-- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.fault IS 'forged (another key, mesh or node), malformed (not of its form), replayed (the mesh''s own, not newer than the one applied) or stale (expired on arrival).';
+
+--
+-- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
+
+--
+-- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
+
+--
+-- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
+
+--
+-- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
+
+--
+-- Name: report; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.report (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    held jsonb NOT NULL,
+    failed jsonb DEFAULT '[]'::jsonb NOT NULL,
+    reported_at timestamp with time zone DEFAULT now() NOT NULL,
+    holds_until timestamp with time zone,
+    CONSTRAINT report_failed_check CHECK ((jsonb_typeof(failed) = 'array'::text)),
+    CONSTRAINT report_held_check CHECK ((jsonb_typeof(held) = 'array'::text))
+);
+
+ALTER TABLE inventory.report OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE report; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.report IS 'The last account each node gave of what it holds: a backup copy for a rebuilt node, never a source (R2).';
+
+--
+-- Name: COLUMN report.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.node IS 'Whose account.';
+
+--
+-- Name: COLUMN report.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.serial IS 'The declaration serial the account was given against.';
+
+--
+-- Name: COLUMN report.held; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.held IS 'What it holds: [{id, kind, target, origin, digest}]. An empty array means it reported nothing; no row means it never reported.';
+
+--
+-- Name: COLUMN report.failed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.failed IS 'Resources it could not apply, with the reason.';
+
+--
+-- Name: COLUMN report.reported_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.reported_at IS 'When the account arrived: its age goes with every answer.';
+
+--
+-- Name: COLUMN report.holds_until; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.report.holds_until IS 'Until when the declaration the node reported holding is valid (its signed expiry); past it, the node is stale.';
+
+--
+-- Name: agent_versions; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.agent_versions AS
+ WITH k AS (
+         SELECT s.control_version,
+            s.minors_behind,
+            inventory.version_parts(s.control_version) AS c
+           FROM inventory.agent_skew s
+        ), v AS (
+         SELECT n.name,
+            n.agent_version,
+            n.agent_version_at,
+            k.control_version,
+            k.minors_behind,
+            k.c,
+            inventory.version_parts(n.agent_version) AS a,
+            ((EXISTS ( SELECT 1
+                   FROM inventory.report r
+                  WHERE (r.node = n.name))) OR (EXISTS ( SELECT 1
+                   FROM inventory.apply_failure f
+                  WHERE (f.node = n.name))) OR (EXISTS ( SELECT 1
+                   FROM inventory.refusal x
+                  WHERE (x.node = n.name)))) AS has_reported
+           FROM (inventory.node n
+             CROSS JOIN k)
+        ), j AS (
+         SELECT v.name,
+            v.agent_version,
+            v.agent_version_at,
+            v.control_version,
+            v.minors_behind,
+            v.c,
+            v.a,
+            v.has_reported,
+                CASE
+                    WHEN ((v.a IS NULL) OR (v.c IS NULL)) THEN NULL::boolean
+                    ELSE ((v.a[1] = v.c[1]) AND (v.a[2] <= v.c[2]) AND (v.a[2] >= (v.c[2] - v.minors_behind)))
+                END AS speaks,
+                CASE
+                    WHEN ((v.a IS NULL) OR (v.c IS NULL)) THEN NULL::boolean
+                    ELSE (v.a < v.c)
+                END AS behind
+           FROM v
+        )
+ SELECT j.name,
+    j.agent_version,
+    j.agent_version_at,
+    j.control_version,
+    j.speaks,
+    j.behind,
+    COALESCE(((NOT j.speaks) OR j.behind), ((j.agent_version IS NULL) AND j.has_reported)) AS outdated,
+        CASE
+            WHEN ((j.agent_version IS NULL) AND j.has_reported) THEN 'reports no version: its agent is older than version reports'::text
+            WHEN (j.agent_version IS NULL) THEN 'has not reported yet'::text
+            WHEN (j.control_version IS NULL) THEN 'no control plane has stated its version (mesh serve does as it starts)'::text
+            WHEN (NOT j.speaks) THEN format('outside the skew rule: the control plane %s speaks with %s.%s to %s.%s'::text, j.control_version, j.c[1], GREATEST((j.c[2] - j.minors_behind), 0), j.c[1], j.c[2])
+            WHEN j.behind THEN format('behind the control plane %s'::text, j.control_version)
+            ELSE 'current'::text
+        END AS why
+   FROM j;
+
+ALTER TABLE inventory.agent_versions OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW agent_versions; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.agent_versions IS 'One row a node: the agent version it reported, the control plane''s, whether the skew rule lets them speak (speaks), whether the agent is older (behind), and outdated (outside the rule, behind, or reporting no version). mesh node list --outdated prints the outdated rows.';
 
 --
 -- Name: broker; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -5126,130 +5571,6 @@ ALTER TABLE inventory.migration_digest OWNER TO mesh_inventory;
 COMMENT ON TABLE inventory.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
 
 --
--- Name: refusal; Type: TABLE; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE TABLE inventory.refusal (
-    node text NOT NULL,
-    serial bigint,
-    fault text NOT NULL,
-    reason text NOT NULL,
-    refused_at timestamp with time zone DEFAULT now() NOT NULL,
-    times integer DEFAULT 1 NOT NULL,
-    first_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT refusal_times_check CHECK ((times > 0))
-);
-
-ALTER TABLE inventory.refusal OWNER TO mesh_inventory;
-
---
--- Name: TABLE refusal; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON TABLE inventory.refusal IS 'The last declaration each host refused, as it said it, with how many times in a row; the audit history keeps each refusal once, when first said.';
-
---
--- Name: COLUMN refusal.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.node IS 'The host that refused.';
-
---
--- Name: COLUMN refusal.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.serial IS 'The serial it refused, when it could read one.';
-
---
--- Name: COLUMN refusal.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.fault IS 'forged (another key, mesh or node), malformed (not of its form), replayed (the mesh''s own, not newer than the one applied) or stale (expired on arrival).';
-
---
--- Name: COLUMN refusal.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.reason IS 'What the host said, in full.';
-
---
--- Name: COLUMN refusal.refused_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
-
---
--- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
-
---
--- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
-
---
--- Name: report; Type: TABLE; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE TABLE inventory.report (
-    node text NOT NULL,
-    serial bigint NOT NULL,
-    held jsonb NOT NULL,
-    failed jsonb DEFAULT '[]'::jsonb NOT NULL,
-    reported_at timestamp with time zone DEFAULT now() NOT NULL,
-    holds_until timestamp with time zone,
-    CONSTRAINT report_failed_check CHECK ((jsonb_typeof(failed) = 'array'::text)),
-    CONSTRAINT report_held_check CHECK ((jsonb_typeof(held) = 'array'::text))
-);
-
-ALTER TABLE inventory.report OWNER TO mesh_inventory;
-
---
--- Name: TABLE report; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON TABLE inventory.report IS 'The last account each node gave of what it holds: a backup copy for a rebuilt node, never a source (R2).';
-
---
--- Name: COLUMN report.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.node IS 'Whose account.';
-
---
--- Name: COLUMN report.serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.serial IS 'The declaration serial the account was given against.';
-
---
--- Name: COLUMN report.held; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.held IS 'What it holds: [{id, kind, target, origin, digest}]. An empty array means it reported nothing; no row means it never reported.';
-
---
--- Name: COLUMN report.failed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.failed IS 'Resources it could not apply, with the reason.';
-
---
--- Name: COLUMN report.reported_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.reported_at IS 'When the account arrived: its age goes with every answer.';
-
---
--- Name: COLUMN report.holds_until; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON COLUMN inventory.report.holds_until IS 'Until when the declaration the node reported holding is valid (its signed expiry); past it, the node is stale.';
-
---
 -- Name: wedge_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5311,7 +5632,8 @@ CREATE VIEW inventory.node_status AS
     (now() - r.reported_at) AS report_age,
     COALESCE((r.holds_until <= now()), false) AS stale,
     r.holds_until,
-    d.serial AS delivered_serial
+    d.serial AS delivered_serial,
+    n.agent_version
    FROM ((((inventory.node n
      LEFT JOIN inventory.report r ON ((r.node = n.name)))
      LEFT JOIN inventory.apply_failure f ON ((f.node = n.name)))
@@ -5324,7 +5646,7 @@ ALTER TABLE inventory.node_status OWNER TO mesh_inventory;
 -- Name: VIEW node_status; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON VIEW inventory.node_status IS 'One row a node: here / wedged / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), whether the declaration it holds has expired (stale), and the newest declaration delivered to its queue. Wedged: here, but a delivered declaration has waited unapplied (not reported applied, failed or refused) longer than wedge_setting allows.';
+COMMENT ON VIEW inventory.node_status IS 'One row a node: here / wedged / out of touch Nm / never spoken, the age of its last report (R2, R4), how many resources its last apply could not finish (failing), whether the declaration it holds has expired (stale), the newest declaration delivered to its queue, and the agent version it reported. Wedged: here, but a delivered declaration has waited unapplied (not reported applied, failed or refused) longer than wedge_setting allows.';
 
 --
 -- Name: COLUMN node_status.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
@@ -6846,6 +7168,13 @@ ALTER TABLE ONLY provision.pgmigrations ALTER COLUMN id SET DEFAULT nextval('pro
 ALTER TABLE ONLY secret.pgmigrations ALTER COLUMN id SET DEFAULT nextval('secret.pgmigrations_id_seq'::regclass);
 
 --
+-- Name: agent_feature agent_feature_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.agent_feature
+    ADD CONSTRAINT agent_feature_pkey PRIMARY KEY (kind);
+
+--
 -- Name: assignment assignment_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -6984,6 +7313,13 @@ ALTER TABLE ONLY catalogue.pgmigrations
 
 ALTER TABLE ONLY catalogue.source
     ADD CONSTRAINT source_pkey PRIMARY KEY (module);
+
+--
+-- Name: agent_skew agent_skew_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.agent_skew
+    ADD CONSTRAINT agent_skew_pkey PRIMARY KEY (one);
 
 --
 -- Name: apply_failure apply_failure_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -7678,6 +8014,12 @@ GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_provision;
 GRANT TRIGGER ON TABLE inventory.node TO mesh_audit;
 
 --
+-- Name: TABLE node_agent_version; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment;
+
+--
 -- Name: TABLE enrolled_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -7719,6 +8061,13 @@ GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
 
 --
+-- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
+GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment;
+
+--
 -- Name: TABLE broker; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -7730,13 +8079,6 @@ GRANT TRIGGER ON TABLE inventory.broker TO mesh_audit;
 
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_overlay;
-
---
--- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
---
-
-GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
-GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment;
 
 --
 -- Name: TABLE token; Type: ACL; Schema: inventory; Owner: mesh_inventory
