@@ -59,16 +59,24 @@ end $$;
 /* The version a node's report named. Called in the report's transaction, for
    every report (an applied one, a failure, a refusal): a refusing agent is
    the one most worth knowing the version of. Writes only when it changed: the
-   report path is the busiest write. */
+   report path is the busiest write. True when a version the node had already
+   reported changed (an upgrade or a downgrade): what it may be declared
+   changes with it, so serve declares again (a first version changes nothing:
+   a node that named none was held nothing). */
 create function inventory.record_agent_version(node_name text, version text) returns boolean language plpgsql as $$
+declare
+  was text;
 begin
   if version is null or version !~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$' then
     raise exception 'node % reported agent version %, which is not MAJOR.MINOR.PATCH', node_name, coalesce(version, 'null')
       using errcode = 'MSHV1', hint = 'the mesh-host sends the version package.json names; a hand-built agent must too';
   end if;
-  update inventory.node set agent_version = version, agent_version_at = now()
-   where name = node_name and agent_version is distinct from version;
-  return found;
+  select n.agent_version into was from inventory.node n where n.name = node_name;
+  if not found or was is not distinct from version then
+    return false;
+  end if;
+  update inventory.node set agent_version = version, agent_version_at = now() where name = node_name;
+  return was is not null;
 end $$;
 
 /* Every node judged by the skew rule. speaks: its agent is of a version the

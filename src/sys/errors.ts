@@ -20,8 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
-//   versions    Vx: agent versions and the skew rule (V0-V2, inventory) and the kinds an agent
-//               applies (V3, V4, assignment), one subject across the two contexts that keep it.
+//   versions    Vx: agent versions and the skew rule (MSHV0 to MSHV2, inventory) and the kinds an agent
+//               applies (MSHV3 and MSHV4, assignment), one subject across the two contexts that keep it.
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an

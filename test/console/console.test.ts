@@ -19,6 +19,7 @@ import { liveNode, stopLiveNode, addModule, cli, b64, until, type LiveNode } fro
 import { launch, shotsDir } from './browser.js';
 import { openSession } from '../../src/inventory/console.js';
 import { within } from '../harness/within.js';
+import { VERSION } from '../../src/sys/version.js';
 
 interface Ctx {
   live: LiveNode;
@@ -165,6 +166,28 @@ C('the fleet page lists the three hosts as here, as mesh node list does', async 
   assert.equal(await states(ctx.fleet), { web1: 'here', web2: 'here', web3: 'here' });
   const csp = (await get('GET /static/fleet.js', ctx.base + '/static/fleet.js')).headers.get('content-security-policy');
   assert.match(csp!, /script-src 'self'/);
+});
+
+C('the fleet page shows the agent version each node reports, as mesh node list does (V1)', async (ctx) => {
+  const versions = () =>
+    ctx.fleet.$$eval('#nodes tr', (trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-node'), tr.querySelector('td.agent')!.textContent])),
+    );
+  await within(
+    `the fleet page to show mesh-host ${VERSION} on every node`,
+    60_000,
+    ctx.fleet.waitForFunction(
+      (v) => {
+        const tds = [...document.querySelectorAll('#nodes tr td.agent')];
+        return tds.length > 0 && tds.every((td) => td.textContent === v);
+      },
+      VERSION,
+      { timeout: 60_000 },
+    ),
+  );
+  const list = (await cliJson(ctx, 'node', 'list')) as { name: string; agent_version: string }[];
+  assert.equal(await versions(), Object.fromEntries(list.map((n) => [n.name, n.agent_version])));
+  assert.equal(new Set(list.map((n) => n.agent_version)), new Set([VERSION]));
 });
 
 C('the overlay page draws one node a member and one line a pair mesh overlay show --json lists', async (ctx) => {

@@ -26,7 +26,7 @@ function cell(row, key) {
     }
     case 'holds': return el('td', { class: 'num' }, row.holds ?? '-');
     // The mesh-host version its reports name; outdated (outside the skew rule or behind) is marked, its reason on hover.
-    case 'agent': return el('td', { class: row.outdated ? 'outdated' : '', title: row.outdated ? row.agent_why : null }, row.agent ?? '-');
+    case 'agent': return el('td', { class: row.outdated ? 'agent outdated' : 'agent', title: row.outdated ? row.agent_why : null }, row.agent ?? '-');
     default: return el('td', {}, row[key] ?? '-');
   }
 }

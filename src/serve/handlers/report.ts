@@ -35,6 +35,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   const refused = r.refused;
   // How many times in a row the node has now said this refusal (inventory.record_refusal folds repeats).
   let times = 0;
+  // The node now runs another agent version than it said before: the kinds it may be declared changed with it.
+  let upgraded = false;
   const first = await ctx.stores.inventory.begin(async (tx) => {
     if (messageId) {
       const [row] =
@@ -45,7 +47,10 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
       }
     }
     // Every report, a refusal's and a failure's too: the version of an agent that refuses is the one most worth knowing.
-    if (r.agent) await tx`select inventory.record_agent_version(${from.name}::text, ${r.agent}::text)`;
+    if (r.agent) {
+      const [v] = await tx`select inventory.record_agent_version(${from.name}::text, ${r.agent}::text) as changed`;
+      upgraded = v!.changed as boolean;
+    }
     if (refused) {
       const [row] =
         await tx`select inventory.record_refusal(node_name => ${from.name}::text, refused_serial => ${refused.serial ?? null}::bigint,
@@ -66,6 +71,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   });
   if (!first)
     ctx.log(`report: ${from.name}'s report ${messageId} was recorded before (a redelivery); acknowledged again only`);
+  // V1: a kind held from its old agent is declared once it runs one that applies it (never throws; coalesced).
+  if (upgraded) void ctx.redeclare.now(`${from.name} runs mesh-host ${r.agent} now`);
   if (refused) {
     if (first)
       ctx.log(

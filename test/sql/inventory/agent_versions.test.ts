@@ -44,6 +44,13 @@ V('a reported version is kept, shown by node_status, and written again only when
   assert.is(s!.agent_version, '0.3.2');
   const [same] = await ctx.as.inventory`select inventory.record_agent_version('current', '0.3.2') as changed`;
   assert.is(same!.changed, false, 'the same version again writes nothing');
+  const [up] = await ctx.as.inventory`select inventory.record_agent_version('current', '0.3.3') as changed`;
+  assert.is(up!.changed, true, 'another version than the one said before: serve declares again');
+  await ctx.as.inventory`select inventory.record_agent_version('current', '0.3.2')`;
+  await enrol(ctx.as, 'fresh');
+  const [first] = await ctx.as.inventory`select inventory.record_agent_version('fresh', '0.3.2') as changed`;
+  assert.is(first!.changed, false, 'a first version changes nothing a node may be declared');
+  await ctx.as.inventory`select inventory.retire_node('fresh')`;
   const [silent] = await ctx.as.inventory`select agent_version from inventory.node_status where name = 'silent'`;
   assert.is(silent!.agent_version, null);
 });
