@@ -58,6 +58,17 @@ for p in sql src dist/bundle BUNDLE bundle/install.sh bundle/ensure-packages.sh 
   mv "$host$lib/$p" "$control$lib/$p"
 done
 rm -f "$control$lib/bundle/pack.sh" "$control$lib/bundle/stage.sh" "$control$lib/bundle/prepare.sh"
+# Everything under /usr/lib/mesh is run by the packaged node, never by its own #! line (that line
+# is for a checkout): only the runtime and the installer's shell scripts are executable. npm's
+# own files (its ignore lists, the bin links) have no use in an installed tree.
+find "$host$lib" "$control$lib" -type f ! -path "*/node/bin/node" ! -name '*.sh' ! -path '*/bundle/hooks/*' \
+  -exec chmod a-x {} +
+find "$host$lib" -name .npmignore -type f -delete
+rm -rf "$host$lib/node_modules/.bin"
+# The runtime without its symbols, as dh_strip leaves Debian's own binaries; its checksum
+# (install.sh checks it before running anything with it) follows.
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$host$lib/node/bin/node"
+(cd "$host$lib/node" && sha256sum bin/node > SHA256SUMS)
 
 install -D -m 0755 <(files mesh-host) "$host/usr/bin/mesh-host"
 install -D -m 0644 <(files unit) "$host/lib/systemd/system/mesh-host.service"
@@ -80,10 +91,6 @@ package() { # NAME ROOT ARCH DEPENDS RECOMMENDS SUMMARY DESCRIPTION
   install -m 0644 "$here/$name.lintian-overrides" "$root/usr/share/lintian/overrides/$name"
   for s in postinst prerm postrm; do
     [ -f "$here/$name.$s" ] && install -m 0755 "$here/$name.$s" "$root/DEBIAN/$s"
-  done
-  # A compiled program that says #! is one: executable, as its first line claims.
-  find "$root/usr/lib" -name '*.js' -type f -print0 | while IFS= read -r -d '' f; do
-    [ "$(head -c2 "$f")" != '#!' ] || chmod 0755 "$f"
   done
   # Owned by root (dpkg-deb --root-owner-group), readable by all, written by none but root.
   chmod -R u+rwX,go+rX,go-w "$root"
