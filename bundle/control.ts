@@ -71,34 +71,53 @@ export function consoleSpec(o: Options, listen: string): Spec {
 }
 
 export function hostSpec(o: Options): Spec {
+  return agentSpec(hostEnv(o), [process.execPath, MESH_HOST_JS], ['mesh-nftables']);
+}
+
+/**
+ * mesh-host run as a unit, said once for the first node (after its firewall
+ * unit, with the runtime the install runs with) and for the mesh-host package
+ * (bundle/deb: the package's runtime, on any machine).
+ */
+export function agentSpec(env: Record<string, string>, exec: string[], after: string[] = []): Spec {
   return {
     name: 'mesh-host',
     description: 'mesh host agent (mesh-host run)',
     profile: 'agent',
     // An apply may pull an image for minutes; ten minutes with no turn of the apply loop is one that is stuck.
     watchdogSec: 600,
-    after: ['mesh-nftables'],
-    env: hostEnv(o),
-    exec: [process.execPath, MESH_HOST_JS, 'run'],
+    after,
+    env,
+    exec: [...exec, 'run'],
   };
 }
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** A command for the operator: NODE running JS with ENV (paths only, never a secret); the first node's and the packages'. */
+export function wrapperScript(
+  env: Record<string, string>,
+  js: string,
+  node = process.execPath,
+  why = FIRST_NODE_WRAPPER,
+): string {
+  return [
+    '#!/bin/sh',
+    `# ${why}`,
+    ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`),
+    `exec ${shq(node)} ${shq(js)} "$@"`,
+    '',
+  ].join('\n');
+}
+
+const FIRST_NODE_WRAPPER = "Written by the first-node bundle: runs with this first node's store and home (paths only).";
+
 /** `mesh` and `mesh-host` for the operator of this machine: the same paths the services get, no secret. */
 export function wrapperResources(o: Options): Resource[] {
   const p = paths(o);
-  const script = (env: Record<string, string>, js: string) =>
-    [
-      '#!/bin/sh',
-      "# Written by the first-node bundle: runs with this first node's store and home (paths only).",
-      ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)}`),
-      `exec ${shq(process.execPath)} ${shq(js)} "$@"`,
-      '',
-    ].join('\n');
   return [
-    file(join(p.bin, 'mesh'), script(controlEnv(o), MESH_JS), '0755'),
-    file(join(p.bin, 'mesh-host'), script(hostEnv(o), MESH_HOST_JS), '0755'),
+    file(join(p.bin, 'mesh'), wrapperScript(controlEnv(o), MESH_JS), '0755'),
+    file(join(p.bin, 'mesh-host'), wrapperScript(hostEnv(o), MESH_HOST_JS), '0755'),
   ];
 }
 

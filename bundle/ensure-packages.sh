@@ -12,8 +12,9 @@ base=(openssl iproute2 procps)
 case "$role" in
   # mmdebstrap, systemd-container, nmap: the booted lab machine (test/machine) and its port scan.
   # chromium: the console's browser tests (test/console), driven by playwright-core.
+  # dpkg-dev, lintian: the Debian packages (test/deb): dpkg-shlibdeps for the runtime's libraries, lintian's check.
   # prometheus: scrapes a real mesh serve and checks the alert rules (test/serve/metrics), with promtool.
-  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap chromium prometheus) ;;
+  test)  want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables iputils-ping podman runc busybox-static docker-registry git mmdebstrap systemd-container nmap chromium prometheus dpkg-dev lintian) ;;
   node)  want=("${base[@]}" wireguard-go wireguard-tools nftables iptables podman runc) ;;
   broker) want=("${base[@]}" rabbitmq-server wireguard-go wireguard-tools nftables iptables) ;;
   first) want=("${base[@]}" postgresql rabbitmq-server wireguard-go wireguard-tools nftables iptables podman runc) ;;

@@ -38,7 +38,16 @@ import {
 } from './control.js';
 import { file } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
-import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
+import {
+  DEFAULT_PORTS,
+  DEFAULT_ROOTS,
+  DEFAULT_HOST_DIR,
+  defaultName,
+  defaultPublicHost,
+  paths,
+  type Options,
+  type Ports,
+} from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
@@ -150,13 +159,13 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
   return {
     state,
     home: v.home ?? (custom ? `${state}/home` : '/etc/mesh'),
-    hostDir: v['host-dir'] ?? (custom ? `${state}/host` : '/var/lib/mesh-host'),
+    hostDir: v['host-dir'] ?? (custom ? `${state}/host` : DEFAULT_HOST_DIR),
     name: nodeName(v.name ?? defaultName()),
     site: nodeName(v.site ?? 'default', 'site'),
     publicHost,
     dialable: v.dialable ?? `${publicHost}:${ports.wg}`,
     ports,
-    roots: (v.roots ?? '/etc:/srv:/opt:/var/lib:/usr/local').split(':').filter(Boolean),
+    roots: (v.roots ?? DEFAULT_ROOTS).split(':').filter(Boolean),
     hostEnv,
     // Checked here, before anything is installed: a typo must not wait for the unit to fail.
     console: v.console === undefined ? undefined : (parseListen(v.console), v.console),

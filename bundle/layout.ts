@@ -37,6 +37,12 @@ export const DEFAULT_PORTS: Ports = {
   ssh: 22,
 };
 
+/** Where declarations may write on a machine unless its install says otherwise (MESH_HOST_ROOTS). */
+export const DEFAULT_ROOTS = '/etc:/srv:/opt:/var/lib:/usr/local';
+
+/** The agent's own folder unless its install says otherwise (MESH_HOST_DIR). */
+export const DEFAULT_HOST_DIR = '/var/lib/mesh-host';
+
 export interface Options {
   state: string;
   home: string;

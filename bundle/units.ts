@@ -71,13 +71,12 @@ const AGENT_CAPS = [
   'CAP_AUDIT_WRITE', // podman's containers
 ];
 
-export function unitText(s: Spec): string {
+const CARRIED = 'Written by the mesh first-node bundle (carried): a second run leaves it as it is.';
+
+/** The unit file of `s`; `origin` is its first comment (who wrote it, and whether to edit it). */
+export function unitText(s: Spec, origin = CARRIED): string {
   const after = s.after ?? [];
-  const lines = [
-    '# Written by the mesh first-node bundle (carried): a second run leaves it as it is.',
-    '[Unit]',
-    `Description=${s.description}`,
-  ];
+  const lines = [`# ${origin}`, '[Unit]', `Description=${s.description}`];
   if (s.profile === 'oneshot') {
     // Before anything on the network is up: the table is there before any service listens.
     lines.push(
