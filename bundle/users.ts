@@ -10,15 +10,41 @@ import { join } from 'node:path';
 import { run, runAny } from '../src/sys/proc.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { resolveOwner } from '../host/apply/owner.js';
+import { refuse } from '../src/sys/errors.js';
 import { SERVE_CONTEXTS } from '../src/serve/context.js';
 import { CONSOLE_CONTEXTS } from '../src/console/contexts.js';
 import { paths, type Options, type Users } from './layout.js';
 
-/** A system user and group of each name, no home, no shell, unless it exists. Returns what was made. */
+/** The highest uid of a system user: SYS_UID_MAX of /etc/login.defs, 999 where it is not set. */
+function systemUidMax(): number {
+  let defs = '';
+  try {
+    defs = readFileSync('/etc/login.defs', 'utf8');
+  } catch {
+    /* none: the default */
+  }
+  const m = /^\s*SYS_UID_MAX\s+(\d+)/m.exec(defs);
+  return m ? Number(m[1]) : 999;
+}
+
+/**
+ * A system user and group of each name, no home, no shell, unless it exists.
+ * One that exists as root or a login account is refused: the signing key
+ * would be handed to whoever uses that account. Returns what was made.
+ */
 export async function ensureUsers(u: Users): Promise<string[]> {
   const made: string[] = [];
   for (const name of [u.serve, u.console, u.broker]) {
-    if ((await runAny('id', ['-u', '--', name])).code === 0) continue;
+    const id = await runAny('id', ['-u', '--', name]);
+    if (id.code === 0) {
+      const uid = Number(id.stdout.trim());
+      if (uid === 0 || uid > systemUidMax())
+        throw refuse(
+          'MSHT0',
+          `user ${name} already exists and is not a system user (uid ${uid}); a daemon of the first node runs as ${name}`,
+        );
+      continue;
+    }
     await run('useradd', [
       '--system',
       '--user-group',

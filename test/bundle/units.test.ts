@@ -133,6 +133,19 @@ test("serve's unit says its metrics listen on loopback, and the first node's tab
   assert.match(table, /\b5671\b/, "the ruleset names the ports it opens (the broker's TLS)");
 });
 
+test('serve and mesh-host say ready and alive: Type=notify, a watchdog, and the word admitted from systemd-notify, their child', () => {
+  for (const [name, sec] of [
+    ['mesh-serve', '120s'],
+    ['mesh-host', '600s'],
+  ]) {
+    const t = unit(name!);
+    assert.equal(lines(t, 'Type'), ['notify'], name);
+    assert.equal(lines(t, 'WatchdogSec'), [sec], name);
+    assert.equal(lines(t, 'NotifyAccess'), ['all'], name);
+  }
+  assert.equal(lines(unit('mesh-rabbitmq'), 'Type'), ['simple']);
+});
+
 test('P1: under systemd each daemon is its own user, handed only the store URLs it uses', () => {
   const sep: Options = { ...o, users: DAEMON_USERS, console: '127.0.0.1:7780' };
   const serve = unitText(serveSpec(sep));

@@ -10,10 +10,10 @@
 // neither the broker's nor the console's can read the signing key (P1). The
 // Type=notify units start and stay up, and a mesh-host whose apply loop is
 // stuck while its link lives reads wedged and is restarted by systemd's
-// watchdog (W1). Serial: two booted machines want the cores.
+// watchdog. Serial: two booted machines want the cores.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -65,7 +65,17 @@ const nodeList = async () =>
 
 /** As an operator: the tarball checked and unpacked under /opt. */
 async function unpack(m: Booted): Promise<void> {
-  await m.ok(['/bin/sh', '-c', `cd /mnt/bundle && sha256sum -c ${tarball}.sha256 && tar -C /opt -xzf ${tarball}`]);
+  const r = await m.run([
+    '/bin/sh',
+    '-c',
+    `cd /mnt/bundle && sha256sum -c ${tarball}.sha256 && tar -C /opt -xzf ${tarball}`,
+  ]);
+  if (r.code === 0) return;
+  const bound = (await m.run(['/usr/bin/findmnt', '-n', '/mnt/bundle'])).stdout.trim();
+  const here = existsSync(join(work, 'bundle', tarball)) ? 'is there' : 'is gone';
+  throw new Error(
+    `unpacking on ${m.name} exited ${r.code}: ${r.stderr.trim()}; on this side the tarball ${here}; /mnt/bundle inside: ${bound || 'not mounted'}`,
+  );
 }
 
 // uvu counts a failed before hook as every test failed and prints nothing of why: say it here.
@@ -492,7 +502,7 @@ test('idle: memory and CPU of the booted first node (printed for docs/benchmarks
   assert.ok(b.rssMiB > 0);
 });
 
-test("W1: a mesh-host whose apply loop is stuck (its link alive) reads wedged, then systemd's watchdog restarts it", async () => {
+test("a mesh-host whose apply loop is stuck (its link alive) reads wedged, then systemd's watchdog restarts it", async () => {
   // mesh-host's own WatchdogSec is ten minutes (an image pull may take that); a drop-in makes it 30 s here.
   await first.ok([
     '/bin/sh',
