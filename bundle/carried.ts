@@ -81,12 +81,14 @@ function deferring(later: Set<string>): Map<ResourceKind, AnyDriver> {
   return out;
 }
 
-export const file = (path: string, content: string | Buffer, mode: string): Resource => ({
+/** A carried file; `owner` a user name (root when absent). */
+export const file = (path: string, content: string | Buffer, mode: string, owner?: string): Resource => ({
   kind: 'file',
   id: `file:${path}`,
   path,
   content: Buffer.from(content).toString('base64'),
   mode,
+  ...(owner ? { owner } : {}),
 });
 
 /** argv that runs `argv` with exactly these variables added (the service driver hands only PATH). */

@@ -18,7 +18,7 @@ import { assign } from '../src/assignment/assign.js';
 import { file } from './carried.js';
 import type { Spec } from './units.js';
 import { ADMIN, VHOST, type BrokerSecrets } from './rabbitmq.js';
-import { paths, controlEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
+import { paths, controlEnv, serveEnv, consoleEnv, hostEnv, MESH_JS, MESH_HOST_JS, type Options } from './layout.js';
 import { DEFAULT_METRICS_LISTEN } from '../src/serve/metrics_listen.js';
 
 export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
@@ -37,9 +37,9 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
   };
 }
 
-/** broker.json as a carried file (the text writeBroker writes), so `serve` restarts when it changes (D4). */
+/** broker.json as a carried file (the text writeBroker writes), so `serve` restarts when it changes (D4); serve's user's alone (P1). */
 export function controlResources(o: Options, s: BrokerSecrets): Resource[] {
-  return [file(paths(o).brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600')];
+  return [file(paths(o).brokerJson, JSON.stringify(brokerConfig(o, s), null, 2), '0600', o.users?.serve)];
 }
 
 export function serveSpec(o: Options): Spec {
@@ -50,7 +50,9 @@ export function serveSpec(o: Options): Spec {
     // Its drain loop goes round every sweep (5 s): two minutes silent is a loop that is stuck.
     watchdogSec: 120,
     after: ['mesh-postgres', 'mesh-rabbitmq'],
-    env: controlEnv(o),
+    // P1: its own user, the one that reads the signing key; the URLs of its contexts alone.
+    ...(o.users ? { user: o.users.serve } : {}),
+    env: serveEnv(o),
     // Said here rather than left to the default, so the unit itself shows where metrics listen: loopback,
     // which the first node's table does not open (an operator's Prometheus elsewhere comes over the overlay).
     exec: [process.execPath, MESH_JS, 'serve', '--metrics', DEFAULT_METRICS_LISTEN],
@@ -65,7 +67,9 @@ export function consoleSpec(o: Options, listen: string): Spec {
     description: 'mesh web console (mesh console, read-only)',
     profile: 'service',
     after: ['mesh-postgres'],
-    env: controlEnv(o),
+    // P1: network-facing, so its own user: no signing key, no broker, no other context's URL.
+    ...(o.users ? { user: o.users.console } : {}),
+    env: consoleEnv(o),
     exec: [process.execPath, MESH_JS, 'console', '--listen', listen],
   };
 }

@@ -39,6 +39,7 @@ import {
 import { file } from './carried.js';
 import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR, type Spec } from './units.js';
 import {
+  DAEMON_USERS,
   DEFAULT_PORTS,
   DEFAULT_ROOTS,
   DEFAULT_HOST_DIR,
@@ -48,6 +49,7 @@ import {
   type Options,
   type Ports,
 } from './layout.js';
+import { ensureUsers, ownHome, ownStore, ownBroker, ensureConsoleStore } from './users.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName } from '../src/wire/names.js';
@@ -188,6 +190,13 @@ async function main(): Promise<void> {
     said.push(...changed);
   };
   console.log(`mesh first node ${o.name} (site ${o.site}), state in ${o.state}`);
+  // Under systemd each service is a unit file the bundle carries; elsewhere a
+  // service mesh-host supervises (units.ts). Same specs, same order.
+  const systemd = hasSystemd();
+  // P1: where systemd runs the daemons, each as its own user. Where mesh-host
+  // supervises them (the lab, a container) they share the machine's users.
+  if (systemd) o.users = DAEMON_USERS;
+  if (o.users) step('users', await ensureUsers(o.users));
 
   // The postgres user must be able to walk down to its cluster.
   for (const d of [o.state, p.pg]) {
@@ -196,6 +205,7 @@ async function main(): Promise<void> {
   }
   mkdirSync(o.home, { recursive: true, mode: 0o700 });
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
+  const homeOwned = await ownHome(o);
 
   // Adding a broker node: this node's broker becomes a node of a cluster
   // first, named by its overlay address (the store says it; the first install
@@ -213,9 +223,6 @@ async function main(): Promise<void> {
     );
   }
   const broker = await ensureSecrets(o);
-  // Under systemd each service is a unit file the bundle carries; elsewhere a
-  // service mesh-host supervises (units.ts). Same specs, same order.
-  const systemd = hasSystemd();
   const nftSpec: Spec = {
     name: 'mesh-nftables',
     description: 'mesh firewall base (table inet mesh, before the network)',
@@ -256,7 +263,7 @@ async function main(): Promise<void> {
 
   const cluster = await ensureCluster(o);
   const pgUp = [...(await carried.upTo(pg.id)), ...(await units(specs.pg))];
-  const contexts = await ensureContexts(o);
+  const contexts = [...(await ensureContexts(o)), ...(await ownStore(o)), ...(await ensureConsoleStore(o))];
   const ran = await migrateStore(o);
   step('store', [
     ...(cluster ? ['initdb'] : []),
@@ -269,7 +276,11 @@ async function main(): Promise<void> {
   const alone = { ...o, brokerAddress: undefined };
   if (renaming) await holdAndDrainQuorum(alone, managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept);
   if (renaming) await markClustered(o, o.brokerAddress!, o.brokerName!);
-  const rabbitUp = [...(await carried.upTo(rabbit.at(-1)!.id)), ...(await units(specs.rabbit))];
+  const rabbitUp = [
+    ...(await ownBroker(o)),
+    ...(await carried.upTo(rabbit.at(-1)!.id)),
+    ...(await units(specs.rabbit)),
+  ];
   await waitForBroker(o, broker.secrets.password);
   if (renaming) rabbitUp.push(`renamed to ${brokerNode(o)}`);
   rabbitUp.push(...(await restoreQuorum(managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept)));
@@ -278,6 +289,8 @@ async function main(): Promise<void> {
 
   const key = await ensureSigningKey(o);
   const serveUp = [
+    ...homeOwned,
+    ...(await ownHome(o)),
     ...(await carried.upTo(control.at(-1)!.id)),
     ...(await units(specs.serve, ...(specs.console ? [specs.console] : []))),
   ];

@@ -7,7 +7,9 @@
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONTEXTS, storeVariable } from '../src/store/contexts.js';
+import { CONTEXTS, storeVariable, type Context } from '../src/store/contexts.js';
+import { SERVE_CONTEXTS } from '../src/serve/context.js';
+import { CONSOLE_CONTEXTS } from '../src/console/contexts.js';
 import { refuse } from '../src/sys/errors.js';
 
 export interface Ports {
@@ -69,9 +71,27 @@ export interface Options {
    * address. Absent: a broker alone, mesh@localhost, all of it on loopback.
    */
   brokerAddress?: string;
+  /**
+   * The users the daemons run as (P1), set where systemd runs them: each reads
+   * its own files and no other's. Absent (the lab, a container: mesh-host
+   * supervises the services), every service runs as root, PostgreSQL as postgres.
+   */
+  users?: Users;
   /** The mesh node name in its Erlang node's name (mesh-NAME@ADDRESS: epmd knows a machine's nodes by that part), kept with the address. */
   brokerName?: string;
 }
+
+/**
+ * One system user a daemon (P1): serve's alone reads MESH_HOME (the signing
+ * key, broker.json); the broker's reads its own folder; the console's reads
+ * the URLs of its contexts and nothing else.
+ */
+export interface Users {
+  serve: string;
+  console: string;
+  broker: string;
+}
+export const DAEMON_USERS: Users = { serve: 'mesh', console: 'mesh-console', broker: 'mesh-broker' };
 
 /** The repository this bundle runs from: services exec its compiled programs. */
 export const DIST = fileURLToPath(new URL('..', import.meta.url));
@@ -100,16 +120,29 @@ export function paths(o: Options) {
     quorumKept: join(s, 'rabbitmq/quorum-kept.json'),
     store: join(s, 'store'),
     storeFile: (ctx: string) => join(s, 'store', `${ctx}.url`),
+    /** The console's own copies of its contexts' URLs: its user's, no other daemon's (P1). */
+    consoleStore: join(s, 'console'),
+    consoleStoreFile: (ctx: string) => join(s, 'console', `${ctx}.url`),
     nft: join(s, 'nftables.nft'),
     bin: join(s, 'bin'),
     brokerJson: join(o.home, 'broker.json'),
   };
 }
 
-/** MESH_HOME and MESH_STORE_* as paths: what every control-plane program is handed. */
-export function controlEnv(o: Options): Record<string, string> {
+/** MESH_HOME and every MESH_STORE_* as paths: what the operator's `mesh` and the installer are handed. */
+export function controlEnv(o: Options, contexts: readonly Context[] = CONTEXTS): Record<string, string> {
   const env: Record<string, string> = { MESH_HOME: o.home };
-  for (const ctx of CONTEXTS) env[storeVariable(ctx)] = paths(o).storeFile(ctx);
+  for (const ctx of contexts) env[storeVariable(ctx)] = paths(o).storeFile(ctx);
+  return env;
+}
+
+/** serve's: MESH_HOME and the URLs of the contexts it works in, never audit's (P1). */
+export const serveEnv = (o: Options) => controlEnv(o, SERVE_CONTEXTS);
+
+/** The console's: its contexts' URLs, its own copies, and no MESH_HOME: it signs nothing and dials no broker (P1). */
+export function consoleEnv(o: Options): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const ctx of CONSOLE_CONTEXTS) env[storeVariable(ctx)] = paths(o).consoleStoreFile(ctx);
   return env;
 }
 

@@ -240,7 +240,8 @@ export function brokerResources(o: Options, s: BrokerSecrets): Resource[] {
     ...(o.brokerAddress ? { certFingerprint: s.fingerprint } : {}),
   });
   return [
-    file(p.rabbitConf, conf, '0600'),
+    // The broker's user reads its config (it holds the admin password); no other daemon's user does (P1).
+    file(p.rabbitConf, conf, '0600', o.users?.broker),
     file(p.rabbitPlugins, PLUGINS, '0644'),
     file(p.rabbitEnv, '# empty: everything is in the service environment\n', '0644'),
   ];
@@ -275,6 +276,8 @@ export function brokerSpec(o: Options): Spec {
     description: 'mesh broker (RabbitMQ: TLS on the network, the rest on loopback)',
     profile: 'service',
     after: ['mesh-nftables'],
+    // P1: its own user, which reads its own folder and neither MESH_HOME nor a store URL.
+    ...(o.users ? { user: o.users.broker } : {}),
     env: o.brokerAddress ? { ...env, MESH_RABBITMQ_RENAME_FROM: LOCAL_NODE } : env,
     exec: o.brokerAddress ? ['/bin/sh', START_SCRIPT] : [join(BIN, 'rabbitmq-server')],
     restartOn: [`file:${p.rabbitConf}`, `file:${p.rabbitPlugins}`],

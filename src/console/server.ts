@@ -23,6 +23,7 @@ import { readOverlay } from '../overlay/show.js';
 import { readModules } from '../catalogue/module_list.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
 import { parseListen, consoleUrl, type Listen } from './listen.js';
+import type { ConsoleContext } from './contexts.js';
 import { log as sysLog } from '../sys/log.js';
 
 /** src/console/static, beside this file's source: the package carries it (dist/ holds only compiled TypeScript). */
@@ -73,7 +74,8 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   const log = opts.log ?? ((l: string) => sysLog(l));
   const where: Listen = parseListen(opts.listen);
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
-  const stores = {
+  // CONSOLE_CONTEXTS, each opened here: the only store URLs the console is handed.
+  const stores: Record<ConsoleContext, Sql> = {
     inventory: await connect('inventory', { max: 4, env: opts.env }),
     assignment: await connect('assignment', { max: 2, env: opts.env }),
     overlay: await connect('overlay', { max: 2, env: opts.env }),

@@ -6,15 +6,22 @@ import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
 import type { Redeclarer } from './redeclare.js';
 import type { LogFields } from '../sys/log.js';
+import type { Context } from '../store/contexts.js';
 
-export interface Stores {
-  inventory: Sql;
-  assignment: Sql;
-  catalogue: Sql;
-  secret: Sql;
-  provision: Sql;
-  overlay: Sql;
-}
+/**
+ * The contexts serve works in, and so the only store URLs it is handed (P1):
+ * never audit, whose rows its contexts' triggers write, not serve itself.
+ */
+export const SERVE_CONTEXTS = [
+  'inventory',
+  'assignment',
+  'catalogue',
+  'secret',
+  'provision',
+  'overlay',
+] as const satisfies readonly Context[];
+
+export type Stores = Record<(typeof SERVE_CONTEXTS)[number], Sql>;
 
 export interface ServeContext {
   stores: Stores;

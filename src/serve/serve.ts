@@ -4,7 +4,6 @@
 // loss. Stateless: several serve processes may share the queue.
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { connect } from '../store/connect.js';
-import { CONTEXTS, type Context } from '../store/contexts.js';
 import type { Connection, Endpoint } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
@@ -15,7 +14,7 @@ import { codeEntry } from '../sys/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
-import { sender, type ServeContext, type Stores } from './context.js';
+import { sender, SERVE_CONTEXTS, type ServeContext, type Stores } from './context.js';
 import { log } from '../sys/log.js';
 import { Drainer, DRAIN_BATCH } from './drain.js';
 import { Redeclarer } from './redeclare.js';
@@ -36,7 +35,7 @@ export interface ServeOptions {
 }
 
 export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
-  const entries = await Promise.all(CONTEXTS.map(async (c: Context) => [c, await connect(c, { env, max })] as const));
+  const entries = await Promise.all(SERVE_CONTEXTS.map(async (c) => [c, await connect(c, { env, max })] as const));
   return Object.fromEntries(entries) as unknown as Stores;
 }
 

@@ -17,6 +17,7 @@
 //   audit       7x
 //   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
 //   bundle      9x, Dx, then Lx (the installers)
+//               and Tx (the users the first node's daemons run as)
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
@@ -1417,6 +1418,13 @@ export const REGISTER: readonly Code[] = [
     meaning: 'an install with no --public on a machine with no IPv4 address off loopback',
     remedy: 'give the address nodes dial with --public HOST',
     raisedIn: ['bundle/layout.ts'],
+  },
+  {
+    code: 'MSHT0',
+    context: 'bundle',
+    meaning: "a daemon's user (mesh, mesh-console, mesh-broker) already exists as a login account or root",
+    remedy: 'rename that account (usermod -l NEWNAME NAME), then run the installer again',
+    raisedIn: ['bundle/users.ts'],
   },
   {
     code: 'MSHL1',

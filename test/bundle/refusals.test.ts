@@ -14,6 +14,7 @@ import { readHandOver, writeHandOver, markClustered, type HandOver } from '../..
 import { handOverBroker, overlayAddress } from '../../bundle/broker_hand_over.js';
 import { standbySlot, cloneStandby } from '../../bundle/replication.js';
 import { paths, type Options } from '../../bundle/layout.js';
+import { ensureUsers } from '../../bundle/users.js';
 import { freshStore } from '../harness/store.js';
 
 const bundleJs = (name: string) => fileURLToPath(new URL(`../../bundle/${name}.js`, import.meta.url));
@@ -94,6 +95,13 @@ B('install.js, standby.js and broker_node.js refuse their options with codes, an
     coded(r.stderr, code);
   }
   assert.equal(readdirSync(dir), [], 'nothing was made');
+});
+
+B("a daemon's user that already exists as a login account is refused with MSHT0, and none is made", async () => {
+  // nobody (65534) is past every system uid: an account the installer must not hand the signing key.
+  const said = await rejectsCoded(ensureUsers({ serve: 'nobody', console: 'nobody', broker: 'nobody' }), 'MSHT0');
+  assert.match(said, /user nobody already exists and is not a system user \(uid 65534\)/);
+  await rejectsCoded(ensureUsers({ serve: 'root', console: 'root', broker: 'root' }), 'MSHT0');
 });
 
 B('a bundle step run without root is refused with MSH93 before it reads anything', async () => {

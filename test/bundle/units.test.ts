@@ -12,9 +12,10 @@ import { execFileSync } from 'node:child_process';
 import { unitText, carriedService, type Spec } from '../../bundle/units.js';
 import { postgresSpec } from '../../bundle/postgres.js';
 import { brokerSpec } from '../../bundle/rabbitmq.js';
-import { serveSpec, hostSpec } from '../../bundle/control.js';
+import { serveSpec, hostSpec, consoleSpec, controlResources } from '../../bundle/control.js';
+import { brokerResources } from '../../bundle/rabbitmq.js';
 import { ruleset } from '../../bundle/nftables.js';
-import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
+import { DAEMON_USERS, DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
 import type { FileResource, ServiceResource } from '../../src/wire/resources.js';
 
 const test = suite('bundle units');
@@ -30,6 +31,7 @@ const o: Options = {
   roots: ['/etc', '/srv'],
   hostEnv: {},
 };
+const SECRETS = { password: 'x', cert: '/c.pem', key: '/k.pem', fingerprint: 'AA' };
 const nft: Spec = {
   name: 'mesh-nftables',
   description: 'mesh firewall base',
@@ -129,6 +131,68 @@ test("serve's unit says its metrics listen on loopback, and the first node's tab
   const table = ruleset(DEFAULT_PORTS);
   assert.not.match(table, /\b9780\b/, 'the metrics port is not opened by default');
   assert.match(table, /\b5671\b/, "the ruleset names the ports it opens (the broker's TLS)");
+});
+
+test('serve and mesh-host say ready and alive: Type=notify, a watchdog, and the word admitted from systemd-notify, their child', () => {
+  for (const [name, sec] of [
+    ['mesh-serve', '120s'],
+    ['mesh-host', '600s'],
+  ]) {
+    const t = unit(name!);
+    assert.equal(lines(t, 'Type'), ['notify'], name);
+    assert.equal(lines(t, 'WatchdogSec'), [sec], name);
+    assert.equal(lines(t, 'NotifyAccess'), ['all'], name);
+  }
+  assert.equal(lines(unit('mesh-rabbitmq'), 'Type'), ['simple']);
+});
+
+test('P1: under systemd each daemon is its own user, handed only the store URLs it uses', () => {
+  const sep: Options = { ...o, users: DAEMON_USERS, console: '127.0.0.1:7780' };
+  const serve = unitText(serveSpec(sep));
+  const con = unitText(consoleSpec(sep, sep.console!));
+  const broker = unitText(brokerSpec(sep));
+  assert.equal(lines(serve, 'User'), ['mesh']);
+  assert.equal(lines(con, 'User'), ['mesh-console']);
+  assert.equal(lines(broker, 'User'), ['mesh-broker']);
+  assert.equal(lines(unitText(hostSpec(sep)), 'User'), [], 'mesh-host, the agent, stays root');
+  const vars = (t: string) => lines(t, 'Environment').map((l) => l.slice(1).split('=')[0]!);
+  const stores = (t: string) =>
+    vars(t)
+      .filter((k) => k.startsWith('MESH_STORE_'))
+      .sort();
+  assert.equal(stores(serve), [
+    'MESH_STORE_ASSIGNMENT',
+    'MESH_STORE_CATALOGUE',
+    'MESH_STORE_INVENTORY',
+    'MESH_STORE_OVERLAY',
+    'MESH_STORE_PROVISION',
+    'MESH_STORE_SECRET',
+  ]);
+  assert.equal(stores(con), [
+    'MESH_STORE_ASSIGNMENT',
+    'MESH_STORE_AUDIT',
+    'MESH_STORE_CATALOGUE',
+    'MESH_STORE_INVENTORY',
+    'MESH_STORE_OVERLAY',
+  ]);
+  // The console's URLs are its own copies, not the files serve reads; it gets no MESH_HOME.
+  assert.ok(lines(con, 'Environment').every((l) => !l.includes('/var/lib/mesh/store/')));
+  assert.not.ok(vars(con).includes('MESH_HOME'));
+  assert.equal(stores(broker), []);
+  assert.not.ok(vars(broker).includes('MESH_HOME'));
+  // The files each reads, owned by its user: broker.json serve's, the broker's config the broker's.
+  const owner = (rs: ReturnType<typeof controlResources>, path: string) =>
+    (rs.find((r) => (r as FileResource).path === path) as FileResource).owner;
+  assert.is(owner(controlResources(sep, SECRETS), '/etc/mesh/broker.json'), 'mesh');
+  assert.is(owner(brokerResources(sep, SECRETS), '/var/lib/mesh/rabbitmq/rabbitmq.conf'), 'mesh-broker');
+  // The daemons keep their hardening as their own users.
+  for (const t of [serve, con, broker]) {
+    assert.equal(lines(t, 'NoNewPrivileges'), ['yes']);
+    assert.equal(lines(t, 'ProtectHome'), ['yes']);
+    assert.equal(lines(t, 'CapabilityBoundingSet'), ['']);
+  }
+  // Without systemd (the lab) nothing changes user.
+  assert.equal(lines(unitText(serveSpec(o)), 'User'), []);
 });
 
 test.run();

@@ -6,10 +6,14 @@
 // joins with a token and pings across the overlay, and from it the first
 // node's epmd, Erlang distribution, store and management ports are closed;
 // the first node reboots and with no command typed is `here` again, its
-// declared file and firewall back. Serial: two booted machines want the cores.
+// declared file and firewall back. Each daemon runs as its own user, and
+// neither the broker's nor the console's can read the signing key (P1). The
+// Type=notify units start and stay up, and a mesh-host whose apply loop is
+// stuck while its link lives reads wedged and is restarted by systemd's
+// watchdog. Serial: two booted machines want the cores.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -31,7 +35,29 @@ let tarball = '';
 let publicAddr = '';
 const MESH = '/var/lib/mesh/bin/mesh';
 const NODE = '/opt/mesh/node/bin/node';
-const UNITS = ['mesh-nftables', 'mesh-postgres', 'mesh-rabbitmq', 'mesh-serve', 'mesh-host'];
+const UNITS = ['mesh-nftables', 'mesh-postgres', 'mesh-rabbitmq', 'mesh-serve', 'mesh-console', 'mesh-host'];
+/** The install's flags, the same both times: a second run with other flags would change things. */
+const INSTALL = () => [
+  '/bin/bash',
+  '/opt/mesh/bundle/install.sh',
+  '--public',
+  publicAddr,
+  '--name',
+  'first',
+  '--site',
+  'a',
+  '--console',
+  '127.0.0.1:7780',
+];
+/** The units that tell systemd they are ready and alive, and their WatchdogSec as systemctl shows it. */
+const NOTIFYING: [string, string][] = [
+  ['mesh-serve', '2min'],
+  ['mesh-host', '10min'],
+];
+let installedAt = 0;
+const startedPid = new Map<string, string>();
+const show = async (unit: string, prop: string) =>
+  (await first.ok(['/usr/bin/systemctl', 'show', '-p', prop, '--value', `${unit}.service`])).trim();
 
 const mesh = async (...args: string[]) => first.ok([MESH, ...args]);
 const nodeList = async () =>
@@ -39,7 +65,17 @@ const nodeList = async () =>
 
 /** As an operator: the tarball checked and unpacked under /opt. */
 async function unpack(m: Booted): Promise<void> {
-  await m.ok(['/bin/sh', '-c', `cd /mnt/bundle && sha256sum -c ${tarball}.sha256 && tar -C /opt -xzf ${tarball}`]);
+  const r = await m.run([
+    '/bin/sh',
+    '-c',
+    `cd /mnt/bundle && sha256sum -c ${tarball}.sha256 && tar -C /opt -xzf ${tarball}`,
+  ]);
+  if (r.code === 0) return;
+  const bound = (await m.run(['/usr/bin/findmnt', '-n', '/mnt/bundle'])).stdout.trim();
+  const here = existsSync(join(work, 'bundle', tarball)) ? 'is there' : 'is gone';
+  throw new Error(
+    `unpacking on ${m.name} exited ${r.code}: ${r.stderr.trim()}; on this side the tarball ${here}; /mnt/bundle inside: ${bound || 'not mounted'}`,
+  );
 }
 
 // uvu counts a failed before hook as every test failed and prints nothing of why: say it here.
@@ -79,16 +115,7 @@ test.after(async () => {
 
 test("the operator's install from the bundle succeeds, and every unit is active", async () => {
   await unpack(first);
-  const r = await first.run([
-    '/bin/bash',
-    '/opt/mesh/bundle/install.sh',
-    '--public',
-    publicAddr,
-    '--name',
-    'first',
-    '--site',
-    'a',
-  ]);
+  const r = await first.run(INSTALL());
   say(
     r.stdout
       .trim()
@@ -97,8 +124,15 @@ test("the operator's install from the bundle succeeds, and every unit is active"
       .join('\n'),
   );
   assert.is(r.code, 0, r.stderr);
+  installedAt = Date.now();
   for (const u of UNITS)
     assert.is((await first.run(['/usr/bin/systemctl', 'is-active', `${u}.service`])).stdout.trim(), 'active', u);
+  // Type=notify: active only once the process said READY=1; the watchdog armed.
+  for (const [u, watchdog] of NOTIFYING) {
+    assert.is(await show(u, 'Type'), 'notify', u);
+    assert.is(await show(u, 'WatchdogUSec'), watchdog, `${u}'s WatchdogSec`);
+    startedPid.set(u, await show(u, 'MainPID'));
+  }
   assert.is.not(
     (await first.run(['/usr/bin/systemctl', 'is-active', 'rabbitmq-server.service'])).stdout.trim(),
     'active',
@@ -117,18 +151,117 @@ test("the operator's install from the bundle succeeds, and every unit is active"
 });
 
 test('a second install changes nothing', async () => {
-  const r = await first.run([
-    '/bin/bash',
-    '/opt/mesh/bundle/install.sh',
-    '--public',
-    publicAddr,
-    '--name',
-    'first',
-    '--site',
-    'a',
-  ]);
+  const r = await first.run(INSTALL());
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, /nothing changed: first already carries/);
+});
+
+/** A daemon's process: its pid, effective uid and gid (from /proc), and its environment's names. */
+async function daemon(unit: string): Promise<{ pid: number; uid: number; gid: number; env: string[] }> {
+  const pid = Number(await show(unit, 'MainPID'));
+  assert.ok(pid > 0, `${unit} has no main process`);
+  const status = await first.ok(['/bin/cat', `/proc/${pid}/status`]);
+  const uid = Number(/^Uid:\s+\d+\s+(\d+)/m.exec(status)?.[1]);
+  const gid = Number(/^Gid:\s+\d+\s+(\d+)/m.exec(status)?.[1]);
+  const environ = await first.ok(['/bin/cat', `/proc/${pid}/environ`]);
+  const env = environ
+    .split('\0')
+    .filter(Boolean)
+    .map((kv) => kv.split('=')[0]!);
+  return { pid, uid, gid, env };
+}
+
+/** Open `path` for reading as uid:gid (no supplementary groups), nothing printed: what that process could read. */
+async function readAs(d: { uid: number; gid: number }, path: string): Promise<{ code: number; stderr: string }> {
+  const r = await first.run([
+    '/usr/bin/setpriv',
+    `--reuid=${d.uid}`,
+    `--regid=${d.gid}`,
+    '--clear-groups',
+    '/bin/sh',
+    '-c',
+    'exec cat -- "$1" >/dev/null',
+    'read',
+    path,
+  ]);
+  return { code: r.code, stderr: r.stderr.trim() };
+}
+
+const refused = async (d: { uid: number; gid: number }, path: string, who: string) => {
+  const r = await readAs(d, path);
+  assert.ok(r.code !== 0 && /Permission denied/.test(r.stderr), `${who} read ${path} (${r.code}: ${r.stderr})`);
+};
+
+const SIGNING_KEY = '/etc/mesh/signing.key';
+const STORE = '/var/lib/mesh/store';
+
+test('P1: each daemon runs as its own user; the broker and the console cannot read the signing key, serve alone can', async () => {
+  const serve = await daemon('mesh-serve');
+  const broker = await daemon('mesh-rabbitmq');
+  const console_ = await daemon('mesh-console');
+  const host = await daemon('mesh-host');
+  const idOf = async (user: string) => Number((await first.ok(['/usr/bin/id', '-u', user])).trim());
+  say(
+    `uids: mesh-serve ${serve.uid}, mesh-rabbitmq ${broker.uid}, mesh-console ${console_.uid}, mesh-host ${host.uid}`,
+  );
+  assert.is(serve.uid, await idOf('mesh'), 'serve runs as mesh');
+  assert.is(broker.uid, await idOf('mesh-broker'), 'the broker runs as mesh-broker');
+  assert.is(console_.uid, await idOf('mesh-console'), 'the console runs as mesh-console');
+  assert.is(host.uid, 0, 'mesh-host, the agent, is root');
+  assert.is(new Set([serve.uid, broker.uid, console_.uid, 0]).size, 4, 'four different users');
+
+  // The attack: read the key every node obeys from the broker's and the console's uid.
+  for (const [who, d] of [
+    ['the broker', broker],
+    ['the console', console_],
+  ] as const) {
+    await refused(d, SIGNING_KEY, who);
+    await refused(d, '/etc/mesh/broker.json', who);
+    await refused(d, `${STORE}/inventory.url`, who);
+  }
+  await refused(broker, '/var/lib/mesh/console/inventory.url', 'the broker');
+  await refused(console_, '/var/lib/mesh/rabbitmq/rabbitmq.conf', 'the console');
+  await refused(console_, '/var/lib/mesh/rabbitmq/tls/broker.key', 'the console');
+  await refused(serve, '/var/lib/mesh/rabbitmq/tls/broker.key', 'serve');
+  await refused(serve, `${STORE}/audit.url`, 'serve');
+  // serve's own files, read as serve: the refusals above are about who, not a file missing.
+  for (const f of [SIGNING_KEY, '/etc/mesh/broker.json', `${STORE}/inventory.url`]) {
+    const r = await readAs(serve, f);
+    assert.is(r.code, 0, `serve cannot read its own ${f}: ${r.stderr}`);
+  }
+  assert.is((await readAs(console_, '/var/lib/mesh/console/inventory.url')).code, 0, "the console's own URL");
+
+  // Each daemon is handed only the store URLs it uses.
+  const stores = (env: string[]) => env.filter((k) => k.startsWith('MESH_STORE_')).sort();
+  assert.equal(stores(serve.env), [
+    'MESH_STORE_ASSIGNMENT',
+    'MESH_STORE_CATALOGUE',
+    'MESH_STORE_INVENTORY',
+    'MESH_STORE_OVERLAY',
+    'MESH_STORE_PROVISION',
+    'MESH_STORE_SECRET',
+  ]);
+  assert.equal(stores(console_.env), [
+    'MESH_STORE_ASSIGNMENT',
+    'MESH_STORE_AUDIT',
+    'MESH_STORE_CATALOGUE',
+    'MESH_STORE_INVENTORY',
+    'MESH_STORE_OVERLAY',
+  ]);
+  assert.not.ok(console_.env.includes('MESH_HOME'), 'the console is handed MESH_HOME');
+  assert.equal(
+    broker.env.filter((k) => k.startsWith('MESH_STORE_') || k === 'MESH_HOME'),
+    [],
+    'the broker is handed a store or the home',
+  );
+
+  // And the units keep their hardening.
+  for (const u of ['mesh-serve', 'mesh-console', 'mesh-rabbitmq']) {
+    assert.is(await show(u, 'NoNewPrivileges'), 'yes', `${u} NoNewPrivileges`);
+    assert.is(await show(u, 'ProtectSystem'), 'full', `${u} ProtectSystem`);
+    assert.is(await show(u, 'ProtectHome'), 'yes', `${u} ProtectHome`);
+    assert.is(await show(u, 'CapabilityBoundingSet'), '', `${u} keeps no capability`);
+  }
 });
 
 let firstOverlay = '';
@@ -278,6 +411,20 @@ test('X1: from the internet a full TCP scan finds only ssh and 5671 open, a full
   assert.is(udp.rest, 'closed (65534)', 'every other UDP port answers closed');
 });
 
+test("the Type=notify units stay up: past serve's whole WatchdogSec, no restart and the same process", async () => {
+  // serve's WatchdogSec is 2 minutes: a loop that never said alive would have been restarted by now.
+  const left = installedAt + 130_000 - Date.now();
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+  for (const [u] of NOTIFYING) {
+    assert.is(await show(u, 'ActiveState'), 'active', u);
+    assert.is(await show(u, 'NRestarts'), '0', `${u} was restarted`);
+    assert.is(await show(u, 'MainPID'), startedPid.get(u), `${u} is another process`);
+  }
+  say(
+    `${Math.round((Date.now() - installedAt) / 1000)} s after the install: mesh-serve and mesh-host up, never restarted`,
+  );
+});
+
 test('the first node reboots (nspawn exits 133) and, with no command typed, is here again with its declared file and firewall', async () => {
   await first.ok([
     '/bin/sh',
@@ -353,6 +500,87 @@ test('idle: memory and CPU of the booted first node (printed for docs/benchmarks
     `BENCH booted first node idle: ${b.rssMiB.toFixed(0)} MiB resident (all processes), ${cpu.toFixed(1)}% of one core over 30 s`,
   );
   assert.ok(b.rssMiB > 0);
+});
+
+test("a mesh-host whose apply loop is stuck (its link alive) reads wedged, then systemd's watchdog restarts it", async () => {
+  // mesh-host's own WatchdogSec is ten minutes (an image pull may take that); a drop-in makes it 30 s here.
+  await first.ok([
+    '/bin/sh',
+    '-c',
+    'mkdir -p /etc/systemd/system/mesh-host.service.d && printf "[Service]\\nWatchdogSec=30s\\n" > /etc/systemd/system/mesh-host.service.d/lab-watchdog.conf',
+  ]);
+  await first.ok(['/usr/bin/systemctl', 'daemon-reload']);
+  await first.ok(['/usr/bin/systemctl', 'restart', 'mesh-host.service']);
+  assert.is(await show('mesh-host', 'WatchdogUSec'), '30s');
+  const isHere = async () => (await nodeList()).some((n) => n.name === 'first' && n.state === 'here');
+  await until(isHere, 90, 'first is not "here" after mesh-host restarted');
+  // A loop that turns keeps it up past its WatchdogSec.
+  const restarts = await show('mesh-host', 'NRestarts');
+  const pid = await show('mesh-host', 'MainPID');
+  await new Promise((r) => setTimeout(r, 45_000));
+  assert.is(await show('mesh-host', 'NRestarts'), restarts, 'restarted while its loop turned');
+  assert.is(await show('mesh-host', 'MainPID'), pid, 'another process while its loop turned');
+
+  // Wedged after 5 s (the default is minutes), set by the store's superuser on its socket.
+  await first.ok([
+    '/usr/sbin/runuser',
+    '-u',
+    'postgres',
+    '--',
+    '/usr/bin/psql',
+    '-h',
+    '/var/lib/mesh/postgres/socket',
+    '-p',
+    '5433',
+    '-d',
+    'mesh',
+    '-Atc',
+    'select inventory.set_wedged_after(5)',
+  ]);
+  // Another process holds the host's apply lock (as a stuck apply would): the next apply waits on it,
+  // so the apply loop's turns stop, while the link and its heard go on.
+  await first.ok([
+    '/usr/bin/systemd-run',
+    '--unit=lab-apply-lock',
+    '/usr/bin/flock',
+    '/var/lib/mesh-host/applied.lock',
+    '/bin/sleep',
+    '900',
+  ]);
+  await first.ok([
+    '/bin/sh',
+    '-c',
+    `mkdir -p /root/mod && printf '%s' '${JSON.stringify({ name: 'stuck', resources: [{ kind: 'file', path: '/srv/booted/stuck.txt', content: Buffer.from('stuck\n').toString('base64'), mode: '0644' }] })}' > /root/mod/stuck.json`,
+  ]);
+  await mesh('module', 'add', '/root/mod/stuck.json');
+  await mesh('assign', 'stuck', 'first');
+  await mesh('declare', 'first');
+  await until(
+    async () => (await nodeList()).some((n) => n.name === 'first' && n.state === 'wedged'),
+    60,
+    'first never reads "wedged" while its apply waits',
+  );
+  assert.is(await show('mesh-host', 'NRestarts'), restarts, 'restarted before the mesh showed it wedged');
+  say('first reads wedged: here, its delivered declaration unapplied');
+  await until(
+    async () => Number(await show('mesh-host', 'NRestarts')) > Number(restarts),
+    120,
+    "systemd's watchdog never restarted the stuck mesh-host",
+  );
+  assert.match(
+    await first.ok(['/usr/bin/journalctl', '-u', 'mesh-host', '--no-pager', '-n', '200']),
+    /[Ww]atchdog timeout/,
+    'the restart was not the watchdog',
+  );
+  say("systemd's watchdog restarted mesh-host");
+  // The lock released: the declaration is applied and the node is here again.
+  await first.ok(['/usr/bin/systemctl', 'stop', 'lab-apply-lock.service']);
+  await until(
+    async () => (await first.run(['/bin/cat', '/srv/booted/stuck.txt'])).stdout === 'stuck\n',
+    120,
+    'the declaration was never applied once the lock was released',
+  );
+  await until(isHere, 90, 'first is not "here" again');
 });
 
 test.run();

@@ -20,7 +20,7 @@ const RANGES: Record<string, RegExp> = {
   overlay: /^MSH6\d$/,
   audit: /^MSH7\d$/,
   host: /^MSH[8CGIK]\d$/,
-  bundle: /^MSH[9DL]\d$/,
+  bundle: /^MSH[9DLT]\d$/,
   store: /^MSH[EHJ]\d$/,
   wire: /^MSHN\d$/,
 };
