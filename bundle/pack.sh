@@ -33,8 +33,7 @@ cp -r sql package.json package-lock.json "$root/"
 # The console's pages and scripts are served as they are, from beside the compiled code.
 mkdir -p "$root/src/console"
 cp -r src/console/static "$root/src/console/"
-# dist/lab stays: the booted-machine suite enrols a second machine with the lab's token-on-stdin helper
-# and probes ports with the lab's probe, both run from the installed bundle.
+# dist/lab stays: the booted-machine suite probes ports with the lab's probe, run from the installed bundle.
 rm -rf "$root/dist/test"
 cp bundle/*.sh "$root/bundle/"
 cp -r bundle/hooks "$root/bundle/"

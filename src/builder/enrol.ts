@@ -1,4 +1,4 @@
-// `mesh-builder enrol <line>`: check the line's credential against the broker
+// `mesh-builder enrol` (the line on stdin): check the line's credential against the broker
 // (pinned to the line's fingerprint) and keep it, 0600. From then on
 // `mesh-builder run` reads it from its state file; it is never on a command
 // line again. An enrolled builder refuses a second line rather than silently

@@ -20,6 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
+//   Ux          enrolment, tokens and builds: U0-U4 mesh-host (the token's pin, the token on stdin),
+//               U5-U9 catalogue (the builder's line on stdin, pinned builds).
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -617,6 +619,31 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a source whose ref names no branch, tag or commit of its repository',
     remedy: 'give a ref the repository has: mesh module source MODULE --git URL --ref REF',
     raisedIn: ['src/catalogue/git_head.ts'],
+  },
+  // The builder's line off argv and pinned builds (src/builder/builder_program.ts, src/catalogue/source.ts, serve's build results).
+  {
+    code: 'MSHU5',
+    context: 'catalogue',
+    meaning:
+      "a builder enrolment line on mesh-builder enrol's command line, where every user of the machine can read it",
+    remedy: 'give it on standard input as mesh builder add prints it: echo LINE | mesh-builder enrol',
+    raisedIn: ['src/builder/builder_program.ts'],
+  },
+  {
+    code: 'MSHU6',
+    context: 'catalogue',
+    meaning:
+      'a build result naming an image repository other than the one the control plane assigned to its module: recorded as a failed build',
+    remedy:
+      "set the builder's MESH_BUILDER_REGISTRY to the module's registry, or assign another: mesh module source MODULE --git URL --image REGISTRY/REPOSITORY",
+    raisedIn: ['src/serve/handlers/build_result.ts'],
+  },
+  {
+    code: 'MSHU7',
+    context: 'catalogue',
+    meaning: 'a module source --image that is not REGISTRY/REPOSITORY',
+    remedy: 'give the registry and repository its images are pushed to, e.g. --image registry.example.org:5000/web',
+    raisedIn: ['src/catalogue/source.ts'],
   },
 
   {
@@ -1264,6 +1291,36 @@ export const REGISTER: readonly Code[] = [
       "the mesh refused an enrolment (the token expired, was spent by other keys, replaced, or names another node: the control plane's log says which)",
     remedy: 'ask the operator for a new token (mesh token issue NAME)',
     raisedIn: ['host/enrol.ts'],
+  },
+  // The token's pin and the token's way in (host/enrol.ts, src/wire/token.ts, host/host_program.ts).
+  {
+    code: 'MSHU0',
+    context: 'host',
+    meaning: 'an enrolment welcome naming a signing key other than the one the token names: nothing of it is kept',
+    remedy:
+      "tell the operator: someone who can publish to the broker's queues answered in the mesh's name; run the enrolment again once the mesh's own answer can arrive",
+    raisedIn: ['host/enrol.ts'],
+  },
+  {
+    code: 'MSHU1',
+    context: 'host',
+    meaning: "a token that does not name the mesh's signing key (issued by an older mesh)",
+    remedy: 'issue a new one on the control plane: mesh token issue NAME',
+    raisedIn: ['src/wire/token.ts'],
+  },
+  {
+    code: 'MSHU2',
+    context: 'host',
+    meaning: "a token on mesh-host enrol's command line, where every user of the machine can read it",
+    remedy: 'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+    raisedIn: ['host/host_program.ts'],
+  },
+  {
+    code: 'MSHU3',
+    context: 'host',
+    meaning: 'mesh-host enrol with no token on standard input',
+    remedy: 'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+    raisedIn: ['host/host_program.ts'],
   },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.

@@ -1,4 +1,4 @@
-// The line an operator pastes on a build machine: `mesh-builder enrol <line>`.
+// The line an operator hands a build machine on stdin: `echo LINE | mesh-builder enrol`.
 // It carries where the broker is, the fingerprint to pin, the builder's
 // account and password, and the one account whose requests it may build (the
 // control plane's). It is a credential: printed once, kept by nobody but the

@@ -60,6 +60,7 @@ const CASES: [string, string[], string][] = [
   ['a source --git that starts with a dash', ['module', 'source', 'm', '--git=-x'], 'MSH32'],
   ['a source --path that climbs out', ['module', 'source', 'm', '--git', 'g', '--path', '../x'], 'MSH33'],
   ['a source --ref that starts with a dash', ['module', 'source', 'm', '--git', 'g', '--ref=-x'], 'MSH34'],
+  ['a source --image without a repository', ['module', 'source', 'm', '--git', 'g', '--image', 'reg:5000'], 'MSHU7'],
   ['a build --ref that starts with a dash', ['build', 'm', '--ref=-x'], 'MSH34'],
   ['a build --timeout of 0s', ['build', 'm', '--timeout', '0s'], 'MSH35'],
   ['a module file that is not JSON', ['module', 'add', 'D/not-json'], 'MSH36'],
@@ -229,10 +230,15 @@ C(
 );
 
 C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
-  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], {
-    PATH: process.env.PATH,
-    MESH_HOST_DIR: join(dir, 'host'),
-  });
+  const r = await runCli(
+    MESH_HOST,
+    ['enrol'],
+    {
+      PATH: process.env.PATH,
+      MESH_HOST_DIR: join(dir, 'host'),
+    },
+    'mesh1.not-a-token',
+  );
   assert.is(r.code, 1, r.stderr);
   assert.is(
     r.stderr,
