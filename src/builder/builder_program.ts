@@ -21,8 +21,9 @@ export function builderProgram(): Program {
     .describe([
       'Keep the credential `mesh builder add NAME` printed on the control plane, read on standard input: the line it prints',
       'is `echo LINE | mesh-builder enrol`. A line on the command line is refused: every user of the machine could read it',
-      'there. The credential is checked against the broker (pinned to its certificate fingerprint) and saved 0600;',
-      '`mesh-builder run` reads it from there.',
+      'there. The credential is checked against the broker (pinned to its certificate fingerprint), its password replaced',
+      'by one this machine chooses (mesh serve sets it: the printed line stops working), and saved 0600; `mesh-builder',
+      'run` reads it from there.',
     ])
     .example('enrol < line.txt')
     .action(

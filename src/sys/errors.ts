@@ -60,7 +60,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSH04',
     context: 'inventory',
     meaning: 'a report or rekey names a node that is not enrolled',
-    remedy: 'enrol the node (mesh token issue NAME, then mesh-host enrol TOKEN on it); see mesh node list',
+    remedy: 'enrol the node (mesh token issue NAME, then echo TOKEN | mesh-host enrol on it); see mesh node list',
   },
   {
     code: 'MSH05',
@@ -428,7 +428,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHF3',
     context: 'inventory',
     meaning: 'a token that is not a mesh token (mesh-host enrol)',
-    remedy: 'paste the whole line mesh token issue NAME printed',
+    remedy: 'give the whole token mesh token issue NAME printed, on standard input',
     raisedIn: ['src/wire/token.ts'],
   },
 
@@ -637,6 +637,13 @@ export const REGISTER: readonly Code[] = [
     remedy:
       "set the builder's MESH_BUILDER_REGISTRY to the module's registry, or assign another: mesh module source MODULE --git URL --image REGISTRY/REPOSITORY",
     raisedIn: ['src/serve/handlers/build_result.ts'],
+  },
+  {
+    code: 'MSHU8',
+    context: 'catalogue',
+    meaning: "the control plane did not replace a builder's password at its enrolment in time",
+    remedy: 'check mesh serve is running; then mesh builder add NAME makes a new line',
+    raisedIn: ['src/builder/enrol.ts'],
   },
   {
     code: 'MSHU7',
@@ -1108,7 +1115,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHG6',
     context: 'host',
     meaning: 'a tunnel taken over on a machine that is not enrolled',
-    remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over',
+    remedy: 'run echo TOKEN | mesh-host enrol first, then take the tunnel over',
     raisedIn: ['host/overlay/take.ts'],
   },
   {
@@ -1181,7 +1188,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHK0',
     context: 'host',
     meaning: 'a broker list saved on a machine that is not enrolled',
-    remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity',
+    remedy: 'run echo TOKEN | mesh-host enrol first: the brokers are part of its identity',
     raisedIn: ['host/identity.ts'],
   },
   {
@@ -1259,21 +1266,22 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'no broker of the token answered an enrolment',
     remedy:
-      'check this machine reaches one of them (the message says what each said), then run mesh-host enrol TOKEN again: it resumes with the same keys',
+      'check this machine reaches one of them (the message says what each said), then run echo TOKEN | mesh-host enrol again: it resumes with the same keys',
     raisedIn: ['host/enrol.ts'],
   },
   {
     code: 'MSHI1',
     context: 'host',
     meaning: 'the broker has no control queue to take an enrolment request',
-    remedy: 'start mesh serve (it declares mesh.control), then run mesh-host enrol TOKEN again',
+    remedy: 'start mesh serve (it declares mesh.control), then run echo TOKEN | mesh-host enrol again',
     raisedIn: ['host/enrol.ts'],
   },
   {
     code: 'MSHI2',
     context: 'host',
     meaning: 'the broker did not accept an enrolment request (it nacked the publish)',
-    remedy: "see the broker's log for why (a full or limited mesh.control), then run mesh-host enrol TOKEN again",
+    remedy:
+      "see the broker's log for why (a full or limited mesh.control), then run echo TOKEN | mesh-host enrol again",
     raisedIn: ['host/enrol.ts'],
   },
   {
@@ -1281,7 +1289,7 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'no answer from the control plane to an enrolment within its time',
     remedy:
-      'check mesh serve is running, then run mesh-host enrol TOKEN again: it resumes with the same keys and password (or give it longer: MESH_HOST_ENROL_SECONDS)',
+      'check mesh serve is running, then run echo TOKEN | mesh-host enrol again: it resumes with the same keys and password (or give it longer: MESH_HOST_ENROL_SECONDS)',
     raisedIn: ['host/enrol.ts'],
   },
   {
@@ -1500,6 +1508,7 @@ export const REGISTER: readonly Code[] = [
       'nothing in it was used; the two ends may run different versions of mesh: update the older one (the message names the field)',
     raisedIn: [
       'src/wire/build.ts',
+      'src/wire/builder_line.ts',
       'src/wire/declaration.ts',
       'src/wire/enrol.ts',
       'src/wire/envelope.ts',
@@ -1522,7 +1531,7 @@ export const REGISTER: readonly Code[] = [
     context: 'wire',
     meaning: 'a message over the size limit, refused before it was parsed',
     remedy: 'nothing in it was read; move large content out of modules (an image, or a file the node fetches)',
-    raisedIn: ['src/wire/build.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'],
+    raisedIn: ['src/wire/build.ts', 'src/wire/builder_line.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'],
   },
   {
     code: 'MSHN3',

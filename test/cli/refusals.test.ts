@@ -194,7 +194,7 @@ C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', a
   assert.is(r.code, 2, r.stderr);
   assert.is(
     r.stdout,
-    'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n',
+    'not taken: this machine is not enrolled: run echo TOKEN | mesh-host enrol first, then take wg0 over (MSHG6).\n',
   );
 });
 
@@ -242,7 +242,7 @@ C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no id
   assert.is(r.code, 1, r.stderr);
   assert.is(
     r.stderr,
-    'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n',
+    'mesh-host: this is not a mesh token: give the whole token `mesh token issue NAME` printed, on standard input (MSHF3).\n',
   );
 });
 
