@@ -67,7 +67,11 @@ export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[]
 
 export function readToken(text: string): Token {
   const fail = () =>
-    refuse('MSHF3', 'this is not a mesh token', 'give the whole token `mesh token issue NAME` printed, on standard input');
+    refuse(
+      'MSHF3',
+      'this is not a mesh token',
+      'give the whole token `mesh token issue NAME` printed, on standard input',
+    );
   if (!text.startsWith(PREFIX) || text.length > MAX) throw fail();
   let v: unknown;
   try {
