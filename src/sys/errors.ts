@@ -20,8 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
-//   Ux          enrolment, tokens and builds: U0-U4 mesh-host (the token's pin, the token on stdin),
-//               U5-U9 catalogue (the builder's line on stdin, pinned builds).
+//   Ux          enrolment, tokens and builds: MSHU0 to MSHU4 mesh-host (the token's pin, the token on stdin),
+//               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
