@@ -145,7 +145,7 @@ export async function enrolSelf(o: Options): Promise<string | null> {
   // a file. This machine dials its own broker on loopback (still TLS, still
   // pinned): its public address may be a router's, which it cannot reach from
   // inside when the router does no NAT loopback.
-  const t = readToken(issued.command.split(' ').at(-1)!);
+  const t = readToken(issued.token);
   const r = await enrol(writeToken({ ...t, broker: `127.0.0.1:${o.ports.amqps}` }), o.hostDir);
   return r.name;
 }

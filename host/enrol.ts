@@ -1,7 +1,8 @@
-// `mesh-host enrol <token>`: make the three keys and choose a broker password,
+// `mesh-host enrol` (the token on stdin, E7): make the three keys and choose a broker password,
 // keep them in a pending file (host/enrol_pending.ts), dial the broker over TLS pinned to the token's
 // fingerprint, present the token's secret, the password and the public keys,
-// and keep the identity only once the mesh says it knows this node (E4).
+// and keep the identity only once the mesh says it knows this node (E4) in a
+// welcome naming the signing key the token pins (E6).
 //
 // Why the pending file: serve sets the account's password to the chosen one
 // before its welcome reaches the host. A host whose broker node dies in that
@@ -11,7 +12,7 @@
 // password were gone, and a spent token with them.
 import { unlink } from 'node:fs/promises';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { readToken, type Token } from '../src/wire/token.js';
+import { readToken, pinOf, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
 import { b64, type NodeKeys } from '../src/crypto/keys.js';
@@ -172,6 +173,14 @@ async function converse(
           `the mesh refused to enrol ${token.node}: ${answer.reason}`,
           "the operator's log (mesh serve) says why",
         );
+      // E6: the token names the mesh's key. Anyone who can publish to this queue (a broker's admin, any broker
+      // node) can answer first; a welcome naming another key is refused, and nothing of it is kept.
+      if (pinOf(Buffer.from(answer.signingKey, 'base64')) !== token.pin)
+        throw refuse(
+          'MSHU0',
+          `a welcome for ${token.node} named a signing key (${answer.signingKey}) other than the one its token names: it was not sent by the mesh that issued the token, and nothing of it was kept`,
+          `the broker or someone who can publish to its queues is not to be trusted: tell the operator; once the mesh's own answer can arrive, run the same command again (it resumes with the same keys)`,
+        );
       return { welcome: answer, endpoint };
     } finally {
       await conn.close().catch(() => {});
@@ -271,7 +280,7 @@ async function exchange(
       throw refuse(
         'MSHI1',
         'the broker has no control queue to take the enrolment request',
-        'is mesh serve running (it declares mesh.control)? Start it, then run mesh-host enrol TOKEN again',
+        'is mesh serve running (it declares mesh.control)? Start it, then give mesh-host enrol the token again',
         err,
       );
     }
@@ -287,7 +296,11 @@ async function exchange(
     timer = setTimeout(() => resolve('timeout'), waitMs);
   });
   try {
-    return await Promise.race([reply, lost, timedOut]);
+    const got = await Promise.race([reply, lost, timedOut]);
+    // The answer was acked: the channel's close waits until the broker has taken the ack, which a connection's
+    // close alone does not. An answer refused here (E6) must not come back to the next run.
+    if (typeof got !== 'string') await ch.close().catch(() => {});
+    return got;
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,7 @@
 // mesh-host's commands, registered in the program shell shared with mesh and
 // mesh-builder (src/sys/program.ts) and not yet run: cli.ts runs them, and
 // the CLI reference (docs/reference/cli.md) is generated from them.
+import { readFileSync } from 'node:fs';
 import { program, type Program } from '../src/sys/program.js';
 import { log } from '../src/sys/log.js';
 import { enrol, enrolSeconds } from './enrol.js';
@@ -17,21 +18,37 @@ export function hostProgram(): Program {
   );
 
   p.prog
-    .command('enrol <token>')
+    .command('enrol [token]')
     .describe([
-      "Join the mesh with the one-time token `mesh token issue NAME` printed. Makes this machine's identity, overlay and",
-      'sealing keys and chooses its broker password, keeps them in MESH_HOST_DIR/enrolment.pending.json (0600) before',
-      "sending anything, dials the token's brokers pinned to their certificate fingerprints, and keeps the identity only",
-      'once the mesh has recorded it. A broker lost before the answer came is not the end: the next one is dialled and the',
-      'request sent again. Interrupted (a dead process, a timeout)? Run the same command again: it resumes with the same keys',
-      'and password, also once the token is spent for them. A different token replaces the pending enrolment. An enrolled',
+      'Join the mesh with the one-time token `mesh token issue NAME` printed, read on standard input: the line it prints is',
+      '`echo TOKEN | mesh-host enrol`. A token on the command line is refused: every user of the machine could read it there.',
+      "Makes this machine's identity, overlay and sealing keys and chooses its broker password, keeps them in",
+      "MESH_HOST_DIR/enrolment.pending.json (0600) before sending anything, dials the token's brokers pinned to their",
+      'certificate fingerprints, and keeps the identity only once the mesh has recorded it and its welcome names the signing',
+      'key the token names. A broker lost before the answer came is not the end: the next one is dialled and the request sent',
+      'again. Interrupted (a dead process, a timeout)? Run the same command again: it resumes with the same keys and',
+      'password, also once the token is spent for them. A different token replaces the pending enrolment. An enrolled',
       'machine refuses a second token rather than take a second identity. MESH_HOST_ENROL_SECONDS (60): how long the whole',
       'enrolment may take, every broker and resend.',
     ])
     .option('--json', 'Print as JSON')
+    .example('enrol < token.txt')
     .action(
-      p.wrap(async (token: string, o: { json?: boolean }) => {
-        const r = await enrol(String(token), stateDir(), {
+      p.wrap(async (argv: string | undefined, o: { json?: boolean }) => {
+        if (argv !== undefined)
+          throw refuse(
+            'MSHU2',
+            "a token on mesh-host enrol's command line: every user of this machine can read it in the process list, and the shell keeps it in its history",
+            'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+          );
+        const token = readFileSync(0, 'utf8').trim();
+        if (!token)
+          throw refuse(
+            'MSHU3',
+            'no token on standard input',
+            'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+          );
+        const r = await enrol(token, stateDir(), {
           timeoutMs: enrolSeconds() * 1000,
           step: (s) => log(s.line),
         });

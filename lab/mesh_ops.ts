@@ -1,20 +1,18 @@
 // What the lab does with a mesh once it is up, through the operator's own
 // `mesh` on the first node: enrol a machine by token, declare, wait for the
 // nodes to report what they were sent, and look at the overlay.
-import { join } from 'node:path';
-import { LabHandle, DIST, NODE, until } from './handle.js';
+import { LabHandle, NODE, MESH_HOST_JS, until } from './handle.js';
 
 /** Issue a token on the first node and spend it on machine `m`, which then runs its host. */
 export async function joinMachine(h: LabHandle, m: string, say: (l: string) => void): Promise<void> {
   const s = h.state.machines[m];
   if (!s) throw new Error(`no machine ${m} in this lab`);
   const issued = JSON.parse(await h.meshOk(['token', 'issue', m, '--site', s.site, '--ttl', '10m', '--json'])) as {
-    command: string;
+    token: string;
   };
-  const token = issued.command.split(' ').at(-1)!;
-  // The token reaches mesh-host on its stdin: a secret never goes on a command line.
-  const out = await h.ok(m, ['/usr/bin/env', `MESH_HOST_DIR=${h.hostDir(m)}`, NODE, join(DIST, 'lab/enrol_stdin.js')], {
-    input: token,
+  // The token reaches mesh-host on its stdin, as an operator gives it: a secret never goes on a command line.
+  const out = await h.ok(m, ['/usr/bin/env', `MESH_HOST_DIR=${h.hostDir(m)}`, NODE, MESH_HOST_JS, 'enrol'], {
+    input: issued.token,
   });
   say(`${m}: ${out.trim().split('\n')[0]}`);
   s.enrolled = true;

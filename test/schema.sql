@@ -1614,6 +1614,8 @@ CREATE FUNCTION catalogue.record_build_result(request_id uuid, builder_name text
     AS $$
 declare
   req catalogue.build_request;
+  assigned text;
+  refused boolean := false;
   current jsonb;
   ref text;
   replaced boolean := false;
@@ -1622,6 +1624,12 @@ declare
 begin
   select * into req from catalogue.build_request r where r.id = request_id for update;
   if not found then return 'unknown'; end if;
+  select s.image into assigned from catalogue.source s where s.module = req.module;
+  if build_ok and image is distinct from assigned then
+    refused := true;
+    build_ok := false;
+    error := format('refused: the build names image repository %s, and module %s takes images only from %s', image, req.module, assigned);
+  end if;
   insert into catalogue.build_result (request_id, builder, ok, commit_sha, image, digest, error, log_tail)
   values (req.id, builder_name, build_ok, commit_sha, image, digest, left(error, 2000), right(log_tail, 16000))
   on conflict on constraint build_result_pkey do nothing;
@@ -1630,6 +1638,7 @@ begin
   if source_head is not null then
     perform catalogue.record_source_head(req.module, source_head, head_seen_at);
   end if;
+  if refused then return 'refused'; end if;
   if build_ok then
     ref := image || '@' || digest;
     current := coalesce((select m.resources from catalogue.module m where m.name = req.module), '[]'::jsonb);
@@ -1687,20 +1696,22 @@ end $$;
 ALTER FUNCTION catalogue.request_build(request_id uuid, module_name text, build_ref text) OWNER TO mesh_catalogue;
 
 --
--- Name: set_source(text, text, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+-- Name: set_source(text, text, text, text, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
 --
 
-CREATE FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text) RETURNS void
+CREATE FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text, source_image text) RETURNS text
     LANGUAGE sql
     AS $$
-  insert into catalogue.source as s (module, git_url, path, ref) values (module_name, source_url, source_path, source_ref)
+  insert into catalogue.source as s (module, git_url, path, ref, image)
+  values (module_name, source_url, source_path, source_ref, coalesce(source_image, '127.0.0.1:5000/' || module_name))
   on conflict (module) do update set
-    git_url = excluded.git_url, path = excluded.path, ref = excluded.ref, updated_at = now(),
+    git_url = excluded.git_url, path = excluded.path, ref = excluded.ref, image = coalesce(source_image, s.image), updated_at = now(),
     head_commit = case when (s.git_url, s.ref) = (excluded.git_url, excluded.ref) then s.head_commit end,
     head_seen_at = case when (s.git_url, s.ref) = (excluded.git_url, excluded.ref) then s.head_seen_at end
+  returning s.image
 $$;
 
-ALTER FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text) OWNER TO mesh_catalogue;
+ALTER FUNCTION catalogue.set_source(module_name text, source_url text, source_path text, source_ref text, source_image text) OWNER TO mesh_catalogue;
 
 --
 -- Name: withdraw_build_request(uuid); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
@@ -4762,8 +4773,10 @@ CREATE TABLE catalogue.source (
     head_commit text,
     head_seen_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    image text NOT NULL,
     CONSTRAINT source_git_url_check CHECK (((git_url <> ''::text) AND (git_url !~ '^-'::text) AND (length(git_url) <= 2000))),
     CONSTRAINT source_head_commit_check CHECK ((head_commit ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
+    CONSTRAINT source_image_check CHECK (((image ~ '^[A-Za-z0-9][A-Za-z0-9._/:-]{0,200}$'::text) AND (image ~ '^[^/]+/[^/]'::text))),
     CONSTRAINT source_module_check CHECK ((module ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
     CONSTRAINT source_path_check CHECK (((length(path) <= 500) AND (path ~ '^[A-Za-z0-9._/-]+$'::text) AND (path !~ '(^|/)\.\.(/|$)'::text) AND (path !~ '^/'::text))),
     CONSTRAINT source_ref_check CHECK (((ref ~ '^[A-Za-z0-9._/-]{1,200}$'::text) AND (ref !~ '^-'::text)))
@@ -4818,6 +4831,12 @@ COMMENT ON COLUMN catalogue.source.head_seen_at IS 'When head_commit was seen; a
 --
 
 COMMENT ON COLUMN catalogue.source.updated_at IS 'When the URL, path or ref last changed.';
+
+--
+-- Name: COLUMN source.image; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.source.image IS 'The registry and repository the module''s images come from (REGISTRY/REPOSITORY): a build result naming another is refused.';
 
 --
 -- Name: module_status; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue

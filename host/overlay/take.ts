@@ -107,7 +107,11 @@ async function attempt(opts: TakeOptions, acc: TakeAccount): Promise<void> {
   const tunnel = checkInterfaceName(opts.tunnel);
   const id = loadIdentity(opts.dir);
   if (!id)
-    throw refuse('MSHG6', 'this machine is not enrolled', `run mesh-host enrol TOKEN first, then take ${tunnel} over`);
+    throw refuse(
+      'MSHG6',
+      'this machine is not enrolled',
+      `run echo TOKEN | mesh-host enrol first, then take ${tunnel} over`,
+    );
   const found = await look(tunnel, opts, acc);
   const r = prove(tunnel, found, id, opts, acc);
   await adoptKey(tunnel, found, id, opts, acc);

@@ -34,7 +34,7 @@ async function pool<T, R>(items: T[], width: number, f: (x: T) => Promise<R>): P
 async function tokens(): Promise<unknown> {
   return pool(input.names as string[], 8, async (name) => {
     const t = await issueToken(name, { site: input.site ?? 'b', ttl: input.ttl ?? '10m' });
-    return { name, token: t.command.split(' ').at(-1)! };
+    return { name, token: t.token };
   });
 }
 

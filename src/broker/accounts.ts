@@ -110,6 +110,11 @@ export class Accounts {
     });
   }
 
+  /** A builder's password, replaced by the one it chose at enrolment: the printed line's stops working. */
+  async setBuilderPassword(name: string, password: string): Promise<void> {
+    await this.api.putUser(this.builderAccount(name), password);
+  }
+
   /** Nodes among `nodes` that have no queue on the broker. */
   async missingQueues(nodes: string[]): Promise<string[]> {
     const missing: string[] = [];

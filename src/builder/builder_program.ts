@@ -7,6 +7,7 @@ import { log } from '../sys/log.js';
 import { builderDir } from './credential.js';
 import { enrolBuilder } from './enrol.js';
 import { runBuilder } from './run.js';
+import { refuse } from '../sys/errors.js';
 
 /** `mesh-builder` with its commands, registered and not yet run. */
 export function builderProgram(): Program {
@@ -18,16 +19,22 @@ export function builderProgram(): Program {
   p.prog
     .command('enrol [line]')
     .describe([
-      'Keep the credential `mesh builder add NAME` printed on the control plane. Without LINE, it is read from stdin, so it',
-      'need not appear in the process list or shell history. The credential is checked against the broker (pinned to its',
-      'certificate fingerprint) and saved 0600; `mesh-builder run` reads it from there.',
+      'Keep the credential `mesh builder add NAME` printed on the control plane, read on standard input: the line it prints',
+      'is `echo LINE | mesh-builder enrol`. A line on the command line is refused: every user of the machine could read it',
+      'there. The credential is checked against the broker (pinned to its certificate fingerprint), its password replaced',
+      'by one this machine chooses (mesh serve sets it: the printed line stops working), and saved 0600; `mesh-builder',
+      'run` reads it from there.',
     ])
-    .example('enrol meshb1.eyJi...')
     .example('enrol < line.txt')
     .action(
-      p.wrap(async (line: string | undefined) => {
-        const text = line ?? readFileSync(0, 'utf8');
-        const r = await enrolBuilder(text, builderDir());
+      p.wrap(async (argv: string | undefined) => {
+        if (argv !== undefined)
+          throw refuse(
+            'MSHU5',
+            "a builder line on mesh-builder enrol's command line: every user of this machine can read it in the process list, and the shell keeps it in its history",
+            'give it on standard input as mesh builder add prints it: echo LINE | mesh-builder enrol',
+          );
+        const r = await enrolBuilder(readFileSync(0, 'utf8'), builderDir());
         console.log(`enrolled as builder ${r.name} with the broker at ${r.broker}`);
       }),
     );

@@ -1,15 +1,23 @@
-// `mesh-builder enrol <line>`: check the line's credential against the broker
-// (pinned to the line's fingerprint) and keep it, 0600. From then on
-// `mesh-builder run` reads it from its state file; it is never on a command
-// line again. An enrolled builder refuses a second line rather than silently
-// become another builder.
-import { readEnrolLine } from '../wire/builder_line.js';
+// `mesh-builder enrol` (the line on stdin): check the line's credential against the broker
+// (pinned to the line's fingerprint), replace its password with one this
+// machine chooses (B3: the printed line, which sat in a terminal, stops
+// working, as a node's token does), and keep the credential, 0600. From then
+// on `mesh-builder run` reads it from its state file; it is never on a
+// command line. An enrolled builder refuses a second line rather than
+// silently become another builder.
+import { randomBytes } from 'node:crypto';
+import { readEnrolLine, writeBuilderEnrol, BUILDER_ENROL } from '../wire/builder_line.js';
 import { connectBroker, hostPort } from '../broker/connect.js';
-import { BUILD_QUEUE } from '../broker/topology.js';
+import { BUILD_QUEUE, EXCHANGE } from '../broker/topology.js';
+import { publish } from '../broker/publish.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';
 import { refuse } from '../sys/errors.js';
 
-export async function enrolBuilder(lineText: string, dir: string): Promise<{ name: string; broker: string }> {
+export async function enrolBuilder(
+  lineText: string,
+  dir: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<{ name: string; broker: string }> {
   const existing = loadCredential(dir);
   if (existing) {
     throw refuse(
@@ -19,6 +27,7 @@ export async function enrolBuilder(lineText: string, dir: string): Promise<{ nam
     );
   }
   const line = readEnrolLine(lineText);
+  const chosen = randomBytes(32).toString('base64url');
   const { host, port } = hostPort(line.broker);
   const cred: Credential = {
     v: 1,
@@ -56,9 +65,45 @@ export async function enrolBuilder(lineText: string, dir: string): Promise<{ nam
         err,
       );
     });
+    // The line's password was printed: the control plane sets the account to one chosen here.
+    const confirm = await conn.createConfirmChannel();
+    confirm.on('error', () => {});
+    await publish(confirm, EXCHANGE, BUILDER_ENROL, writeBuilderEnrol(chosen), {
+      mandatory: true,
+      userId: line.user,
+      contentType: 'application/json',
+      type: BUILDER_ENROL,
+    });
   } finally {
     await conn.close().catch(() => {});
   }
-  await saveCredential(dir, cred);
+  await waitForPassword(cred, chosen, opts.timeoutMs ?? 60_000);
+  await saveCredential(dir, { ...cred, password: chosen });
   return { name: cred.name, broker: line.broker };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/** Until the broker takes the chosen password (serve has set it), or the time is up. */
+async function waitForPassword(cred: Credential, chosen: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const conn = await connectBroker(
+        { ...cred.broker, password: chosen },
+        { name: `mesh-builder enrol ${cred.name}` },
+      );
+      await conn.close().catch(() => {});
+      return;
+    } catch (err) {
+      if (Date.now() >= deadline)
+        throw refuse(
+          'MSHU8',
+          `the control plane did not replace builder ${cred.name}'s password within ${timeoutMs / 1000}s`,
+          `check mesh serve is running; the line may no longer work: mesh builder add ${cred.name} makes a new one`,
+          err,
+        );
+      await sleep(500);
+    }
+  }
 }

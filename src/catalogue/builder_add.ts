@@ -33,5 +33,6 @@ export async function builderAdd(name: string) {
     password,
     requester: broker.user,
   });
-  return { builder: name, account: user, command: `mesh-builder enrol ${line}` };
+  // The line goes on the build machine's standard input: echo is the shell's own, on no process's command line.
+  return { builder: name, account: user, line, command: `echo ${line} | mesh-builder enrol` };
 }

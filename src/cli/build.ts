@@ -46,7 +46,7 @@ export function registerBuild(p: Program): void {
     .command('builder add <name>')
     .describe([
       'Make a broker account for a build machine (it may read the build queue and write the mesh exchange, nothing else)',
-      'and print the line to paste there: mesh-builder enrol <line>. The line is its credential, shown once. Adding the',
+      'and print the line to paste there: echo LINE | mesh-builder enrol. The line is its credential, shown once. Adding the',
       'same name again replaces the password, so an old line stops working.',
     ])
     .option('--json', 'Print as JSON')

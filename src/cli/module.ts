@@ -32,19 +32,31 @@ export function registerModule(p: Program): void {
     .describe([
       'Say where MODULE is built from: a git repository with a Containerfile (in --path, default the root).',
       'Builders clone it; the control plane only records it. --ref is the branch or tag the module follows (default HEAD,',
-      'the default branch): `mesh module list` says "behind" when it has moved past the commit last built.',
+      'the default branch): `mesh module list` says "behind" when it has moved past the commit last built. --image is the',
+      'one registry and repository its images may come from: a build naming another is refused and recorded as failed, so',
+      'a builder cannot choose what the nodes run. Left out, a source keeps the one it had; a new one takes',
+      "127.0.0.1:5000/MODULE, mesh-builder's default.",
     ])
     .option('--git', 'The repository: a URL git can clone, or a path on the build machine')
     .option('--path', 'The folder in the repository holding the Containerfile', '.')
     .option('--ref', 'The branch or tag the module follows', 'HEAD')
+    .option('--image', 'REGISTRY/REPOSITORY its images are pushed to and pulled from')
     .option('--json', 'Print as JSON')
-    .example('module source web --git https://git.example.org/web.git --path image --ref main')
+    .example(
+      'module source web --git https://git.example.org/web.git --path image --ref main --image registry.example.org:5000/web',
+    )
     .action(
-      p.wrap(async (m: string, o: { git?: string; path?: string; ref?: string; json?: boolean }) =>
+      p.wrap(async (m: string, o: { git?: string; path?: string; ref?: string; image?: string; json?: boolean }) =>
         emit(
-          await setSource(String(m), { git: o.git, path: o.path, ref: o.ref }),
+          await setSource(String(m), {
+            git: o.git,
+            path: o.path,
+            ref: o.ref,
+            image: o.image === undefined ? undefined : String(o.image),
+          }),
           o,
-          (d) => `module ${d.module} builds from ${d.git} (${d.path}) following ${d.ref}`,
+          (d) =>
+            `module ${d.module} builds from ${d.git} (${d.path}) following ${d.ref}, its images only from ${d.image}`,
         ),
       ),
     );

@@ -7,7 +7,9 @@ export function registerToken(p: Program): void {
   p.prog
     .command('token issue <name>')
     .describe([
-      'Issue a one-time enrolment token for a new machine and print the line to paste on it: mesh-host enrol <token>.',
+      'Issue a one-time enrolment token for a new machine and print the line to paste on it: echo TOKEN | mesh-host enrol.',
+      "The token reaches mesh-host on its standard input, never its command line, where the machine's other users could",
+      "read it; it names the mesh's signing key, so the machine keeps no answer from anyone else.",
       'The name becomes its broker account and queue: a lower-case letter, then lower-case letters, digits or dashes.',
     ])
     .option('--site', 'Where the machine is; machines at one site may reach each other directly', 'default')

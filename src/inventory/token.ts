@@ -1,11 +1,12 @@
 // `mesh token issue`: a node's row and one-time token in SQL, then its broker
-// account whose first password is the token's secret.
+// account whose first password is the token's secret, and the line that hands
+// the token to mesh-host on its standard input.
 import { createHash, randomBytes } from 'node:crypto';
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
-import { writeToken } from '../wire/token.js';
+import { writeToken, pinOf } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
-import { readBroker } from '../home/home.js';
+import { readBroker, readSigner } from '../home/home.js';
 import { management } from '../broker/admin.js';
 import { refuse } from '../sys/errors.js';
 
@@ -34,6 +35,8 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
   }
   const ttl = parseDuration(opts.ttl ?? '1h');
   const broker = readBroker();
+  // E6: the token names the mesh's key; the host keeps no welcome naming another.
+  const pin = pinOf(readSigner().public);
   const secret = randomBytes(24).toString('base64url');
   const hash = createHash('sha256').update(secret).digest();
   const { expires, brokers } = await withStore('inventory', async (sql) => {
@@ -61,6 +64,8 @@ export async function issueToken(name: string, opts: IssueOptions = {}) {
     node: name,
     user: accounts.account(name),
     secret,
+    pin,
   });
-  return { node: name, expires, command: `mesh-host enrol ${token}` };
+  // E7: the token goes on the new machine's standard input; echo is the shell's own, on no process's command line.
+  return { node: name, expires, token, command: `echo ${token} | mesh-host enrol` };
 }

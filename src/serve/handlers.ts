@@ -9,6 +9,7 @@ import { report } from './handlers/report.js';
 import { recover } from './handlers/recover.js';
 import { rekey } from './handlers/rekey.js';
 import { buildResult } from './handlers/build_result.js';
+import { builderEnrol } from './handlers/builder_enrol.js';
 
 export type Handler = (ctx: ServeContext, msg: ConsumeMessage) => Promise<void>;
 
@@ -18,4 +19,5 @@ export const HANDLERS: Record<Exclude<ControlKind, 'heard'>, Handler> = {
   recover,
   rekey,
   'build.result': buildResult,
+  'builder.enrol': builderEnrol,
 };

@@ -23,6 +23,8 @@
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
 //   versions    Vx: agent versions and the skew rule (MSHV0 to MSHV2, inventory) and the kinds an agent
 //               applies (MSHV3 and MSHV4, assignment), one subject across the two contexts that keep it.
+//   Ux          enrolment, tokens and builds: MSHU0 to MSHU4 mesh-host (the token's pin, the token on stdin),
+//               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -61,7 +63,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSH04',
     context: 'inventory',
     meaning: 'a report or rekey names a node that is not enrolled',
-    remedy: 'enrol the node (mesh token issue NAME, then mesh-host enrol TOKEN on it); see mesh node list',
+    remedy: 'enrol the node (mesh token issue NAME, then echo TOKEN | mesh-host enrol on it); see mesh node list',
   },
   {
     code: 'MSH05',
@@ -429,7 +431,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHF3',
     context: 'inventory',
     meaning: 'a token that is not a mesh token (mesh-host enrol)',
-    remedy: 'paste the whole line mesh token issue NAME printed',
+    remedy: 'give the whole token mesh token issue NAME printed, on standard input',
     raisedIn: ['src/wire/token.ts'],
   },
 
@@ -620,6 +622,38 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a source whose ref names no branch, tag or commit of its repository',
     remedy: 'give a ref the repository has: mesh module source MODULE --git URL --ref REF',
     raisedIn: ['src/catalogue/git_head.ts'],
+  },
+  // The builder's line off argv and pinned builds (src/builder/builder_program.ts, src/catalogue/source.ts, serve's build results).
+  {
+    code: 'MSHU5',
+    context: 'catalogue',
+    meaning:
+      "a builder enrolment line on mesh-builder enrol's command line, where every user of the machine can read it",
+    remedy: 'give it on standard input as mesh builder add prints it: echo LINE | mesh-builder enrol',
+    raisedIn: ['src/builder/builder_program.ts'],
+  },
+  {
+    code: 'MSHU6',
+    context: 'catalogue',
+    meaning:
+      'a build result naming an image repository other than the one the control plane assigned to its module: recorded as a failed build',
+    remedy:
+      "set the builder's MESH_BUILDER_REGISTRY to the module's registry, or assign another: mesh module source MODULE --git URL --image REGISTRY/REPOSITORY",
+    raisedIn: ['src/serve/handlers/build_result.ts'],
+  },
+  {
+    code: 'MSHU8',
+    context: 'catalogue',
+    meaning: "the control plane did not replace a builder's password at its enrolment in time",
+    remedy: 'check mesh serve is running; then mesh builder add NAME makes a new line',
+    raisedIn: ['src/builder/enrol.ts'],
+  },
+  {
+    code: 'MSHU7',
+    context: 'catalogue',
+    meaning: 'a module source --image that is not REGISTRY/REPOSITORY',
+    remedy: 'give the registry and repository its images are pushed to, e.g. --image registry.example.org:5000/web',
+    raisedIn: ['src/catalogue/source.ts'],
   },
 
   {
@@ -1084,7 +1118,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHG6',
     context: 'host',
     meaning: 'a tunnel taken over on a machine that is not enrolled',
-    remedy: 'run mesh-host enrol TOKEN first, then take the tunnel over',
+    remedy: 'run echo TOKEN | mesh-host enrol first, then take the tunnel over',
     raisedIn: ['host/overlay/take.ts'],
   },
   {
@@ -1157,7 +1191,7 @@ export const REGISTER: readonly Code[] = [
     code: 'MSHK0',
     context: 'host',
     meaning: 'a broker list saved on a machine that is not enrolled',
-    remedy: 'run mesh-host enrol TOKEN first: the brokers are part of its identity',
+    remedy: 'run echo TOKEN | mesh-host enrol first: the brokers are part of its identity',
     raisedIn: ['host/identity.ts'],
   },
   {
@@ -1235,21 +1269,22 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'no broker of the token answered an enrolment',
     remedy:
-      'check this machine reaches one of them (the message says what each said), then run mesh-host enrol TOKEN again: it resumes with the same keys',
+      'check this machine reaches one of them (the message says what each said), then run echo TOKEN | mesh-host enrol again: it resumes with the same keys',
     raisedIn: ['host/enrol.ts'],
   },
   {
     code: 'MSHI1',
     context: 'host',
     meaning: 'the broker has no control queue to take an enrolment request',
-    remedy: 'start mesh serve (it declares mesh.control), then run mesh-host enrol TOKEN again',
+    remedy: 'start mesh serve (it declares mesh.control), then run echo TOKEN | mesh-host enrol again',
     raisedIn: ['host/enrol.ts'],
   },
   {
     code: 'MSHI2',
     context: 'host',
     meaning: 'the broker did not accept an enrolment request (it nacked the publish)',
-    remedy: "see the broker's log for why (a full or limited mesh.control), then run mesh-host enrol TOKEN again",
+    remedy:
+      "see the broker's log for why (a full or limited mesh.control), then run echo TOKEN | mesh-host enrol again",
     raisedIn: ['host/enrol.ts'],
   },
   {
@@ -1257,7 +1292,7 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'no answer from the control plane to an enrolment within its time',
     remedy:
-      'check mesh serve is running, then run mesh-host enrol TOKEN again: it resumes with the same keys and password (or give it longer: MESH_HOST_ENROL_SECONDS)',
+      'check mesh serve is running, then run echo TOKEN | mesh-host enrol again: it resumes with the same keys and password (or give it longer: MESH_HOST_ENROL_SECONDS)',
     raisedIn: ['host/enrol.ts'],
   },
   {
@@ -1267,6 +1302,36 @@ export const REGISTER: readonly Code[] = [
       "the mesh refused an enrolment (the token expired, was spent by other keys, replaced, or names another node: the control plane's log says which)",
     remedy: 'ask the operator for a new token (mesh token issue NAME)',
     raisedIn: ['host/enrol.ts'],
+  },
+  // The token's pin and the token's way in (host/enrol.ts, src/wire/token.ts, host/host_program.ts).
+  {
+    code: 'MSHU0',
+    context: 'host',
+    meaning: 'an enrolment welcome naming a signing key other than the one the token names: nothing of it is kept',
+    remedy:
+      "tell the operator: someone who can publish to the broker's queues answered in the mesh's name; run the enrolment again once the mesh's own answer can arrive",
+    raisedIn: ['host/enrol.ts'],
+  },
+  {
+    code: 'MSHU1',
+    context: 'host',
+    meaning: "a token that does not name the mesh's signing key (issued by an older mesh)",
+    remedy: 'issue a new one on the control plane: mesh token issue NAME',
+    raisedIn: ['src/wire/token.ts'],
+  },
+  {
+    code: 'MSHU2',
+    context: 'host',
+    meaning: "a token on mesh-host enrol's command line, where every user of the machine can read it",
+    remedy: 'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+    raisedIn: ['host/host_program.ts'],
+  },
+  {
+    code: 'MSHU3',
+    context: 'host',
+    meaning: 'mesh-host enrol with no token on standard input',
+    remedy: 'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
+    raisedIn: ['host/host_program.ts'],
   },
 
   // The bundle's installers (install.sh and what it runs): refused before anything is installed.
@@ -1453,6 +1518,7 @@ export const REGISTER: readonly Code[] = [
       'nothing in it was used; the two ends may run different versions of mesh: update the older one (the message names the field)',
     raisedIn: [
       'src/wire/build.ts',
+      'src/wire/builder_line.ts',
       'src/wire/declaration.ts',
       'src/wire/enrol.ts',
       'src/wire/envelope.ts',
@@ -1475,7 +1541,7 @@ export const REGISTER: readonly Code[] = [
     context: 'wire',
     meaning: 'a message over the size limit, refused before it was parsed',
     remedy: 'nothing in it was read; move large content out of modules (an image, or a file the node fetches)',
-    raisedIn: ['src/wire/build.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'],
+    raisedIn: ['src/wire/build.ts', 'src/wire/builder_line.ts', 'src/wire/envelope.ts', 'src/wire/report.ts'],
   },
   {
     code: 'MSHN3',

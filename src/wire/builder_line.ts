@@ -1,9 +1,10 @@
-// The line an operator pastes on a build machine: `mesh-builder enrol <line>`.
+// The line an operator hands a build machine on stdin: `echo LINE | mesh-builder enrol`.
 // It carries where the broker is, the fingerprint to pin, the builder's
 // account and password, and the one account whose requests it may build (the
 // control plane's). It is a credential: printed once, kept by nobody but the
 // builder, which saves it 0600 and never needs it on a command line again.
-import { isObject } from './envelope.js';
+import { isObject, parseJson, WireError } from './envelope.js';
+import { PASSWORD } from './enrol.js';
 import { nodeName } from './names.js';
 import { refuse } from '../sys/errors.js';
 
@@ -71,4 +72,24 @@ export function readEnrolLine(text: string): EnrolLine {
     throw fail();
   nodeName(l.name, 'builder name');
   return l;
+}
+
+/** What a builder sends once its line checks out: the password it chose, to replace the line's (B3). */
+export const BUILDER_ENROL = 'builder.enrol';
+
+export function writeBuilderEnrol(password: string): Buffer {
+  return Buffer.from(JSON.stringify({ v: 1, password }));
+}
+
+/** The chosen password: as strong as a node's (32 random bytes or more), or a WireError. */
+export function readBuilderEnrol(bytes: Uint8Array): string {
+  if (bytes.length > 1000)
+    throw new WireError('too-large', `builder enrolment is ${bytes.length} bytes, over the limit.`);
+  const v = parseJson(Buffer.from(bytes).toString('utf8'), 'builder enrolment');
+  if (!isObject(v) || v.v !== 1 || typeof v.password !== 'string' || !PASSWORD.test(v.password))
+    throw new WireError(
+      'malformed',
+      'builder enrolment is not {v:1, password} with a password of 43 to 200 base64url characters.',
+    );
+  return v.password;
 }

@@ -68,7 +68,20 @@ B(
   'a build is requested, consumed, built, pushed and answered; the catalogue records its commit and digest (B1, B2)',
   async (ctx) => {
     const commit = await ctx.src.commit({ 'image/Containerfile': CONTAINERFILE, 'image/index.html': 'v1\n' }, 'first');
-    await cli(ctx.mesh, 'module', 'source', 'web', '--git', ctx.src.url, '--path', 'image', '--ref', 'main');
+    await cli(
+      ctx.mesh,
+      'module',
+      'source',
+      'web',
+      '--git',
+      ctx.src.url,
+      '--path',
+      'image',
+      '--ref',
+      'main',
+      '--image',
+      `${ctx.registry.addr}/web`,
+    );
     const r = await ctx.mesh.cli(['build', 'web', '--json', '--timeout', '120s']);
     assert.is(r.code, 0, r.stderr);
     const a = JSON.parse(r.stdout);
@@ -150,7 +163,7 @@ B('a failing build is an answer with its log tail, not a timeout (B1)', async (c
   const bad = await repo();
   try {
     await bad.commit({ Containerfile: `FROM ${BASE_IMAGE}\nRUN echo about to fail && false\n` }, 'broken');
-    await cli(ctx.mesh, 'module', 'source', 'broken', '--git', bad.url);
+    await cli(ctx.mesh, 'module', 'source', 'broken', '--git', bad.url, '--image', `${ctx.registry.addr}/broken`);
     const r = await ctx.mesh.cli(['build', 'broken', '--json', '--timeout', '120s']);
     assert.is(r.code, 4, `a failure exits 4 (5 would be a timeout): ${r.stderr}`);
     const a = JSON.parse(r.stdout);
@@ -252,7 +265,20 @@ B(
   async (ctx) => {
     await ctx.src.commit({ 'slow/Containerfile': `FROM ${BASE_IMAGE}\nRUN sleep 2\n` }, 'slow');
     for (const m of ['one', 'two'])
-      await cli(ctx.mesh, 'module', 'source', m, '--git', ctx.src.url, '--path', 'slow', '--ref', 'main');
+      await cli(
+        ctx.mesh,
+        'module',
+        'source',
+        m,
+        '--git',
+        ctx.src.url,
+        '--path',
+        'slow',
+        '--ref',
+        'main',
+        '--image',
+        `${ctx.registry.addr}/${m}`,
+      );
     // Both requests wait on the queue before any builder is there, so the one that comes is offered both at once.
     await ctx.b1.stop();
     const builds = ['one', 'two'].map((m) => ctx.mesh.cli(['build', m, '--json', '--timeout', '300s']));

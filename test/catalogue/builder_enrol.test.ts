@@ -24,7 +24,7 @@ E.after(async (ctx) => {
 async function line(mesh: Mesh, name: string): Promise<string> {
   const added = await mesh.cli(['builder', 'add', name, '--json']);
   assert.is(added.code, 0, added.stderr);
-  return JSON.parse(added.stdout).command.split(' ').at(-1) as string;
+  return JSON.parse(added.stdout).line as string;
 }
 const enrol = (dir: string, text: string) =>
   runAny(process.execPath, [MESH_BUILDER, 'enrol'], {

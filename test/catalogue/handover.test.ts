@@ -55,7 +55,7 @@ H('the request goes to a second builder, which completes it; exactly one result 
     { Containerfile: `FROM ${BASE_IMAGE}\nRUN sleep 3\nRUN echo slow > /slow\n` },
     'slow',
   );
-  await cli(ctx.mesh, 'module', 'source', 'slow', '--git', ctx.src.url);
+  await cli(ctx.mesh, 'module', 'source', 'slow', '--git', ctx.src.url, '--image', `${ctx.registry.addr}/slow`);
   const a = await startBuilder(ctx.mesh, 'ba', ctx.registry.addr, ctx.stores[0]!);
   ctx.builders.push(a);
   const requester = spawnProc(process.execPath, [MESH, 'build', 'slow', '--json', '--timeout', '180s'], ctx.mesh.env);

@@ -90,7 +90,7 @@ export interface BuilderProc {
 export async function startBuilder(mesh: Mesh, name: string, registry: string, st: Storage): Promise<BuilderProc> {
   const added = await mesh.cli(['builder', 'add', name, '--json']);
   if (added.code !== 0) throw new Error(`builder add ${name}: ${added.stderr}`);
-  const line = JSON.parse(added.stdout).command.split(' ').at(-1) as string;
+  const line = JSON.parse(added.stdout).line as string;
   const dir = mkdtempSync(join(tmpdir(), `mesh-builder-${name}-`));
   const env = {
     ...process.env,

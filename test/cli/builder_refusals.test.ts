@@ -1,7 +1,7 @@
 // mesh-builder refuses its enrolment line and its own credential file with a
-// code, before any broker is asked (none runs here): a line that is not one,
-// a second enrolment over a kept credential, a credential that cannot be read
-// or is damaged, and a run with no credential at all.
+// code, before any broker is asked (none runs here): a line on the command
+// line, a line that is not one, a second enrolment over a kept credential, a
+// credential that cannot be read or is damaged, and a run with no credential at all.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,9 +28,10 @@ function builderDir(dir: string, name: string, credential?: string | 'dir'): str
 }
 
 // Bounded: a refusal taken away would go on to dial a broker that is not there.
-const builder = (d: string, args: string[]) =>
+const builder = (d: string, args: string[], input?: string) =>
   runAny(process.execPath, [MESH_BUILDER, ...args], {
     env: { PATH: process.env.PATH, MESH_BUILDER_DIR: d },
+    input,
     timeoutMs: 60_000,
   });
 const refused = (r: { code: number; stderr: string }, code: string): string => {
@@ -50,7 +51,7 @@ const VALID = JSON.stringify({
 B('a line that is not a builder enrolment line is refused with MSHP0, and nothing is kept', async ({ dir }) => {
   const d = builderDir(dir, 'p0');
   assert.match(
-    refused(await builder(d, ['enrol', 'meshb1.bm90IGpzb24']), 'MSHP0'),
+    refused(await builder(d, ['enrol'], 'meshb1.bm90IGpzb24'), 'MSHP0'),
     /this is not a builder enrolment line: paste the whole line `mesh builder add NAME` printed/,
   );
   // Well formed but for its broker's port: refused as the line it is not, before any broker is dialled.
@@ -63,22 +64,40 @@ B('a line that is not a builder enrolment line is refused with MSHP0, and nothin
     password: 'p',
     requester: 'r',
   });
-  refused(await builder(d, ['enrol', line]), 'MSHP0');
+  refused(await builder(d, ['enrol'], line), 'MSHP0');
+  assert.equal(readdirSync(d), [], 'no credential was written');
+});
+
+B('a line on the command line is refused with MSHU5 before it is read, and nothing is kept (E7)', async ({ dir }) => {
+  const d = builderDir(dir, 'u5');
+  const line = writeEnrolLine({
+    broker: '127.0.0.1:5671',
+    fingerprint: Array(32).fill('AB').join(':'),
+    vhost: '/',
+    name: 'b1',
+    user: 'builder-b1',
+    password: 'p',
+    requester: 'r',
+  });
+  assert.match(
+    refused(await builder(d, ['enrol', line]), 'MSHU5'),
+    /a builder line on mesh-builder enrol's command line: .*: give it on standard input as mesh builder add prints it: echo LINE \| mesh-builder enrol/,
+  );
   assert.equal(readdirSync(d), [], 'no credential was written');
 });
 
 B('an enrolled builder refuses a second line with MSHP1, before reading it', async ({ dir }) => {
   const d = builderDir(dir, 'p1', VALID);
   assert.match(
-    refused(await builder(d, ['enrol', 'anything']), 'MSHP1'),
+    refused(await builder(d, ['enrol'], 'anything'), 'MSHP1'),
     /already enrolled as builder b1: to enrol it again, remove .*credential\.json first/,
   );
 });
 
 B('a credential that exists but cannot be read is a fault, MSHP4, for enrol and run alike', async ({ dir }) => {
   const d = builderDir(dir, 'p4', 'dir');
-  for (const args of [['run'], ['enrol', 'anything']])
-    assert.match(refused(await builder(d, args), 'MSHP4'), /credential\.json exists but cannot be read/);
+  for (const args of [['run'], ['enrol']])
+    assert.match(refused(await builder(d, args, 'anything'), 'MSHP4'), /credential\.json exists but cannot be read/);
 });
 
 B('a damaged credential is refused with MSHP5: not JSON, or not a credential', async ({ dir }) => {

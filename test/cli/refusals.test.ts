@@ -60,6 +60,7 @@ const CASES: [string, string[], string][] = [
   ['a source --git that starts with a dash', ['module', 'source', 'm', '--git=-x'], 'MSH32'],
   ['a source --path that climbs out', ['module', 'source', 'm', '--git', 'g', '--path', '../x'], 'MSH33'],
   ['a source --ref that starts with a dash', ['module', 'source', 'm', '--git', 'g', '--ref=-x'], 'MSH34'],
+  ['a source --image without a repository', ['module', 'source', 'm', '--git', 'g', '--image', 'reg:5000'], 'MSHU7'],
   ['a build --ref that starts with a dash', ['build', 'm', '--ref=-x'], 'MSH34'],
   ['a build --timeout of 0s', ['build', 'm', '--timeout', '0s'], 'MSH35'],
   ['a module file that is not JSON', ['module', 'add', 'D/not-json'], 'MSH36'],
@@ -193,7 +194,7 @@ C('mesh-host overlay take on a machine not enrolled is not taken, with MSHG6', a
   assert.is(r.code, 2, r.stderr);
   assert.is(
     r.stdout,
-    'not taken: this machine is not enrolled: run mesh-host enrol TOKEN first, then take wg0 over (MSHG6).\n',
+    'not taken: this machine is not enrolled: run echo TOKEN | mesh-host enrol first, then take wg0 over (MSHG6).\n',
   );
 });
 
@@ -229,14 +230,19 @@ C(
 );
 
 C('mesh-host enrol refuses what is not a mesh token with MSHF3, and writes no identity', async ({ dir }) => {
-  const r = await runCli(MESH_HOST, ['enrol', 'mesh1.not-a-token'], {
-    PATH: process.env.PATH,
-    MESH_HOST_DIR: join(dir, 'host'),
-  });
+  const r = await runCli(
+    MESH_HOST,
+    ['enrol'],
+    {
+      PATH: process.env.PATH,
+      MESH_HOST_DIR: join(dir, 'host'),
+    },
+    'mesh1.not-a-token',
+  );
   assert.is(r.code, 1, r.stderr);
   assert.is(
     r.stderr,
-    'mesh-host: this is not a mesh token: paste the whole line `mesh token issue NAME` printed (MSHF3).\n',
+    'mesh-host: this is not a mesh token: give the whole token `mesh token issue NAME` printed, on standard input (MSHF3).\n',
   );
 });
 

@@ -38,7 +38,7 @@ U('mesh token issue x --stie b exits non-zero, names --site, and issues no token
 });
 
 U('mesh-host refuses an unknown option before it enrols', async ({ dir }) => {
-  const r = await runCli(MESH_HOST, ['enrol', 'not-a-token', '--jsn'], { ...process.env, MESH_HOST_DIR: dir });
+  const r = await runCli(MESH_HOST, ['enrol', '--jsn'], { ...process.env, MESH_HOST_DIR: dir }, 'not-a-token');
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /^mesh-host: mesh-host enrol has no option --jsn: its options are --json, --help/);
   assert.not.ok(existsSync(join(dir, 'identity.json')), 'no identity');

@@ -88,7 +88,7 @@ R(
       const mark = serve.output().length;
       let p!: Proc;
       await held(serve, async () => {
-        p = spawnProc(process.execPath, [MESH_HOST, 'enrol', token], host.env);
+        p = spawnProc(process.execPath, [MESH_HOST, 'enrol'], host.env, token);
         await p.waitFor(/sent the enrolment request of res1 through/);
         // From here on nothing the broker sends reaches the host: serve's welcome is lost with the connection.
         proxy.hold();
@@ -133,7 +133,7 @@ R(
     const host = mesh.host('res2');
     const mark = serve.output().length;
     const k = await held(serve, async () => {
-      const p = spawnProc(process.execPath, [MESH_HOST, 'enrol', token], host.env);
+      const p = spawnProc(process.execPath, [MESH_HOST, 'enrol'], host.env, token);
       await p.waitFor(/sent the enrolment request of res2 through/);
       await p.stop('SIGKILL');
       return kept(host.dir);
@@ -159,7 +159,7 @@ R(
     const mark = serve.output().length;
     let second = '';
     const k = await held(serve, async () => {
-      const p = spawnProc(process.execPath, [MESH_HOST, 'enrol', first], host.env);
+      const p = spawnProc(process.execPath, [MESH_HOST, 'enrol'], host.env, first);
       await p.waitFor(/sent the enrolment request of res3 through/);
       await p.stop('SIGKILL');
       // A new token replaces the unspent one before any serve reads the first request.
@@ -183,11 +183,11 @@ R(
   async ({ mesh, serve }) => {
     const token = await mesh.token('res4');
     const host = mesh.host('res4');
-    const bad = await runCli(MESH_HOST, ['enrol', token], { ...host.env, MESH_HOST_ENROL_SECONDS: 'soon' });
+    const bad = await runCli(MESH_HOST, ['enrol'], { ...host.env, MESH_HOST_ENROL_SECONDS: 'soon' }, token);
     assert.is.not(bad.code, 0);
     assert.match(bad.stderr, /MESH_HOST_ENROL_SECONDS must be a positive number of seconds.*\(MSHG4\)\./);
     const r = await held(serve, () =>
-      runCli(MESH_HOST, ['enrol', token], { ...host.env, MESH_HOST_ENROL_SECONDS: '2' }),
+      runCli(MESH_HOST, ['enrol'], { ...host.env, MESH_HOST_ENROL_SECONDS: '2' }, token),
     );
     assert.is.not(r.code, 0);
     assert.match(r.stderr, /no answer from the control plane within 2s.*\(MSHI3\)\./);
@@ -365,7 +365,7 @@ R('a broker that will not take the request (nacked) is MSHI2', async ({ mesh, se
     }
     // A quorum queue takes the message that carries it over its limit and refuses the ones after: one request first.
     const first = mesh.host('res5');
-    await runCli(MESH_HOST, ['enrol', await mesh.token('res5')], { ...first.env, MESH_HOST_ENROL_SECONDS: '2' });
+    await runCli(MESH_HOST, ['enrol'], { ...first.env, MESH_HOST_ENROL_SECONDS: '2' }, await mesh.token('res5'));
     const r = await mesh.host('res7').enrol(await mesh.token('res7'));
     assert.is.not(r.code, 0);
     assert.match(r.stderr, /the broker did not accept the enrolment request.*\(MSHI2\)\./);

@@ -139,6 +139,7 @@ P('reports, enrolment replies and tokens', () => {
           node: 'a.*',
           user: 'x',
           secret: 's',
+          pin: 'a'.repeat(64),
         }),
       ),
     (e: unknown) => e instanceof MeshError && e.code === 'MSHF2',

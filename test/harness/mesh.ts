@@ -29,8 +29,10 @@ export interface Proc {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `input`, when given, is written to its stdin, which is then closed (a token: never on its command line). */
+export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Proc {
+  const child = spawn(cmd, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (input !== undefined) child.stdin!.end(input);
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (d: Buffer) => {
@@ -112,6 +114,7 @@ export interface Host {
   name: string;
   dir: string;
   env: NodeJS.ProcessEnv;
+  /** `mesh-host enrol` with the token on its stdin, as an operator gives it. */
   enrol(token: string, extra?: string[]): Promise<CliResult>;
   run(): Proc;
 }
@@ -126,7 +129,7 @@ export interface Mesh {
   signer: Signer;
   cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
   serve(): Promise<Proc>;
-  /** Issue a token and return the line's token part. */
+  /** Issue a token and return it. */
   token(name: string, extra?: string[]): Promise<string>;
   host(name: string, env?: NodeJS.ProcessEnv): Host;
   /** Issue, enrol and start a host; resolves once it is connected. */
@@ -135,8 +138,9 @@ export interface Mesh {
   stop(): Promise<void>;
 }
 
-export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return runAny(process.execPath, [file, ...args], { env });
+/** A CLI run to its end; `input` is written to its stdin (a token, a builder's line: never on its command line). */
+export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
+  return runAny(process.execPath, [file, ...args], { env, input });
 }
 
 /** The run's one broker, or a suite's own cluster (test/harness/rabbit_cluster.ts): what freshMesh needs of either. */
@@ -201,9 +205,9 @@ export async function freshMesh(
   const dirs: string[] = [home];
   const cli = (args: string[], e = env) => runCli(MESH, args, e);
   const token = async (name: string, extra: string[] = []) => {
-    const r = await cli(['token', 'issue', name, ...extra]);
+    const r = await cli(['token', 'issue', name, '--json', ...extra]);
     if (r.code !== 0) throw new Error(`token issue failed: ${r.stderr}`);
-    return r.stdout.trim().split(' ').at(-1)!;
+    return (JSON.parse(r.stdout) as { token: string }).token;
   };
   const host = (name: string, extraEnv: NodeJS.ProcessEnv = {}): Host => {
     const dir = mkdtempSync(join(tmpdir(), `mesh-host-${name}-`));
@@ -213,7 +217,7 @@ export async function freshMesh(
       name,
       dir,
       env: henv,
-      enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', t, ...extra], henv),
+      enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', ...extra], henv, t),
       run: () => {
         const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv);
         procs.push(p);

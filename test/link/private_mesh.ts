@@ -63,7 +63,7 @@ export async function privateMesh(): Promise<PrivateMesh> {
         name,
         dir,
         env: henv,
-        enrol: (t, more = []) => runCli(MESH_HOST, ['enrol', t, ...more], henv),
+        enrol: (t, more = []) => runCli(MESH_HOST, ['enrol', ...more], henv, t),
         run: () => {
           const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv);
           procs.push(p);
@@ -85,10 +85,10 @@ export async function privateMesh(): Promise<PrivateMesh> {
         return p;
       },
       async joined(name, extra = {}) {
-        const t = await cli(['token', 'issue', name]);
+        const t = await cli(['token', 'issue', name, '--json']);
         if (t.code !== 0) throw new Error(`token issue failed: ${t.stderr}`);
         const h = host(name, extra);
-        const r = await h.enrol(t.stdout.trim().split(' ').at(-1)!);
+        const r = await h.enrol((JSON.parse(t.stdout) as { token: string }).token);
         if (r.code !== 0) throw new Error(`enrol ${name} failed: ${r.stderr}`);
         const proc = h.run();
         await proc.waitFor(/connected to /);

@@ -279,13 +279,12 @@ test('a second booted machine joins with a token and pings the first across the 
     await runAny('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
   }
   const issued = JSON.parse(await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m', '--json')) as {
-    command: string;
+    token: string;
   };
-  const token = issued.command.split(' ').at(-1)!;
-  // The token on stdin, never argv.
+  // The token on mesh-host's stdin, as the operator gives it: never argv.
   const out = await second!.ok(
-    ['/usr/bin/env', 'MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/lab/enrol_stdin.js'],
-    { input: token },
+    ['/usr/bin/env', 'MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/host/cli.js', 'enrol'],
+    { input: issued.token },
   );
   say(`second| ${out.trim().split('\n')[0]}`);
   await second!.ok([

@@ -15,7 +15,8 @@ export interface Machine {
   name: string;
   dir: string;
   /** `mesh-host ARGS` inside the machine, to completion. */
-  host(args: string[]): Promise<CliResult>;
+  /** mesh-host inside the machine; `input` goes on its stdin (a token). */
+  host(args: string[], input?: string): Promise<CliResult>;
   /** `mesh-host run` inside the machine, until stopped. */
   run(): Proc;
 }
@@ -50,7 +51,7 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
     return {
       name,
       dir,
-      host: (args) => runAny('nsenter', argv(args), { env }),
+      host: (args, input) => runAny('nsenter', argv(args), { env, input }),
       run: () => {
         const p = spawnProc('nsenter', argv(['run']), env);
         procs.push(p);

@@ -63,7 +63,7 @@ async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
 async function join(ctx: Ctx, name: string, site: string, dialable?: string): Promise<void> {
   const token = await ctx.mesh.token(name, ['--site', site, ...(dialable ? ['--dialable', dialable] : [])]);
   const m = (ctx.m[name] = machines(ctx.lab, ctx.procs)(name));
-  const r = await m.host(['enrol', token]);
+  const r = await m.host(['enrol'], token);
   if (r.code !== 0) throw new Error(`enrol ${name} inside its namespace failed: ${r.stderr}`);
   ctx.runs[name] = m.run();
   await ctx.runs[name]!.waitFor(/connected to /, 120_000);

@@ -48,7 +48,7 @@ async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
 
 async function join_(ctx: Ctx, name: string, issue: string[]): Promise<void> {
   const m = (ctx.m[name] = machines(ctx.lab, ctx.procs)(name));
-  const r = await m.host(['enrol', await ctx.mesh.token(name, issue)]);
+  const r = await m.host(['enrol'], await ctx.mesh.token(name, issue));
   if (r.code !== 0) throw new Error(`enrol ${name}: ${r.stderr}`);
   ctx.runs[name] = m.run();
   await ctx.runs[name]!.waitFor(/connected to /, 120_000);

@@ -17,7 +17,8 @@ const three = [
   { address: 'mq2.example.net:5671', fingerprint: fp('mq2') },
   { address: '10.0.0.3:5671', fingerprint: fp('mq3') },
 ];
-const base = { vhost: 'v-1', node: 'web1', user: 'p.node.web1', secret: 's3cret' };
+const PIN = 'a'.repeat(64);
+const base = { vhost: 'v-1', node: 'web1', user: 'p.node.web1', secret: 's3cret', pin: PIN };
 
 const T = suite('tokens with several brokers (E5 for the token)');
 
@@ -33,11 +34,11 @@ T('round trip: every broker, in order, the first also as the one an older host d
   assert.equal([raw.b, raw.f], [three[0]!.address, three[0]!.fingerprint]);
 });
 
-T('a token of one broker is written as before, and an old token reads as a list of one', () => {
+T('a token of one broker is written as before, without a list, and reads as a list of one', () => {
   const old =
     'mesh1.' +
     Buffer.from(
-      JSON.stringify({ b: 'mq1:5671', f: fp('mq1'), v: 'v-1', n: 'web1', u: 'p.node.web1', s: 's' }),
+      JSON.stringify({ b: 'mq1:5671', f: fp('mq1'), v: 'v-1', n: 'web1', u: 'p.node.web1', s: 's', k: PIN }),
     ).toString('base64url');
   assert.equal(readToken(old).brokers, [{ address: 'mq1:5671', fingerprint: fp('mq1') }]);
   const one = writeToken({
@@ -51,7 +52,8 @@ T('a token of one broker is written as before, and an old token reads as a list 
 
 T('a malformed list is not a token: a bad address or fingerprint, an empty list, a first that is not b and f', () => {
   const token = (bs: unknown, b = 'mq1:5671', f = fp('mq1')) =>
-    'mesh1.' + Buffer.from(JSON.stringify({ b, f, v: 'v', n: 'web1', u: 'u', s: 's', bs })).toString('base64url');
+    'mesh1.' +
+    Buffer.from(JSON.stringify({ b, f, v: 'v', n: 'web1', u: 'u', s: 's', k: PIN, bs })).toString('base64url');
   for (const bs of [
     [],
     [

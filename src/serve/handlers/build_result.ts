@@ -2,10 +2,13 @@
 // the one answer. Only builder accounts are heard (RabbitMQ checks user_id
 // against the connection's account, so a node cannot pass for a builder).
 // The answer is recorded once: a request redelivered after a builder died,
-// or built twice, brings a second answer, which SQL keeps out.
+// or built twice, brings a second answer, which SQL keeps out. A success
+// naming an image repository other than the module's is refused there and
+// recorded as a failed build (B3): a builder does not choose what nodes run.
 import type { ConsumeMessage } from 'amqplib';
 import { readBuildNews } from '../../wire/build.js';
 import { sender, type ServeContext } from '../context.js';
+import { refuse } from '../../sys/errors.js';
 
 export async function buildResult(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -35,6 +38,15 @@ export async function buildResult(ctx: ServeContext, msg: ConsumeMessage): Promi
     ctx.log(`build.result: builder ${from.name} answered request ${news.id}, which this mesh never made; dropped`);
   else if (outcome === 'duplicate')
     ctx.log(`build.result: request ${news.id} was already answered; ${from.name}'s answer not recorded`);
+  else if (outcome === 'refused')
+    ctx.log(
+      `build.result: ${
+        refuse(
+          'MSHU6',
+          `request ${news.id} built by ${from.name} names image repository ${news.image}, not the one assigned to its module; recorded as a failed build`,
+        ).message
+      }`,
+    );
   else
     ctx.log(
       `build.result: request ${news.id} ${news.ok ? `built by ${from.name}: ${news.image}@${news.digest}` : `failed on ${from.name}: ${news.error}`}`,

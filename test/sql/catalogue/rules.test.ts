@@ -1,7 +1,8 @@
 // catalogue's rules as mesh_catalogue: a build needs a source (MSH30), a
 // module carries no resource the mesh composes itself (MSH31), a request is
-// answered once (B1), and the newest sighting of a source's head wins
-// whatever order sightings arrive in (B2).
+// answered once (B1), the newest sighting of a source's head wins
+// whatever order sightings arrive in (B2), and a build naming an image
+// repository other than its module's is refused and recorded as failed (B3).
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
@@ -15,8 +16,9 @@ C.after(async (ctx) => {
   await closeRoles(ctx);
 });
 
-const source = (ctx: SqlCtx, m: string) => ctx.as.catalogue`select catalogue.set_source(module_name => ${m}::text,
-  source_url => 'https://git.example/x.git'::text, source_path => '.'::text, source_ref => 'main'::text)`;
+const source = (ctx: SqlCtx, m: string, image: string | null = null) => ctx.as
+  .catalogue`select catalogue.set_source(module_name => ${m}::text, source_url => 'https://git.example/x.git'::text,
+  source_path => '.'::text, source_ref => 'main'::text, source_image => ${image}::text) as image`;
 const sight = (ctx: SqlCtx, m: string, commit: string, at: string) => ctx.as
   .catalogue`select catalogue.record_source_head(module_name => ${m}::text,
   commit_sha => ${commit}::text, seen_at => ${at}::timestamptz)`;
@@ -83,7 +85,7 @@ C('B2: the newest sighting of a source head wins, in either order of arrival', a
 });
 
 C('B1: a request is answered once; a second answer is a duplicate and changes nothing', async (ctx) => {
-  await source(ctx, 'once');
+  await source(ctx, 'once', 'reg/once');
   const id = randomUUID();
   await ctx.as
     .catalogue`select * from catalogue.request_build(request_id => ${id}::uuid, module_name => 'once'::text, build_ref => null::text)`;
@@ -105,5 +107,53 @@ C('B1: a request is answered once; a second answer is a duplicate and changes no
     'unknown',
   );
 });
+
+/** Ask for a build of MODULE and answer it as builder b1, a success naming IMAGE; the outcome. */
+async function built(ctx: SqlCtx, module: string, image: string, id = randomUUID()): Promise<string> {
+  await ctx.as
+    .catalogue`select * from catalogue.request_build(request_id => ${id}::uuid, module_name => ${module}::text, build_ref => null::text)`;
+  const [r] = await ctx.as.catalogue`select catalogue.record_build_result(request_id => ${id}::uuid,
+    builder_name => 'b1'::text, build_ok => true, commit_sha => ${OLD}::text, source_head => null::text,
+    head_seen_at => null::timestamptz, image => ${image}::text, digest => ${'sha256:' + '1'.repeat(64)}::text,
+    error => null::text, log_tail => ''::text) as r`;
+  return r!.r as string;
+}
+
+C(
+  'B3: a source is assigned one image repository: the one given, kept when left out, a default when new',
+  async (ctx) => {
+    assert.is(
+      (await source(ctx, 'assigned', 'registry.example.org:5000/team/web'))[0]!.image,
+      'registry.example.org:5000/team/web',
+    );
+    assert.is((await source(ctx, 'assigned'))[0]!.image, 'registry.example.org:5000/team/web', 'kept');
+    assert.is((await source(ctx, 'fresh'))[0]!.image, '127.0.0.1:5000/fresh', 'the builder default');
+  },
+);
+
+C(
+  'B3: a build naming another registry or repository is refused, recorded as failed, and the module keeps its image',
+  async (ctx) => {
+    await source(ctx, 'pinned', 'reg.example:5000/pinned');
+    assert.is(await built(ctx, 'pinned', 'reg.example:5000/pinned'), 'recorded');
+    const image = async () =>
+      (await ctx.as.catalogue`select resources->0->>'image' as image from catalogue.module where name = 'pinned'`)[0]!
+        .image;
+    const good = `reg.example:5000/pinned@sha256:${'1'.repeat(64)}`;
+    assert.is(await image(), good);
+    for (const other of ['evil.example:5000/pinned', 'reg.example:5000/other', 'reg.example:5001/pinned']) {
+      const id = randomUUID();
+      assert.is(await built(ctx, 'pinned', other, id), 'refused', other);
+      const [s] = await ctx.as.catalogue`select state, ok, error from catalogue.build_status where id = ${id}::uuid`;
+      assert.is(s!.state, 'failed', other);
+      assert.is(s!.ok, false, other);
+      assert.is(
+        s!.error,
+        `refused: the build names image repository ${other}, and module pinned takes images only from reg.example:5000/pinned`,
+      );
+      assert.is(await image(), good, 'the module keeps the image it had');
+    }
+  },
+);
 
 C.run();
