@@ -184,8 +184,9 @@ test('remove takes the program away and keeps the identity', async () => {
 
 test('purge removes /var/lib/mesh-host and every trace of the unit', async () => {
   await ok(['apt-get', 'purge', '-y', 'mesh-host']);
-  const status = await installed('mesh-host');
-  assert.ok(status === '' || status.includes('not-installed'), `mesh-host is ${status}`);
+  // Purged: dpkg knows it no more (dpkg-query fails), or knows it as not installed.
+  const q = await inRoot(['dpkg-query', '-W', '-f', '${Status}', 'mesh-host']);
+  assert.ok(q.code !== 0 || q.stdout.includes('not-installed'), `mesh-host is ${q.stdout}`);
   assert.not.ok(existsSync(join(root, 'var/lib/mesh-host')), '/var/lib/mesh-host is gone');
   assert.not.ok(existsSync(join(root, 'etc/systemd/system/multi-user.target.wants/mesh-host.service')));
   let masked = false;
