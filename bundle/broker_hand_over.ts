@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { connect } from '../src/store/connect.js';
-import { declare } from '../src/assignment/declare.js';
+import { redeclare } from '../src/provision/redeclare.js';
 import { brokerAdd } from '../src/inventory/broker.js';
 import { controlEnv, paths, type Options } from './layout.js';
 import { brokerNode, makeCertificate } from './rabbitmq.js';
@@ -74,7 +74,7 @@ export async function handOverBroker(
   const added = await brokerAdd(`${publicHost}:${o.ports.amqps}`, made.fingerprint, node);
   changed.push(`broker ${added.address} (${node}) ${added.outcome} with its fingerprint ${added.fingerprint}`);
   // Every host's `brokers` and the broker nodes' firewalls changed: owed now (W2).
-  const sent = await declare({ changedOnly: true });
+  const { redeclared: sent } = await redeclare();
   if (sent.length) changed.push(`${sent.length} declaration(s) owed (brokers, firewall)`);
   const file = p.handOver(node);
   await writeHandOver(file, {

@@ -22,7 +22,7 @@ import { run } from '../src/sys/proc.js';
 import { connect } from '../src/store/connect.js';
 import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { assign } from '../src/assignment/assign.js';
-import { declare } from '../src/assignment/declare.js';
+import { redeclare } from '../src/provision/redeclare.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
 
@@ -97,7 +97,7 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
   if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
   await assign(STORE_MODULE, self, true);
   await assign(STANDBY_MODULE, standby, true);
-  const sent = await declare({ nodes: [self, standby], changedOnly: true });
+  const { redeclared: sent } = await redeclare();
   console.log(
     `firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`,
   );

@@ -10,8 +10,8 @@ import { refuse } from '../sys/errors.js';
 // never needs and would pay for at every start.
 const redeclaring = () => import('./redeclare.js');
 const assigning = async (m: string, n: string, on: boolean) => {
-  const [{ redeclare }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);
-  return redeclare(await assign(m, n, on));
+  const [{ afterChange }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);
+  return afterChange(await assign(m, n, on));
 };
 
 export function registerDeclaration(p: Program): void {
