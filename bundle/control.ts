@@ -9,6 +9,7 @@ import type { BrokerConfig } from '../src/home/home.js';
 import { ensureSigner } from '../src/home/home.js';
 import { issueToken } from '../src/inventory/token.js';
 import { redeclare } from '../src/provision/redeclare.js';
+import { joinHostPort } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { enrol } from '../host/enrol.js';
 import { readToken, writeToken } from '../src/wire/token.js';
@@ -28,7 +29,7 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
     user: ADMIN,
     password: s.password,
     management: `http://127.0.0.1:${o.ports.mgmt}`,
-    public: `${o.publicHost}:${o.ports.amqps}`,
+    public: joinHostPort(o.publicHost, o.ports.amqps),
     fingerprint: s.fingerprint,
     // A node of a cluster: serve makes node queues quorum (and moves the classic
     // ones at its restart, which this file's change causes), though it dials

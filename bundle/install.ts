@@ -41,7 +41,7 @@ import { carriedService, ensureUnits, hasSystemd, quietDistroListeners, UNIT_DIR
 import { DEFAULT_PORTS, defaultName, defaultPublicHost, paths, type Options, type Ports } from './layout.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
-import { queueOf, nodeName } from '../src/wire/names.js';
+import { queueOf, nodeName, joinHostPort } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
 
@@ -154,7 +154,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     name: nodeName(v.name ?? defaultName()),
     site: nodeName(v.site ?? 'default', 'site'),
     publicHost,
-    dialable: v.dialable ?? `${publicHost}:${ports.wg}`,
+    dialable: v.dialable ?? joinHostPort(publicHost, ports.wg),
     ports,
     roots: (v.roots ?? '/etc:/srv:/opt:/var/lib:/usr/local').split(':').filter(Boolean),
     hostEnv,

@@ -25,6 +25,7 @@ import { assign } from '../src/assignment/assign.js';
 import { redeclare } from '../src/provision/redeclare.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
+import { isHostPort, splitHostPort } from '../src/wire/names.js';
 
 export const STORE_MODULE = 'mesh-store';
 export const STANDBY_MODULE = 'mesh-store-standby';
@@ -113,8 +114,8 @@ async function standbyHalf(v: Record<string, string | undefined>): Promise<void>
       'MSH96',
       'standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)',
     );
-  const m = /^(.+):(\d+)$/.exec(primaryAt);
-  if (!m) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
+  if (!isHostPort(primaryAt)) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
+  const primary = splitHostPort(primaryAt);
   const o = options(v);
   const p = paths(o);
   const owner = await ids();
@@ -128,8 +129,8 @@ async function standbyHalf(v: Record<string, string | undefined>): Promise<void>
   rmSync(given, { force: true });
   await cloneStandby({
     pgData: p.pgData,
-    primaryHost: m[1]!,
-    primaryPort: Number(m[2]),
+    primaryHost: primary.host,
+    primaryPort: primary.port,
     passfile,
     standby: name.replace(/-/g, '_'),
     asUser: 'postgres',

@@ -15,7 +15,8 @@ import { readToken, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
 import { b64, type NodeKeys } from '../src/crypto/keys.js';
-import { hostPort, type Connection, type Endpoint } from '../src/broker/connect.js';
+import type { Connection, Endpoint } from '../src/broker/connect.js';
+import { splitHostPort } from '../src/wire/names.js';
 import { Turns, NoneAnswered } from '../src/broker/turns.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
@@ -73,7 +74,7 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
       user: token.user,
       fingerprint: endpoint.fingerprint!,
     },
-    brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
+    brokers: token.brokers.map((b) => ({ ...splitHostPort(b.address), fingerprint: b.fingerprint })),
     password: pending.password,
     keys: pending.keys,
   };
@@ -319,7 +320,7 @@ class Dialler {
   ) {
     this.password = token.secret;
     const places = token.brokers.map((b) => ({
-      ...hostPort(b.address),
+      ...splitHostPort(b.address),
       vhost: token.vhost,
       user: token.user,
       fingerprint: b.fingerprint,

@@ -4,7 +4,8 @@
 // line again. An enrolled builder refuses a second line rather than silently
 // become another builder.
 import { readEnrolLine } from '../wire/builder_line.js';
-import { connectBroker, hostPort } from '../broker/connect.js';
+import { connectBroker } from '../broker/connect.js';
+import { splitHostPort } from '../wire/names.js';
 import { BUILD_QUEUE } from '../broker/topology.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';
 import { refuse } from '../sys/errors.js';
@@ -19,7 +20,7 @@ export async function enrolBuilder(lineText: string, dir: string): Promise<{ nam
     );
   }
   const line = readEnrolLine(lineText);
-  const { host, port } = hostPort(line.broker);
+  const { host, port } = splitHostPort(line.broker);
   const cred: Credential = {
     v: 1,
     name: line.name,

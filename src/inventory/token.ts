@@ -2,7 +2,7 @@
 // account whose first password is the token's secret.
 import { createHash, randomBytes } from 'node:crypto';
 import { withStore } from '../store/with_store.js';
-import { nodeName } from '../wire/names.js';
+import { nodeName, isHostPort } from '../wire/names.js';
 import { writeToken } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker } from '../home/home.js';
@@ -29,7 +29,7 @@ export interface IssueOptions {
 export async function issueToken(name: string, opts: IssueOptions = {}) {
   nodeName(name);
   if (opts.site !== undefined) nodeName(opts.site, 'site');
-  if (opts.dialable !== undefined && !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(opts.dialable)) {
+  if (opts.dialable !== undefined && !isHostPort(opts.dialable)) {
     throw refuse('MSH16', `--dialable ${JSON.stringify(opts.dialable)} is not HOST:PORT`);
   }
   const ttl = parseDuration(opts.ttl ?? '1h');

@@ -6,6 +6,7 @@ import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
 import type { Redeclarer } from './redeclare.js';
 import type { LogFields } from '../sys/log.js';
+import { accountFrom } from '../wire/names.js';
 
 export interface Stores {
   inventory: Sql;
@@ -32,8 +33,5 @@ export interface ServeContext {
 export function sender(msg: ConsumeMessage, prefix = ''): { kind: 'node' | 'builder' | 'other'; name: string } {
   const full = String(msg.properties.userId ?? '');
   if (!full.startsWith(prefix)) return { kind: 'other', name: full };
-  const user = full.slice(prefix.length);
-  const m = /^(node|builder)\.([a-z][a-z0-9-]{0,62})$/.exec(user);
-  if (!m) return { kind: 'other', name: user };
-  return { kind: m[1] as 'node' | 'builder', name: m[2]! };
+  return accountFrom(full, prefix) ?? { kind: 'other', name: full.slice(prefix.length) };
 }

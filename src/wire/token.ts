@@ -5,8 +5,8 @@
 // there were several (an older mesh-host reads them and nothing else);
 // `bs` lists every broker, the first among them, when there is more than one.
 import { isObject } from './envelope.js';
-import { nodeName } from './names.js';
 import { refuse } from '../sys/errors.js';
+import { nodeName, isHostPort, isFingerprint } from './names.js';
 
 export interface TokenBroker {
   address: string;
@@ -28,10 +28,6 @@ export interface Token {
 const PREFIX = 'mesh1.';
 /** Several brokers with their fingerprints fit; an older reader stops at 2,000 characters, which three brokers stay well under. */
 const MAX = 8000;
-
-const ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$/;
-/** A certificate's SHA-256 as openssl prints it: 32 upper-case hex pairs joined by colons. */
-export const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 
 /** `brokers`, when it names more than one, must start with `broker` and `fingerprint`. */
 export function writeToken(t: Omit<Token, 'brokers'> & { brokers?: TokenBroker[] }): string {
@@ -72,18 +68,12 @@ export function readToken(text: string): Token {
     v.u.length > 200
   )
     throw fail();
-  if (!ADDRESS.test(v.b) || !FINGERPRINT.test(v.f)) throw fail();
+  if (!isHostPort(v.b) || !isFingerprint(v.f)) throw fail();
   let brokers: TokenBroker[] = [{ address: v.b, fingerprint: v.f }];
   if (v.bs !== undefined) {
     if (!Array.isArray(v.bs) || v.bs.length === 0 || v.bs.length > 64) throw fail();
     brokers = v.bs.map((x: unknown) => {
-      if (
-        !isObject(x) ||
-        typeof x.a !== 'string' ||
-        typeof x.f !== 'string' ||
-        !ADDRESS.test(x.a) ||
-        !FINGERPRINT.test(x.f)
-      )
+      if (!isObject(x) || typeof x.a !== 'string' || typeof x.f !== 'string' || !isHostPort(x.a) || !isFingerprint(x.f))
         throw fail();
       return { address: x.a, fingerprint: x.f };
     });
