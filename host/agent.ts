@@ -14,6 +14,7 @@ import { writeReport, type Report, type HeldEntry, type RefusalFault } from '../
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
+import { publish, Unroutable } from '../src/broker/publish.js';
 import { key32 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
 import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
@@ -51,7 +52,6 @@ export class Agent {
   private held: ConsumeMessage[] = [];
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
-  private returned = new Set<string>();
   /** Published, confirm not yet in: not sent again until the broker answers. */
   private inflight = new Set<string>();
   private readonly signingKey: Uint8Array;
@@ -110,7 +110,7 @@ export class Agent {
           this.enqueue(async () =>
             this.queueReport({
               serial: this.kept?.serial ?? 0,
-              held: (await holdings(this.dir)) as never,
+              held: await holdings(this.dir),
               failed: [],
               corrected: [`service:${r.name}`],
             }),
@@ -121,14 +121,6 @@ export class Agent {
 
   async attach(ch: ConfirmChannel): Promise<void> {
     this.ch = ch;
-    ch.on('return', (msg: ConsumeMessage) => {
-      const mid = String(msg.properties.messageId ?? '');
-      this.returned.add(mid);
-      // R1: said out loud, never dropped in silence.
-      this.log(
-        `the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`,
-      );
-    });
     if (this.awaitingFloor) {
       // D2 (c): at once, not at the next declare: until the floor is here, nothing is applied.
       this.log(
@@ -141,7 +133,8 @@ export class Agent {
     // (a broker restart drops messages that are not persistent; a queue keeps
     // only its newest few). The mesh answers from SQL: the newest declaration,
     // dropped here if not newer than the one applied.
-    ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
+    // Not mandatory: a mesh with no serve yet takes nothing, and the next connect asks again.
+    publish(ch, EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user }).catch(() => {});
     this.flushOutbox();
   }
 
@@ -326,7 +319,7 @@ export class Agent {
   }
 
   private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
-    const r = await removeOrphans(lastReport as never, this.kept?.resources ?? [], this.opts);
+    const r = await removeOrphans(lastReport, this.kept?.resources ?? [], this.opts);
     if (r.removed.length)
       this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
   }
@@ -360,9 +353,7 @@ export class Agent {
     this.log(
       `declaration ${kept.serial} expired at ${new Date(kept.expires * 1000).toISOString()}: still applying it, but this node is stale: its feed may be frozen (is mesh serve running, and this node's link to the broker up?)`,
     );
-    this.enqueue(async () =>
-      this.queueReport({ serial: kept.serial, held: (await holdings(this.dir)) as never, failed: [] }),
-    );
+    this.enqueue(async () => this.queueReport({ serial: kept.serial, held: await holdings(this.dir), failed: [] }));
   }
 
   private queueReport(part: Partial<Report>): void {
@@ -392,29 +383,29 @@ export class Agent {
     for (const entry of this.outbox) {
       const { r, mid } = entry;
       if (this.inflight.has(mid)) continue;
-      try {
-        this.inflight.add(mid);
-        ch.publish(
-          EXCHANGE,
-          'report',
-          writeReport(r),
-          { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' },
-          (err) => {
-            this.inflight.delete(mid);
-            if (err || this.returned.has(mid)) {
-              this.returned.delete(mid);
-              return;
-            }
-            const i = this.outbox.indexOf(entry);
-            if (i >= 0) this.outbox.splice(i, 1);
-            if (r.serial && !r.refused)
-              this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
-          },
-        );
-      } catch {
-        this.inflight.delete(mid);
-        return; /* channel closed: kept for the next connection */
-      }
+      this.inflight.add(mid);
+      publish(ch, EXCHANGE, 'report', writeReport(r), {
+        mandatory: true,
+        userId: this.id.broker.user,
+        messageId: mid,
+        type: 'report',
+      }).then(
+        () => {
+          this.inflight.delete(mid);
+          const i = this.outbox.indexOf(entry);
+          if (i >= 0) this.outbox.splice(i, 1);
+          if (r.serial && !r.refused)
+            this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
+        },
+        (err) => {
+          this.inflight.delete(mid);
+          // R1: said out loud, never dropped in silence. Not confirmed (the channel went): kept for the next connection.
+          if (err instanceof Unroutable)
+            this.log(
+              `the broker could not route report ${mid} (report): nothing receives reports on this mesh right now; it is kept and sent again`,
+            );
+        },
+      );
     }
   }
 

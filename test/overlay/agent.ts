@@ -4,7 +4,8 @@
 // The driver itself runs its plain production path; only where it runs differs.
 import { readFileSync } from 'node:fs';
 import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
-import type { DriverContext, Held } from '../../host/apply/driver.js';
+import type { DriverContext } from '../../host/apply/driver.js';
+import type { HeldEntry } from '../../src/wire/report.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 
 interface Request {
@@ -26,7 +27,7 @@ const ctx: DriverContext = {
   log: (line) => process.stderr.write(`${line}\n`),
 };
 const r = req.resource;
-const held: Held = {
+const held: HeldEntry = {
   id: r.id,
   kind: 'wireguard',
   target: wireguardDriver.target(r),

@@ -8,7 +8,8 @@ import { mkdir, open, readFile, rename, unlink, writeFile, stat, chmod } from 'n
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { WireguardResource } from '../../../src/wire/resources.js';
-import type { Driver, DriverContext, Held, Observed } from '../driver.js';
+import type { Driver, DriverContext, Observed } from '../driver.js';
+import type { HeldEntry } from '../../../src/wire/report.js';
 import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
@@ -86,7 +87,7 @@ export const wireguardDriver: Driver<WireguardResource> = {
     ctx.log(`wireguard ${r.name}: restarted`);
   },
 
-  async remove(held: Held, ctx: DriverContext): Promise<void> {
+  async remove(held: HeldEntry, ctx: DriverContext): Promise<void> {
     const name = checkInterfaceName(held.target);
     const file = confPath(name);
     if (await linkExists(name)) {
