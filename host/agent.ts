@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError, type WireFault } from '../src/wire/envelope.js';
-import { refuse } from '../src/sys/errors.js';
 import { writeReport, type Report, type HeldEntry, type RefusalFault } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
@@ -24,8 +23,7 @@ import { keep, readKept } from './keep.js';
 import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
 import type { LogFields } from '../src/sys/log.js';
-
-const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
+import { driverSettings, type HostConfig } from './config.js';
 
 export class Agent {
   private ch: ConfirmChannel | undefined;
@@ -57,16 +55,24 @@ export class Agent {
   private readonly signingKey: Uint8Array;
   readonly opts: ApplyOptions;
 
+  private readonly dir: string;
+
   constructor(
     private readonly id: Identity,
-    private readonly dir: string,
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly config: HostConfig,
     private readonly log: (l: string, f?: LogFields) => void,
   ) {
+    this.dir = config.dir;
     this.signingKey = key32(id.signingKey, 'signingKey');
     const sealing = key32(id.keys.sealing, 'keys.sealing');
-    const roots = env.MESH_HOST_ROOTS ? env.MESH_HOST_ROOTS.split(':').filter(Boolean) : DEFAULT_ROOTS;
-    this.opts = { stateDir: dir, roots, openSealed: (b) => open(b, sealing), overlayKeyPath: overlayKeyPath(dir), log };
+    this.opts = {
+      stateDir: config.dir,
+      roots: config.roots,
+      openSealed: (b) => open(b, sealing),
+      overlayKeyPath: overlayKeyPath(config.dir),
+      ...driverSettings(config),
+      log,
+    };
   }
 
   /** Read back the kept declaration (verified again) and roll forward whatever a crash left half done. */
@@ -98,7 +104,7 @@ export class Agent {
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
     this.watchExpiry();
-    const every = reconcileSeconds(this.env);
+    const every = this.config.reconcileSeconds;
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
     this.reconcileTimer = setInterval(() => this.enqueue(() => this.reconcileNow()), every * 1000);
     // Where there is no systemd, a service this host raised (carried or declared) that died is started
@@ -418,13 +424,4 @@ export class Agent {
 /** The kind a refusal is reported as: a message over the size limit is one not of its form. */
 function reported(fault: WireFault): RefusalFault {
   return fault === 'too-large' ? 'malformed' : fault;
-}
-
-/** D6's period: MESH_HOST_RECONCILE_SECONDS, 300 unset; anything but a positive number is refused (a NaN interval would reconcile without pause). */
-export function reconcileSeconds(env: NodeJS.ProcessEnv): number {
-  const v = env.MESH_HOST_RECONCILE_SECONDS;
-  const every = Number(v ?? 300);
-  if (!Number.isFinite(every) || every <= 0)
-    throw refuse('MSHG4', `MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds, not ${JSON.stringify(v)}`);
-  return every;
 }

@@ -88,14 +88,6 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
   };
 }
 
-/** MESH_HOST_ENROL_SECONDS: how long `mesh-host enrol` may take in all (default 60). */
-export function enrolSeconds(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.MESH_HOST_ENROL_SECONDS ?? 60);
-  if (!Number.isFinite(v) || v <= 0)
-    throw refuse('MSHG4', 'MESH_HOST_ENROL_SECONDS must be a positive number of seconds');
-  return v;
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /**

@@ -47,10 +47,6 @@ function brokerAddress(v: unknown, at: string): BrokerAddress {
   return { host: v.host, port: v.port, fingerprint: v.fingerprint };
 }
 
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MESH_HOST_DIR || '/var/lib/mesh-host';
-}
-
 export const identityPath = (dir: string) => join(dir, 'identity.json');
 export const overlayKeyPath = (dir: string) => join(dir, 'overlay.key');
 

@@ -1,7 +1,7 @@
 // `mesh-host enrol`, with the token read from stdin rather than argv: the lab
 // hands a machine its token without it ever sitting on a command line.
 import { enrol } from '../host/enrol.js';
-import { stateDir } from '../host/identity.js';
+import { stateDir } from '../host/config.js';
 
 let text = '';
 process.stdin.setEncoding('utf8');

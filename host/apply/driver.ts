@@ -13,6 +13,10 @@ export interface DriverContext {
   openSealed(blob: string): Uint8Array;
   /** Path of the node's overlay private key file (the WireGuard key). */
   overlayKeyPath: string;
+  /** Where wg-quick files live (MESH_WG_DIR). */
+  wgDir: string;
+  /** False: the firewall is held, not loaded (MESH_HOST_FIREWALL=off). */
+  firewall: boolean;
   /** Ids and absolute paths changed so far in this apply (D4 restart-on). */
   changed: Set<string>;
   log(line: string): void;

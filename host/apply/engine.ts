@@ -26,6 +26,8 @@ export interface ApplyOptions {
   roots: string[];
   openSealed(blob: string): Uint8Array;
   overlayKeyPath: string;
+  wgDir: string;
+  firewall: boolean;
   log?(line: string): void;
   /** Defaults to the registry (registry.ts); tests may hand their own. */
   drivers?: ReadonlyMap<ResourceKind, AnyDriver>;
@@ -122,6 +124,8 @@ function contextOf(opts: ApplyOptions): DriverContext {
     roots: opts.roots,
     openSealed: opts.openSealed,
     overlayKeyPath: opts.overlayKeyPath,
+    wgDir: opts.wgDir,
+    firewall: opts.firewall,
     changed: new Set(),
     log: opts.log ?? (() => {}),
   };

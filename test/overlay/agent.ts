@@ -7,6 +7,7 @@ import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
 import type { DriverContext } from '../../host/apply/driver.js';
 import type { HeldEntry } from '../../src/wire/report.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
+import { hostConfig, driverSettings } from '../../host/config.js';
 
 interface Request {
   resource: WireguardResource;
@@ -23,6 +24,7 @@ const ctx: DriverContext = {
     throw new Error('no sealed blobs in the overlay lab');
   },
   overlayKeyPath: req.overlayKeyPath,
+  ...driverSettings(hostConfig()),
   changed: new Set(),
   log: (line) => process.stderr.write(`${line}\n`),
 };
