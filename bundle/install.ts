@@ -44,6 +44,7 @@ import { parseListen } from '../src/console/listen.js';
 import { queueOf, nodeName, joinHostPort } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
+import { runMain } from './main.js';
 
 const HELP = `Usage: install.js [options]   (as root)
 
@@ -377,11 +378,4 @@ async function handOver(
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bundle: ${(err as Error).message}\n`);
-    if (process.env.MESH_DEBUG) console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

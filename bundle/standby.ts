@@ -26,6 +26,7 @@ import { redeclare } from '../src/provision/redeclare.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
 import { isHostPort, splitHostPort } from '../src/wire/names.js';
+import { runMain } from './main.js';
 
 export const STORE_MODULE = 'mesh-store';
 export const STANDBY_MODULE = 'mesh-store-standby';
@@ -164,10 +165,4 @@ async function main(): Promise<void> {
   throw refuse('MSH98', 'no half was named');
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bundle: ${(err as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);
