@@ -21,13 +21,8 @@ export const KIND_ORDER: ResourceKind[] = [
   'brokers',
 ];
 
-export interface ApplyOptions {
-  stateDir: string;
-  roots: string[];
-  openSealed(blob: string): Uint8Array;
-  overlayKeyPath: string;
-  wgDir: string;
-  firewall: boolean;
+/** What an apply is given: the drivers' context but for what the apply itself keeps (changed) and the log, optional here. */
+export interface ApplyOptions extends Omit<DriverContext, 'changed' | 'log'> {
   log?(line: string): void;
   /** Defaults to the registry (registry.ts); tests may hand their own. */
   drivers?: ReadonlyMap<ResourceKind, AnyDriver>;
