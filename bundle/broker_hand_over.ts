@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { connect } from '../src/store/connect.js';
-import { declare } from '../src/assignment/declare.js';
+import { redeclare } from '../src/provision/redeclare.js';
+import { joinHostPort } from '../src/wire/names.js';
 import { brokerAdd } from '../src/inventory/broker.js';
 import { controlEnv, paths, type Options } from './layout.js';
 import { brokerNode, makeCertificate } from './rabbitmq.js';
@@ -69,12 +70,12 @@ export async function handOverBroker(
     await ov.end();
   }
   // `mesh broker add`'s own function: the first node's broker first, with its node (the first add would otherwise record it without one).
-  const mine = await brokerAdd(`${o.publicHost}:${o.ports.amqps}`, ownFingerprint, self);
+  const mine = await brokerAdd(joinHostPort(o.publicHost, o.ports.amqps), ownFingerprint, self);
   if (mine.outcome !== 'unchanged') changed.push(`broker ${mine.address} (${self}) ${mine.outcome}`);
-  const added = await brokerAdd(`${publicHost}:${o.ports.amqps}`, made.fingerprint, node);
+  const added = await brokerAdd(joinHostPort(publicHost, o.ports.amqps), made.fingerprint, node);
   changed.push(`broker ${added.address} (${node}) ${added.outcome} with its fingerprint ${added.fingerprint}`);
   // Every host's `brokers` and the broker nodes' firewalls changed: owed now (W2).
-  const sent = await declare({ changedOnly: true });
+  const { redeclared: sent } = await redeclare();
   if (sent.length) changed.push(`${sent.length} declaration(s) owed (brokers, firewall)`);
   const file = p.handOver(node);
   await writeHandOver(file, {

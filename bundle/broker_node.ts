@@ -29,6 +29,7 @@ import { writeAtomic } from '../src/sys/atomic.js';
 import { nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
+import { runMain } from './main.js';
 
 const HELP = `Usage: install.sh --broker-node --join FIRST --hand-over FILE [options]   (as root)
 
@@ -154,11 +155,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bundle: ${(err as Error).message}\n`);
-    if (process.env.MESH_DEBUG) console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

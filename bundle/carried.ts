@@ -13,6 +13,7 @@ import { drivers as registered, type AnyDriver } from '../host/apply/registry.js
 import { apply, type ApplyOptions } from '../host/apply/engine.js';
 import { overlayKeyPath } from '../host/identity.js';
 import { readState } from '../host/apply/state.js';
+import { hostConfig, driverSettings } from '../host/config.js';
 
 export class Carried {
   readonly changed: string[] = [];
@@ -35,6 +36,7 @@ export class Carried {
         throw new Error('the bundle carries no sealed secrets');
       },
       overlayKeyPath: overlayKeyPath(hostDir),
+      ...driverSettings(hostConfig()),
       log,
     };
   }

@@ -8,7 +8,8 @@ import type { Resource } from '../src/wire/resources.js';
 import type { BrokerConfig } from '../src/home/home.js';
 import { ensureSigner } from '../src/home/home.js';
 import { issueToken } from '../src/inventory/token.js';
-import { declare } from '../src/assignment/declare.js';
+import { redeclare } from '../src/provision/redeclare.js';
+import { joinHostPort } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { enrol } from '../host/enrol.js';
 import { readToken, writeToken } from '../src/wire/token.js';
@@ -28,7 +29,7 @@ export function brokerConfig(o: Options, s: BrokerSecrets): BrokerConfig {
     user: ADMIN,
     password: s.password,
     management: `http://127.0.0.1:${o.ports.mgmt}`,
-    public: `${o.publicHost}:${o.ports.amqps}`,
+    public: joinHostPort(o.publicHost, o.ports.amqps),
     fingerprint: s.fingerprint,
     // A node of a cluster: serve makes node queues quorum (and moves the classic
     // ones at its restart, which this file's change causes), though it dials
@@ -197,12 +198,12 @@ export async function ensureFirstNodeOpenings(o: Options, node: string): Promise
   return changed;
 }
 
-/** Owe this node its declaration if its composition changed (nothing on a second run); mesh serve delivers it. */
+/** W2's one step: this node (and any other whose composition changed) owed its declaration (nothing on a second run); mesh serve delivers it. */
 export async function declareSelf(o: Options): Promise<number | null> {
   useControlEnv(o);
   const name = loadIdentity(o.hostDir)?.name ?? o.name;
-  const out = await declare({ nodes: [name], changedOnly: true });
-  const sent = out.find((d) => d.node === name);
+  const { redeclared } = await redeclare();
+  const sent = redeclared.find((d) => d.node === name);
   return sent ? sent.serial : null;
 }
 

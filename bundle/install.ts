@@ -52,9 +52,10 @@ import {
 import { ensureUsers, ownHome, ownStore, ownBroker, ensureConsoleStore } from './users.js';
 import { CONTROL_QUEUE } from '../src/broker/topology.js';
 import { parseListen } from '../src/console/listen.js';
-import { queueOf, nodeName } from '../src/wire/names.js';
+import { queueOf, nodeName, joinHostPort } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
+import { runMain } from './main.js';
 
 const HELP = `Usage: install.js [options]   (as root)
 
@@ -97,7 +98,10 @@ Every other service (epmd, the Erlang distribution, the management API,
 PostgreSQL, plaintext AMQP) listens on loopback only.
 `;
 
-function options(argv: string[]): Options & { addBroker?: { node: string; publicHost: string } } {
+/** The options of an install: the layout's, and the broker node it adds, if any. */
+type InstallOptions = Options & { addBroker?: { node: string; publicHost: string } };
+
+function options(argv: string[]): InstallOptions {
   const { values: v } = parseArgs({
     args: argv,
     options: {
@@ -165,7 +169,7 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
     name: nodeName(v.name ?? defaultName()),
     site: nodeName(v.site ?? 'default', 'site'),
     publicHost,
-    dialable: v.dialable ?? `${publicHost}:${ports.wg}`,
+    dialable: v.dialable ?? joinHostPort(publicHost, ports.wg),
     ports,
     roots: (v.roots ?? DEFAULT_ROOTS).split(':').filter(Boolean),
     hostEnv,
@@ -177,6 +181,23 @@ function options(argv: string[]): Options & { addBroker?: { node: string; public
       ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } }
       : {}),
   };
+}
+
+/** What every step of the install shares: the options, the paths, the broker's secrets and the carried plan. */
+interface Install {
+  o: InstallOptions;
+  p: ReturnType<typeof paths>;
+  broker: Awaited<ReturnType<typeof ensureSecrets>>;
+  systemd: boolean;
+  specs: ReturnType<typeof specsOf>;
+  parts: ReturnType<typeof planOf>;
+  carried: Carried;
+  /** Units written again for SPECS (systemd only), given what was changed so far. */
+  units: (...s: Spec[]) => Promise<string[]>;
+  /** Say what a step changed, and count it. */
+  step: (what: string, changed: string[]) => void;
+  /** What handing the home to serve's user changed, said with the control plane. */
+  homeOwned: string[];
 }
 
 async function main(): Promise<void> {
@@ -197,7 +218,35 @@ async function main(): Promise<void> {
   // supervises them (the lab, a container) they share the machine's users.
   if (systemd) o.users = DAEMON_USERS;
   if (o.users) step('users', await ensureUsers(o.users));
+  makeDirectories(o, p);
+  const homeOwned = await ownHome(o);
+  const renaming = await becomeClusterNode(o);
+  const broker = await ensureSecrets(o);
+  const specs = specsOf(o, p);
+  const parts = planOf(o, p, broker, specs, systemd);
+  const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
+  const carried = new Carried(parts.plan, o.hostDir, roots, (l) => console.log(`  ${l}`));
+  await carried.load();
+  const units = async (...s: Spec[]) => (systemd ? ensureUnits(s, new Set(carried.changed)) : []);
+  const x: Install = { o, p, broker, systemd, specs, parts, carried, units, step, homeOwned };
 
+  await raiseFirewall(x);
+  await raiseStore(x);
+  await raiseBroker(x, renaming);
+  const mesh = await raiseControlPlane(x);
+  const name = await raiseHost(x);
+  if (o.addBroker) await handOver(x, name, o.addBroker);
+  if (said.length === 0)
+    console.log(
+      `nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`,
+    );
+  else console.log(`${name} is the first node of mesh ${mesh}: ${said.length} change(s).`);
+  console.log(
+    `operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`,
+  );
+}
+
+function makeDirectories(o: Options, p: ReturnType<typeof paths>): void {
   // The postgres user must be able to walk down to its cluster.
   for (const d of [o.state, p.pg]) {
     mkdirSync(d, { recursive: true, mode: 0o755 });
@@ -205,41 +254,55 @@ async function main(): Promise<void> {
   }
   mkdirSync(o.home, { recursive: true, mode: 0o700 });
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
-  const homeOwned = await ownHome(o);
+}
 
-  // Adding a broker node: this node's broker becomes a node of a cluster
-  // first, named by its overlay address (the store says it; the first install
-  // enrolled this node), so the plan below raises it so (renamed, restarted).
-  let renaming = false;
-  if (o.addBroker && !o.brokerAddress) {
-    const self = loadIdentity(o.hostDir)?.name;
-    if (!self)
-      throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
-    o.brokerAddress = await overlayAddress(o, self);
-    o.brokerName = self;
-    renaming = true;
-    console.log(
-      `broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`,
-    );
-  }
-  const broker = await ensureSecrets(o);
-  const nftSpec: Spec = {
+/**
+ * Adding a broker node: this node's broker becomes a node of a cluster
+ * first, named by its overlay address (the store says it; the first install
+ * enrolled this node), so the plan raises it so (renamed, restarted). True when it does.
+ */
+async function becomeClusterNode(o: InstallOptions): Promise<boolean> {
+  if (!o.addBroker || o.brokerAddress) return false;
+  const self = loadIdentity(o.hostDir)?.name;
+  if (!self)
+    throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
+  o.brokerAddress = await overlayAddress(o, self);
+  o.brokerName = self;
+  console.log(
+    `broker: becomes a node of a cluster as ${brokerNode(o)} (epmd and the Erlang distribution on ${o.brokerAddress} and loopback)`,
+  );
+  return true;
+}
+
+function specsOf(o: Options, p: ReturnType<typeof paths>) {
+  const nft: Spec = {
     name: 'mesh-nftables',
     description: 'mesh firewall base (table inet mesh, before the network)',
     profile: 'oneshot',
     exec: ['/usr/sbin/nft', '-f', p.nft],
     restartOn: [`file:${p.nft}`],
   };
-  const specs = {
+  return {
+    nft,
     pg: postgresSpec(o),
     rabbit: brokerSpec(o),
     serve: serveSpec(o),
     host: hostSpec(o),
     console: o.console ? consoleSpec(o, o.console) : undefined,
   };
+}
+
+/** Every resource the bundle carries, in the order it raises them, and where each step's part ends. */
+function planOf(
+  o: Options,
+  p: ReturnType<typeof paths>,
+  broker: Awaited<ReturnType<typeof ensureSecrets>>,
+  specs: ReturnType<typeof specsOf>,
+  systemd: boolean,
+) {
   const raise = (s: Spec) => carriedService(s, systemd);
   const nft = file(p.nft, ruleset(o.ports), '0644');
-  const nftUnit = systemd ? [raise(nftSpec)] : [];
+  const nftUnit = systemd ? [raise(specs.nft)] : [];
   const pg = raise(specs.pg);
   const rabbit = [...brokerResources(o, broker.secrets), raise(specs.rabbit)];
   const control = [
@@ -249,20 +312,20 @@ async function main(): Promise<void> {
   ];
   const host = [raise(specs.host)];
   const plan = [nft, ...nftUnit, ...wrapperResources(o), pg, ...rabbit, ...control, ...host];
-  const roots = [o.state, o.home, ...(systemd ? [UNIT_DIR] : [])];
-  const carried = new Carried(plan, o.hostDir, roots, (l) => console.log(`  ${l}`));
-  await carried.load();
-  const changedSoFar = () => new Set(carried.changed);
-  const units = async (...s: Spec[]) => (systemd ? ensureUnits(s, changedSoFar()) : []);
+  return { plan, nft, nftUnit, pg, rabbit, control, host };
+}
 
-  // 054: the table is in place before the store and the broker listen.
-  const nftChanged = await carried.upTo((nftUnit[0] ?? nft).id);
-  const nftUnits = [...(await units(nftSpec)), ...(systemd ? await quietDistroListeners() : [])];
-  const loaded = await loadRuleset(p.nft, !systemd && nftChanged.includes(nft.id));
+/** 054: the table is in place before the store and the broker listen. */
+async function raiseFirewall({ p, parts, carried, units, systemd, specs, step }: Install): Promise<void> {
+  const nftChanged = await carried.upTo((parts.nftUnit[0] ?? parts.nft).id);
+  const nftUnits = [...(await units(specs.nft)), ...(systemd ? await quietDistroListeners() : [])];
+  const loaded = await loadRuleset(p.nft, !systemd && nftChanged.includes(parts.nft.id));
   step('nftables', [...nftChanged, ...nftUnits, ...(loaded ? [`loaded table ${TABLE}`] : [])]);
+}
 
+async function raiseStore({ o, parts, carried, units, specs, step }: Install): Promise<void> {
   const cluster = await ensureCluster(o);
-  const pgUp = [...(await carried.upTo(pg.id)), ...(await units(specs.pg))];
+  const pgUp = [...(await carried.upTo(parts.pg.id)), ...(await units(specs.pg))];
   const contexts = [...(await ensureContexts(o)), ...(await ownStore(o)), ...(await ensureConsoleStore(o))];
   const ran = await migrateStore(o);
   step('store', [
@@ -271,14 +334,19 @@ async function main(): Promise<void> {
     ...contexts,
     ...(ran.length ? [`migrations ${ran.join(', ')}`] : []),
   ]);
+}
 
+async function raiseBroker(
+  { o, broker, parts, carried, units, specs, step }: Install,
+  renaming: boolean,
+): Promise<void> {
   // The rename drops quorum queues: publishers held and those queues drained and kept first (broker_cluster.ts).
   const alone = { ...o, brokerAddress: undefined };
   if (renaming) await holdAndDrainQuorum(alone, managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept);
   if (renaming) await markClustered(o, o.brokerAddress!, o.brokerName!);
   const rabbitUp = [
     ...(await ownBroker(o)),
-    ...(await carried.upTo(rabbit.at(-1)!.id)),
+    ...(await carried.upTo(parts.rabbit.at(-1)!.id)),
     ...(await units(specs.rabbit)),
   ];
   await waitForBroker(o, broker.secrets.password);
@@ -286,20 +354,36 @@ async function main(): Promise<void> {
   rabbitUp.push(...(await restoreQuorum(managementApi(o, broker.secrets.password), VHOST, paths(o).quorumKept)));
   const vhost = await ensureVhost(o, broker.secrets.password);
   step('broker', [...broker.made, ...rabbitUp, ...(vhost ? ['vhost mesh'] : [])]);
+}
 
+/** The signing key, serve (and the console), waited for until serve consumes; the mesh's name. */
+async function raiseControlPlane({
+  o,
+  broker,
+  parts,
+  carried,
+  units,
+  specs,
+  step,
+  homeOwned,
+}: Install): Promise<string> {
   const key = await ensureSigningKey(o);
   const serveUp = [
     ...homeOwned,
     ...(await ownHome(o)),
-    ...(await carried.upTo(control.at(-1)!.id)),
+    ...(await carried.upTo(parts.control.at(-1)!.id)),
     ...(await units(specs.serve, ...(specs.console ? [specs.console] : []))),
   ];
   await waitForConsumer(o, broker.secrets.password, CONTROL_QUEUE, 'mesh serve');
   step('control plane', [...(key.made ? [`signing key (mesh ${key.mesh})`] : []), ...serveUp]);
+  return key.mesh;
+}
 
+/** This machine enrolled, its mesh-host running, its openings made and its declaration owed; its name. */
+async function raiseHost({ o, broker, parts, carried, units, specs, step }: Install): Promise<string> {
   const enrolled = await enrolSelf(o);
   const name = loadIdentity(o.hostDir)!.name;
-  const hostUp = [...(await carried.upTo(host.at(-1)!.id)), ...(await units(specs.host))];
+  const hostUp = [...(await carried.upTo(parts.host.at(-1)!.id)), ...(await units(specs.host))];
   await waitForConsumer(o, broker.secrets.password, queueOf(name), 'mesh-host run');
   const opened = await ensureFirstNodeOpenings(o, name);
   const serial = await declareSelf(o);
@@ -309,32 +393,22 @@ async function main(): Promise<void> {
     ...opened,
     ...(serial !== null ? [`declaration ${serial} sent`] : []),
   ]);
+  return name;
+}
 
-  if (o.addBroker) {
-    const r = await handOverBroker(o, name, o.addBroker.node, o.addBroker.publicHost);
-    step('broker node', r.changed);
-    console.log(
-      `copy ${r.file} (0600: it holds the cluster's Erlang cookie) to ${o.addBroker.node}, e.g. scp -p, remove it here, then on ${o.addBroker.node} as root:`,
-    );
-    console.log(
-      `  bash /opt/mesh/bundle/install.sh --broker-node --join ${name} --hand-over /root/${r.file.split('/').at(-1)}`,
-    );
-  }
-  if (said.length === 0)
-    console.log(
-      `nothing changed: ${name} already carries nftables, the store, the broker, the control plane and its host.`,
-    );
-  else console.log(`${name} is the first node of mesh ${key.mesh}: ${said.length} change(s).`);
+async function handOver(
+  { o, step }: Install,
+  name: string,
+  add: NonNullable<InstallOptions['addBroker']>,
+): Promise<void> {
+  const r = await handOverBroker(o, name, add.node, add.publicHost);
+  step('broker node', r.changed);
   console.log(
-    `operate it with ${p.bin}/mesh (e.g. ${p.bin}/mesh node list); enrol others with ${p.bin}/mesh token issue NAME`,
+    `copy ${r.file} (0600: it holds the cluster's Erlang cookie) to ${add.node}, e.g. scp -p, remove it here, then on ${add.node} as root:`,
+  );
+  console.log(
+    `  bash /opt/mesh/bundle/install.sh --broker-node --join ${name} --hand-over /root/${r.file.split('/').at(-1)}`,
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bundle: ${(err as Error).message}\n`);
-    if (process.env.MESH_DEBUG) console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -17,6 +17,7 @@ import { file } from './carried.js';
 import type { Spec } from './units.js';
 import { paths, type Options } from './layout.js';
 import { refuse } from '../src/sys/errors.js';
+import { isNodeName } from '../src/wire/names.js';
 
 export const ADMIN = 'mesh-admin';
 export const VHOST = 'mesh';
@@ -168,7 +169,7 @@ export const LOCAL_NODE = 'mesh@localhost';
  */
 export function clusterNodeName(address: string, node: string): string {
   erlAddress(address);
-  if (!/^[a-z][a-z0-9-]{0,62}$/.test(node))
+  if (!isNodeName(node))
     throw refuse('MSHD9', `${JSON.stringify(node)} is not a node name, so mesh-NAME@ADDRESS is no Erlang node name`);
   return `mesh-${node}@${address}`;
 }

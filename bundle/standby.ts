@@ -22,9 +22,11 @@ import { run } from '../src/sys/proc.js';
 import { connect } from '../src/store/connect.js';
 import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { assign } from '../src/assignment/assign.js';
-import { declare } from '../src/assignment/declare.js';
+import { redeclare } from '../src/provision/redeclare.js';
 import { loadIdentity } from '../host/identity.js';
 import { refuse } from '../src/sys/errors.js';
+import { isHostPort, splitHostPort } from '../src/wire/names.js';
+import { runMain } from './main.js';
 
 export const STORE_MODULE = 'mesh-store';
 export const STANDBY_MODULE = 'mesh-store-standby';
@@ -97,7 +99,7 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
   if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
   await assign(STORE_MODULE, self, true);
   await assign(STANDBY_MODULE, standby, true);
-  const sent = await declare({ nodes: [self, standby], changedOnly: true });
+  const { redeclared: sent } = await redeclare();
   console.log(
     `firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`,
   );
@@ -113,8 +115,8 @@ async function standbyHalf(v: Record<string, string | undefined>): Promise<void>
       'MSH96',
       'standby needs --name NODE --primary HOST:PORT --passfile PATH (the file the primary half wrote)',
     );
-  const m = /^(.+):(\d+)$/.exec(primaryAt);
-  if (!m) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
+  if (!isHostPort(primaryAt)) throw refuse('MSH97', `--primary ${JSON.stringify(primaryAt)} is not HOST:PORT`);
+  const primary = splitHostPort(primaryAt);
   const o = options(v);
   const p = paths(o);
   const owner = await ids();
@@ -128,8 +130,8 @@ async function standbyHalf(v: Record<string, string | undefined>): Promise<void>
   rmSync(given, { force: true });
   await cloneStandby({
     pgData: p.pgData,
-    primaryHost: m[1]!,
-    primaryPort: Number(m[2]),
+    primaryHost: primary.host,
+    primaryPort: primary.port,
     passfile,
     standby: name.replace(/-/g, '_'),
     asUser: 'postgres',
@@ -163,10 +165,4 @@ async function main(): Promise<void> {
   throw refuse('MSH98', 'no half was named');
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bundle: ${(err as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);

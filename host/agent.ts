@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError, type WireFault } from '../src/wire/envelope.js';
-import { refuse } from '../src/sys/errors.js';
 import { writeReport, type Report, type HeldEntry, type RefusalFault } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
+import { publish, Unroutable } from '../src/broker/publish.js';
 import { key32 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
 import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
@@ -24,8 +24,7 @@ import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
 import type { LogFields } from '../src/sys/log.js';
 import { VERSION } from '../src/sys/version.js';
-
-const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
+import { driverSettings, type HostConfig } from './config.js';
 
 export class Agent {
   private ch: ConfirmChannel | undefined;
@@ -52,22 +51,29 @@ export class Agent {
   private held: ConsumeMessage[] = [];
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
-  private returned = new Set<string>();
   /** Published, confirm not yet in: not sent again until the broker answers. */
   private inflight = new Set<string>();
   private readonly signingKey: Uint8Array;
   readonly opts: ApplyOptions;
 
+  private readonly dir: string;
+
   constructor(
     private readonly id: Identity,
-    private readonly dir: string,
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly config: HostConfig,
     private readonly log: (l: string, f?: LogFields) => void,
   ) {
+    this.dir = config.dir;
     this.signingKey = key32(id.signingKey, 'signingKey');
     const sealing = key32(id.keys.sealing, 'keys.sealing');
-    const roots = env.MESH_HOST_ROOTS ? env.MESH_HOST_ROOTS.split(':').filter(Boolean) : DEFAULT_ROOTS;
-    this.opts = { stateDir: dir, roots, openSealed: (b) => open(b, sealing), overlayKeyPath: overlayKeyPath(dir), log };
+    this.opts = {
+      stateDir: config.dir,
+      roots: config.roots,
+      openSealed: (b) => open(b, sealing),
+      overlayKeyPath: overlayKeyPath(config.dir),
+      ...driverSettings(config),
+      log,
+    };
   }
 
   /** Read back the kept declaration (verified again) and roll forward whatever a crash left half done. */
@@ -99,7 +105,7 @@ export class Agent {
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
     this.watchExpiry();
-    const every = reconcileSeconds(this.env);
+    const every = this.config.reconcileSeconds;
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
     this.reconcileTimer = setInterval(() => this.enqueue(() => this.reconcileNow()), every * 1000);
     // Where there is no systemd, a service this host raised (carried or declared) that died is started
@@ -111,7 +117,7 @@ export class Agent {
           this.enqueue(async () =>
             this.queueReport({
               serial: this.kept?.serial ?? 0,
-              held: (await holdings(this.dir)) as never,
+              held: await holdings(this.dir),
               failed: [],
               corrected: [`service:${r.name}`],
             }),
@@ -122,14 +128,6 @@ export class Agent {
 
   async attach(ch: ConfirmChannel): Promise<void> {
     this.ch = ch;
-    ch.on('return', (msg: ConsumeMessage) => {
-      const mid = String(msg.properties.messageId ?? '');
-      this.returned.add(mid);
-      // R1: said out loud, never dropped in silence.
-      this.log(
-        `the broker could not route report ${mid} (${msg.fields.routingKey}): nothing receives reports on this mesh right now; it is kept and sent again`,
-      );
-    });
     if (this.awaitingFloor) {
       // D2 (c): at once, not at the next declare: until the floor is here, nothing is applied.
       this.log(
@@ -142,7 +140,8 @@ export class Agent {
     // (a broker restart drops messages that are not persistent; a queue keeps
     // only its newest few). The mesh answers from SQL: the newest declaration,
     // dropped here if not newer than the one applied.
-    ch.publish(EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user, persistent: true });
+    // Not mandatory: a mesh with no serve yet takes nothing, and the next connect asks again.
+    publish(ch, EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user }).catch(() => {});
     this.flushOutbox();
   }
 
@@ -327,7 +326,7 @@ export class Agent {
   }
 
   private async removeOrphans(lastReport: HeldEntry[]): Promise<void> {
-    const r = await removeOrphans(lastReport as never, this.kept?.resources ?? [], this.opts);
+    const r = await removeOrphans(lastReport, this.kept?.resources ?? [], this.opts);
     if (r.removed.length)
       this.log(`removed ${r.removed.length} orphan(s) from before the rebuild: ${r.removed.join(', ')}`);
   }
@@ -361,9 +360,7 @@ export class Agent {
     this.log(
       `declaration ${kept.serial} expired at ${new Date(kept.expires * 1000).toISOString()}: still applying it, but this node is stale: its feed may be frozen (is mesh serve running, and this node's link to the broker up?)`,
     );
-    this.enqueue(async () =>
-      this.queueReport({ serial: kept.serial, held: (await holdings(this.dir)) as never, failed: [] }),
-    );
+    this.enqueue(async () => this.queueReport({ serial: kept.serial, held: await holdings(this.dir), failed: [] }));
   }
 
   private queueReport(part: Partial<Report>): void {
@@ -395,29 +392,29 @@ export class Agent {
     for (const entry of this.outbox) {
       const { r, mid } = entry;
       if (this.inflight.has(mid)) continue;
-      try {
-        this.inflight.add(mid);
-        ch.publish(
-          EXCHANGE,
-          'report',
-          writeReport(r),
-          { mandatory: true, persistent: true, userId: this.id.broker.user, messageId: mid, type: 'report' },
-          (err) => {
-            this.inflight.delete(mid);
-            if (err || this.returned.has(mid)) {
-              this.returned.delete(mid);
-              return;
-            }
-            const i = this.outbox.indexOf(entry);
-            if (i >= 0) this.outbox.splice(i, 1);
-            if (r.serial && !r.refused)
-              this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
-          },
-        );
-      } catch {
-        this.inflight.delete(mid);
-        return; /* channel closed: kept for the next connection */
-      }
+      this.inflight.add(mid);
+      publish(ch, EXCHANGE, 'report', writeReport(r), {
+        mandatory: true,
+        userId: this.id.broker.user,
+        messageId: mid,
+        type: 'report',
+      }).then(
+        () => {
+          this.inflight.delete(mid);
+          const i = this.outbox.indexOf(entry);
+          if (i >= 0) this.outbox.splice(i, 1);
+          if (r.serial && !r.refused)
+            this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
+        },
+        (err) => {
+          this.inflight.delete(mid);
+          // R1: said out loud, never dropped in silence. Not confirmed (the channel went): kept for the next connection.
+          if (err instanceof Unroutable)
+            this.log(
+              `the broker could not route report ${mid} (report): nothing receives reports on this mesh right now; it is kept and sent again`,
+            );
+        },
+      );
     }
   }
 
@@ -430,13 +427,4 @@ export class Agent {
 /** The kind a refusal is reported as: a message over the size limit is one not of its form. */
 function reported(fault: WireFault): RefusalFault {
   return fault === 'too-large' ? 'malformed' : fault;
-}
-
-/** D6's period: MESH_HOST_RECONCILE_SECONDS, 300 unset; anything but a positive number is refused (a NaN interval would reconcile without pause). */
-export function reconcileSeconds(env: NodeJS.ProcessEnv): number {
-  const v = env.MESH_HOST_RECONCILE_SECONDS;
-  const every = Number(v ?? 300);
-  if (!Number.isFinite(every) || every <= 0)
-    throw refuse('MSHG4', `MESH_HOST_RECONCILE_SECONDS must be a positive number of seconds, not ${JSON.stringify(v)}`);
-  return every;
 }

@@ -16,7 +16,8 @@ import { readToken, pinOf, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
 import { b64, type NodeKeys } from '../src/crypto/keys.js';
-import { hostPort, type Connection, type Endpoint } from '../src/broker/connect.js';
+import type { Connection, Endpoint } from '../src/broker/connect.js';
+import { splitHostPort } from '../src/wire/names.js';
 import { Turns, NoneAnswered } from '../src/broker/turns.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
@@ -74,7 +75,7 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
       user: token.user,
       fingerprint: endpoint.fingerprint!,
     },
-    brokers: token.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint })),
+    brokers: token.brokers.map((b) => ({ ...splitHostPort(b.address), fingerprint: b.fingerprint })),
     password: pending.password,
     keys: pending.keys,
   };
@@ -86,14 +87,6 @@ export async function enrol(tokenText: string, dir: string, opts: EnrolOptions =
     mesh: id.mesh,
     keys: { identity: b64(keys.identity.public), overlay: b64(keys.overlay.public), sealing: b64(keys.sealing.public) },
   };
-}
-
-/** MESH_HOST_ENROL_SECONDS: how long `mesh-host enrol` may take in all (default 60). */
-export function enrolSeconds(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.MESH_HOST_ENROL_SECONDS ?? 60);
-  if (!Number.isFinite(v) || v <= 0)
-    throw refuse('MSHG4', 'MESH_HOST_ENROL_SECONDS must be a positive number of seconds');
-  return v;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
@@ -332,7 +325,7 @@ class Dialler {
   ) {
     this.password = token.secret;
     const places = token.brokers.map((b) => ({
-      ...hostPort(b.address),
+      ...splitHostPort(b.address),
       vhost: token.vhost,
       user: token.user,
       fingerprint: b.fingerprint,

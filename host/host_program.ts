@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { program, type Program } from '../src/sys/program.js';
 import { log } from '../src/sys/log.js';
-import { enrol, enrolSeconds } from './enrol.js';
+import { enrol } from './enrol.js';
 import { runHost } from './run.js';
-import { stateDir } from './identity.js';
+import { hostConfig } from './config.js';
 import { take } from './overlay/take.js';
 import { refuse } from '../src/sys/errors.js';
 
@@ -48,8 +48,9 @@ export function hostProgram(): Program {
             'no token on standard input',
             'give it on standard input as mesh token issue prints it: echo TOKEN | mesh-host enrol',
           );
-        const r = await enrol(token, stateDir(), {
-          timeoutMs: enrolSeconds() * 1000,
+        const c = hostConfig();
+        const r = await enrol(token, c.dir, {
+          timeoutMs: c.enrolSeconds * 1000,
           step: (s) => log(s.line),
         });
         if (o.json) console.log(JSON.stringify(r, null, 2));
@@ -68,7 +69,7 @@ export function hostProgram(): Program {
       'Intervals: MESH_HOST_HEARD_SECONDS (60), MESH_HOST_RECONCILE_SECONDS (300), MESH_HOST_BACKOFF_MIN_SECONDS (2),',
       'MESH_HOST_BACKOFF_MAX_SECONDS (120), MESH_HOST_BACKOFF_RESET_SECONDS (30). Paths a declaration may write: MESH_HOST_ROOTS (colon-separated).',
     ])
-    .action(p.wrap(() => runHost({ dir: stateDir(), env: process.env, log })));
+    .action(p.wrap(() => runHost({ config: hostConfig(), log })));
 
   p.prog
     .command('overlay take')
@@ -85,7 +86,8 @@ export function hostProgram(): Program {
     .action(
       p.wrap(async (o: { tunnel?: string; json?: boolean }) => {
         if (!o.tunnel) throw refuse('MSH80', 'no tunnel was named');
-        const acc = await take({ dir: stateDir(), tunnel: String(o.tunnel), log });
+        const config = hostConfig();
+        const acc = await take({ dir: config.dir, config, tunnel: String(o.tunnel), log });
         if (o.json) process.stdout.write(JSON.stringify(acc, null, 2) + '\n');
         else process.stdout.write(`${acc.state}: ${acc.reason}\n`);
         if (acc.state !== 'taken') process.exitCode = acc.state === 'down' ? 3 : 2;

@@ -6,6 +6,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { isObject } from '../src/wire/envelope.js';
+import { HOST, isPort, isFingerprint } from '../src/wire/names.js';
 import { key32 } from '../src/crypto/keys.js';
 import { codeEntry, refuse, MeshError, type UnregisteredCode } from '../src/sys/errors.js';
 
@@ -34,25 +35,16 @@ export interface BrokerAddress {
   fingerprint: string;
 }
 
-const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
-
 function brokerAddress(v: unknown, at: string): BrokerAddress {
   if (
     !isObject(v) ||
     typeof v.host !== 'string' ||
-    !/^[A-Za-z0-9.-]{1,253}$/.test(v.host) ||
-    !Number.isInteger(v.port) ||
-    (v.port as number) < 1 ||
-    (v.port as number) > 65535 ||
-    typeof v.fingerprint !== 'string' ||
-    !FINGERPRINT.test(v.fingerprint)
+    !HOST.test(v.host) ||
+    !isPort(v.port) ||
+    !isFingerprint(v.fingerprint)
   )
     throw new Error(`${at} is not a broker (host, port, fingerprint)`);
-  return { host: v.host, port: v.port as number, fingerprint: v.fingerprint };
-}
-
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MESH_HOST_DIR || '/var/lib/mesh-host';
+  return { host: v.host, port: v.port, fingerprint: v.fingerprint };
 }
 
 export const identityPath = (dir: string) => join(dir, 'identity.json');

@@ -6,16 +6,15 @@ import { queueOf } from '../src/wire/names.js';
 import { waitForIdentity } from './wait.js';
 import { loadIdentity, type Identity, type BrokerAddress } from './identity.js';
 import { Link } from './link/link.js';
-import { backoffFromEnv } from '../src/sys/backoff.js';
 import { setLogNode, type LogFields } from '../src/sys/log.js';
 import { Notifier } from '../src/sys/notify.js';
-import { publishHeard, heardSeconds } from './heard.js';
+import { publishHeard } from './heard.js';
+import type { HostConfig } from './config.js';
 import { Agent } from './agent.js';
-import { pidFilePath, writePidFile, removePidFile } from './link/pidfile.js';
+import { writePidFile, removePidFile } from './link/pidfile.js';
 
 export interface RunOptions {
-  dir: string;
-  env: NodeJS.ProcessEnv;
+  config: HostConfig;
   log(line: string, fields?: LogFields): void;
   signal?: AbortSignal;
 }
@@ -29,10 +28,10 @@ export async function runHost(opts: RunOptions): Promise<void> {
     link ? link.rouse() : opts.log('roused before this machine is enrolled: nothing to link to yet');
   process.on('SIGUSR1', rouse);
   // Only now may a dispatcher hook find us (bundle/hooks/50-mesh-host-rouse).
-  const pidFile = pidFilePath(opts.dir, opts.env);
+  const pidFile = opts.config.pidFile;
   writePidFile(pidFile);
   // Ready once running: waiting to be enrolled is this host running as designed.
-  const notifier = new Notifier(opts.env, opts.log);
+  const notifier = new Notifier(undefined, opts.log);
   notifier.ready();
   try {
     await holdLink(opts, notifier, (l) => {
@@ -46,16 +45,16 @@ export async function runHost(opts: RunOptions): Promise<void> {
 
 async function holdLink(opts: RunOptions, notifier: Notifier, linked: (l: Link) => void): Promise<void> {
   const wait = Math.min(5000, notifier.everyMs ?? 5000);
-  const id = await waitForIdentity(opts.dir, opts.log, wait, opts.signal, () => notifier.alive());
+  const id = await waitForIdentity(opts.config.dir, opts.log, wait, opts.signal, () => notifier.alive());
   if (!id) return;
   setLogNode(id.name);
-  const agent = new Agent(id, opts.dir, opts.env, opts.log);
+  const agent = new Agent(id, opts.config, opts.log);
   await agent.start();
   if (notifier.everyMs) agent.feedWatchdog(() => notifier.alive(), notifier.everyMs);
   let heard: NodeJS.Timeout | undefined;
   const link = new Link(
     id,
-    backoffFromEnv(opts.env),
+    opts.config.backoff,
     {
       log: opts.log,
       connected: async (conn) => {
@@ -73,16 +72,13 @@ async function holdLink(opts: RunOptions, notifier: Notifier, linked: (l: Link) 
           }
         });
         publishHeard(ch, id.name, id.broker.user);
-        heard = setInterval(
-          () => {
-            try {
-              publishHeard(ch, id.name, id.broker.user);
-            } catch {
-              /* link gone: the link says so */
-            }
-          },
-          heardSeconds(opts.env) * 1000,
-        );
+        heard = setInterval(() => {
+          try {
+            publishHeard(ch, id.name, id.broker.user);
+          } catch {
+            /* link gone: the link says so */
+          }
+        }, opts.config.heardSeconds * 1000);
       },
       lost: () => {
         clearInterval(heard);
@@ -114,7 +110,7 @@ async function holdLink(opts: RunOptions, notifier: Notifier, linked: (l: Link) 
  */
 function currentBrokers(opts: RunOptions, id: Identity): BrokerAddress[] {
   try {
-    const now = loadIdentity(opts.dir);
+    const now = loadIdentity(opts.config.dir);
     if (now) id.brokers = now.brokers;
   } catch (err) {
     opts.log(`keeping the brokers known before: ${(err as Error).message}`);

@@ -1,7 +1,9 @@
 // What the lab does with a mesh once it is up, through the operator's own
 // `mesh` on the first node: enrol a machine by token, declare, wait for the
 // nodes to report what they were sent, and look at the overlay.
-import { LabHandle, NODE, MESH_HOST_JS, until } from './handle.js';
+import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { LabHandle, DIST, NODE, MESH_HOST_JS, until } from './handle.js';
 
 /** Issue a token on the first node and spend it on machine `m`, which then runs its host. */
 export async function joinMachine(h: LabHandle, m: string, say: (l: string) => void): Promise<void> {
@@ -162,4 +164,13 @@ export async function waitMatrix(
     matrix = await pingMatrix(h, addresses);
   }
   return { matrix, addresses };
+}
+
+/** Write module NAME of RESOURCES beside the lab and add it to the catalogue with the first node's `mesh module add`. */
+export async function moduleOf(h: LabHandle, name: string, resources: unknown[]): Promise<void> {
+  const dir = join(h.dir, 'modules');
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ name, resources }, null, 2));
+  await h.meshOk(['module', 'add', file]);
 }

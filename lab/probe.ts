@@ -5,6 +5,7 @@
 import { createServer, connect } from 'node:net';
 import { apply, reconcile } from '../host/apply/engine.js';
 import { parseResources } from '../src/wire/parse_resources.js';
+import { hostConfig, driverSettings } from '../host/config.js';
 
 const [op, ...args] = process.argv.slice(2);
 
@@ -17,7 +18,6 @@ async function stdin(): Promise<string> {
 if (op === 'apply' || op === 'reconcile') {
   // Run inside a lab machine's own namespaces: load for real (test/run.ts
   // turns loading off for the hosts that share the machine's namespace).
-  delete process.env.MESH_HOST_FIREWALL;
   const resources = parseResources(JSON.parse(await stdin()));
   const opts = {
     stateDir: args[0]!,
@@ -26,6 +26,8 @@ if (op === 'apply' || op === 'reconcile') {
       throw new Error('none');
     },
     overlayKeyPath: '/nonexistent',
+    // The probe looks at the firewall a real host loads, whatever this shell says.
+    ...driverSettings({ ...hostConfig(), firewall: true }),
   };
   const out = await (op === 'apply' ? apply : reconcile)(resources, 'declared', opts);
   process.stdout.write(JSON.stringify(out));

@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import type { BrokersResource } from '../../src/wire/resources.js';
 import type { Driver } from './driver.js';
-import { hostPort } from '../../src/broker/connect.js';
+import { splitHostPort } from '../../src/wire/names.js';
 import { loadIdentity, saveBrokers, identityPath, type BrokerAddress } from '../identity.js';
 
 const listOf = (r: BrokersResource): BrokerAddress[] =>
-  r.brokers.map((b) => ({ ...hostPort(b.address), fingerprint: b.fingerprint }));
+  r.brokers.map((b) => ({ ...splitHostPort(b.address), fingerprint: b.fingerprint }));
 const said = (l: BrokerAddress[]) => l.map((b) => `${b.host}:${b.port}`).join(', ');
 
 export const brokersDriver: Driver<BrokersResource> = {

@@ -7,6 +7,7 @@ import { digestOf } from './digest.js';
 import { checkPath } from './paths.js';
 import { run, runAny } from '../../src/sys/proc.js';
 import { refuse } from '../../src/sys/errors.js';
+import { isNodeName } from '../../src/wire/names.js';
 
 // systemctl and podman answer in seconds; five minutes is a hung tool (or a slow image pull), said as such.
 const LIMIT = { timeoutMs: 300_000 };
@@ -22,7 +23,7 @@ export const DIGEST_LABEL = 'mesh.digest';
 const containerName = (r: { name: string }) => `mesh-${r.name}`;
 
 function check(r: ContainerResource, ctx: DriverContext): void {
-  if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
+  if (!isNodeName(r.name)) {
     throw refuse(
       'MSH81',
       `Container name ${JSON.stringify(r.name)} is refused`,

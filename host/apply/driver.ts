@@ -1,18 +1,8 @@
 // The contract every resource kind's driver keeps. The engine (engine.ts)
 // orders the drivers, records origins and decides removals; a driver knows
 // only how to look at, make and unmake one kind of thing on this machine.
-import type { Resource, Origin } from '../../src/wire/resources.js';
-
-/** What the host records of a resource it applied: enough to remove it. */
-export interface Held {
-  id: string;
-  kind: Resource['kind'];
-  /** The path or name the driver needs to remove it. */
-  target: string;
-  origin: Origin;
-  /** sha256 hex of what was applied (content, unit, config), for drift and restart-on. */
-  digest: string;
-}
+import type { Resource } from '../../src/wire/resources.js';
+import type { HeldEntry } from '../../src/wire/report.js';
 
 export interface DriverContext {
   /** The host's own state directory (0700). Drivers keep pid files etc. under it. */
@@ -23,6 +13,10 @@ export interface DriverContext {
   openSealed(blob: string): Uint8Array;
   /** Path of the node's overlay private key file (the WireGuard key). */
   overlayKeyPath: string;
+  /** Where wg-quick files live (MESH_WG_DIR). */
+  wgDir: string;
+  /** False: the firewall is held, not loaded (MESH_HOST_FIREWALL=off). */
+  firewall: boolean;
   /** Ids and absolute paths changed so far in this apply (D4 restart-on). */
   changed: Set<string>;
   log(line: string): void;
@@ -32,7 +26,7 @@ export type Observed = 'ok' | 'drift' | 'absent';
 
 export interface Driver<R extends Resource = Resource> {
   kind: R['kind'];
-  /** The path or name recorded in Held.target. */
+  /** The path or name recorded in HeldEntry.target. */
   target(r: R): string;
   /** sha256 hex of the desired state. */
   digest(r: R): string;
@@ -42,6 +36,6 @@ export interface Driver<R extends Resource = Resource> {
   apply(r: R, ctx: DriverContext): Promise<boolean>;
   /** Restart a running thing so it reflects its files (D4). Optional per kind. */
   restart?(r: R, ctx: DriverContext): Promise<void>;
-  /** Unmake what was applied, knowing only what Held records. */
-  remove(held: Held, ctx: DriverContext): Promise<void>;
+  /** Unmake what was applied, knowing only what HeldEntry records. */
+  remove(held: HeldEntry, ctx: DriverContext): Promise<void>;
 }

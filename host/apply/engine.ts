@@ -2,7 +2,8 @@
 // order, records what it holds and where it came from, removes what its
 // origin no longer declares, and restarts what must reflect changed files.
 import type { Origin, Resource, ResourceKind } from '../../src/wire/resources.js';
-import type { DriverContext, Held } from './driver.js';
+import type { DriverContext } from './driver.js';
+import type { HeldEntry } from '../../src/wire/report.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, writeState, withOrigin } from './state.js';
 import { withStateLock } from './lock.js';
@@ -20,11 +21,8 @@ export const KIND_ORDER: ResourceKind[] = [
   'brokers',
 ];
 
-export interface ApplyOptions {
-  stateDir: string;
-  roots: string[];
-  openSealed(blob: string): Uint8Array;
-  overlayKeyPath: string;
+/** What an apply is given: the drivers' context but for what the apply itself keeps (changed) and the log, optional here. */
+export interface ApplyOptions extends Omit<DriverContext, 'changed' | 'log'> {
   log?(line: string): void;
   /** Defaults to the registry (registry.ts); tests may hand their own. */
   drivers?: ReadonlyMap<ResourceKind, AnyDriver>;
@@ -37,7 +35,7 @@ export interface Failure {
 
 export interface ApplyResult {
   /** Everything this host holds after the apply, of both origins. */
-  held: Held[];
+  held: HeldEntry[];
   /** Ids a driver changed on the machine. */
   changed: string[];
   /** Ids removed because their origin no longer declares them. */
@@ -68,7 +66,7 @@ export function reconcile(resources: Resource[], origin: Origin, opts: ApplyOpti
 }
 
 /** What this host holds, from its state file. */
-export function holdings(stateDir: string): Promise<Held[]> {
+export function holdings(stateDir: string): Promise<HeldEntry[]> {
   return readState(stateDir);
 }
 
@@ -78,7 +76,7 @@ export function holdings(stateDir: string): Promise<Held[]> {
  * removed. Carried ones are never touched: the bundle, not the mesh, owns them.
  */
 export function removeOrphans(
-  previouslyHeld: Held[],
+  previouslyHeld: HeldEntry[],
   resources: Resource[],
   opts: ApplyOptions,
 ): Promise<OrphanResult> {
@@ -121,6 +119,8 @@ function contextOf(opts: ApplyOptions): DriverContext {
     roots: opts.roots,
     openSealed: opts.openSealed,
     overlayKeyPath: opts.overlayKeyPath,
+    wgDir: opts.wgDir,
+    firewall: opts.firewall,
     changed: new Set(),
     log: opts.log ?? (() => {}),
   };
@@ -161,7 +161,7 @@ async function run(
   const before = await readState(opts.stateDir);
   const prevById = new Map(before.map((h) => [h.id, h]));
   const out: ReconcileResult = { held: [], changed: [], removed: [], restarted: [], failed: [], corrected: [] };
-  const mine: Held[] = [];
+  const mine: HeldEntry[] = [];
   const applied = new Set<string>(); // applied without error: eligible for restart-on
   const made = new Set<string>(); // created or changed now: already reflects its files
 
@@ -228,11 +228,11 @@ async function run(
 
 /** Remove in reverse kind order: services stop before the files they read go. */
 async function removeAll(
-  held: Held[],
+  held: HeldEntry[],
   opts: ApplyOptions,
   ctx: DriverContext,
-): Promise<OrphanResult & { kept: Held[] }> {
-  const out = { removed: [] as string[], failed: [] as Failure[], kept: [] as Held[] };
+): Promise<OrphanResult & { kept: HeldEntry[] }> {
+  const out = { removed: [] as string[], failed: [] as Failure[], kept: [] as HeldEntry[] };
   for (const h of byKind(held).reverse()) {
     try {
       await driverFor(h.kind, opts).remove(h, ctx);

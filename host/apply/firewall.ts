@@ -103,16 +103,15 @@ async function kept(ctx: DriverContext): Promise<Kept | null> {
   }
 }
 
-// MESH_HOST_FIREWALL=off: a host that shares its network namespace with
-// other things that must not be closed (the test suites' hosts run in the
-// machine's own namespace) holds its firewall without loading it, and says so.
-// Every real host, the bundle's and the lab's, loads it.
-const off = () => process.env.MESH_HOST_FIREWALL === 'off';
+// MESH_HOST_FIREWALL=off (ctx.firewall false): a host that shares its network
+// namespace with other things that must not be closed (the test suites' hosts
+// run in the machine's own namespace) holds its firewall without loading it,
+// and says so. Every real host, the bundle's and the lab's, loads it.
 
 const digest = (r: FirewallResource) => digestOf({ kind: 'firewall', name: r.name, rules: r.rules });
 
 async function observe(r: FirewallResource, ctx: DriverContext): Promise<Observed> {
-  if (off()) return 'ok';
+  if (!ctx.firewall) return 'ok';
   const now = await listTable();
   if (now === null) return 'absent';
   const k = await kept(ctx);
@@ -125,7 +124,7 @@ export const firewallDriver: Driver<FirewallResource> = {
   digest,
   observe,
   async apply(r, ctx) {
-    if (off()) {
+    if (!ctx.firewall) {
       ctx.log('firewall: held, not loaded (MESH_HOST_FIREWALL=off)');
       return false;
     }
@@ -143,7 +142,7 @@ export const firewallDriver: Driver<FirewallResource> = {
     return true;
   },
   async remove(held, ctx) {
-    if (off()) return;
+    if (!ctx.firewall) return;
     // What this driver made, it unmakes: the machine's own ruleset, if any,
     // decides again. (The mesh composes a firewall for every node, so this
     // happens only when a node stops being declared one on purpose.)

@@ -8,12 +8,13 @@ import { digestOf } from './digest.js';
 import { observeProcess, removeProcess, startProcess, stopProcess } from './service_process.js';
 import { applyUnit, observeUnit, removeUnit, restartUnit } from './service_systemd.js';
 import { refuse } from '../../src/sys/errors.js';
+import { isNodeName } from '../../src/wire/names.js';
 
 // Checked on every call, not once: the lab runs hosts with and without it.
 const hasSystemd = () => existsSync('/run/systemd/system');
 
 function check(r: ServiceResource): void {
-  if (!/^[a-z][a-z0-9-]{0,62}$/.test(r.name)) {
+  if (!isNodeName(r.name)) {
     throw refuse(
       'MSH81',
       `Service name ${JSON.stringify(r.name)} is refused`,

@@ -165,6 +165,9 @@ export function superviseServices(stateDir: string, opts: SuperviseOptions): { s
       throw new Error('none');
     },
     overlayKeyPath: '',
+    // Services only: no interface or firewall is applied here.
+    wgDir: '',
+    firewall: false,
     changed: new Set(),
     log: opts.log,
   };

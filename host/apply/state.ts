@@ -5,23 +5,23 @@ import { mkdir } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Origin } from '../../src/wire/resources.js';
-import type { Held } from './driver.js';
+import type { HeldEntry } from '../../src/wire/report.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { refuse } from '../../src/sys/errors.js';
 
 interface StateFile {
   v: 1;
-  resources: Held[];
+  resources: HeldEntry[];
 }
 
 export const statePath = (stateDir: string) => join(stateDir, 'applied.json');
 
 /** D3: an entry written before `origin` existed came from the bundle. */
-export function withOrigin(h: Omit<Held, 'origin'> & { origin?: Origin }): Held {
+export function withOrigin(h: Omit<HeldEntry, 'origin'> & { origin?: Origin }): HeldEntry {
   return { ...h, origin: h.origin === 'declared' ? 'declared' : 'carried' };
 }
 
-export async function readState(stateDir: string): Promise<Held[]> {
+export async function readState(stateDir: string): Promise<HeldEntry[]> {
   let text: string;
   try {
     // Synchronous, as keep.ts and serial.ts read theirs: a small file, and no thread-pool round trips.
@@ -42,7 +42,7 @@ export async function readState(stateDir: string): Promise<Held[]> {
   return parsed.resources.map(withOrigin);
 }
 
-export async function writeState(stateDir: string, held: Held[]): Promise<void> {
+export async function writeState(stateDir: string, held: HeldEntry[]): Promise<void> {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const body: StateFile = { v: 1, resources: held };
   await writeAtomic(statePath(stateDir), JSON.stringify(body, null, 2) + '\n', 0o600);

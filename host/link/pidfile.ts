@@ -6,10 +6,6 @@
 import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export function pidFilePath(dir: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.MESH_HOST_PIDFILE || join(dir, 'mesh-host.pid');
-}
-
 export function writePidFile(path: string, pid = process.pid): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${pid}.tmp`;

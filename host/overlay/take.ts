@@ -25,7 +25,8 @@ import { x25519 } from '@noble/curves/ed25519.js';
 import { loadIdentity, saveIdentity, overlayKeyPath, type Identity } from '../identity.js';
 import { readKept } from '../keep.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
-import { wireguardDriver, WG_DIR } from '../apply/wireguard/driver.js';
+import { wireguardDriver } from '../apply/wireguard/driver.js';
+import { driverSettings, type HostConfig } from '../config.js';
 import type { DriverContext } from '../apply/driver.js';
 import { run, runAny } from '../../src/sys/proc.js';
 import { quietEnv } from '../apply/wireguard/quiet_env.js';
@@ -65,6 +66,8 @@ class NotTaken extends Error {}
 
 export interface TakeOptions {
   dir: string;
+  /** The host's settings (where wg-quick files live). */
+  config: HostConfig;
   tunnel: string;
   log(line: string): void;
   replyTimeoutMs?: number;
@@ -127,7 +130,7 @@ interface Found {
 
 /** 1. Look at the found tunnel: up, started from a file, its key, port and address. */
 async function look(tunnel: string, opts: TakeOptions, acc: TakeAccount): Promise<Found> {
-  const file = join(WG_DIR, `${tunnel}.conf`);
+  const file = join(opts.config.wgDir, `${tunnel}.conf`);
   if (!(await linkUp(tunnel))) {
     // It may be coming up right now: look again for a moment.
     await new Promise((r) => setTimeout(r, opts.lookAgainMs ?? 2000));
@@ -267,6 +270,7 @@ function driverContext(opts: TakeOptions, id: Identity): DriverContext {
     roots: [],
     openSealed: (b) => openSealed(b, sealing),
     overlayKeyPath: overlayKeyPath(opts.dir),
+    ...driverSettings(opts.config),
     changed: new Set(),
     log: opts.log,
   };

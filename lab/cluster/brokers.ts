@@ -12,7 +12,7 @@ import { DIST, NODE, type LabHandle } from '../handle.js';
 import { overlayNodes } from '../mesh_ops.js';
 import { ctlEnv } from '../../bundle/broker_cluster.js';
 import { DEFAULT_PORTS, type Options } from '../../bundle/layout.js';
-import { hostPort } from '../../src/broker/connect.js';
+import { splitHostPort } from '../../src/wire/names.js';
 import type { BrokerHop } from '../../src/home/home.js';
 
 export const BROKER_MACHINES = ['b1', 'b2'];
@@ -115,7 +115,7 @@ export async function brokerHop(h: LabHandle, m: string): Promise<BrokerHop> {
     throw new Error(
       `mesh broker list names no broker node run by ${m}: ${rows.map((x) => `${x.address} (${x.node ?? '-'})`).join(', ')}`,
     );
-  const { host, port } = hostPort(r.address);
+  const { host, port } = splitHostPort(r.address);
   return { host, port, fingerprint: r.fingerprint };
 }
 

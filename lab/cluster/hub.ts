@@ -10,7 +10,7 @@
 import { withStore } from '../../src/store/with_store.js';
 import { issueToken } from '../../src/inventory/token.js';
 import { nodeRetire } from '../../src/inventory/node.js';
-import { declareChanged } from '../../src/assignment/declare.js';
+import { redeclare } from '../../src/provision/redeclare.js';
 import { ManagementApi } from '../../src/broker/management.js';
 import { management } from '../../src/broker/admin.js';
 import { readBroker } from '../../src/home/home.js';
@@ -122,8 +122,8 @@ async function retire(): Promise<unknown> {
       if (!/no node named/.test((err as Error).message)) throw err;
     }),
   );
-  const d = await declareChanged({});
-  return { retired: names.length, redeclared: d.length };
+  const { redeclared } = await redeclare();
+  return { retired: names.length, redeclared: redeclared.length };
 }
 
 async function connections(): Promise<unknown> {

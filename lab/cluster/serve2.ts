@@ -11,13 +11,13 @@
 // supervises the serve and the first node's the relays, as every
 // long-running process of the lab is supervised (no systemd here).
 import { join } from 'node:path';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { writeAtomic } from '../../src/sys/atomic.js';
 import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
 import { DEFAULT_PORTS } from '../../bundle/layout.js';
 import { DIST, NODE, type LabHandle } from '../handle.js';
 import type { BrokerHop } from '../../src/home/home.js';
-import { owedBy, overlayNodes, waitApplied, type DeclaredRow } from '../mesh_ops.js';
+import { moduleOf, owedBy, overlayNodes, waitApplied, type DeclaredRow } from '../mesh_ops.js';
 
 export const SERVE_MACHINE = 'b1';
 export const SERVE_MODULE = 'lab-serve';
@@ -53,14 +53,6 @@ export function servePidPath(h: LabHandle, m: string): string | null {
       ? join(h.hostDir(h.hub), 'services', 'mesh-serve.pid')
       : join(h.hostDir(m), 'services', `${SERVE_MODULE}.pid`);
   return existsSync(p) ? p : null;
-}
-
-async function moduleOf(h: LabHandle, name: string, resources: unknown[]): Promise<void> {
-  const dir = join(h.dir, 'modules');
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ name, resources }, null, 2));
-  await h.meshOk(['module', 'add', file]);
 }
 
 /**

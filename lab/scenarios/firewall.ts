@@ -5,9 +5,8 @@
 // declaration signed by the mesh whose firewall carries an nft injection is
 // refused by the host as malformed, with nothing of it applied.
 import { join } from 'node:path';
-import { writeFileSync, mkdirSync } from 'node:fs';
 import type { Scenario } from './scenario.js';
-import { owedBy, waitApplied, overlayNodes } from '../mesh_ops.js';
+import { moduleOf, owedBy, waitApplied, overlayNodes } from '../mesh_ops.js';
 import { DIST, NODE, until, type LabHandle } from '../handle.js';
 
 const PROVIDER = 'b1';
@@ -15,14 +14,6 @@ const CONSUMER = 'b2';
 const OUTSIDER = 'hub';
 const PORT = 7432;
 const PROBE = join(DIST, 'lab/probe.js');
-
-async function moduleOf(h: LabHandle, name: string, resources: unknown[]): Promise<void> {
-  const dir = join(h.dir, 'modules');
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ name, resources }, null, 2));
-  await h.meshOk(['module', 'add', file]);
-}
 
 const reach = async (h: LabHandle, from: string, address: string) =>
   (await h.ok(from, [NODE, PROBE, 'connect', address, String(PORT)])).trim();

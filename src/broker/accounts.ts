@@ -96,7 +96,7 @@ export class Accounts {
 
   /** The account name of a build machine. */
   builderAccount(name: string): string {
-    return `${this.m.accountPrefix ?? ''}builder.${nodeName(name, 'builder name')}`;
+    return accountOf(nodeName(name, 'builder name'), this.m.accountPrefix, 'builder');
   }
 
   /** An account for a build machine: reads the build queue, writes the exchange. */

@@ -4,7 +4,7 @@
 // home stays below broker (the arrows only run down).
 import type { BrokerConfig, BrokerHop } from '../home/home.js';
 import { refuse } from '../sys/errors.js';
-import { FINGERPRINT } from '../wire/token.js';
+import { HOST, isPort, isFingerprint } from '../wire/names.js';
 import type { Endpoint } from './connect.js';
 import type { Management } from './accounts.js';
 import { Turns } from './turns.js';
@@ -23,12 +23,11 @@ function hop(a: unknown, i: number, n: number): BrokerHop {
   if (typeof a !== 'object' || a === null || Array.isArray(a))
     throw refuse('MSHJ0', `${at} is not a broker node`, `give ${form}`);
   const { host, port, fingerprint } = a as Record<string, unknown>;
-  if (typeof host !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(host))
+  if (typeof host !== 'string' || !HOST.test(host))
     throw refuse('MSHJ1', `${at} has no usable "host" (${JSON.stringify(host)})`);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
-    throw refuse('MSHJ2', `${at} (${host}) has no usable "port" (${JSON.stringify(port)})`);
+  if (!isPort(port)) throw refuse('MSHJ2', `${at} (${host}) has no usable "port" (${JSON.stringify(port)})`);
   if (fingerprint === undefined) return { host, port };
-  if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) {
+  if (!isFingerprint(fingerprint)) {
     throw refuse('MSHJ3', `${at} (${host}:${port}) has a "fingerprint" that is not a SHA-256 fingerprint`);
   }
   return { host, port, fingerprint };

@@ -66,10 +66,3 @@ function abortable(p: Promise<Connection>, signal?: AbortSignal): Promise<Connec
     );
   });
 }
-
-/** "host:port" to parts, or an error naming the form. */
-export function hostPort(s: string): { host: string; port: number } {
-  const m = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(s);
-  if (!m || Number(m[2]) > 65535) throw new Error(`${JSON.stringify(s)} is not HOST:PORT.`);
-  return { host: m[1]!, port: Number(m[2]) };
-}

@@ -7,7 +7,8 @@
 // silently become another builder.
 import { randomBytes } from 'node:crypto';
 import { readEnrolLine, writeBuilderEnrol, BUILDER_ENROL } from '../wire/builder_line.js';
-import { connectBroker, hostPort } from '../broker/connect.js';
+import { connectBroker } from '../broker/connect.js';
+import { splitHostPort } from '../wire/names.js';
 import { BUILD_QUEUE, EXCHANGE } from '../broker/topology.js';
 import { publish } from '../broker/publish.js';
 import { loadCredential, saveCredential, credentialPath, type Credential } from './credential.js';
@@ -28,7 +29,7 @@ export async function enrolBuilder(
   }
   const line = readEnrolLine(lineText);
   const chosen = randomBytes(32).toString('base64url');
-  const { host, port } = hostPort(line.broker);
+  const { host, port } = splitHostPort(line.broker);
   const cred: Credential = {
     v: 1,
     name: line.name,

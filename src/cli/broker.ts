@@ -1,6 +1,6 @@
 // `mesh broker add|list|remove`: the brokers every host may dial, declared to
 // every node. The home's broker is the only one until one is added.
-import { redeclare, redeclareLine } from './redeclare.js';
+import { afterChange, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { brokerAdd, brokerList, brokerRemove } from '../inventory/broker.js';
@@ -29,7 +29,7 @@ export function registerBroker(p: Program): void {
             'give --fingerprint FP (openssl x509 -noout -fingerprint -sha256 -in CERT prints it)',
           );
         }
-        const r = await redeclare(
+        const r = await afterChange(
           await brokerAdd(String(address), o.fingerprint, o.node === undefined ? undefined : String(o.node)),
         );
         emit(r, o, (d) =>
@@ -80,7 +80,7 @@ export function registerBroker(p: Program): void {
     .action(
       p.wrap(async (address: string, o: { json?: boolean }) => {
         emit(
-          await redeclare(await brokerRemove(String(address))),
+          await afterChange(await brokerRemove(String(address))),
           o,
           (d) => `removed broker ${d.removed}\n${redeclareLine(d.redeclared, d)}`,
         );

@@ -10,11 +10,16 @@ import { refuse } from '../sys/errors.js';
 // never needs and would pay for at every start.
 const redeclaring = () => import('./redeclare.js');
 const assigning = async (m: string, n: string, on: boolean) => {
-  const [{ redeclare }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);
-  return redeclare(await assign(m, n, on));
+  const [{ afterChange }, { assign }] = await Promise.all([redeclaring(), import('../assignment/assign.js')]);
+  return afterChange(await assign(m, n, on));
 };
 
 export function registerDeclaration(p: Program): void {
+  for (const command of [assignCommand, unassignCommand, planCommand, freshnessCommand, declareCommand, outboxCommand])
+    command(p);
+}
+
+function assignCommand(p: Program): void {
   p.prog
     .command('assign <module> <node>')
     .describe(
@@ -32,7 +37,9 @@ export function registerDeclaration(p: Program): void {
         );
       }),
     );
+}
 
+function unassignCommand(p: Program): void {
   p.prog
     .command('unassign <module> <node>')
     .describe('Stop running MODULE on NODE: the next declaration leaves its resources out, and the node removes them.')
@@ -48,7 +55,9 @@ export function registerDeclaration(p: Program): void {
         );
       }),
     );
+}
 
+function planCommand(p: Program): void {
   p.prog
     .command('plan [node]')
     .describe([
@@ -104,7 +113,9 @@ export function registerDeclaration(p: Program): void {
           );
       }),
     );
+}
 
+function freshnessCommand(p: Program): void {
   p.prog
     .command('freshness')
     .describe([
@@ -132,7 +143,9 @@ export function registerDeclaration(p: Program): void {
         );
       }),
     );
+}
 
+function declareCommand(p: Program): void {
   p.prog
     .command('declare [node]')
     .describe([
@@ -161,7 +174,9 @@ export function registerDeclaration(p: Program): void {
         );
       }),
     );
+}
 
+function outboxCommand(p: Program): void {
   p.prog
     .command('outbox')
     .describe(

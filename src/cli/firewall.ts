@@ -4,6 +4,7 @@ import { emit, table } from './print.js';
 import { firewallShow, firewallRows } from '../assignment/firewall.js';
 import { setSshPort } from '../overlay/firewall.js';
 import { refuse } from '../sys/errors.js';
+import { isPort } from '../wire/names.js';
 
 export function registerFirewall(p: Program): void {
   p.prog
@@ -38,8 +39,7 @@ export function registerFirewall(p: Program): void {
     .action(
       p.wrap(async (port: string, o: { json?: boolean }) => {
         const n = Number(port);
-        if (!Number.isInteger(n) || n < 1 || n > 65535)
-          throw refuse('MSH65', `${JSON.stringify(port)} is not a port number`);
+        if (!isPort(n)) throw refuse('MSH65', `${JSON.stringify(port)} is not a port number`);
         emit(
           await setSshPort(n),
           o,

@@ -1,6 +1,6 @@
 // `mesh module add|source|list`: the catalogue (B2): what modules exist, at
 // which version, from which commit, whether behind their source, where they run.
-import { redeclare, redeclareLine } from './redeclare.js';
+import { afterChange, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { moduleAdd } from '../catalogue/module_add.js';
@@ -20,7 +20,7 @@ export function registerModule(p: Program): void {
     .action(
       p.wrap(async (file: string, o: { json?: boolean }) =>
         emit(
-          await redeclare(await moduleAdd(String(file))),
+          await afterChange(await moduleAdd(String(file))),
           o,
           (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared, d)}`,
         ),

@@ -1,5 +1,5 @@
 // `mesh node list`, `mesh node retire`: the machines the mesh knows.
-import { redeclare, redeclareLine } from './redeclare.js';
+import { afterChange, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { nodeList, nodeOutdated, nodeRetire } from '../inventory/node.js';
@@ -47,7 +47,7 @@ export function registerNode(p: Program): void {
     .action(
       p.wrap(async (name: string, o: { json?: boolean }) =>
         emit(
-          await redeclare(await nodeRetire(String(name))),
+          await afterChange(await nodeRetire(String(name))),
           o,
           (d) => `retired ${d.retired}\n${redeclareLine(d.redeclared, d)}`,
         ),

@@ -1,6 +1,6 @@
 // `mesh overlay show|hub|address`: the WireGuard graph the mesh computes (O1)
 // and the two facts of it an operator decides.
-import { redeclare, redeclareLine } from './redeclare.js';
+import { afterChange, redeclareLine } from './redeclare.js';
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { overlayShow, overlayRows, overlayDot } from '../overlay/show.js';
@@ -48,7 +48,7 @@ export function registerOverlay(p: Program): void {
     .example('overlay hub gw1 --off')
     .action(
       p.wrap(async (node: string, o: { off?: boolean; json?: boolean }) => {
-        const r = await redeclare(await overlayHub(String(node), !o.off));
+        const r = await afterChange(await overlayHub(String(node), !o.off));
         emit(
           r,
           o,
@@ -68,7 +68,7 @@ export function registerOverlay(p: Program): void {
     .example('overlay address web1 10.99.0.7')
     .action(
       p.wrap(async (node: string, address: string, o: { json?: boolean }) => {
-        const r = await redeclare(await overlayAddress(String(node), String(address)));
+        const r = await afterChange(await overlayAddress(String(node), String(address)));
         emit(
           r,
           o,

@@ -2,7 +2,7 @@
 // module provides, to which consumers, one credential a pair.
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
-import { redeclare, redeclareLine } from './redeclare.js';
+import { afterChange, redeclareLine } from './redeclare.js';
 import { sentLine } from './sent.js';
 import { setRoot, offer, grant, revoke, provisionList, holders } from '../provision/grants.js';
 import { refuse } from '../sys/errors.js';
@@ -77,7 +77,7 @@ function grantCommand(p: Program): void {
           c: string,
           o: { database?: string; user?: string; name?: string; port?: number; json?: boolean },
         ) => {
-          const r = await redeclare(await grant(String(p), String(c), o));
+          const r = await afterChange(await grant(String(p), String(c), o));
           emit(
             r,
             o,
@@ -99,7 +99,7 @@ function revokeCommand(p: Program): void {
     .action(
       p.wrap(async (p: string, c: string, o: { json?: boolean }) =>
         emit(
-          await redeclare(await revoke(String(p), String(c))),
+          await afterChange(await revoke(String(p), String(c))),
           o,
           (d) =>
             `${d.revoked ? `revoked ${d.provision} from ${d.consumer}` : `${d.consumer} was not granted ${d.provision}`}\n${redeclareLine(d.redeclared, d)}`,

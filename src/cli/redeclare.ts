@@ -1,37 +1,24 @@
-// W2 at the end of every command that changes state: the nodes whose
-// composition now differs from what they were last declared are owed a new
-// declaration (declareChanged), and the command says which. First, a secret
-// some holder has no current copy of (a module newly placed on a node) is made
-// again for every holder (S3: the mesh cannot read the old value to seal it to
-// the newcomer), so both ends and the new holder learn it in the same push.
-import { declareChanged, type Declared } from '../assignment/declare.js';
-import { remake, type Remade } from '../provision/remake.js';
+// What a command that changed state says about W2's one step
+// (src/provision/redeclare.ts): the secrets it made again, the nodes it
+// re-declared, the changes a rollout holds.
+import { redeclare, type Redeclared } from '../provision/redeclare.js';
+import type { Declared } from '../assignment/declare.js';
 
-export interface Redeclared {
-  redeclared: Declared[];
-  remade?: Remade['made'];
-  notRemade?: Remade['refused'];
-  held?: string[];
-}
+type Shown = { redeclared: Declared[] } & Partial<Omit<Redeclared, 'redeclared'>>;
 
-/** RESULT with the declarations it made owed (and the changes a rollout holds), for printing and --json. */
-export async function redeclare<T extends object>(result: T): Promise<T & Redeclared> {
-  let held: string[] = [];
-  const onHeld = (nodes: string[]) => {
-    held = nodes;
-  };
-  const r = await remake({ onHeld });
-  const redeclared = r.made.length ? r.sent : await declareChanged({ onHeld });
+/** RESULT with W2's step taken after it, for printing and --json (empty lists left out). */
+export async function afterChange<T extends object>(result: T): Promise<T & Shown> {
+  const r = await redeclare();
   return {
     ...result,
-    redeclared,
-    ...(r.made.length ? { remade: r.made } : {}),
-    ...(r.refused.length ? { notRemade: r.refused } : {}),
-    ...(held.length ? { held } : {}),
+    redeclared: r.redeclared,
+    ...(r.remade.length ? { remade: r.remade } : {}),
+    ...(r.notRemade.length ? { notRemade: r.notRemade } : {}),
+    ...(r.held.length ? { held: r.held } : {}),
   };
 }
 
-export const redeclareLine = (d: Declared[], r: Omit<Redeclared, 'redeclared'> = {}) =>
+export const redeclareLine = (d: Declared[], r: Omit<Shown, 'redeclared'> = {}) =>
   [
     ...(r.remade ?? []).map(
       (m) =>

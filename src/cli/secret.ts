@@ -5,7 +5,7 @@ import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { list, sentLine } from './sent.js';
 import { rotate } from '../provision/rotate.js';
-import { remake } from '../provision/remake.js';
+import { redeclare } from '../provision/redeclare.js';
 import { placeSecret, secretList } from '../secret/accept.js';
 import { refuse } from '../sys/errors.js';
 
@@ -116,7 +116,8 @@ function remakeCommand(p: Program): void {
     .option('--json', 'Print as JSON')
     .action(
       p.wrap(async (o: { json?: boolean }) => {
-        const r = await remake();
+        const w = await redeclare();
+        const r = { made: w.remade, refused: w.notRemade, sent: w.redeclared };
         emit(r, o, (d) =>
           [
             ...d.made.map(

@@ -74,15 +74,8 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   const log = opts.log ?? ((l: string) => sysLog(l));
   const where: Listen = parseListen(opts.listen);
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
-  // CONSOLE_CONTEXTS, each opened here: the only store URLs the console is handed.
-  const stores: Record<ConsoleContext, Sql> = {
-    inventory: await connect('inventory', { max: 4, env: opts.env }),
-    assignment: await connect('assignment', { max: 2, env: opts.env }),
-    overlay: await connect('overlay', { max: 2, env: opts.env }),
-    catalogue: await connect('catalogue', { max: 2, env: opts.env }),
-    // The history, read as `mesh log` reads it: with the audit context's own store.
-    audit: await connect('audit', { max: 2, env: opts.env }),
-  };
+  // CONSOLE_CONTEXTS, each opened in openStores: the only store URLs the console is handed.
+  const stores = await openStores(opts.env);
   const fleet = new LiveFleet(stores, log);
   await fleet.start();
   const files = new Map(
@@ -91,6 +84,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       .map((f) => [f, readFileSync(join(STATIC, f))]),
   );
   const streams = new Set<ServerResponse>();
+  const ctx: Ctx = { stores, fleet, log, streams };
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((err) => {
@@ -133,13 +127,13 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       case '/api/fleet':
         return json(res, fleet.current());
       case '/api/fleet/events':
-        return events(req, res, session);
+        return events(ctx, req, res, session);
       case '/api/history':
-        return history(url, res);
+        return history(ctx, url, res);
       case '/api/rollouts':
-        return rollouts(url, res);
+        return rollouts(ctx, url, res);
       case '/api/node': {
-        const d = await nodeDetail(url.searchParams.get('name') ?? '');
+        const d = await nodeDetail(ctx, url.searchParams.get('name') ?? '');
         return d
           ? json(res, d)
           : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
@@ -176,123 +170,10 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     }
   }
 
-  async function nodeDetail(name: string) {
-    const status = fleet.current().find((r) => r.name === name);
-    if (!status) return null;
-    const [report, declared, failing, drift, refusals, refusal] = await Promise.all([
-      readReport(stores.inventory, name),
-      readNodeDeclarations(stores.assignment, name),
-      readFailing(stores.inventory, name),
-      readDrift(stores.inventory, name),
-      readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS }),
-      readRefusal(stores.inventory, name),
-    ]);
-    return {
-      status,
-      report: report && { ...report, serial: Number(report.serial) },
-      declared,
-      failing: failing.get(name) ?? [],
-      drift,
-      refusals,
-      refusal,
-    };
-  }
-
-  /** The rows `mesh log --node N --kind K --since D --limit L` prints; a filter it refuses is a 400 saying why. */
-  async function history(url: URL, res: ServerResponse): Promise<void> {
-    const q = (k: string) => url.searchParams.get(k) || undefined;
-    const limit = q('limit');
-    try {
-      const [rows, kinds] = await Promise.all([
-        readHistory(stores.audit, {
-          node: q('node'),
-          kind: q('kind'),
-          since: q('since'),
-          limit: limit === undefined ? undefined : Number(limit),
-        }),
-        readKinds(stores.audit),
-      ]);
-      json(res, { rows, kinds });
-    } catch (err) {
-      if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
-      send(
-        res,
-        400,
-        'application/json',
-        JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }),
-      );
-    }
-  }
-
-  /** Every rollout (assignment.rollout_status), and the one `mesh rollout status [--rollout ID]` prints, with its nodes. */
-  async function rollouts(url: URL, res: ServerResponse): Promise<void> {
-    const id = url.searchParams.get('id') || undefined;
-    if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id))
-      return send(
-        res,
-        400,
-        'application/json',
-        JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }),
-      );
-    const [list, shown] = await Promise.all([
-      readRollouts(stores.assignment),
-      readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id)),
-    ]);
-    json(res, { rollouts: list, shown });
-  }
-
-  function events(req: IncomingMessage, res: ServerResponse, session: Session): void {
-    res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
-    streams.add(res);
-    const push = (e: FleetEvent) => res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
-    const off = fleet.subscribe(push);
-    // A comment now and then keeps proxies and idle timers from closing a quiet stream.
-    const beat = setInterval(() => res.write(': still here\n\n'), 25_000);
-    // The session was judged when the stream opened; it must not outlive the
-    // session. At its expiry the database judges it again (its clock, not
-    // ours), and a closed one ends the stream with a word the page acts on.
-    let expiry: NodeJS.Timeout | undefined;
-    const watch = (ms: number) => {
-      expiry = setTimeout(
-        () => {
-          sessionLeft(stores.inventory, session.cookie).then(
-            (left) => {
-              if (res.writableEnded) return;
-              if (left !== null) return watch(left + 5);
-              res.write('event: expired\ndata: {}\n\n');
-              res.end();
-            },
-            (err) => {
-              // Not known to be open is closed: the page's reconnect is judged afresh.
-              log(`console: could not judge a session (${(err as Error).message}); its stream is ended`);
-              res.end();
-            },
-          );
-        },
-        Math.min(ms, LONGEST_TIMER_MS),
-      );
-    };
-    watch(session.leftMs + 5);
-    const done = () => {
-      off();
-      clearInterval(beat);
-      clearTimeout(expiry);
-      streams.delete(res);
-    };
-    req.on('close', done);
-    res.on('close', done);
-  }
-
   const server = tls
     ? createHttps({ cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!) }, handler)
     : createHttp(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(where.port, where.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listening(server, where);
   const port = (server.address() as { port: number }).port;
   const url = consoleUrl({ host: where.host, port }, tls);
   log(`console: serving ${url} (read-only; sign in with a link from mesh console token)`);
@@ -306,6 +187,151 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       await Promise.all(Object.values(stores).map((s) => s.end()));
     },
   };
+}
+
+/** The stores the console reads, each with a pool of its own. */
+async function openStores(env?: NodeJS.ProcessEnv): Promise<Record<ConsoleContext, Sql>> {
+  return {
+    inventory: await connect('inventory', { max: 4, env }),
+    assignment: await connect('assignment', { max: 2, env }),
+    overlay: await connect('overlay', { max: 2, env }),
+    catalogue: await connect('catalogue', { max: 2, env }),
+    // The history, read as `mesh log` reads it: with the audit context's own store.
+    audit: await connect('audit', { max: 2, env }),
+  };
+}
+
+/** SERVER listening at WHERE, or the error that kept it from listening. */
+function listening(server: Server, where: Listen): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(where.port, where.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** What the console's pages and streams read from: its stores, the live fleet, its log and its open streams. */
+interface Ctx {
+  stores: Record<'inventory' | 'assignment' | 'overlay' | 'catalogue' | 'audit', Sql>;
+  fleet: LiveFleet;
+  log: (l: string) => void;
+  streams: Set<ServerResponse>;
+}
+
+/** What the node page shows of NAME, or null when the fleet has no such node. */
+async function nodeDetail({ stores, fleet }: Ctx, name: string) {
+  const status = fleet.current().find((r) => r.name === name);
+  if (!status) return null;
+  const [report, declared, failing, drift, refusals, refusal] = await Promise.all([
+    readReport(stores.inventory, name),
+    readNodeDeclarations(stores.assignment, name),
+    readFailing(stores.inventory, name),
+    readDrift(stores.inventory, name),
+    readHistory(stores.audit, { node: name, kind: 'refused', limit: REFUSALS }),
+    readRefusal(stores.inventory, name),
+  ]);
+  return {
+    status,
+    report: report && { ...report, serial: Number(report.serial) },
+    declared,
+    failing: failing.get(name) ?? [],
+    drift,
+    refusals,
+    refusal,
+  };
+}
+
+/** The rows `mesh log --node N --kind K --since D --limit L` prints; a filter it refuses is a 400 saying why. */
+async function history({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
+  const q = (k: string) => url.searchParams.get(k) || undefined;
+  const limit = q('limit');
+  try {
+    const [rows, kinds] = await Promise.all([
+      readHistory(stores.audit, {
+        node: q('node'),
+        kind: q('kind'),
+        since: q('since'),
+        limit: limit === undefined ? undefined : Number(limit),
+      }),
+      readKinds(stores.audit),
+    ]);
+    json(res, { rows, kinds });
+  } catch (err) {
+    if (!(err instanceof FilterError || err instanceof MeshError)) throw err;
+    send(
+      res,
+      400,
+      'application/json',
+      JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }),
+    );
+  }
+}
+
+/** Every rollout (assignment.rollout_status), and the one `mesh rollout status [--rollout ID]` prints, with its nodes. */
+async function rollouts({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
+  const id = url.searchParams.get('id') || undefined;
+  if (id !== undefined && !/^[1-9]\d{0,17}$/.test(id))
+    return send(
+      res,
+      400,
+      'application/json',
+      JSON.stringify({ error: `rollout ${JSON.stringify(id)} is not a rollout's number: pick one from the list.` }),
+    );
+  const [list, shown] = await Promise.all([
+    readRollouts(stores.assignment),
+    readRolloutStatus(stores.assignment, id === undefined ? undefined : Number(id)),
+  ]);
+  json(res, { rollouts: list, shown });
+}
+
+/** The fleet's events as a server-sent stream, ended when SESSION is. */
+function events(
+  { stores, fleet, log, streams }: Ctx,
+  req: IncomingMessage,
+  res: ServerResponse,
+  session: Session,
+): void {
+  res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+  streams.add(res);
+  const push = (e: FleetEvent) => res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
+  const off = fleet.subscribe(push);
+  // A comment now and then keeps proxies and idle timers from closing a quiet stream.
+  const beat = setInterval(() => res.write(': still here\n\n'), 25_000);
+  // The session was judged when the stream opened; it must not outlive the
+  // session. At its expiry the database judges it again (its clock, not
+  // ours), and a closed one ends the stream with a word the page acts on.
+  let expiry: NodeJS.Timeout | undefined;
+  const watch = (ms: number) => {
+    expiry = setTimeout(
+      () => {
+        sessionLeft(stores.inventory, session.cookie).then(
+          (left) => {
+            if (res.writableEnded) return;
+            if (left !== null) return watch(left + 5);
+            res.write('event: expired\ndata: {}\n\n');
+            res.end();
+          },
+          (err) => {
+            // Not known to be open is closed: the page's reconnect is judged afresh.
+            log(`console: could not judge a session (${(err as Error).message}); its stream is ended`);
+            res.end();
+          },
+        );
+      },
+      Math.min(ms, LONGEST_TIMER_MS),
+    );
+  };
+  watch(session.leftMs + 5);
+  const done = () => {
+    off();
+    clearInterval(beat);
+    clearTimeout(expiry);
+    streams.delete(res);
+  };
+  req.on('close', done);
+  res.on('close', done);
 }
 
 interface Session {

@@ -3,7 +3,7 @@
 // the token to mesh-host on its standard input.
 import { createHash, randomBytes } from 'node:crypto';
 import { withStore } from '../store/with_store.js';
-import { nodeName } from '../wire/names.js';
+import { nodeName, isHostPort } from '../wire/names.js';
 import { writeToken, pinOf } from '../wire/token.js';
 import { Accounts } from '../broker/accounts.js';
 import { readBroker, readSigner } from '../home/home.js';
@@ -30,7 +30,7 @@ export interface IssueOptions {
 export async function issueToken(name: string, opts: IssueOptions = {}) {
   nodeName(name);
   if (opts.site !== undefined) nodeName(opts.site, 'site');
-  if (opts.dialable !== undefined && !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(opts.dialable)) {
+  if (opts.dialable !== undefined && !isHostPort(opts.dialable)) {
     throw refuse('MSH16', `--dialable ${JSON.stringify(opts.dialable)} is not HOST:PORT`);
   }
   const ttl = parseDuration(opts.ttl ?? '1h');

@@ -33,13 +33,14 @@ export function prepare(provision: string, consumer: string): Promise<Prepared> 
   return withStore('provision', (psql) => preparePair(psql, provision, consumer));
 }
 
-/** Pairs some holder has no current copy of (a rejoined machine, a new holder): what `secret remake` makes again. */
-/** Pairs some holder has no current copy of; with HOLDER, only those it is one of. */
-export function staleCredentials(holder?: string): Promise<{ provision: string; consumer: string; secret: string }[]> {
+/** Pairs some holder has no current copy of (a rejoined machine, a new holder); with HOLDERS, only those one of them is in. */
+export function staleCredentials(
+  holders?: string[],
+): Promise<{ provision: string; consumer: string; secret: string }[]> {
   return withStore('provision', async (psql) =>
     (
       await psql`select provision, consumer, secret from provision.stale_credentials
-                                                             where ${holder ?? null}::text is null or ${holder ?? null}::text = any(holders_without_copy) order by secret`
+                                                             where ${holders ?? null}::text[] is null or ${holders ?? null}::text[] && holders_without_copy order by secret`
     ).map((r) => ({ provision: r.provision as string, consumer: r.consumer as string, secret: r.secret as string })),
   );
 }

@@ -8,7 +8,8 @@
 // found again at the next report, never a provider left holding the old.
 import type { Sql } from '../store/connect.js';
 import type { Signer } from '../home/home.js';
-import { declareChanged, type Declared } from '../assignment/declare.js';
+import type { Declared } from '../assignment/declare.js';
+import { redeclare } from './redeclare.js';
 
 export interface Settled {
   secret: string;
@@ -23,7 +24,8 @@ export async function settle(
 ): Promise<Settled[]> {
   const rows = await stores.provision`select secret, settled from provision.settled_by(${node})`;
   if (rows.length === 0) return [];
-  const redeclared = await declareChanged({ sql: stores.assignment, signer });
+  // W2's one step; a settling leaves no holder without a current copy, so nothing is made again.
+  const { redeclared } = await redeclare({ sql: stores.assignment, signer, holders: [] });
   for (const r of rows)
     await stores.secret`select secret.forget_earlier(${r.secret as string}, ${r.settled as number})`;
   return rows.map((r) => ({ secret: r.secret as string, generation: Number(r.settled), redeclared }));

@@ -1,8 +1,8 @@
 // The secrets this context placed itself (not a provision's pair): made again
 // for every holder whose sealing key changed or that newly holds one (S3, S4).
 // The mesh cannot read what it holds, so it cannot seal the old value to the
-// new key: it makes a new value for every holder. Sending is the caller's
-// (src/provision/remake.ts), one push with the pairs it remade.
+// new key: it makes a new value for every holder. Sending is W2's one step's
+// (src/provision/redeclare.ts), one push with the pairs made again.
 // An accepted secret is refused by secret.put_made with the remedy: issue it again.
 import { withStore } from '../store/with_store.js';
 import { makeSealed } from './value.js';
@@ -15,14 +15,14 @@ export interface RemadeHeld {
   refused: { secret: string; reason: string }[];
 }
 
-/** Every stale secret placed by this context, or with HOLDER only those that node has no current copy of. */
-export function remakeHeld(holder?: string): Promise<RemadeHeld> {
+/** Every stale secret placed by this context, or with HOLDERS only those these nodes have no current copy of. */
+export function remakeHeld(holders?: string[]): Promise<RemadeHeld> {
   const out: RemadeHeld = { made: [], refused: [] };
   return withStore('secret', async (ssql) => {
     // Secrets placed by this context: the same holders, those still enrolled.
     const own = await ssql`select secret, array_agg(holder order by holder) as holders from secret.held
                             where path is not null group by secret
-                           having bool_or(not current and (${holder ?? null}::text is null or holder = ${holder ?? null}::text)) order by secret`;
+                           having bool_or(not current and (${holders ?? null}::text[] is null or holder = any(${holders ?? null}::text[]))) order by secret`;
     for (const s of own) {
       try {
         const holders = await sealingKeys(ssql, s.holders as string[]);

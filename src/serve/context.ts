@@ -7,6 +7,7 @@ import type { Signer } from '../home/home.js';
 import type { Redeclarer } from './redeclare.js';
 import type { LogFields } from '../sys/log.js';
 import type { Context } from '../store/contexts.js';
+import { accountFrom } from '../wire/names.js';
 
 /**
  * The contexts serve works in, and so the only store URLs it is handed (P1):
@@ -39,8 +40,5 @@ export interface ServeContext {
 export function sender(msg: ConsumeMessage, prefix = ''): { kind: 'node' | 'builder' | 'other'; name: string } {
   const full = String(msg.properties.userId ?? '');
   if (!full.startsWith(prefix)) return { kind: 'other', name: full };
-  const user = full.slice(prefix.length);
-  const m = /^(node|builder)\.([a-z][a-z0-9-]{0,62})$/.exec(user);
-  if (!m) return { kind: 'other', name: user };
-  return { kind: m[1] as 'node' | 'builder', name: m[2]! };
+  return accountFrom(full, prefix) ?? { kind: 'other', name: full.slice(prefix.length) };
 }

@@ -5,8 +5,8 @@
 // builder, which saves it 0600 and never needs it on a command line again.
 import { isObject, parseJson, WireError } from './envelope.js';
 import { PASSWORD } from './enrol.js';
-import { nodeName } from './names.js';
 import { refuse } from '../sys/errors.js';
+import { nodeName, isHostPort, isFingerprint } from './names.js';
 
 export interface EnrolLine {
   broker: string;
@@ -64,12 +64,7 @@ export function readEnrolLine(text: string): EnrolLine {
     requester: s('r'),
   };
   // A port over 65535 passes the pattern: refused here, not later as an uncoded HOST:PORT fault.
-  if (
-    !/^[A-Za-z0-9.-]+:\d{1,5}$/.test(l.broker) ||
-    Number(l.broker.split(':')[1]) > 65535 ||
-    !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(l.fingerprint)
-  )
-    throw fail();
+  if (!isHostPort(l.broker) || !isFingerprint(l.fingerprint)) throw fail();
   nodeName(l.name, 'builder name');
   return l;
 }

@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import { isIP } from 'node:net';
 import type { ModuleEntry, Resource } from './resources.js';
-import { NODE_NAME } from './names.js';
+import { NODE_NAME, isNodeName, isHostPort, isFingerprint, isPort } from './names.js';
 import { isObject, WireError } from './envelope.js';
 
 type Check = (v: unknown, at: string) => unknown;
@@ -72,16 +72,15 @@ const cidr: Check = (v, at) => {
   return v;
 };
 const endpoint: Check = (v, at) => {
-  if (typeof v !== 'string' || !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(v)) throw bad(at, 'must be HOST:PORT');
+  if (!isHostPort(v)) throw bad(at, 'must be HOST:PORT');
   return v;
 };
 const fingerprint: Check = (v, at) => {
-  if (typeof v !== 'string' || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(v))
-    throw bad(at, 'must be a SHA-256 fingerprint: 32 upper-case hex pairs joined by ":"');
+  if (!isFingerprint(v)) throw bad(at, 'must be a SHA-256 fingerprint: 32 upper-case hex pairs joined by ":"');
   return v;
 };
 const port: Check = (v, at) => {
-  if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 65535) throw bad(at, 'must be a port number');
+  if (!isPort(v)) throw bad(at, 'must be a port number');
   return v;
 };
 const seconds: Check = (v, at) => {
@@ -134,7 +133,7 @@ const ifname: Check = (v, at) => {
 };
 /** "any", "site:NAME" or "module:NAME": where a module's served port may be reached from. */
 const origin: Check = (v, at) => {
-  if (typeof v !== 'string' || !/^(any|(site|module):[a-z][a-z0-9-]{0,62})$/.test(v))
+  if (typeof v !== 'string' || !(v === 'any' || (/^(site|module):/.test(v) && isNodeName(v.slice(v.indexOf(':') + 1)))))
     throw bad(at, 'must be "any", "site:NAME" or "module:NAME"');
   return v;
 };

@@ -1,12 +1,16 @@
 // What a node says about itself after an apply, a reconcile or a refusal. A
 // report is a statement, not a write: the mesh keeps it as a backup copy.
 import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
+import type { Resource, Origin } from './resources.js';
 
+/** What the host records of a resource it applied, enough to remove it; what it reports it holds. */
 export interface HeldEntry {
   id: string;
-  kind: string;
+  kind: Resource['kind'];
+  /** The path or name the driver needs to remove it. */
   target: string;
-  origin: 'carried' | 'declared';
+  origin: Origin;
+  /** sha256 hex of what was applied (content, unit, config), for drift and restart-on. */
   digest: string;
 }
 

@@ -9,8 +9,8 @@
 // the first among them, when there is more than one.
 import { createHash } from 'node:crypto';
 import { isObject } from './envelope.js';
-import { nodeName, NODE_NAME } from './names.js';
 import { refuse } from '../sys/errors.js';
+import { nodeName, isHostPort, isFingerprint, NODE_NAME } from './names.js';
 
 export interface TokenBroker {
   address: string;
@@ -35,9 +35,6 @@ const PREFIX = 'mesh1.';
 /** Several brokers with their fingerprints fit; an older reader stops at 2,000 characters, which three brokers stay well under. */
 const MAX = 8000;
 
-const ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$/;
-/** A certificate's SHA-256 as openssl prints it: 32 upper-case hex pairs joined by colons. */
-export const FINGERPRINT = /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/;
 const PIN = /^[0-9a-f]{64}$/;
 
 /** The pin of a signing key: the sha256 of its 32 public bytes, as the token carries it. */
@@ -89,7 +86,7 @@ export function readToken(text: string): Token {
     v.u.length > 200
   )
     throw fail();
-  if (!ADDRESS.test(v.b) || !FINGERPRINT.test(v.f)) throw fail();
+  if (!isHostPort(v.b) || !isFingerprint(v.f)) throw fail();
   // A token without the pin would let the first answer on the queue name the mesh's key: refused, not trusted.
   if (v.k === undefined)
     throw refuse(
@@ -102,13 +99,7 @@ export function readToken(text: string): Token {
   if (v.bs !== undefined) {
     if (!Array.isArray(v.bs) || v.bs.length === 0 || v.bs.length > 64) throw fail();
     brokers = v.bs.map((x: unknown) => {
-      if (
-        !isObject(x) ||
-        typeof x.a !== 'string' ||
-        typeof x.f !== 'string' ||
-        !ADDRESS.test(x.a) ||
-        !FINGERPRINT.test(x.f)
-      )
+      if (!isObject(x) || typeof x.a !== 'string' || typeof x.f !== 'string' || !isHostPort(x.a) || !isFingerprint(x.f))
         throw fail();
       return { address: x.a, fingerprint: x.f };
     });

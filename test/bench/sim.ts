@@ -17,6 +17,7 @@ import { writeReport } from '../../src/wire/report.js';
 import { nodeKeys, key32, type NodeKeys } from '../../src/crypto/keys.js';
 import { apply } from '../../host/apply/engine.js';
 import { keep } from '../../host/keep.js';
+import { hostConfig, driverSettings } from '../../host/config.js';
 
 interface HostSpec {
   name: string;
@@ -97,6 +98,7 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
       throw new Error('no secrets here');
     },
     overlayKeyPath: join(dir, 'overlay.key'),
+    ...driverSettings(hostConfig()),
     log: () => {},
   });
   if (r.failed.length) throw new Error(`${s.spec.name} could not apply: ${JSON.stringify(r.failed)}`);

@@ -7,7 +7,8 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
-import { connectBroker, hostPort } from '../../src/broker/connect.js';
+import { connectBroker } from '../../src/broker/connect.js';
+import { splitHostPort } from '../../src/wire/names.js';
 import { publish } from '../../src/broker/publish.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { BUILD_RESULT, writeMessage } from '../../src/wire/build.js';
@@ -33,7 +34,7 @@ async function added(mesh: Mesh, name: string): Promise<string> {
 async function logsIn(line: ReturnType<typeof readEnrolLine>, password: string): Promise<boolean> {
   try {
     const conn = await connectBroker(
-      { ...hostPort(line.broker), vhost: line.vhost, user: line.user, password, fingerprint: line.fingerprint },
+      { ...splitHostPort(line.broker), vhost: line.vhost, user: line.user, password, fingerprint: line.fingerprint },
       { name: 'a password check' },
     );
     await conn.close().catch(() => {});
@@ -62,7 +63,7 @@ async function answer(mesh: Mesh, name: string, module: string, image: string): 
   await mesh.store.admin`select * from catalogue.request_build(${id}::uuid, ${module}::text, null::text)`;
   const conn = await connectBroker(
     {
-      ...hostPort(line.broker),
+      ...splitHostPort(line.broker),
       vhost: line.vhost,
       user: line.user,
       password: line.password,

@@ -1,8 +1,9 @@
-// `mesh` loads only the noun its command names (src/cli/nouns.ts). Its table of
-// first words is a second statement of what each file registers: a word missing
-// there would send that command down the load-everything path (slower, still
-// right), and a word under the wrong noun would leave its command unknown to
-// sade ("Invalid command"). Both are caught here from what the files register.
+// `mesh` loads only the noun its command names (src/cli/nouns.ts), finding it
+// by the words read from each file's `.command('...')` lines. A command that
+// reading missed (a name not written as such a line) would send that command
+// down the load-everything path (slower, still right), and a word read under
+// the wrong noun would leave its command unknown to sade ("Invalid command").
+// Both are caught here from what the files really register.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { program } from '../../src/sys/program.js';

@@ -14,7 +14,8 @@ import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '.
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
 import type { ConsumeMessage } from 'amqplib';
-import { hostPort, connectBroker } from '../../src/broker/connect.js';
+import { connectBroker } from '../../src/broker/connect.js';
+import { splitHostPort } from '../../src/wire/names.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
 import { publish } from '../../src/broker/publish.js';
 import { adminEndpoint } from '../../src/broker/admin.js';
@@ -76,7 +77,7 @@ async function spentOnce(mesh: Mesh, node: string): Promise<void> {
 R(
   'the broker lost after serve set the password, before the welcome was read: enrol dials again with the password it chose and completes, the token spent once, SQL said again (E1, E4)',
   async ({ mesh, serve }) => {
-    const proxy = await holdProxy(hostPort(mesh.broker.public));
+    const proxy = await holdProxy(splitHostPort(mesh.broker.public));
     try {
       const t = readToken(await mesh.token('res1'));
       const token = writeToken({
@@ -310,7 +311,7 @@ R(
     const b = t.brokers[0]!;
     const mark = serve.output().length;
     const conn = await connectBroker(
-      { ...hostPort(b.address), vhost: t.vhost, user: t.user, password: t.secret, fingerprint: b.fingerprint },
+      { ...splitHostPort(b.address), vhost: t.vhost, user: t.user, password: t.secret, fingerprint: b.fingerprint },
       { name: 'a weak password' },
     );
     try {

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { apply } from '../../host/apply/engine.js';
 import { file, openSealed } from './helpers.js';
+import { hostConfig, driverSettings } from '../../host/config.js';
 
 const [stateDir, root] = process.argv.slice(2) as [string, string];
 console.log('applying');
@@ -12,5 +13,6 @@ await apply([file(join(root, 'carried'), 'from the bundle')], 'carried', {
   roots: [root],
   openSealed,
   overlayKeyPath: join(stateDir, 'overlay.key'),
+  ...driverSettings(hostConfig()),
 });
 console.log('applied');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { ApplyOptions } from '../../host/apply/engine.js';
 import type { DriverContext } from '../../host/apply/driver.js';
 import type { FileResource, ServiceResource } from '../../src/wire/resources.js';
+import { hostConfig, driverSettings } from '../../host/config.js';
 
 export interface Sandbox {
   root: string;
@@ -38,6 +39,7 @@ export async function sandbox(): Promise<Sandbox> {
     roots: [root],
     openSealed,
     overlayKeyPath: join(stateDir, 'overlay.key'),
+    ...driverSettings(hostConfig()),
     log: (l) => logs.push(l),
   };
   return {
@@ -50,6 +52,7 @@ export async function sandbox(): Promise<Sandbox> {
       roots: [root],
       openSealed,
       overlayKeyPath: opts.overlayKeyPath,
+      ...driverSettings(hostConfig()),
       changed: new Set(),
       log: (l) => logs.push(l),
     }),

@@ -4,15 +4,16 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pidFilePath, writePidFile, removePidFile } from '../../host/link/pidfile.js';
+import { writePidFile, removePidFile } from '../../host/link/pidfile.js';
+import { hostConfig } from '../../host/config.js';
 
 const F = suite('pid file');
 const dir = mkdtempSync(join(tmpdir(), 'mesh-pidfile-'));
 F.after(() => rmSync(dir, { recursive: true, force: true }));
 
 F('in the state dir unless MESH_HOST_PIDFILE says elsewhere', () => {
-  assert.is(pidFilePath('/var/lib/mesh-host', {}), '/var/lib/mesh-host/mesh-host.pid');
-  assert.is(pidFilePath('/var/lib/mesh-host', { MESH_HOST_PIDFILE: '/run/mesh-host.pid' }), '/run/mesh-host.pid');
+  assert.is(hostConfig({}).pidFile, '/var/lib/mesh-host/mesh-host.pid');
+  assert.is(hostConfig({ MESH_HOST_PIDFILE: '/run/mesh-host.pid' }).pidFile, '/run/mesh-host.pid');
 });
 
 F('written whole, and removed only while it still names this process', () => {

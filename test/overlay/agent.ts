@@ -4,8 +4,10 @@
 // The driver itself runs its plain production path; only where it runs differs.
 import { readFileSync } from 'node:fs';
 import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
-import type { DriverContext, Held } from '../../host/apply/driver.js';
+import type { DriverContext } from '../../host/apply/driver.js';
+import type { HeldEntry } from '../../src/wire/report.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
+import { hostConfig, driverSettings } from '../../host/config.js';
 
 interface Request {
   resource: WireguardResource;
@@ -22,11 +24,12 @@ const ctx: DriverContext = {
     throw new Error('no sealed blobs in the overlay lab');
   },
   overlayKeyPath: req.overlayKeyPath,
+  ...driverSettings(hostConfig()),
   changed: new Set(),
   log: (line) => process.stderr.write(`${line}\n`),
 };
 const r = req.resource;
-const held: Held = {
+const held: HeldEntry = {
   id: r.id,
   kind: 'wireguard',
   target: wireguardDriver.target(r),

@@ -340,8 +340,12 @@ S(
     });
     const [now] = await ctx.mesh.store.admin`select generation from secret.secret where name = 'provision/appdb/app'`;
     assert.is(now!.generation, gen!.generation + 1, 'made again once');
-    await ctx.serve.waitFor(/enrol: made provision\/appdb\/app again \(generation \d+\) for db1, web1/, 30_000, smark);
-    await ctx.serve.waitFor(/enrol: web1 holds no current copy of web1-broker: .*issue it again/, 30_000, smark);
+    await ctx.serve.waitFor(
+      /serve: made provision\/appdb\/app again \(generation \d+\) for db1, web1 \(.*web1's enrolment.*\)/,
+      30_000,
+      smark,
+    );
+    await ctx.serve.waitFor(/serve: web1 holds no current copy of web1-broker: .*issue it again/, 30_000, smark);
     // The operator's remake finds only the accepted one, and refuses it with the remedy.
     const r = await ctx.mesh.cli(['secret', 'remake', '--json']);
     assert.is(r.code, 4, r.stderr);

@@ -8,7 +8,8 @@ import { mkdir, open, readFile, rename, unlink, writeFile, stat, chmod } from 'n
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { WireguardResource } from '../../../src/wire/resources.js';
-import type { Driver, DriverContext, Held, Observed } from '../driver.js';
+import type { Driver, DriverContext, Observed } from '../driver.js';
+import type { HeldEntry } from '../../../src/wire/report.js';
 import { digestOf } from '../digest.js';
 import { run, runAny } from '../../../src/sys/proc.js';
 import { quietEnv } from './quiet_env.js';
@@ -24,9 +25,6 @@ import {
   renderWgConf,
 } from './wgconf.js';
 
-/** Where wg-quick files live. Read once: the lab points it elsewhere per machine. */
-export const WG_DIR = process.env.MESH_WG_DIR ?? '/etc/wireguard';
-
 export const wireguardDriver: Driver<WireguardResource> = {
   kind: 'wireguard',
 
@@ -38,7 +36,7 @@ export const wireguardDriver: Driver<WireguardResource> = {
     checkResource(r);
     if (!(await linkExists(r.name))) return 'absent';
     const key = await readOverlayKey(ctx);
-    if ((await readIfExists(confPath(r.name))) !== renderConf(r, key)) return 'drift';
+    if ((await readIfExists(confPath(ctx.wgDir, r.name))) !== renderConf(r, key)) return 'drift';
     if (await differs(r, key)) return 'drift';
     if (r.hub ? !(await hubHeld(r.name)) : (await ourForwardRules(r.name)).length > 0) return 'drift';
     await sayFoundAgain(r, ctx);
@@ -48,11 +46,11 @@ export const wireguardDriver: Driver<WireguardResource> = {
   async apply(r, ctx): Promise<boolean> {
     checkResource(r);
     const key = await readOverlayKey(ctx);
-    const wrote = await writeConf(r.name, renderConf(r, key));
-    if (wrote) ctx.log(`wireguard ${r.name}: wrote ${confPath(r.name)}`);
+    const wrote = await writeConf(ctx.wgDir, r.name, renderConf(r, key));
+    if (wrote) ctx.log(`wireguard ${r.name}: wrote ${confPath(ctx.wgDir, r.name)}`);
     let changed = wrote;
     if (!(await linkExists(r.name))) {
-      await up(r.name);
+      await up(ctx.wgDir, r.name);
       ctx.log(`wireguard ${r.name}: up`);
       changed = true;
     } else {
@@ -79,18 +77,18 @@ export const wireguardDriver: Driver<WireguardResource> = {
 
   async restart(r, ctx): Promise<void> {
     checkResource(r);
-    if (await linkExists(r.name)) await down(r.name);
-    await up(r.name);
+    if (await linkExists(r.name)) await down(ctx.wgDir, r.name);
+    await up(ctx.wgDir, r.name);
     // A new interface inherits the default send_redirects: hold the hub again.
     if (r.hub) await holdHub(r.name);
     ctx.log(`wireguard ${r.name}: restarted`);
   },
 
-  async remove(held: Held, ctx: DriverContext): Promise<void> {
+  async remove(held: HeldEntry, ctx: DriverContext): Promise<void> {
     const name = checkInterfaceName(held.target);
-    const file = confPath(name);
+    const file = confPath(ctx.wgDir, name);
     if (await linkExists(name)) {
-      if ((await readIfExists(file)) !== null) await down(name);
+      if ((await readIfExists(file)) !== null) await down(ctx.wgDir, name);
       else await run('ip', ['link', 'delete', 'dev', name]); // file gone by hand: the link still must go
       ctx.log(`wireguard ${name}: down`);
     }
@@ -113,8 +111,8 @@ async function sayFoundAgain(r: WireguardResource, ctx: DriverContext): Promise<
   throw new Error(said);
 }
 
-function confPath(name: string): string {
-  return join(WG_DIR, `${name}.conf`);
+function confPath(wgDir: string, name: string): string {
+  return join(wgDir, `${name}.conf`);
 }
 
 async function readOverlayKey(ctx: DriverContext): Promise<string> {
@@ -145,14 +143,14 @@ async function readIfExists(path: string): Promise<string | null> {
  * in the same directory (so rename is atomic), fsync, rename. True when the
  * content changed; a wrong mode alone is fixed without counting as a change.
  */
-async function writeConf(name: string, text: string): Promise<boolean> {
-  const path = confPath(name);
+async function writeConf(wgDir: string, name: string, text: string): Promise<boolean> {
+  const path = confPath(wgDir, name);
   if ((await readIfExists(path)) === text) {
     if (((await stat(path)).mode & 0o777) !== 0o600) await chmod(path, 0o600);
     return false;
   }
-  await mkdir(WG_DIR, { recursive: true, mode: 0o700 });
-  const tmp = join(WG_DIR, `.${name}.conf.${randomBytes(6).toString('hex')}.tmp`);
+  await mkdir(wgDir, { recursive: true, mode: 0o700 });
+  const tmp = join(wgDir, `.${name}.conf.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   try {
     await fh.chmod(0o600); // the umask cannot widen it, but an odd one could narrow it oddly
@@ -170,7 +168,7 @@ async function writeConf(name: string, text: string): Promise<boolean> {
     await unlink(tmp).catch(() => {});
     throw err;
   }
-  const dir = await open(WG_DIR, 'r');
+  const dir = await open(wgDir, 'r');
   try {
     await dir.sync();
   } finally {
@@ -189,12 +187,12 @@ async function linkExists(name: string): Promise<boolean> {
 // wg-quick falls back to wireguard-go by itself when the kernel has no
 // wireguard module (LAB-NOTES); it adds the address and the routes of every
 // AllowedIPs.
-async function up(name: string): Promise<void> {
-  await run('wg-quick', ['up', confPath(name)], { env: quietEnv() });
+async function up(wgDir: string, name: string): Promise<void> {
+  await run('wg-quick', ['up', confPath(wgDir, name)], { env: quietEnv() });
 }
 
-async function down(name: string): Promise<void> {
-  await run('wg-quick', ['down', confPath(name)]);
+async function down(wgDir: string, name: string): Promise<void> {
+  await run('wg-quick', ['down', confPath(wgDir, name)]);
 }
 
 /**
@@ -209,7 +207,7 @@ async function down(name: string): Promise<void> {
 async function reflect(r: WireguardResource, key: string, why: string, ctx: DriverContext): Promise<void> {
   const addrs = await run('ip', ['-o', 'addr', 'show', 'dev', r.name]);
   if (addrs.split(/\s+/).includes(r.address)) {
-    await syncconf(r.name, renderWgConf(r, key));
+    await syncconf(ctx.wgDir, r.name, renderWgConf(r, key));
     await syncRoutes(r);
     const still = await differs(r, key);
     if (!still) {
@@ -218,8 +216,8 @@ async function reflect(r: WireguardResource, key: string, why: string, ctx: Driv
     }
     ctx.log(`wireguard ${r.name}: update in place left it different (${still}); restarting`);
   }
-  await down(r.name);
-  await up(r.name);
+  await down(ctx.wgDir, r.name);
+  await up(ctx.wgDir, r.name);
   ctx.log(`wireguard ${r.name}: restarted because ${why}`);
 }
 
@@ -228,8 +226,8 @@ async function reflect(r: WireguardResource, key: string, why: string, ctx: Driv
  * /dev/stdin cannot open (ENXIO), so the config goes through a 0600 file
  * beside the real one (it holds the private key, as that one does).
  */
-async function syncconf(name: string, text: string): Promise<void> {
-  const tmp = join(WG_DIR, `.${name}.sync.${randomBytes(6).toString('hex')}.tmp`);
+async function syncconf(wgDir: string, name: string, text: string): Promise<void> {
+  const tmp = join(wgDir, `.${name}.sync.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   try {
     await fh.writeFile(text);

@@ -5,13 +5,13 @@
 // byte is written.
 import type { WireguardResource } from '../../../src/wire/resources.js';
 import { refuse } from '../../../src/sys/errors.js';
+import { isHostPort } from '../../../src/wire/names.js';
 
 /** wg-quick derives the interface from the file name and allows only this. */
 const IFACE = /^[a-z][a-z0-9_-]{0,14}$/;
 const KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/; // 32 bytes of base64
 const CIDR4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 const CIDR6 = /^[0-9a-fA-F:]{2,39}\/\d{1,3}$/;
-const ENDPOINT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):(\d{1,5})$/;
 
 export function checkInterfaceName(name: unknown): string {
   if (typeof name !== 'string' || !IFACE.test(name)) {
@@ -70,9 +70,8 @@ export function checkResource(r: WireguardResource): void {
     }
     seen.set(key, i);
     if (p.endpoint !== undefined) {
-      const m = typeof p.endpoint === 'string' ? ENDPOINT.exec(p.endpoint) : null;
-      if (!m) throw refuse('MSHG0', `${at}: peer ${key} endpoint ${JSON.stringify(p.endpoint)} is not host:port`);
-      checkPort(Number(m[2]), `${at}: peer ${key} endpoint port`);
+      if (!isHostPort(p.endpoint))
+        throw refuse('MSHG0', `${at}: peer ${key} endpoint ${JSON.stringify(p.endpoint)} is not host:port`);
     }
     if (!Array.isArray(p.allowedIps) || p.allowedIps.length === 0) {
       throw refuse('MSHG1', `${at}: peer ${key} has no allowedIps`);

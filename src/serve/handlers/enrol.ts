@@ -9,7 +9,6 @@ import { queueOf } from '../../wire/names.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
 import { toNode } from '../../broker/publish.js';
-import { remake } from '../../provision/remake.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
@@ -60,21 +59,8 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   };
   await answer(welcome);
   ctx.log(`enrol: ${req.name} ${outcome === 'again' ? 'asked again and was answered again' : 'enrolled'}`);
-  // A machine back with new keys holds no current copy of its made secrets:
-  // they are made again for every holder now, both ends in one push (S3); an
-  // accepted one cannot be, and the log names the remedy.
-  if (outcome === 'enrolled') {
-    try {
-      const r = await remake({ holder: req.name, signer: ctx.signer });
-      for (const m of r.made)
-        ctx.log(`enrol: made ${m.secret} again (generation ${m.generation}) for ${m.holders.join(', ')}`);
-      for (const f of r.refused) ctx.log(`enrol: ${req.name} holds no current copy of ${f.secret}: ${f.reason}`);
-    } catch (err) {
-      ctx.log(
-        `enrol: the secrets ${req.name} held were not made again (${(err as Error).message}); mesh secret remake makes them`,
-      );
-    }
-  }
-  // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
-  await ctx.redeclare.now(`${req.name}'s enrolment`);
+  // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2);
+  // a machine back with new keys holds no current copy of its made secrets: they are made again for every
+  // holder first, both ends in the same push (S3), and an accepted one cannot be: the log names the remedy.
+  await ctx.redeclare.now(`${req.name}'s enrolment`, outcome === 'enrolled' ? [req.name] : []);
 }

@@ -7,6 +7,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseResources } from '../../../src/wire/parse_resources.js';
 import { apply } from '../../../host/apply/engine.js';
+import { hostConfig, driverSettings } from '../../../host/config.js';
 
 const [file, root, state] = process.argv.slice(2);
 if (!file || !root || !state) throw new Error('usage: apply-once.js RESOURCES.json ROOT STATE_DIR');
@@ -17,6 +18,7 @@ const r = await apply(resources, 'declared', {
   stateDir: state,
   roots: [root],
   overlayKeyPath: join(state, 'overlay.key'),
+  ...driverSettings(hostConfig()),
   log: () => {},
   openSealed: () => {
     throw new Error('no secrets in this declaration');
