@@ -2027,14 +2027,19 @@ ALTER FUNCTION inventory.receive_report(node_name text, report_message_id text, 
 CREATE FUNCTION inventory.record_agent_version(node_name text, version text) RETURNS boolean
     LANGUAGE plpgsql
     AS $_$
+declare
+  was text;
 begin
   if version is null or version !~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$' then
     raise exception 'node % reported agent version %, which is not MAJOR.MINOR.PATCH', node_name, coalesce(version, 'null')
       using errcode = 'MSHV1', hint = 'the mesh-host sends the version package.json names; a hand-built agent must too';
   end if;
-  update inventory.node set agent_version = version, agent_version_at = now()
-   where name = node_name and agent_version is distinct from version;
-  return found;
+  select n.agent_version into was from inventory.node n where n.name = node_name;
+  if not found or was is not distinct from version then
+    return false;
+  end if;
+  update inventory.node set agent_version = version, agent_version_at = now() where name = node_name;
+  return was is not null;
 end $_$;
 
 ALTER FUNCTION inventory.record_agent_version(node_name text, version text) OWNER TO mesh_inventory;
