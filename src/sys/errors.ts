@@ -20,6 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
+//   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
+//               refused unread or unstored, inventory for what SQL answers once per interval.
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -1500,6 +1502,29 @@ export const REGISTER: readonly Code[] = [
     remedy:
       'nothing was spent (the node is told only that it was refused); mesh-host chooses 32 random bytes: update the mesh-host that sent it',
     raisedIn: ['src/wire/enrol.ts'],
+  },
+  {
+    code: 'MSHS1',
+    context: 'wire',
+    meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",
+    remedy:
+      'nothing in it was read; a mesh-host sends nothing this large: see what runs under that node account (mesh node list, the broker connections of node.NAME)',
+    raisedIn: ['src/serve/intake.ts'],
+  },
+  {
+    code: 'MSHS2',
+    context: 'wire',
+    meaning: 'a report whose list (held, failed, corrected, superseded) is longer than its cap, refused whole',
+    remedy:
+      'nothing of it was recorded and the last report stands; a node holding more than the cap is split over more nodes, or the cap (src/wire/report.ts) raised in a release',
+    raisedIn: ['src/wire/report.ts'],
+  },
+  {
+    code: 'MSHS3',
+    context: 'inventory',
+    meaning: 'a recover or rekey asked again by the same node within its interval, refused without an answer',
+    remedy:
+      'the answer given before stands; the host asks again after the interval by itself (mesh serve logs each refusal: a node asking in a loop is worth a look)',
   },
 ];
 

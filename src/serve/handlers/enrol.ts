@@ -76,5 +76,6 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     }
   }
   // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2).
-  await ctx.redeclare.now(`${req.name}'s enrolment`);
+  // Asked again changes nothing: what the first enrolment changed was declared then, or is owed (P2).
+  if (outcome === 'enrolled') await ctx.redeclare.now(`${req.name}'s enrolment`);
 }

@@ -12,6 +12,8 @@ import { toNode } from '../../broker/publish.js';
 export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   if (from.kind !== 'node') return;
+  // P2: once per node per interval (MSHS3): each answer signs and publishes up to a declaration's size.
+  await ctx.stores.inventory`select inventory.check_answer(${from.name}, 'recover')`;
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
@@ -29,6 +31,8 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
   if (decl?.envelope) await toNode(ctx.channel, queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
   await toNode(ctx.channel, queueOf(from.name), last, { type: 'last-report' });
+  // Marked once given: an answer lost before it went out is given on redelivery.
+  await ctx.stores.inventory`select inventory.mark_answered(${from.name}, 'recover')`;
   ctx.log(
     `recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
   );
