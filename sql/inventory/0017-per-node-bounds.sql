@@ -3,12 +3,13 @@
 -- A node decides how often it asks and what it says; the store decides what
 -- that costs. Four bounds, each on one node:
 --
--- * recover and rekey are answered at most once per node per interval
---   (bounds_setting.answer_every): each answer signs and publishes (recover
---   hands back the newest declaration and the last report) or re-declares
---   the node's peers (rekey), so a node asking in a loop would make serve
---   sign, publish and compose in a loop. One asked again within the interval
---   is refused (MSHS3); the answer given before stands.
+-- * recover and rekey are answered the same at most once per node per
+--   interval (bounds_setting.answer_every): each answer signs and publishes
+--   (recover hands back the newest declaration and the last report) or
+--   re-declares the node's peers (rekey), so a node asking in a loop would
+--   make serve sign, publish and compose in a loop. One asked again within
+--   the interval, with nothing new to answer, is refused (MSHS3); the answer
+--   given before stands. Something new (a newer declaration) is answered at once.
 -- * a message serve cannot record after a few tries is set aside in
 --   inventory.dead_letter with the reason, readable in inventory.dead_letters,
 --   instead of going back to the queue every second for ever. A node keeps its
@@ -38,38 +39,42 @@ insert into inventory.bounds_setting default values;
 create table inventory.answered (
   node        text not null references inventory.node (name) on delete cascade,
   kind        text not null check (kind in ('recover', 'rekey')),
+  answer      text not null,
   answered_at timestamptz not null default now(),
   primary key (node, kind)
 );
-comment on table inventory.answered is 'When each node was last answered a recover or a rekey: the next is answered only after bounds_setting.answer_every.';
+comment on table inventory.answered is 'What each node was last answered to a recover or a rekey, and when: the same answer is given again only after bounds_setting.answer_every.';
 comment on column inventory.answered.node is 'The node answered.';
 comment on column inventory.answered.kind is 'recover or rekey.';
+comment on column inventory.answered.answer is 'A digest of what it was answered (the declaration and report handed back, the key recorded).';
 comment on column inventory.answered.answered_at is 'When it was last answered.';
 
-/* May NODE be answered a KIND (recover, rekey) now? Refused (MSHS3) when it
-   was answered one within bounds_setting.answer_every. Only asks: the answer
-   is marked by mark_answered once given, so an answer lost before it went out
-   (serve killed, the broker gone) is given again on redelivery. */
-create function inventory.check_answer(node_name text, answer_kind text) returns void language plpgsql stable as $$
+/* May NODE be answered a KIND (recover, rekey) of ANSWER (a digest of what
+   would be handed back) now? Refused (MSHS3) when it was given that same
+   answer within bounds_setting.answer_every: a different answer (a newer
+   declaration since, another key) is given at once, so a host that missed
+   one never waits for it. Only asks: the answer is marked by mark_answered
+   once given, so one lost before it went out is given again on redelivery. */
+create function inventory.check_answer(node_name text, answer_kind text, answer_digest text) returns void language plpgsql stable as $$
 declare
   last timestamptz;
   every interval;
 begin
   select a.answered_at, s.answer_every into last, every
     from inventory.answered a cross join inventory.bounds_setting s
-   where a.node = node_name and a.kind = answer_kind;
+   where a.node = node_name and a.kind = answer_kind and a.answer = answer_digest;
   if last is not null and last > now() - every then
-    raise exception '% asked for a % again % after the last answer, within %', node_name, answer_kind,
+    raise exception '% asked for a % again % after the same answer, within %', node_name, answer_kind,
       date_trunc('second', now() - last), every
-      using errcode = 'MSHS3', hint = 'the answer given before stands; one is given again after the interval';
+      using errcode = 'MSHS3', hint = 'the answer given before stands; the same is given again after the interval, a new one at once';
   end if;
 end $$;
 
-/* NODE was answered a KIND now. A node not enrolled is not kept. */
-create function inventory.mark_answered(node_name text, answer_kind text) returns void language sql as $$
-  insert into inventory.answered (node, kind)
-  select node_name, answer_kind where exists (select 1 from inventory.node n where n.name = node_name)
-  on conflict (node, kind) do update set answered_at = now()
+/* NODE was answered a KIND of ANSWER now. A node not enrolled is not kept. */
+create function inventory.mark_answered(node_name text, answer_kind text, answer_digest text) returns void language sql as $$
+  insert into inventory.answered (node, kind, answer)
+  select node_name, answer_kind, answer_digest where exists (select 1 from inventory.node n where n.name = node_name)
+  on conflict (node, kind) do update set answer = excluded.answer, answered_at = now()
 $$;
 
 /* How long after answering a node may ask again. */

@@ -1522,7 +1522,7 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHS3',
     context: 'inventory',
-    meaning: 'a recover or rekey asked again by the same node within its interval, refused without an answer',
+    meaning: 'a recover or rekey asked again by the same node within its interval with nothing new to answer, refused',
     remedy:
       'the answer given before stands; the host asks again after the interval by itself (mesh serve logs each refusal: a node asking in a loop is worth a look)',
   },

@@ -17,21 +17,23 @@ B.after(async (ctx) => {
 });
 
 B(
-  'a recover or rekey is answered once per node per interval: one asked again sooner is refused (MSHS3)',
+  'the same recover or rekey answer is given once per node per interval: asked again sooner is refused (MSHS3)',
   async (ctx) => {
     const sql = ctx.as.inventory;
     await sql`select inventory.set_answer_every(interval '1 hour')`;
-    await sql`select inventory.check_answer('hog', 'recover')`;
-    await sql`select inventory.mark_answered('hog', 'recover')`;
-    const e = await refusedWith(sql`select inventory.check_answer('hog', 'recover')`, 'MSHS3');
+    await sql`select inventory.check_answer('hog', 'recover', 'a')`;
+    await sql`select inventory.mark_answered('hog', 'recover', 'a')`;
+    const e = await refusedWith(sql`select inventory.check_answer('hog', 'recover', 'a')`, 'MSHS3');
     assert.match(e.message, /hog asked for a recover again/);
+    // Something new to answer (a newer declaration since) is answered at once.
+    await sql`select inventory.check_answer('hog', 'recover', 'b')`;
     // Each kind and each node on its own.
-    await sql`select inventory.check_answer('hog', 'rekey')`;
-    await sql`select inventory.check_answer('calm', 'recover')`;
+    await sql`select inventory.check_answer('hog', 'rekey', 'a')`;
+    await sql`select inventory.check_answer('calm', 'recover', 'a')`;
     // Checking is not answering: a check whose answer never went out leaves the next one free.
-    await sql`select inventory.check_answer('calm', 'recover')`;
+    await sql`select inventory.check_answer('calm', 'recover', 'a')`;
     await sql`select inventory.set_answer_every(interval '0')`;
-    await sql`select inventory.check_answer('hog', 'recover')`;
+    await sql`select inventory.check_answer('hog', 'recover', 'a')`;
   },
 );
 
