@@ -1,12 +1,26 @@
 // Per-node broker accounts, through the management API client. Permissions
 // are anchored and the node name cannot widen them (src/wire/names.ts).
 import { accountOf, queueOf, nodeName } from '../wire/names.js';
-import { EXCHANGE } from './topology.js';
+import { CONTROL_QUEUE, EXCHANGE, moving } from './topology.js';
 import { ManagementApi } from './management.js';
 import { LIMITS } from '../wire/envelope.js';
 
 /** Messages a node's queue keeps while nobody reads it; the oldest go first (W3). */
 export const NODE_QUEUE_KEEPS = 16;
+
+/**
+ * P2: what one node account may open on the broker (RabbitMQ's per-user
+ * limits): a host keeps one connection, a second while one closes.
+ */
+export const NODE_ACCOUNT_LIMITS = { 'max-connections': 4, 'max-channels': 32 } as const;
+
+/**
+ * P2: the most mesh.control holds before the broker refuses new publishes to
+ * it (reject-publish: a publisher with confirms is told, the broker never
+ * blocks). Far below the broker's memory alarm, which blocks every publisher
+ * of the broker, serve's own declarations among them.
+ */
+export const CONTROL_QUEUE_BOUND = { messages: 200_000, bytes: 256 << 20 } as const;
 
 export interface Management {
   url: string | string[];
@@ -41,6 +55,8 @@ export class Accounts {
       write: `^${EXCHANGE}$`,
       read: anchored(queueOf(node)),
     });
+    for (const [name, value] of Object.entries(NODE_ACCOUNT_LIMITS))
+      await this.api.putUserLimit(user, name as keyof typeof NODE_ACCOUNT_LIMITS, value);
     // An existing queue stays as it is (its type cannot change, and a node enrolled again keeps it).
     if (!(await this.api.queue(this.m.vhost, queueOf(node))))
       await this.api.putQueue(this.m.vhost, queueOf(node), this.m.quorumNodeQueues ? { 'x-queue-type': 'quorum' } : {});
@@ -60,6 +76,17 @@ export class Accounts {
       'apply-to': 'queues',
       priority: 0,
       definition: { 'max-length': NODE_QUEUE_KEEPS, 'max-length-bytes': 2 * LIMITS.declaration, overflow: 'drop-head' },
+    });
+    // P2: the control queue (and the one that holds its traffic while it moves) bounded, refusing what is over.
+    await this.api.putPolicy(this.m.vhost, 'mesh-control-bound', {
+      pattern: `^(${anchored(CONTROL_QUEUE).slice(1, -1)}|${anchored(moving(CONTROL_QUEUE)).slice(1, -1)})$`,
+      'apply-to': 'queues',
+      priority: 0,
+      definition: {
+        'max-length': CONTROL_QUEUE_BOUND.messages,
+        'max-length-bytes': CONTROL_QUEUE_BOUND.bytes,
+        overflow: 'reject-publish',
+      },
     });
   }
 

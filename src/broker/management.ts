@@ -128,6 +128,10 @@ export class ManagementApi {
   ): Promise<unknown> {
     return this.call('PUT', `/policies/${path(vhost, name)}`, policy);
   }
+  /** A per-user limit the broker enforces: max-connections or max-channels. */
+  putUserLimit(user: string, name: 'max-connections' | 'max-channels', value: number): Promise<unknown> {
+    return this.call('PUT', `/user-limits/${path(user)}/${name}`, { value });
+  }
   /** Every queue of a vhost, its name and type. */
   async queues(vhost: string): Promise<{ name: string; type: string }[]> {
     return (await this.call<{ name: string; type: string }[]>('GET', `/queues/${path(vhost)}?columns=name,type`)) ?? [];

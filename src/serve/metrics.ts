@@ -69,11 +69,11 @@ const FLEET: { name: string; help: string; labels: string[] }[] = [
   },
 ];
 
-export type Outcome = 'ok' | 'refused' | 'retried' | 'unhandled';
+export type Outcome = 'ok' | 'refused' | 'retried' | 'set_aside' | 'unhandled';
 
 export class ServeMetrics {
   readonly registry = new Registry();
-  /** Control messages by kind and what became of them: ok (committed), refused (acked, never recordable), retried (handed back), unhandled. */
+  /** Control messages by kind and what became of them: ok (committed), refused (acked, never recordable), retried (handed back), set_aside (inventory.dead_letters after a few tries), unhandled. */
   readonly handled: Counter<'kind' | 'outcome'>;
   readonly handlerSeconds: Histogram<'kind'>;
   readonly heards: Counter;

@@ -25,6 +25,7 @@ import { readiness, startEndpoint } from './endpoint.js';
 import { parseMetricsListen, type Listen } from './metrics_listen.js';
 import { Notifier } from '../sys/notify.js';
 import { VERSION } from '../sys/version.js';
+import { overLimit, PREFETCH, Tries, TRIES } from './intake.js';
 
 export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
@@ -68,7 +69,13 @@ class Chains {
 }
 
 /** One message: acked once its handler committed, acked and said when it can never be recorded, else handed back. */
-async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage, m: ServeMetrics): Promise<void> {
+async function handle(
+  ctx: ServeContext,
+  ch: ConfirmChannel,
+  msg: ConsumeMessage,
+  m: ServeMetrics,
+  tries: Tries,
+): Promise<void> {
   const kind = msg.fields.routingKey;
   const handler = (HANDLERS as Record<string, Handler | undefined>)[kind];
   // Only the kinds serve handles become label values: a stray routing key is one 'other', not a new series.
@@ -80,6 +87,7 @@ async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage
       outcome = 'unhandled';
       ctx.log(`serve: no handler for ${kind}; dropped`);
     } else await handler(ctx, msg);
+    tries.forget(msg);
     ch.ack(msg);
   } catch (err) {
     outcome = permanent(err) ? 'refused' : 'retried';
@@ -88,11 +96,37 @@ async function handle(ctx: ServeContext, ch: ConfirmChannel, msg: ConsumeMessage
         node: sender(msg, ctx.prefix).name,
         level: 'warn',
       });
+      tries.forget(msg);
       ch.ack(msg);
     } else {
+      const tried = tries.failed(msg);
+      const from = sender(msg, ctx.prefix).name;
+      const why = (err as Error).message;
+      // P2: after a few tries it is set aside with why, not handed back for ever; a store that cannot keep it gets it back.
+      if (tried >= TRIES) {
+        const id = msg.properties.messageId ? String(msg.properties.messageId) : null;
+        const kept = await ctx.stores
+          .inventory`select inventory.set_aside(${from}, ${kind}, ${id}::text, ${why}, ${tried}, ${msg.content}) as n`.then(
+          ([r]) => r!.n as string,
+          () => undefined,
+        );
+        if (kept !== undefined) {
+          outcome = 'set_aside';
+          tries.forget(msg);
+          ctx.log(
+            `serve: ${kind} from ${msg.properties.userId ?? '?'} set aside after ${tried} tries (inventory.dead_letters id ${kept}): ${why}`,
+            { node: from, level: 'warn' },
+          );
+          ch.ack(msg);
+          return;
+        }
+      }
       ctx.log(
-        `serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded, will retry: ${(err as Error).message}`,
-        { node: sender(msg, ctx.prefix).name, level: 'warn' },
+        `serve: ${kind} from ${msg.properties.userId ?? '?'} not recorded (try ${tried} of ${TRIES}), will retry: ${why}`,
+        {
+          node: from,
+          level: 'warn',
+        },
       );
       await new Promise((r) => setTimeout(r, 1000));
       try {
@@ -112,6 +146,7 @@ interface Running {
   base: Omit<ServeContext, 'channel'>;
   heard: HeardBatcher;
   chains: Chains;
+  tries: Tries;
   prefetch: number;
   /** The channel of the connection now, for the heard batcher's answers. */
   channel?: ConfirmChannel;
@@ -160,10 +195,24 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
       (
         await ch.consume(queue, (msg) => {
           if (!msg) return;
+          // P2: over its kind's limit, refused unread and settled now, ahead of its sender's chain.
+          const large = overLimit(msg);
+          if (large) {
+            s.metrics.handled.inc({ kind: 'other', outcome: 'refused' });
+            s.base.log(
+              `serve: ${msg.fields.routingKey} from ${msg.properties.userId ?? '?'} refused: ${large.message}`,
+              {
+                node: sender(msg, s.base.prefix).name,
+                level: 'warn',
+              },
+            );
+            ch.ack(msg);
+            return;
+          }
           if (msg.fields.routingKey === 'heard') {
             s.metrics.heards.inc();
             s.heard.add(msg);
-          } else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg, s.metrics));
+          } else s.chains.enqueue(String(msg.properties.userId ?? ''), () => handle(ctx, ch, msg, s.metrics, s.tries));
         })
       ).consumerTag,
     settled: async () => {
@@ -194,15 +243,18 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const prefix = broker.accountPrefix ?? '';
   const redeclare = new Redeclarer(stores.assignment, signer, log);
   const metrics = new ServeMetrics(stores);
+  const prefetch = opts.prefetch ?? PREFETCH;
   const s: Running = {
     broker,
     metrics,
     consuming: false,
     consumedBefore: false,
     chains: new Chains(),
-    prefetch: opts.prefetch ?? 1000,
+    tries: new Tries(),
+    prefetch,
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
-    heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix),
+    // A batch as large as serve may hold: a full one is written at once.
+    heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix, prefetch),
   };
   const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
   const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? DRAIN_BATCH);

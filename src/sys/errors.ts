@@ -25,6 +25,8 @@
 //               applies (MSHV3 and MSHV4, assignment), one subject across the two contexts that keep it.
 //   Ux          enrolment, tokens and builds: MSHU0 to MSHU4 mesh-host (the token's pin, the token on stdin),
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
+//   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
+//               refused unread or unstored, inventory for what SQL answers once per interval.
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -1607,6 +1609,29 @@ export const REGISTER: readonly Code[] = [
     meaning: 'an agent feature that is not a resource kind with a MAJOR.MINOR.PATCH first version',
     remedy:
       "name a kind as declarations do and the mesh-host release that first applies it: select assignment.set_agent_feature('file', '0.2.0')",
+  },
+  {
+    code: 'MSHS1',
+    context: 'wire',
+    meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",
+    remedy:
+      'nothing in it was read; a mesh-host sends nothing this large: see what runs under that node account (mesh node list, the broker connections of node.NAME)',
+    raisedIn: ['src/serve/intake.ts'],
+  },
+  {
+    code: 'MSHS2',
+    context: 'wire',
+    meaning: 'a report whose list (held, failed, corrected, superseded) is longer than its cap, refused whole',
+    remedy:
+      'nothing of it was recorded and the last report stands; a node holding more than the cap is split over more nodes, or the cap (src/wire/report.ts) raised in a release',
+    raisedIn: ['src/wire/report.ts'],
+  },
+  {
+    code: 'MSHS3',
+    context: 'inventory',
+    meaning: 'a recover or rekey asked again by the same node within its interval with nothing new to answer, refused',
+    remedy:
+      'the answer given before stands; the host asks again after the interval by itself (mesh serve logs each refusal: a node asking in a loop is worth a look)',
   },
 ];
 

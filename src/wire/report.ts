@@ -53,12 +53,24 @@ export function writeReport(r: Report): Buffer {
 
 const str = (v: unknown, max = 4096) => typeof v === 'string' && v.length <= max;
 
+/**
+ * P2: the longest each list of a report may be. A report over one is refused
+ * whole (MSHS2), never cut: a held list cut short would tell a rebuilt node to
+ * keep less than it holds. A node holds a few hundred resources; superseded
+ * names what its queue carried (a few declarations at most).
+ */
+export const REPORT_CAPS = { held: 4096, failed: 4096, corrected: 4096, superseded: 256 } as const;
+
 export function readReport(bytes: Uint8Array): Report {
   if (bytes.length > LIMITS.declaration)
     throw new WireError('too-large', `report is ${bytes.length} bytes, over the limit.`);
   const v = parseJson(Buffer.from(bytes).toString('utf8'), 'report');
   const fail = (what: string) => new WireError('malformed', `report ${what}`);
   if (!isObject(v) || v.v !== 1) throw fail('is not {v:1, ...}');
+  for (const [list, cap] of Object.entries(REPORT_CAPS)) {
+    const n = Array.isArray(v[list]) ? (v[list] as unknown[]).length : 0;
+    if (n > cap) throw new WireError('too-large', `report lists ${n} ${list}, over the cap of ${cap}`, 'MSHS2');
+  }
   if (!Number.isSafeInteger(v.serial) || (v.serial as number) < 0) throw fail('serial must be a whole number');
   if (
     !Array.isArray(v.held) ||

@@ -12,7 +12,7 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01FV]\d$/,
+  inventory: /^MSH[01FVS]\d$/,
   assignment: /^MSH[2AV]\d$/,
   catalogue: /^MSH([3MP]\d|U[5-9])$/,
   secret: /^MSH[4Q]\d$/,
@@ -22,7 +22,7 @@ const RANGES: Record<string, RegExp> = {
   host: /^MSH([8CGIK]\d|U[0-4])$/,
   bundle: /^MSH[9DLT]\d$/,
   store: /^MSH[EHJ]\d$/,
-  wire: /^MSHN\d$/,
+  wire: /^MSH[NS]\d$/,
 };
 
 const R = suite<{ store: Store }>('the register of error codes');

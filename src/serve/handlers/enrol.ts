@@ -62,5 +62,6 @@ export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   // The new node and every node whose peers (or anything else) changed with it are owed a declaration (W2);
   // a machine back with new keys holds no current copy of its made secrets: they are made again for every
   // holder first, both ends in the same push (S3), and an accepted one cannot be: the log names the remedy.
-  await ctx.redeclare.now(`${req.name}'s enrolment`, outcome === 'enrolled' ? [req.name] : []);
+  // Asked again changes nothing: what the first enrolment changed was declared then, or is owed (P2).
+  if (outcome === 'enrolled') await ctx.redeclare.now(`${req.name}'s enrolment`, [req.name]);
 }

@@ -3,6 +3,7 @@
 // (src/wire/last_report.ts). D2: the copy carries the floor, the newest
 // declaration the node acknowledged (assignment.acknowledged_floor), so a host
 // that lost its kept declaration still refuses the older ones.
+import { createHash } from 'node:crypto';
 import type { ConsumeMessage } from 'amqplib';
 import { writeLastReport } from '../../wire/last_report.js';
 import { queueOf } from '../../wire/names.js';
@@ -15,6 +16,20 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
+  // P2: the same answer once per node per interval (MSHS3): each signs and publishes up to a declaration's size.
+  const answer = createHash('sha256')
+    .update(
+      JSON.stringify([
+        decl?.envelope
+          ? createHash('sha256')
+              .update(decl.envelope as Buffer)
+              .digest('hex')
+          : null,
+      ]),
+    )
+    .update(JSON.stringify([rep?.reported_at ?? null, floor?.serial ?? null, floor?.digest ?? null]))
+    .digest('base64');
+  await ctx.stores.inventory`select inventory.check_answer(${from.name}, 'recover', ${answer})`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
   const last = writeLastReport(
     {
@@ -29,6 +44,8 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
   if (decl?.envelope) await toNode(ctx.channel, queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
   await toNode(ctx.channel, queueOf(from.name), last, { type: 'last-report' });
+  // Marked once given: an answer lost before it went out is given on redelivery.
+  await ctx.stores.inventory`select inventory.mark_answered(${from.name}, 'recover', ${answer})`;
   ctx.log(
     `recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
   );

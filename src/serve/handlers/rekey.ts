@@ -11,6 +11,10 @@ import { sender, type ServeContext } from '../context.js';
 import { codeEntry } from '../../sys/errors.js';
 import { toNode } from '../../broker/publish.js';
 
+/** What a rekey is answered: the key left and the key taken. */
+const answerOf = (r: { left: Uint8Array; taken: Uint8Array }) =>
+  `${Buffer.from(r.left).toString('base64')} ${Buffer.from(r.taken).toString('base64')}`;
+
 export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   const replyTo = String(msg.properties.replyTo ?? '');
@@ -46,6 +50,8 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   const r = parsed.rekey;
   let outcome: 'rekeyed' | 'again';
   try {
+    // P2: the same rekey answered once per node per interval (MSHS3): a new key re-declares every peer.
+    await ctx.stores.inventory`select inventory.check_answer(${r.node}, 'rekey', ${answerOf(r)})`;
     const [row] = await ctx.stores.inventory`select inventory.set_overlay_key(node_name => ${r.node}::text,
       left_key => ${Buffer.from(r.left)}::bytea, taken_key => ${Buffer.from(r.taken)}::bytea) as outcome`;
     outcome = row!.outcome as 'rekeyed' | 'again';
@@ -60,6 +66,9 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
     `rekey: ${r.node} took over tunnel ${r.tunnel}; its overlay key is now ${Buffer.from(r.taken).toString('base64')}${outcome === 'again' ? ' (told again)' : ''}`,
   );
   await answer({ ok: true, outcome });
+  await ctx.stores.inventory`select inventory.mark_answered(${r.node}, 'rekey', ${answerOf(r)})`;
+  // Told again changes nothing: the peers were declared the new key when it was first told (W2 keeps that owed).
+  if (outcome === 'again') return;
   // The peers learn the new key: every node whose composition changed (W2).
   await ctx.redeclare.now(`${r.node}'s new overlay key`);
 }

@@ -1,0 +1,208 @@
+// P2 on real servers: one node cannot starve or fill the control plane. A
+// node floods mesh.control with a thousand large reports and five hundred
+// recovers while another node enrols and reports: the other node goes
+// through, serve answers the flooder's recover once, refuses the rest with
+// their codes, and what serve holds stays bounded (its peak resident memory,
+// read from /proc, against its prefetch times its largest intake limit). A
+// message serve cannot record is set aside with why after a few tries, not
+// retried for ever. The broker bounds mesh.control and node accounts itself.
+import { suite } from '../harness/suite.js';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { until } from '../declare/helpers.js';
+import { connectBroker, type Connection } from '../../src/broker/connect.js';
+import { EXCHANGE, CONTROL_QUEUE } from '../../src/broker/topology.js';
+import { publish } from '../../src/broker/publish.js';
+import { loadIdentity } from '../../host/identity.js';
+import { writeReport, REPORT_CAPS } from '../../src/wire/report.js';
+import { INTAKE_LIMITS, PREFETCH } from '../../src/serve/intake.js';
+import { CONTROL_QUEUE_BOUND, NODE_ACCOUNT_LIMITS } from '../../src/broker/accounts.js';
+import type { ConfirmChannel } from 'amqplib';
+
+interface Ctx {
+  mesh: Mesh;
+  serve: Proc;
+  conns: Connection[];
+}
+const P2 = suite<Ctx>('P2 one node cannot starve or fill the control plane');
+
+P2.before(async (ctx) => {
+  ctx.conns = [];
+  ctx.mesh = await freshMesh();
+  ctx.serve = await ctx.mesh.serve();
+});
+P2.after(async (ctx) => {
+  await Promise.allSettled(ctx.conns.map((c) => c.close()));
+  await ctx.mesh?.stop();
+});
+
+/** kB of the serve process's resident memory: now (VmRSS) or its peak (VmHWM). */
+const memory = (p: Proc, field: 'VmRSS' | 'VmHWM') => {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} in /proc/${p.child.pid}/status`);
+  return Number(m[1]) * 1024;
+};
+
+/** An enrolled node's own account, connected as its host would be, and a confirm channel on it. */
+async function asNode(ctx: Ctx, name: string): Promise<{ ch: ConfirmChannel; user: string }> {
+  const h = ctx.mesh.host(name);
+  const r = await h.enrol(await ctx.mesh.token(name));
+  assert.is(r.code, 0, r.stderr);
+  const id = loadIdentity(h.dir)!;
+  const conn = await connectBroker(
+    {
+      host: id.broker.host,
+      port: id.broker.port,
+      vhost: id.broker.vhost,
+      user: id.broker.user,
+      password: id.password,
+      fingerprint: id.broker.fingerprint,
+    },
+    { name: `node ${name}` },
+  );
+  ctx.conns.push(conn);
+  return { ch: await conn.createConfirmChannel(), user: id.broker.user };
+}
+
+const count = (p: Proc, re: RegExp) => (p.output().match(new RegExp(re.source, 'g')) ?? []).length;
+
+P2(
+  "a thousand large reports and five hundred recovers from one node: another node's enrolment and reports go through, serve's memory stays bounded",
+  async (ctx) => {
+    const { mesh, serve } = ctx;
+    await mesh.store.admin`select inventory.set_answer_every(interval '1 hour')`;
+    const hog = await asNode(ctx, 'hog');
+    const baseline = memory(serve, 'VmRSS');
+
+    // Half over the intake limit (refused unread), half under it but over a list's cap (refused read).
+    const unread = Buffer.alloc(INTAKE_LIMITS.report + 1, 'x');
+    const entry = { id: 'file:/a', kind: 'file', target: `/${'a'.repeat(150)}`, origin: 'declared', digest: 'x' };
+    const capped = writeReport({
+      v: 1,
+      serial: 1,
+      held: Array.from({ length: REPORT_CAPS.held + 1 }, () => entry) as never,
+      failed: [],
+      corrected: [],
+      superseded: [],
+    });
+    assert.ok(capped.length < INTAKE_LIMITS.report, 'the capped report is within the intake limit');
+    const sent = { unread: 0, capped: 0, recover: 0, rejected: 0 };
+    const send = (key: string, body: Buffer, what: keyof typeof sent) =>
+      publish(hog.ch, EXCHANGE, key, body, { userId: hog.user }).then(
+        () => void sent[what]++,
+        // The broker's bound on mesh.control refuses what is over it (reject-publish): told, never blocked.
+        () => void sent.rejected++,
+      );
+    const flood = (async () => {
+      for (let i = 0; i < 1000; i += 20) {
+        const batch: Promise<void>[] = [];
+        for (let j = i; j < i + 20; j++) {
+          batch.push(send('report', j % 2 ? capped : unread, j % 2 ? 'capped' : 'unread'));
+          if (j % 2) batch.push(send('recover', Buffer.from('{}'), 'recover'));
+        }
+        await Promise.all(batch);
+      }
+    })();
+
+    // Meanwhile another node enrols, connects and reports.
+    const calm = await mesh.joined('calm');
+    await until(
+      "calm's report recorded",
+      async () => (await mesh.store.admin`select 1 from inventory.report where node = 'calm'`).length > 0,
+      120_000,
+    );
+    await flood;
+    assert.is(sent.unread + sent.capped + sent.recover + sent.rejected, 1500, 'every publish was confirmed or refused');
+
+    // Everything confirmed is settled: refused with its code, or answered once.
+    await until(
+      'serve settled every message of the flood',
+      async () => {
+        const unreadSaid = count(serve, /report from \S+hog refused: report is \d+ bytes, over mesh serve's limit/);
+        const cappedSaid = count(serve, /report from \S+hog refused: report lists \d+ held, over the cap/);
+        const recoverSaid = count(serve, /recover: handed hog /) + count(serve, /hog asked for a recover again/);
+        return unreadSaid === sent.unread && cappedSaid === sent.capped && recoverSaid === sent.recover;
+      },
+      180_000,
+    );
+    assert.is(count(serve, /recover: handed hog /), 1, "the flooder's recover answered once in the interval");
+    assert.is(count(serve, /hog asked for a recover again/), sent.recover - 1, 'the rest refused (MSHS3)');
+    assert.ok(sent.unread + sent.capped > 0);
+
+    // What serve held: its peak resident memory above where it started, against prefetch times the largest limit.
+    const held = PREFETCH * Math.max(...Object.values(INTAKE_LIMITS));
+    const grew = memory(serve, 'VmHWM') - baseline;
+    const bound = 3 * held;
+    assert.ok(grew < bound, `serve grew ${grew >> 20} MiB, within ${bound >> 20} MiB (prefetch ${PREFETCH} x limit)`);
+
+    // The other node's account is still whole: it reports and is here.
+    const [state] = await mesh.store.admin`select state from inventory.node_status where name = 'calm'`;
+    assert.is(state!.state, 'here');
+    await calm.proc.stop();
+  },
+);
+
+P2('a message serve cannot record is set aside with why after a few tries, not retried for ever', async (ctx) => {
+  const { mesh, serve } = ctx;
+  const stuck = await asNode(ctx, 'stuck');
+  // The store cannot keep this node's reports: an error no code of the register names, as a full index would raise.
+  await mesh.store.admin`create function inventory.test_refuse_stuck() returns trigger language plpgsql as $$
+    begin raise exception 'index row size exceeds maximum for this test' using errcode = '54000'; end $$`;
+  await mesh.store.admin`create trigger test_refuse_stuck before insert or update on inventory.report
+    for each row when (new.node = 'stuck') execute function inventory.test_refuse_stuck()`;
+  try {
+    const mark = serve.output().length;
+    const body = writeReport({ v: 1, serial: 0, held: [], failed: [], corrected: [], superseded: [] });
+    await publish(stuck.ch, EXCHANGE, 'report', body, { userId: stuck.user, messageId: 'stuck-1' });
+    await serve.waitFor(/report from \S+stuck set aside after 5 tries/, 60_000, mark);
+    const [row] = await mesh.store
+      .admin`select node, kind, message_id, reason, tries, bytes from inventory.dead_letters`;
+    assert.equal(row, {
+      node: 'stuck',
+      kind: 'report',
+      message_id: 'stuck-1',
+      reason: 'index row size exceeds maximum for this test',
+      tries: 5,
+      bytes: body.length,
+    });
+    await until(
+      'mesh.control empty: the message is settled, not handed back',
+      async () => {
+        const q = (await (
+          await mesh.mgmt('GET', `/queues/${encodeURIComponent(mesh.vhost)}/${CONTROL_QUEUE}`)
+        ).json()) as {
+          messages?: number;
+        };
+        return q.messages === 0;
+      },
+      30_000,
+    );
+  } finally {
+    await mesh.store.admin`drop trigger test_refuse_stuck on inventory.report`;
+    await mesh.store.admin`drop function inventory.test_refuse_stuck()`;
+  }
+});
+
+P2('the broker bounds mesh.control (reject-publish) and each node account (connections, channels)', async (ctx) => {
+  const { mesh } = ctx;
+  const q = (await (await mesh.mgmt('GET', `/queues/${encodeURIComponent(mesh.vhost)}/${CONTROL_QUEUE}`)).json()) as {
+    effective_policy_definition?: Record<string, unknown>;
+  };
+  assert.equal(
+    q.effective_policy_definition,
+    {
+      'max-length': CONTROL_QUEUE_BOUND.messages,
+      'max-length-bytes': CONTROL_QUEUE_BOUND.bytes,
+      overflow: 'reject-publish',
+    },
+    'mesh.control refuses what is over its bound rather than filling the broker',
+  );
+  const user = `${mesh.prefix}node.hog`;
+  const limits = (await (await mesh.mgmt('GET', `/user-limits/${encodeURIComponent(user)}`)).json()) as {
+    value: Record<string, number>;
+  }[];
+  assert.equal(limits[0]?.value, NODE_ACCOUNT_LIMITS);
+});
+
+P2.run();

@@ -1,0 +1,141 @@
+// P2 without servers: what serve refuses unread (MSHS1), the caps on a
+// report's lists (MSHS2), and that an enrolment or rekey answered "again"
+// never makes serve compose the fleet: the handlers run against a store and
+// channel that only answer, and the redeclarer is a counter.
+import { suite } from '../harness/suite.js';
+import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
+import type { ConsumeMessage } from 'amqplib';
+import { readReport, REPORT_CAPS } from '../../src/wire/report.js';
+import { overLimit, INTAKE_LIMITS } from '../../src/serve/intake.js';
+import { WireError } from '../../src/wire/envelope.js';
+import { writeEnrolRequest } from '../../src/wire/enrol.js';
+import { writeRekey } from '../../src/wire/rekey.js';
+import { nodeKeys } from '../../src/crypto/keys.js';
+import { enrol } from '../../src/serve/handlers/enrol.js';
+import { rekey } from '../../src/serve/handlers/rekey.js';
+import type { ServeContext } from '../../src/serve/context.js';
+
+const P2 = suite('P2 what one node can make serve hold, keep or compose');
+
+const message = (kind: string, content: Buffer, props: Record<string, unknown> = {}) =>
+  ({
+    content,
+    fields: { routingKey: kind },
+    properties: { userId: 'node.hog', headers: {}, ...props },
+  }) as unknown as ConsumeMessage;
+
+const refused = (f: () => unknown, code: string) => {
+  try {
+    f();
+  } catch (err) {
+    assert.instance(err, WireError);
+    assert.is((err as WireError).code, code);
+    return;
+  }
+  assert.unreachable(`expected a refusal with ${code}`);
+};
+
+P2("a message over its kind's intake limit is refused unread (MSHS1); one at the limit is read", () => {
+  for (const [kind, limit] of Object.entries(INTAKE_LIMITS)) {
+    assert.is(overLimit(message(kind, Buffer.alloc(limit))), undefined, `${kind} at its limit`);
+    const e = overLimit(message(kind, Buffer.alloc(limit + 1)));
+    assert.is(e?.code, 'MSHS1', `${kind} over its limit`);
+  }
+  // Every limit times the messages serve holds stays far below what a machine has.
+  assert.ok(Math.max(...Object.values(INTAKE_LIMITS)) <= 1 << 20);
+});
+
+P2('a report whose list is over its cap is refused whole (MSHS2); one at the cap is read', () => {
+  const report = (list: string, n: number) => {
+    const r: Record<string, unknown> = { v: 1, serial: 1, held: [], failed: [], corrected: [], superseded: [] };
+    const one =
+      list === 'held'
+        ? { id: 'file:/a', kind: 'file', target: '/a', origin: 'declared', digest: 'x' }
+        : list === 'failed'
+          ? { id: 'file:/a', error: 'e' }
+          : list === 'corrected'
+            ? 'file:/a'
+            : 1;
+    r[list] = Array.from({ length: n }, () => one);
+    return Buffer.from(JSON.stringify(r));
+  };
+  for (const [list, cap] of Object.entries(REPORT_CAPS)) {
+    readReport(report(list, cap));
+    refused(() => readReport(report(list, cap + 1)), 'MSHS2');
+  }
+});
+
+/** A ServeContext whose store answers each query by its text, and whose redeclarer counts. */
+function fakeContext(answers: Record<string, unknown[]>) {
+  const queries: string[] = [];
+  const sql = ((strings: TemplateStringsArray) => {
+    const text = strings.join('?');
+    queries.push(text);
+    for (const [k, rows] of Object.entries(answers)) if (text.includes(k)) return Promise.resolve(rows);
+    return Promise.resolve([]);
+  }) as unknown;
+  const published: string[] = [];
+  const channel = {
+    publish: (_e: string, key: string, _b: Buffer, props: { type?: string }, cb: (err: unknown) => void) => {
+      published.push(`${key} ${props.type}`);
+      cb(null);
+      return true;
+    },
+    on: () => {},
+  };
+  const whys: string[] = [];
+  const ctx = {
+    stores: { inventory: sql, assignment: sql },
+    channel,
+    accounts: { setPassword: async () => {} },
+    signer: { mesh: 'm', public: randomBytes(32), secret: randomBytes(32) },
+    prefix: '',
+    redeclare: {
+      now: async (why: string) => {
+        whys.push(why);
+        return [];
+      },
+    },
+    log: () => {},
+  } as unknown as ServeContext;
+  return { ctx, whys, published, queries };
+}
+
+P2('an enrolment answered again is answered, and composes nothing', async () => {
+  const keys = nodeKeys();
+  const body = writeEnrolRequest('hog', 'sekrit', randomBytes(32).toString('base64url'), keys);
+  const again = fakeContext({ 'inventory.spend_token': [{ outcome: 'again' }] });
+  await enrol(again.ctx, message('enrol', body, { correlationId: 'c' }));
+  assert.equal(again.published, ['node.hog enrol-reply'], 'the welcome, again');
+  assert.equal(again.whys, [], 'no composition');
+  const first = fakeContext({ 'inventory.spend_token': [{ outcome: 'enrolled' }] });
+  await enrol(first.ctx, message('enrol', body, { correlationId: 'c' }));
+  assert.equal(first.whys, ["hog's enrolment"], 'a first enrolment is declared');
+});
+
+P2('a rekey told again is answered, and composes nothing; each rekey is checked against the interval', async () => {
+  const keys = nodeKeys();
+  const body = writeRekey(
+    { node: 'hog', left: randomBytes(32), taken: randomBytes(32), tunnel: 'wg0' },
+    keys.identity.secret,
+  );
+  const props = { replyTo: 'amq.rabbitmq.reply-to.x', correlationId: 'c' };
+  const rows = (outcome: string) => ({
+    'inventory.identity_of': [{ key: Buffer.from(keys.identity.public) }],
+    'inventory.set_overlay_key': [{ outcome }],
+  });
+  const again = fakeContext(rows('again'));
+  await rekey(again.ctx, message('rekey', body, props));
+  assert.equal(again.published, ['amq.rabbitmq.reply-to.x rekey-reply']);
+  assert.equal(again.whys, [], 'no composition');
+  assert.ok(
+    again.queries.some((q) => q.includes('inventory.check_answer')),
+    'the interval is checked',
+  );
+  const first = fakeContext(rows('rekeyed'));
+  await rekey(first.ctx, message('rekey', body, props));
+  assert.equal(first.whys, ["hog's new overlay key"]);
+});
+
+P2.run();
