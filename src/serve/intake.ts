@@ -24,6 +24,7 @@ export const INTAKE_LIMITS: Record<ControlKind, number> = {
   enrol: 16 << 10,
   recover: 16 << 10,
   rekey: 16 << 10,
+  'builder.enrol': 16 << 10,
   report: 1 << 20,
   'build.result': LIMITS.message,
 };
