@@ -34,8 +34,14 @@ export interface ServeOptions {
   metrics?: Listen;
 }
 
+// Every context but audit: serve writes the history only through the triggers
+// on the tables it changes and reads none of it, so it holds no audit URL (C3).
+export const SERVE_CONTEXTS = CONTEXTS.filter((c) => c !== 'audit');
+
 export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
-  const entries = await Promise.all(CONTEXTS.map(async (c: Context) => [c, await connect(c, { env, max })] as const));
+  const entries = await Promise.all(
+    SERVE_CONTEXTS.map(async (c: Context) => [c, await connect(c, { env, max })] as const),
+  );
   return Object.fromEntries(entries) as unknown as Stores;
 }
 
