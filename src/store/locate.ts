@@ -11,27 +11,21 @@ import { refuse } from '../sys/errors.js';
 export { describeUrl };
 
 export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): string {
-  return urlFromVariable(
-    storeVariable(ctx),
-    env,
-    `the URL of its store (postgres://${storeRole(ctx)}@HOST:PORT/DB)`,
-    'MSHE9',
-    `the ${ctx} context needs`,
-  );
+  const url = urlFromVariable(storeVariable(ctx), env);
+  if (url === undefined) {
+    throw refuse(
+      'MSHE9',
+      `${storeVariable(ctx)} is not set`,
+      `the ${ctx} context needs the URL of its store (postgres://${storeRole(ctx)}@HOST:PORT/DB) or the path of a 0600 file holding it`,
+    );
+  }
+  return url;
 }
 
-/** The URL a variable names: itself (no password in it), or a 0600 file holding it. MISSING is the code when it is unset. */
-export function urlFromVariable(
-  name: string,
-  env: NodeJS.ProcessEnv = process.env,
-  what: string,
-  missing: string,
-  who = 'this needs',
-): string {
+/** The URL a variable names: itself (no password in it), or a 0600 file holding it; undefined when it is unset. */
+export function urlFromVariable(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = env[name];
-  if (!value) {
-    throw refuse(missing, `${name} is not set`, `${who} ${what} or the path of a 0600 file holding it`);
-  }
+  if (!value) return undefined;
   if (value.startsWith('/')) {
     const st = statSync(value, { throwIfNoEntry: false });
     if (!st) throw refuse('MSHH0', `${name} names ${value}, which does not exist`);

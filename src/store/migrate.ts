@@ -124,14 +124,14 @@ export const OWNER_VARIABLE: Partial<Record<Context, string>> = { audit: 'MESH_S
 /** A session of the context's owner: its own login, or (audit) a superuser's that sets the role. */
 async function ownerSession(ctx: Context, env: NodeJS.ProcessEnv | undefined): Promise<pg.Client> {
   const variable = OWNER_VARIABLE[ctx];
-  const listed = variable
-    ? urlFromVariable(
-        variable,
-        env,
-        `the URL of a role that may SET ROLE mesh_${ctx} (the database superuser)`,
-        'MSH78',
-      )
-    : storeUrl(ctx, env);
+  const listed = variable ? urlFromVariable(variable, env) : storeUrl(ctx, env);
+  if (listed === undefined) {
+    throw refuse(
+      'MSH78',
+      `${variable} is not set`,
+      `mesh migrate runs the ${ctx} migrations as mesh_${ctx}, which no process logs in as: set ${variable} to the URL (or a 0600 file holding it) of a role that may SET ROLE mesh_${ctx}, the database superuser`,
+    );
+  }
   // node-pg-migrate (pg) takes one host: the list's primary, found now.
   const url = await waitForStore(listed, () => primaryUrl(listed));
   const client = await waitForStore(url, async () => {
