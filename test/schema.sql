@@ -1224,11 +1224,10 @@ begin
   end if;
   if kept_seq is not null then
     select encode(e.hash, 'hex') into found_hash from audit.event e where e.seq = kept_seq;
-    if found_hash is null then
-      raise exception 'the audit history no longer reaches the kept head: row % is gone (rows were cut from its end)', kept_seq
-        using errcode = 'MSH76';
-    elsif found_hash <> lower(kept_hash) then
-      raise exception 'the audit history no longer reaches the kept head: row % has hash %, the kept head says % (the chain was rewritten)', kept_seq, found_hash, lower(kept_hash)
+    if found_hash is null or found_hash <> lower(kept_hash) then
+      raise exception 'the audit history no longer reaches the kept head: row % %', kept_seq,
+        case when found_hash is null then 'is gone (rows were cut from its end)'
+             else format('has hash %s, the kept head says %s (the chain was rewritten)', found_hash, lower(kept_hash)) end
         using errcode = 'MSH76';
     end if;
   end if;
