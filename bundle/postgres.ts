@@ -10,8 +10,8 @@ import { chownSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:f
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { CONTEXTS } from '../src/store/contexts.js';
-import { SQL_ROOT, migrate } from '../src/store/migrate.js';
+import { CONTEXTS, storeRole } from '../src/store/contexts.js';
+import { SQL_ROOT, migrate, OWNER_VARIABLE } from '../src/store/migrate.js';
 import { waitForStore } from '../src/store/wait.js';
 import { pgBin } from '../src/store/promote.js';
 import { writeAtomic } from '../src/sys/atomic.js';
@@ -134,12 +134,16 @@ export async function ensureContexts(o: Options): Promise<string[]> {
     mkdirSync(p.store, { recursive: true, mode: 0o700 });
     for (const ctx of CONTEXTS) {
       const file = p.storeFile(ctx);
-      if (statSync(file, { throwIfNoEntry: false })) continue;
+      // Each URL logs in as its context's login role (the audit one as its reader, C3): a file
+      // naming another role (the audit owner, which may no longer log in) is made again.
+      const role = storeRole(ctx);
+      if (statSync(file, { throwIfNoEntry: false }) && readFileSync(file, 'utf8').startsWith(`postgres://${role}:`))
+        continue;
       // Set first, written second: a crash between them makes a new one next run.
       const password = randomBytes(24).toString('base64url');
-      await sql.unsafe(`alter role "mesh_${ctx}" password '${password}'`);
-      await writeAtomic(file, `postgres://mesh_${ctx}:${password}@127.0.0.1:${o.ports.pg}/${DB}\n`, 0o600);
-      changed.push(`password of mesh_${ctx}`);
+      await sql.unsafe(`alter role "${role}" password '${password}'`);
+      await writeAtomic(file, `postgres://${role}:${password}@127.0.0.1:${o.ports.pg}/${DB}\n`, 0o600);
+      changed.push(`password of ${role}`);
     }
   } finally {
     await sql.end();
@@ -147,8 +151,15 @@ export async function ensureContexts(o: Options): Promise<string[]> {
   return changed;
 }
 
-/** `mesh migrate`, as every context's own role. */
+/**
+ * `mesh migrate`, as every context's own role; the audit context as its owner,
+ * which no process logs in as, through the superuser over the socket (C3). That
+ * URL is handed to this step alone, never to a daemon.
+ */
 export async function migrateStore(o: Options): Promise<string[]> {
-  const results = await migrate({ env: controlEnv(o), say: (l) => console.log(`  ${l}`) });
+  const p = paths(o);
+  const owner = `postgres://postgres@localhost:${o.ports.pg}/${DB}?host=${encodeURIComponent(p.pgSock)}`;
+  const env = { ...controlEnv(o), [OWNER_VARIABLE.audit!]: owner };
+  const results = await migrate({ env, say: (l) => console.log(`  ${l}`) });
   return results.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`));
 }

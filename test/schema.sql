@@ -1233,7 +1233,7 @@ begin
   end if;
   new.seq := last_seq + 1;
   new.at := now();
-  new.actor := coalesce(nullif(current_setting('application_name', true), ''), session_user);
+  new.actor := session_user;
   new.role := session_user;
   new.detail := coalesce(new.detail, '{}'::jsonb);
   new.prev_hash := last_hash;
@@ -1244,24 +1244,68 @@ end $$;
 ALTER FUNCTION audit.chain() OWNER TO mesh_audit;
 
 --
--- Name: check_chain(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+-- Name: check_history(bigint, text); Type: FUNCTION; Schema: audit; Owner: mesh_audit
 --
 
-CREATE FUNCTION audit.check_chain() RETURNS TABLE(rows bigint, head text)
+CREATE FUNCTION audit.check_history(kept_seq bigint DEFAULT NULL::bigint, kept_hash text DEFAULT NULL::text) RETURNS TABLE(rows bigint, head_seq bigint, head text)
     LANGUAGE plpgsql STABLE
     AS $$
-declare b record;
+declare p record; b record; found_hash text;
 begin
+  select * into p from audit.trigger_problems() limit 1;
+  if found then
+    raise exception 'the audit trigger % on % is not in force: %', p.trigger, p.on_table, p.problem
+      using errcode = 'MSH75';
+  end if;
   select * into b from audit.verify() limit 1;
   if found then
     raise exception 'the audit history does not match from row % (%, node %, at %): %', b.seq, coalesce(b.kind, '-'), coalesce(b.node, '-'), coalesce(b.at::text, '-'), b.problem
       using errcode = 'MSH71';
   end if;
-  return query select (select count(*) from audit.event),
-    coalesce((select encode(e.hash, 'hex') from audit.event e order by e.seq desc limit 1), repeat('0', 64));
+  if kept_seq is not null then
+    select encode(e.hash, 'hex') into found_hash from audit.event e where e.seq = kept_seq;
+    if found_hash is null or found_hash <> lower(kept_hash) then
+      raise exception 'the audit history no longer reaches the kept head: row % %', kept_seq,
+        case when found_hash is null then 'is gone (rows were cut from its end)'
+             else format('has hash %s, the kept head says %s (the chain was rewritten)', found_hash, lower(kept_hash)) end
+        using errcode = 'MSH76';
+    end if;
+  end if;
+  return query select count(*), coalesce(max(e.seq), 0),
+    coalesce((select encode(x.hash, 'hex') from audit.event x order by x.seq desc limit 1), repeat('0', 64))
+    from audit.event e;
 end $$;
 
-ALTER FUNCTION audit.check_chain() OWNER TO mesh_audit;
+ALTER FUNCTION audit.check_history(kept_seq bigint, kept_hash text) OWNER TO mesh_audit;
+
+--
+-- Name: FUNCTION check_history(kept_seq bigint, kept_hash text); Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON FUNCTION audit.check_history(kept_seq bigint, kept_hash text) IS 'C3: the audit triggers in force, the chain whole, and (given) the kept head still on it; refuses with the first problem, else the length and head.';
+
+--
+-- Name: guard_triggers(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.guard_triggers() RETURNS event_trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+declare p record;
+begin
+  if to_regprocedure('audit.trigger_problems()') is null then
+    return;
+  end if;
+  select * into p from audit.trigger_problems() x where x.problem <> 'its table is gone' limit 1;
+  if found then
+    raise exception 'the audit trigger % on % would be %: refused (the history records every change to that table)',
+      p.trigger, p.on_table, case p.problem when 'it is disabled' then 'disabled' else 'gone' end
+      using errcode = 'MSH74';
+  end if;
+end $$;
+
+ALTER FUNCTION audit.guard_triggers() OWNER TO mesh_audit;
 
 --
 -- Name: event; Type: TABLE; Schema: audit; Owner: mesh_audit
@@ -1324,7 +1368,7 @@ COMMENT ON COLUMN audit.event.detail IS 'The facts of the change (serial, digest
 -- Name: COLUMN event.actor; Type: COMMENT; Schema: audit; Owner: mesh_audit
 --
 
-COMMENT ON COLUMN audit.event.actor IS 'Who: the program and user the session named (application_name: mesh token issue (alice), mesh serve (mesh)), else the role.';
+COMMENT ON COLUMN audit.event.actor IS 'Who: the database role of the session that made the change (rows written before that rule carry the name the client gave itself).';
 
 --
 -- Name: COLUMN event.role; Type: COMMENT; Schema: audit; Owner: mesh_audit
@@ -1504,6 +1548,34 @@ CREATE FUNCTION audit.row_text(e audit.event) RETURNS text
 $$;
 
 ALTER FUNCTION audit.row_text(e audit.event) OWNER TO mesh_audit;
+
+--
+-- Name: trigger_problems(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.trigger_problems() RETURNS TABLE(on_table text, trigger text, problem text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog'
+    AS $$
+  select w.on_table, w.trigger,
+         case when c.oid is null then 'its table is gone'
+              when t.oid is null then 'it is missing'
+              else 'it is disabled' end
+    from audit.watched w
+    left join (pg_class c join pg_namespace n on n.oid = c.relnamespace)
+      on format('%I.%I', n.nspname, c.relname) = w.on_table and c.relkind in ('r', 'p')
+    left join pg_trigger t on t.tgrelid = c.oid and t.tgname = w.trigger
+   where t.oid is null or t.tgenabled not in ('O', 'A')
+   order by w.on_table, w.trigger
+$$;
+
+ALTER FUNCTION audit.trigger_problems() OWNER TO mesh_audit;
+
+--
+-- Name: FUNCTION trigger_problems(); Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON FUNCTION audit.trigger_problems() IS 'C3: each audit trigger that is missing, disabled or whose table is gone; no row when all are in force.';
 
 --
 -- Name: verify(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
@@ -4273,7 +4345,7 @@ COMMENT ON COLUMN audit.log.node IS 'The node it concerns, when one does.';
 -- Name: COLUMN log.actor; Type: COMMENT; Schema: audit; Owner: mesh_audit
 --
 
-COMMENT ON COLUMN audit.log.actor IS 'Who: the program and user that made the change (mesh token issue (alice)), else the database role.';
+COMMENT ON COLUMN audit.log.actor IS 'Who: the database role of the session that made the change.';
 
 --
 -- Name: COLUMN log.role; Type: COMMENT; Schema: audit; Owner: mesh_audit
@@ -4342,6 +4414,35 @@ ALTER TABLE audit.pgmigrations_id_seq OWNER TO mesh_audit;
 --
 
 ALTER SEQUENCE audit.pgmigrations_id_seq OWNED BY audit.pgmigrations.id;
+
+--
+-- Name: watched; Type: TABLE; Schema: audit; Owner: mesh_audit
+--
+
+CREATE TABLE audit.watched (
+    on_table text NOT NULL,
+    trigger text NOT NULL
+);
+
+ALTER TABLE audit.watched OWNER TO mesh_audit;
+
+--
+-- Name: TABLE watched; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON TABLE audit.watched IS 'The audit triggers (C3): each must exist and be enabled on its table; mesh audit verify checks them, and no context may drop or disable one.';
+
+--
+-- Name: COLUMN watched.on_table; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.watched.on_table IS 'The table, schema-qualified (inventory.token).';
+
+--
+-- Name: COLUMN watched.trigger; Type: COMMENT; Schema: audit; Owner: mesh_audit
+--
+
+COMMENT ON COLUMN audit.watched.trigger IS 'The trigger''s name on that table.';
 
 --
 -- Name: build_progress; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
@@ -7290,6 +7391,13 @@ ALTER TABLE ONLY audit.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
 
 --
+-- Name: watched watched_pkey; Type: CONSTRAINT; Schema: audit; Owner: mesh_audit
+--
+
+ALTER TABLE ONLY audit.watched
+    ADD CONSTRAINT watched_pkey PRIMARY KEY (on_table, trigger);
+
+--
 -- Name: build_progress build_progress_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -7887,6 +7995,12 @@ GRANT USAGE ON SCHEMA assignment TO mesh_inventory;
 GRANT USAGE ON SCHEMA assignment TO mesh_audit;
 
 --
+-- Name: SCHEMA audit; Type: ACL; Schema: -; Owner: mesh_audit
+--
+
+GRANT USAGE ON SCHEMA audit TO mesh_audit_reader;
+
+--
 -- Name: SCHEMA catalogue; Type: ACL; Schema: -; Owner: mesh_catalogue
 --
 
@@ -7941,6 +8055,7 @@ REVOKE ALL ON FUNCTION audit.append(event_kind text, event_node text, event_deta
 
 REVOKE ALL ON TABLE audit.event FROM mesh_audit;
 GRANT SELECT,INSERT,REFERENCES,TRIGGER ON TABLE audit.event TO mesh_audit;
+GRANT SELECT ON TABLE audit.event TO mesh_audit_reader;
 
 --
 -- Name: FUNCTION allocate_addresses(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -8073,6 +8188,30 @@ GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
 
 --
+-- Name: TABLE kind; Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+GRANT SELECT ON TABLE audit.kind TO mesh_audit_reader;
+
+--
+-- Name: TABLE log; Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+GRANT SELECT ON TABLE audit.log TO mesh_audit_reader;
+
+--
+-- Name: TABLE migration_digest; Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+GRANT SELECT ON TABLE audit.migration_digest TO mesh_audit_reader;
+
+--
+-- Name: TABLE watched; Type: ACL; Schema: audit; Owner: mesh_audit
+--
+
+GRANT SELECT ON TABLE audit.watched TO mesh_audit_reader;
+
+--
 -- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -8145,6 +8284,16 @@ GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
 --
 
 GRANT SELECT ON TABLE secret.node_resources TO mesh_assignment;
+
+--
+-- Name: mesh_audit_guard; Type: EVENT TRIGGER; Schema: -; Owner: postgres
+--
+
+CREATE EVENT TRIGGER mesh_audit_guard ON ddl_command_end
+         WHEN TAG IN ('ALTER TABLE', 'DROP TRIGGER', 'ALTER TRIGGER', 'CREATE TABLE')
+   EXECUTE FUNCTION audit.guard_triggers();
+
+ALTER EVENT TRIGGER mesh_audit_guard OWNER TO postgres;
 
 --
 -- PostgreSQL database dump complete

@@ -1,8 +1,9 @@
-// `mesh log`, `mesh audit verify`: the tamper-evident history (C3).
+// `mesh log`, `mesh audit verify`, `mesh audit head`: the tamper-evident history (C3).
 import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { readLog } from '../audit/log.js';
-import { verifyHistory } from '../audit/verify.js';
+import { verifyHistory, currentHead, type Verified } from '../audit/verify.js';
+import { writeHead, headText } from '../audit/head.js';
 
 export function registerAudit(p: Program): void {
   p.prog
@@ -39,15 +40,43 @@ export function registerAudit(p: Program): void {
   p.prog
     .command('audit verify')
     .describe([
-      "Recompute the audit history's hash chain from its first row and say whether it is whole. Each row carries the hash",
-      "of the one before; a row changed or removed behind the database's back (a superuser with its triggers off) is named:",
-      "the first that does not match, with a non-zero exit (MSH71). Whole, it prints the newest row's hash: keep it somewhere",
-      'else, and a later verify whose chain does not pass through it shows rows cut from the end or a rewritten tail.',
+      'Check the audit history: every audit trigger is in force on the tables whose changes it records (a missing or',
+      'disabled one is named, MSH75), and the hash chain recomputed from its first row is whole (each row carries the hash',
+      "of the one before; the first row changed or removed behind the database's back is named, MSH71). With --head FILE,",
+      'also that the chain still reaches the head mesh audit head kept there (MSH76): a chain rewritten whole or cut from',
+      'its end is whole again, and only a head kept outside the store shows it. Any problem exits non-zero.',
     ])
+    .option('--head', 'A head mesh audit head --out wrote earlier: the chain must still pass through it')
     .option('--json', 'Print as JSON')
+    .example('audit verify')
+    .example('audit verify --head /root/mesh-audit-head.json')
     .action(
-      p.wrap(async (o: { json?: boolean }) => {
-        emit(await verifyHistory(), o, (d) => `the audit history is whole: ${d.rows} rows, head ${d.head}`);
+      p.wrap(async (o: { head?: string; json?: boolean }) => {
+        const v = await verifyHistory({ head: o.head === undefined ? undefined : String(o.head) });
+        emit(
+          v,
+          o,
+          (d: Verified) =>
+            `the audit history is whole: ${d.rows} rows, head ${d.head}` +
+            (d.kept ? `; it still reaches the kept head (row ${d.kept.seq})` : ''),
+        );
+      }),
+    );
+
+  p.prog
+    .command('audit head')
+    .describe([
+      "The audit history's head: the newest row's seq and hash, once the history verified whole. Keep it where no daemon",
+      'can write (a file the operator keeps, another machine, a ticket): mesh audit verify --head FILE later shows whether',
+      'the history was rewritten or cut since. Prints it as JSON; --out FILE writes it there (atomically, mode 0644).',
+    ])
+    .option('--out', 'Write the head to this file')
+    .example('audit head --out /root/mesh-audit-head.json')
+    .action(
+      p.wrap(async (o: { out?: string }) => {
+        const head = await currentHead();
+        if (o.out !== undefined) await writeHead(String(o.out), head);
+        process.stdout.write(headText(head));
       }),
     );
 }

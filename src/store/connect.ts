@@ -26,7 +26,7 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
     transform: { undefined: null },
     // bigint columns (serials) arrive as BigInt, not strings; JSON output turns them into numbers.
     types: { bigint: postgres.BigInt },
-    // Who, for the audit history: the command and the user running it.
+    // The command and the user running it, as pg_stat_activity shows a session (the audit history records the role, never this).
     connection: { application_name: whoAmI() },
   }) as unknown as Sql;
   await waitForStore(url, () => sql`select 1`);

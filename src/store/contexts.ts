@@ -21,3 +21,12 @@ export type Context = (typeof CONTEXTS)[number];
 export function storeVariable(ctx: Context): string {
   return `MESH_STORE_${ctx.toUpperCase()}`;
 }
+
+/**
+ * The role a context's URL logs in as: the context's own, except audit's.
+ * The history's owner (mesh_audit) may not log in (C3); whoever reads the
+ * history logs in as mesh_audit_reader, which may SELECT and nothing else.
+ */
+export function storeRole(ctx: Context): string {
+  return ctx === 'audit' ? 'mesh_audit_reader' : `mesh_${ctx}`;
+}

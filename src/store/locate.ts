@@ -4,22 +4,28 @@
 // path of a 0600 file holding the URL: a password must never sit in the
 // environment, where `ps e` and /proc/<pid>/environ print it.
 import { readFileSync, statSync } from 'node:fs';
-import { type Context, storeVariable } from './contexts.js';
+import { type Context, storeVariable, storeRole } from './contexts.js';
 import { parseStoreUrl, describeUrl } from './hosts.js';
 import { refuse } from '../sys/errors.js';
 
 export { describeUrl };
 
 export function storeUrl(ctx: Context, env: NodeJS.ProcessEnv = process.env): string {
-  const name = storeVariable(ctx);
-  const value = env[name];
-  if (!value) {
+  const url = urlFromVariable(storeVariable(ctx), env);
+  if (url === undefined) {
     throw refuse(
       'MSHE9',
-      `${name} is not set`,
-      `the ${ctx} context needs the URL of its store (postgres://mesh_${ctx}@HOST:PORT/DB) or the path of a 0600 file holding it`,
+      `${storeVariable(ctx)} is not set`,
+      `the ${ctx} context needs the URL of its store (postgres://${storeRole(ctx)}@HOST:PORT/DB) or the path of a 0600 file holding it`,
     );
   }
+  return url;
+}
+
+/** The URL a variable names: itself (no password in it), or a 0600 file holding it; undefined when it is unset. */
+export function urlFromVariable(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[name];
+  if (!value) return undefined;
   if (value.startsWith('/')) {
     const st = statSync(value, { throwIfNoEntry: false });
     if (!st) throw refuse('MSHH0', `${name} names ${value}, which does not exist`);

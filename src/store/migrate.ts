@@ -5,14 +5,20 @@
 // at the moment any of them is true nobody knows what the database holds.
 // The digest of every applied file is recorded by the same transaction that
 // applies it (M2): the schema change and the row recording it commit together.
+//
+// The audit context is the exception to "as its own role": its owner,
+// mesh_audit, may not log in (C3: an owner can turn off its own table's
+// triggers), so its migrations run in a session of MESH_STORE_AUDIT_OWNER (the
+// database superuser) that sets the role first. Everything they make is still
+// mesh_audit's.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
-import postgres from 'postgres';
+import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { CONTEXTS, type Context } from './contexts.js';
-import { storeUrl } from './locate.js';
+import { storeUrl, urlFromVariable } from './locate.js';
 import { waitForStore } from './wait.js';
 import { primaryUrl } from './hosts.js';
 import { refuse } from '../sys/errors.js';
@@ -101,23 +107,57 @@ export function plan(ctx: string, files: File[], applied: Applied[]): File[] {
 
 const q = (ident: string) => `"${ident.replace(/"/g, '""')}"`;
 
-async function appliedDigests(url: string, ctx: string): Promise<Applied[]> {
-  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
-  try {
-    await waitForStore(url, () => sql`select 1`);
-    await sql.unsafe(
-      `create table if not exists ${q(ctx)}.migration_digest (
-         name text primary key, sha256 text not null, applied_at timestamptz not null default now())`,
-    );
-    await sql.unsafe(
-      `comment on table ${q(ctx)}.migration_digest is 'sha256 of each migration file as it ran; an edited file is refused (M1)'`,
-    );
-    return await sql.unsafe<Applied[]>(`select name, sha256 from ${q(ctx)}.migration_digest order by name`);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
+async function appliedDigests(client: pg.Client, ctx: string): Promise<Applied[]> {
+  await client.query(
+    `create table if not exists ${q(ctx)}.migration_digest (
+       name text primary key, sha256 text not null, applied_at timestamptz not null default now())`,
+  );
+  await client.query(
+    `comment on table ${q(ctx)}.migration_digest is 'sha256 of each migration file as it ran; an edited file is refused (M1)'`,
+  );
+  return (await client.query<Applied>(`select name, sha256 from ${q(ctx)}.migration_digest order by name`)).rows;
 }
 
+/** The variable naming a session that may act as a context's owner, for a context whose owner no process logs in as. */
+export const OWNER_VARIABLE: Partial<Record<Context, string>> = { audit: 'MESH_STORE_AUDIT_OWNER' };
+
+/** A session of the context's owner: its own login, or (audit) a superuser's that sets the role. */
+async function ownerSession(ctx: Context, env: NodeJS.ProcessEnv | undefined): Promise<pg.Client> {
+  const variable = OWNER_VARIABLE[ctx];
+  const listed = variable ? urlFromVariable(variable, env) : storeUrl(ctx, env);
+  if (listed === undefined) {
+    throw refuse(
+      'MSH78',
+      `${variable} is not set`,
+      `mesh migrate runs the ${ctx} migrations as mesh_${ctx}, which no process logs in as: set ${variable} to the URL (or a 0600 file holding it) of a role that may SET ROLE mesh_${ctx}, the database superuser`,
+    );
+  }
+  // node-pg-migrate (pg) takes one host: the list's primary, found now.
+  const url = await waitForStore(listed, () => primaryUrl(listed));
+  const client = await waitForStore(url, async () => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+    c.on('notice', () => {});
+    try {
+      await c.connect();
+      return c;
+    } catch (err) {
+      await c.end().catch(() => {});
+      throw err;
+    }
+  });
+  if (variable) {
+    const owner = `mesh_${ctx}`;
+    const { rows } = await client.query<{ may: boolean }>(`select pg_has_role(session_user, $1, 'member') as may`, [
+      owner,
+    ]);
+    if (!rows[0]?.may) {
+      await client.end();
+      throw refuse('MSH78', `${variable} logs in as a role that may not act as ${owner}`);
+    }
+    await client.query(`set role ${q(owner)}`);
+  }
+  return client;
+}
 export interface MigrateOptions {
   /** Folder holding one sub-folder per context. */
   root?: string;
@@ -136,63 +176,73 @@ export async function migrate(opts: MigrateOptions = {}): Promise<MigrateResult[
   const contexts = opts.contexts ?? CONTEXTS;
   const say = opts.say ?? (() => {});
   // Every context is checked before any runs: a refusal anywhere stops all.
-  const plans: { ctx: Context; url: string; pending: File[] }[] = [];
-  for (const ctx of contexts) {
-    // node-pg-migrate (pg) takes one host: the list's primary, found now.
-    const listed = storeUrl(ctx, opts.env);
-    const url = await waitForStore(listed, () => primaryUrl(listed));
-    const files = readMigrations(join(root, ctx));
-    plans.push({ ctx, url, pending: plan(ctx, files, await appliedDigests(url, ctx)) });
-  }
-  const results: MigrateResult[] = [];
-  for (const { ctx, url, pending } of plans) {
-    if (pending.length === 0) {
-      results.push({ context: ctx, ran: [] });
-      continue;
+  const plans: { ctx: Context; client: pg.Client; pending: File[] }[] = [];
+  try {
+    for (const ctx of contexts) {
+      const client = await ownerSession(ctx, opts.env);
+      plans.push({ ctx, client, pending: [] });
+      const files = readMigrations(join(root, ctx));
+      plans[plans.length - 1]!.pending = plan(ctx, files, await appliedDigests(client, ctx));
     }
-    const byPath = new Map(pending.map((f) => [f.path, f]));
-    const ran = await runner({
-      databaseUrl: url,
-      dir: join(root, ctx),
-      schema: ctx,
-      migrationsSchema: ctx,
-      migrationsTable: 'pgmigrations',
-      direction: 'up',
-      checkOrder: true,
-      singleTransaction: true,
-      createSchema: false,
-      createMigrationsSchema: false,
-      log: () => {},
-      // Our loader, so the digest row rides in the migration's own transaction (M2).
-      migrationLoaderStrategies: [
-        {
-          extensions: ['.sql'],
-          loader: async (paths: string[]) =>
-            paths.map((p) => {
-              const f = byPath.get(p);
-              const text = f?.text ?? readFileSync(p, 'utf8');
-              return {
-                id: p,
-                filePaths: [p],
-                actions: {
-                  up: (pgm: { sql(s: string): void }) => {
-                    pgm.sql(text);
-                    if (f)
-                      pgm.sql(
-                        `insert into ${q(ctx)}.migration_digest (name, sha256) values ('${f.name}', '${f.digest}')`,
-                      );
-                  },
-                  down: false,
-                },
-              };
-            }),
-        },
-      ],
-    } as Parameters<typeof runner>[0]);
-    for (const m of ran) say(`${ctx}: applied ${m.name}`);
-    results.push({ context: ctx, ran: ran.map((m) => m.name) });
+    const results: MigrateResult[] = [];
+    for (const { ctx, client, pending } of plans) {
+      results.push({ context: ctx, ran: await runPending(ctx, client, root, pending, say) });
+    }
+    return results;
+  } finally {
+    await Promise.allSettled(plans.map((p) => p.client.end()));
   }
-  return results;
+}
+
+async function runPending(
+  ctx: Context,
+  client: pg.Client,
+  root: string,
+  pending: File[],
+  say: (line: string) => void,
+): Promise<string[]> {
+  if (pending.length === 0) return [];
+  const byPath = new Map(pending.map((f) => [f.path, f]));
+  const ran = await runner({
+    dbClient: client,
+    dir: join(root, ctx),
+    schema: ctx,
+    migrationsSchema: ctx,
+    migrationsTable: 'pgmigrations',
+    direction: 'up',
+    checkOrder: true,
+    singleTransaction: true,
+    createSchema: false,
+    createMigrationsSchema: false,
+    log: () => {},
+    // Our loader, so the digest row rides in the migration's own transaction (M2).
+    migrationLoaderStrategies: [
+      {
+        extensions: ['.sql'],
+        loader: async (paths: string[]) =>
+          paths.map((p) => {
+            const f = byPath.get(p);
+            const text = f?.text ?? readFileSync(p, 'utf8');
+            return {
+              id: p,
+              filePaths: [p],
+              actions: {
+                up: (pgm: { sql(s: string): void }) => {
+                  pgm.sql(text);
+                  if (f)
+                    pgm.sql(
+                      `insert into ${q(ctx)}.migration_digest (name, sha256) values ('${f.name}', '${f.digest}')`,
+                    );
+                },
+                down: false,
+              },
+            };
+          }),
+      },
+    ],
+  } as Parameters<typeof runner>[0]);
+  for (const m of ran) say(`${ctx}: applied ${m.name}`);
+  return ran.map((m) => m.name);
 }
 
 /**

@@ -14,7 +14,7 @@
 //   secret      4x then Qx
 //   provision   5x then Bx
 //   overlay     6x
-//   audit       7x
+//   audit       7x then Wx
 //   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
 //   bundle      9x, Dx, then Lx (the installers)
 //               and Tx (the users the first node's daemons run as)
@@ -363,6 +363,28 @@ export const REGISTER: readonly Code[] = [
     meaning: 'the audit history does not match its hash chain: a row was changed or removed outside the mesh',
     remedy:
       'treat the database as tampered with: compare with a backup from before that row, and find who had superuser rights',
+  },
+  {
+    code: 'MSH74',
+    context: 'audit',
+    meaning: 'a statement would drop, disable or rename away an audit trigger on a table the history records',
+    remedy:
+      'nothing was changed; the audit triggers belong to the audit context: a migration of that context changes them (audit.watched lists them)',
+  },
+  {
+    code: 'MSH75',
+    context: 'audit',
+    meaning: 'an audit trigger is missing or disabled: changes to its table may be missing from the history',
+    remedy:
+      'treat the database as tampered with (only a superuser can do this): put the trigger back from sql/audit, and find who had superuser rights',
+  },
+  {
+    code: 'MSH76',
+    context: 'audit',
+    meaning:
+      'the audit history no longer reaches the head kept outside the store: rows were cut from its end or it was rewritten',
+    remedy:
+      'treat the database as tampered with: compare with a backup from the time of the kept head, and find who had superuser rights',
   },
 
   // Refused in TypeScript, by refuse(): raisedIn names the files (the test holds it to the tree).
@@ -737,6 +759,22 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a history --limit that is not a whole number above 0',
     remedy: 'give a whole number above 0',
     raisedIn: ['src/audit/log.ts'],
+  },
+  {
+    code: 'MSH77',
+    context: 'audit',
+    meaning:
+      'a kept audit head (mesh audit verify --head FILE) that cannot be read or is not one mesh audit head wrote',
+    remedy: 'give the file mesh audit head --out wrote (JSON with seq and hash), unchanged',
+    raisedIn: ['src/audit/head.ts'],
+  },
+  {
+    code: 'MSH78',
+    context: 'audit',
+    meaning: 'mesh migrate has no way to act as mesh_audit, the owner of the history, which no process logs in as',
+    remedy:
+      'set MESH_STORE_AUDIT_OWNER to the URL (or a 0600 file holding it) of a role that may SET ROLE mesh_audit: the database superuser',
+    raisedIn: ['src/store/migrate.ts'],
   },
 
   {

@@ -55,14 +55,15 @@ H('a token issued and spent, the enrolment and each declaration are rows of thei
     ['token-issued', 'token-spent', 'enrolled', 'declared', 'declared'],
   );
   const [issued, spent, enrolled, first, second] = rows;
-  assert.match(issued!.actor, /^mesh token issue \(.+\)$/, "the operator's command and user");
-  assert.match(spent!.actor, /^mesh serve \(.+\)$/, 'the enrolment is answered by serve');
+  // Who is the database role of the session, not a name the client chose.
+  assert.is(issued!.actor, 'mesh_inventory', 'the token is issued through inventory');
+  assert.is(spent!.actor, 'mesh_inventory', 'the enrolment is answered by serve, as inventory');
   assert.is(spent!.role, 'mesh_inventory');
   assert.is(spent!.detail.token, issued!.detail.token, 'the token spent is the one issued');
   const [keys] = await ctx.mesh.store
     .admin`select encode(identity_key, 'hex') as identity from inventory.node where name = 'web1'`;
   assert.is(enrolled!.detail.identity_key, keys!.identity);
-  assert.match(second!.actor, /^mesh assign \(.+\)$/, 'the assignment owed serial 2');
+  assert.is(second!.actor, 'mesh_assignment', 'the assignment owed serial 2');
   const decl = await ctx.mesh.store
     .admin`select serial::int, encode(digest, 'hex') as digest from assignment.declaration where node = 'web1' order by serial`;
   assert.equal(
@@ -83,7 +84,7 @@ H('a token issued and spent, the enrolment and each declaration are rows of thei
   assert.is((await log(ctx, '--since', '1h')).length, 5);
   const human = await cli(ctx.mesh, 'log', '--node', 'web1');
   assert.match(human, /^SEQ\s+AT\s+KIND\s+NODE\s+ACTOR\s+WHAT/);
-  assert.match(human, /token-issued\s+web1\s+mesh token issue/);
+  assert.match(human, /token-issued\s+web1\s+mesh_inventory/);
 });
 
 H('a refusal the host reported is a row with its fault and reason', async (ctx) => {
@@ -139,6 +140,70 @@ H('a file put back N times in the hour is drift; N + 1 times is fighting (mesh d
   assert.is((await row())!.fighting, true);
   assert.match(await rowsOf(), new RegExp(`web1\\s+file:${conf(ctx)}\\s+4\\s+4\\s+\\S+\\s+FIGHTING`));
 });
+
+H(
+  'mesh audit head and verify --head: a chain a superuser rewrote whole verifies alone and is found against the kept head (MSH76); a trigger taken away is named (MSH75)',
+  async (ctx) => {
+    const file = join(ctx.root, 'kept-head.json');
+    const taken = await ctx.mesh.cli(['audit', 'head', '--out', file]);
+    assert.is(taken.code, 0, taken.stderr);
+    const kept = JSON.parse(readFileSync(file, 'utf8'));
+    assert.equal(JSON.parse(taken.stdout), kept, 'printed as written');
+    assert.match(kept.hash, /^[0-9a-f]{64}$/);
+    const ok = await ctx.mesh.cli(['audit', 'verify', '--head', file]);
+    assert.is(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`it still reaches the kept head \\(row ${kept.seq}\\)`));
+    // A whole-chain rewrite, as only a superuser can: row 1 edited and every hash after it made again.
+    const rewrite = async (sql: typeof ctx.mesh.store.admin) => {
+      await sql`update audit.event set node = 'elsewhere' where seq = 1`;
+      await sql`do $$ declare e audit.event; prev bytea := decode(repeat('00', 32), 'hex');
+        begin
+          for e in select * from audit.event order by seq loop
+            update audit.event set prev_hash = prev, hash = audit.link(prev, e) where seq = e.seq returning hash into prev;
+          end loop;
+        end $$`;
+    };
+    const admin = ctx.mesh.store.admin;
+    const saved = await admin`select seq, node, prev_hash, hash from audit.event order by seq`;
+    await admin.begin(async (sql) => {
+      await sql`set local session_replication_role = replica`;
+      await rewrite(sql as unknown as typeof admin);
+    });
+    try {
+      const alone = await ctx.mesh.cli(['audit', 'verify']);
+      assert.is(alone.code, 0, 'rewritten whole, the chain alone is whole: ' + alone.stderr);
+      const found = await ctx.mesh.cli(['audit', 'verify', '--head', file]);
+      assert.is(found.code, 1);
+      assert.match(found.stderr, /no longer reaches the kept head: row \d+ has hash [0-9a-f]{64}.*\(MSH76\)/);
+    } finally {
+      await admin.begin(async (sql) => {
+        await sql`set local session_replication_role = replica`;
+        for (const r of saved)
+          await sql`update audit.event set node = ${r.node}, prev_hash = ${r.prev_hash}, hash = ${r.hash} where seq = ${r.seq}`;
+      });
+    }
+    const notHead = await ctx.mesh.cli(['audit', 'verify', '--head', conf(ctx)]);
+    assert.is(notHead.code, 1);
+    assert.match(notHead.stderr, /is not a kept audit head.*\(MSH77\)/);
+    // A trigger only a superuser could take away (the guard stops every other role) is named by verify.
+    await admin.begin(async (sql) => {
+      await sql`set local session_replication_role = replica`;
+      await sql`alter table inventory.token disable trigger audit_token_spent`;
+    });
+    try {
+      const off = await ctx.mesh.cli(['audit', 'verify', '--json']);
+      assert.is(off.code, 1);
+      assert.match(off.stdout + off.stderr, /audit_token_spent on inventory.token is not in force: it is disabled/);
+      assert.match(off.stdout + off.stderr, /MSH75/);
+    } finally {
+      await admin.begin(async (sql) => {
+        await sql`set local session_replication_role = replica`;
+        await sql`alter table inventory.token enable trigger audit_token_spent`;
+      });
+    }
+    assert.is((await ctx.mesh.cli(['audit', 'verify', '--head', file])).code, 0, 'put back, all is whole');
+  },
+);
 
 H(
   'mesh audit verify: whole says so; a row a superuser edited behind the triggers is named, with MSH71 and a non-zero exit',

@@ -19,7 +19,14 @@ export const SETTINGS: readonly Setting[] = [
     program: 'mesh, mesh serve, the bundle',
     default: 'none: a command that needs it refuses with MSHE9',
     meaning:
-      "Where one context's store is (MESH_STORE_INVENTORY, MESH_STORE_CATALOGUE, MESH_STORE_SECRET, MESH_STORE_PROVISION, MESH_STORE_OVERLAY, MESH_STORE_ASSIGNMENT, MESH_STORE_AUDIT): a postgres URL without a password, connecting as that context's role, or the path of a 0600 file holding the URL. A context's code reads its own and no other.",
+      "Where one context's store is (MESH_STORE_INVENTORY, MESH_STORE_CATALOGUE, MESH_STORE_SECRET, MESH_STORE_PROVISION, MESH_STORE_OVERLAY, MESH_STORE_ASSIGNMENT, MESH_STORE_AUDIT): a postgres URL without a password, connecting as that context's role (for audit, mesh_audit_reader: the history's owner cannot log in), or the path of a 0600 file holding the URL. A context's code reads its own and no other.",
+  },
+  {
+    name: 'MESH_STORE_AUDIT_OWNER',
+    program: 'mesh migrate, the bundle',
+    default: 'none: mesh migrate refuses with MSH78',
+    meaning:
+      "Where mesh migrate acts as mesh_audit, the audit history's owner, which no process logs in as: a postgres URL (or the path of a 0600 file holding it) of a role that may SET ROLE mesh_audit, the database superuser. Read by mesh migrate alone; never hand it to a daemon.",
   },
   {
     name: 'MESH_STORE_WAIT_SECONDS',

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import postgres from 'postgres';
 import { startPostgres, startCluster, pgBin, type Cluster } from './postgres.js';
 import { prepareTemplate, type Store } from './store.js';
-import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
+import { CONTEXTS, storeVariable, storeRole } from '../../src/store/contexts.js';
+import { OWNER_VARIABLE } from '../../src/store/migrate.js';
 import { preparePrimary, passfileLine, writePassfile, cloneStandby, standbySlot } from '../../bundle/replication.js';
 import { run } from '../../src/sys/proc.js';
 import { leave, suiteDir } from './leftovers.js';
@@ -107,7 +108,8 @@ export async function replicated(): Promise<Replicated> {
     const hosts = `127.0.0.1:${primary.port},127.0.0.1:${standby.port}`;
     const env: NodeJS.ProcessEnv = {};
     for (const ctx of CONTEXTS)
-      env[storeVariable(ctx)] = `postgres://mesh_${ctx}@${hosts}/${DB}?target_session_attrs=read-write`;
+      env[storeVariable(ctx)] = `postgres://${storeRole(ctx)}@${hosts}/${DB}?target_session_attrs=read-write`;
+    env[OWNER_VARIABLE.audit!] = `postgres://postgres@${hosts}/${DB}?target_session_attrs=read-write`;
     const store: Store = {
       db: DB,
       env,

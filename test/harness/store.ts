@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { CONTEXTS, storeVariable } from '../../src/store/contexts.js';
-import { migrate, SQL_ROOT } from '../../src/store/migrate.js';
+import { CONTEXTS, storeVariable, storeRole, type Context } from '../../src/store/contexts.js';
+import { migrate, SQL_ROOT, OWNER_VARIABLE } from '../../src/store/migrate.js';
 import { servers, type Servers } from './servers.js';
 import { leave, suiteDir } from './leftovers.js';
 
@@ -14,7 +14,9 @@ type Admin = postgres.Sql;
 
 export function storeEnv(port: number, db: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const ctx of CONTEXTS) env[storeVariable(ctx)] = `postgres://mesh_${ctx}@127.0.0.1:${port}/${db}`;
+  for (const ctx of CONTEXTS) env[storeVariable(ctx)] = `postgres://${storeRole(ctx)}@127.0.0.1:${port}/${db}`;
+  // mesh migrate acts as the history's owner through the superuser, as the bundle does (C3).
+  env[OWNER_VARIABLE.audit!] = `postgres://postgres@127.0.0.1:${port}/${db}`;
   return env;
 }
 
@@ -42,6 +44,7 @@ export interface Store {
   env: NodeJS.ProcessEnv;
   /** A superuser connection to this database, for assertions a DBA would make. */
   admin: Admin;
+  /** The URL a context's code is handed (its login role: mesh_audit_reader for audit). */
   url(ctx: string): string;
   drop(): Promise<void>;
 }
@@ -55,7 +58,7 @@ async function open(db: string, srv: Servers): Promise<Store> {
     db,
     env: storeEnv(pg.port, db),
     admin,
-    url: (ctx) => `postgres://mesh_${ctx}@127.0.0.1:${pg.port}/${db}`,
+    url: (ctx) => `postgres://${storeRole(ctx as Context)}@127.0.0.1:${pg.port}/${db}`,
     async drop() {
       await admin.end({ timeout: 5 });
       if (suiteDir()) return; // the run drops it once the suite passed, and keeps it when it failed

@@ -153,6 +153,11 @@ M('healthz says alive; readyz is ready, and not when a migration has not run', a
   const body = (await ready.json()) as { ready: boolean; checks: Record<string, string> };
   assert.is(ready.status, 200, JSON.stringify(body));
   assert.is(body.checks['store inventory'], 'ok');
+  assert.is(
+    body.checks['store audit'],
+    undefined,
+    'serve opens no audit store: it neither reads nor writes the history (C3)',
+  );
   assert.is(body.checks.broker, 'ok');
   // As if the code were newer than the store: the newest inventory migration not on record.
   const [last] = await ctx.mesh.store

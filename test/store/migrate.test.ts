@@ -233,3 +233,45 @@ M3('mesh migrate --help teaches', async () => {
 });
 
 M3.run();
+
+const Owner = suite<{ store: Store }>('C3: the audit context migrates as an owner nobody logs in as');
+Owner.before.each(async (ctx) => {
+  ctx.store = await emptyStore();
+});
+Owner.after.each(async (ctx) => {
+  await ctx.store.drop();
+});
+
+Owner('mesh migrate without a way to act as mesh_audit is refused before anything runs (MSH78)', async (ctx) => {
+  const root = folder({ inventory: { '0001-a.sql': 'create table inventory.a (x int);' }, audit: {} });
+  try {
+    const without = { ...ctx.store.env, MESH_STORE_AUDIT_OWNER: '' };
+    const e = await migrate({ root, env: without, contexts: ['inventory', 'audit'] }).catch((err: unknown) => err);
+    assert.instance(e, MeshError);
+    assert.is((e as MeshError).code, 'MSH78');
+    assert.match((e as Error).message, /MESH_STORE_AUDIT_OWNER is not set/);
+    // A role that may not act as the owner is refused too: the context roles, the reader.
+    for (const role of ['mesh_inventory', 'mesh_audit_reader']) {
+      const as = {
+        ...ctx.store.env,
+        MESH_STORE_AUDIT_OWNER: ctx.store.url('inventory').replace('mesh_inventory@', `${role}@`),
+      };
+      const r = await migrate({ root, env: as, contexts: ['inventory', 'audit'] }).catch((err: unknown) => err);
+      assert.is((r as MeshError).code, 'MSH78', role);
+      assert.match((r as Error).message, new RegExp(`logs in as a role that may not act as mesh_audit`));
+    }
+    assert.equal(await tables(ctx.store), [], 'nothing ran');
+    // Through the superuser, what it makes is the owner's.
+    await migrate({
+      root: folder({ audit: { '0001-a.sql': 'create table audit.a (x int);' } }),
+      env: ctx.store.env,
+      contexts: ['audit'],
+    });
+    const [t] = await ctx.store.admin`select tableowner from pg_tables where schemaname = 'audit' and tablename = 'a'`;
+    assert.is(t!.tableowner, 'mesh_audit');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+Owner.run();

@@ -73,6 +73,12 @@ export function withoutComments(sql: string): string {
 export function sqlRaises(root = SQL_ROOT): Raise[] {
   const last = new Map<string, { schema: string; file: string; text: string }>();
   const loose: Raise[] = [];
+  // The superuser's setup script defines a function too (audit's trigger guard), in its context's schema.
+  const setup = withoutComments(readFileSync(join(root, 'create_contexts.sql'), 'utf8'));
+  for (const m of setup.matchAll(FUNCTION)) {
+    const b = body(setup, m.index! + m[0].length);
+    last.set(`${m[1]}.${m[2]}`, { schema: m[1]!, file: 'create_contexts.sql', text: setup.slice(b.start, b.end) });
+  }
   for (const ctx of CONTEXTS) {
     for (const name of readdirSync(join(root, ctx))
       .filter((f) => f.endsWith('.sql'))
