@@ -20,6 +20,8 @@
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
+//   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
+//               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -970,6 +972,14 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'a declared path whose directory leads out of the allowed roots through a symlink',
     remedy: 'remove the symlink or fix the declaration',
+    raisedIn: ['host/apply/paths.ts'],
+  },
+  {
+    code: 'MSHX0',
+    context: 'host',
+    meaning:
+      "a declared path that is the host's own (its directory, a unit or drop-in of mesh's services), the control plane's home or state, or the machine's accounts",
+    remedy: 'declare the file elsewhere: these are never written by a declaration, whatever the roots',
     raisedIn: ['host/apply/paths.ts'],
   },
   {

@@ -276,6 +276,7 @@ const KINDS: Record<string, Check> = {
       ),
       true,
     ],
+    forward: [ifname, false],
   }),
 };
 

@@ -1,14 +1,15 @@
-// Runs one wireguard driver call inside a lab machine, as the host agent
+// Runs one wireguard or firewall driver call inside a lab machine, as the host agent
 // would: `nsenter -t PID -m -n node agent.js <op>` with a JSON request on
 // stdin, the answer as JSON on stdout, the driver's log lines on stderr.
 // The driver itself runs its plain production path; only where it runs differs.
 import { readFileSync } from 'node:fs';
 import { wireguardDriver } from '../../host/apply/wireguard/driver.js';
-import type { DriverContext, Held } from '../../host/apply/driver.js';
-import type { WireguardResource } from '../../src/wire/resources.js';
+import { firewallDriver } from '../../host/apply/firewall.js';
+import type { Driver, DriverContext, Held } from '../../host/apply/driver.js';
+import type { FirewallResource, WireguardResource } from '../../src/wire/resources.js';
 
 interface Request {
-  resource: WireguardResource;
+  resource: WireguardResource | FirewallResource;
   overlayKeyPath: string;
   stateDir: string;
 }
@@ -26,20 +27,23 @@ const ctx: DriverContext = {
   log: (line) => process.stderr.write(`${line}\n`),
 };
 const r = req.resource;
+// The machine has a network namespace of its own: its firewall is loaded, as a real host's is.
+delete process.env.MESH_HOST_FIREWALL;
+const driver = (r.kind === 'firewall' ? firewallDriver : wireguardDriver) as Driver<typeof r>;
 const held: Held = {
   id: r.id,
-  kind: 'wireguard',
-  target: wireguardDriver.target(r),
+  kind: r.kind,
+  target: driver.target(r),
   origin: 'declared',
-  digest: wireguardDriver.digest(r),
+  digest: driver.digest(r),
 };
 
 try {
   let result: unknown;
-  if (op === 'apply') result = await wireguardDriver.apply(r, ctx);
-  else if (op === 'observe') result = await wireguardDriver.observe(r, ctx);
-  else if (op === 'remove') result = await wireguardDriver.remove(held, ctx);
-  else if (op === 'restart') result = await wireguardDriver.restart!(r, ctx);
+  if (op === 'apply') result = await driver.apply(r, ctx);
+  else if (op === 'observe') result = await driver.observe(r, ctx);
+  else if (op === 'remove') result = await driver.remove(held, ctx);
+  else if (op === 'restart') result = await driver.restart!(r, ctx);
   else throw new Error(`unknown op ${op}`);
   process.stdout.write(JSON.stringify({ ok: true, result: result ?? null }));
 } catch (err) {

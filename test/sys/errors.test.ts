@@ -12,14 +12,14 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01F]\d$/,
+  inventory: /^MSH[01FX]\d$/,
   assignment: /^MSH[2A]\d$/,
   catalogue: /^MSH[3MP]\d$/,
   secret: /^MSH[4Q]\d$/,
   provision: /^MSH[5B]\d$/,
   overlay: /^MSH6\d$/,
   audit: /^MSH7\d$/,
-  host: /^MSH[8CGIK]\d$/,
+  host: /^MSH[8CGIKX]\d$/,
   bundle: /^MSH[9DL]\d$/,
   store: /^MSH[EHJ]\d$/,
   wire: /^MSHN\d$/,
