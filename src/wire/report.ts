@@ -1,6 +1,7 @@
 // What a node says about itself after an apply, a reconcile or a refusal. A
 // report is a statement, not a write: the mesh keeps it as a backup copy.
 import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
+import { plainText } from '../sys/text.js';
 
 export interface HeldEntry {
   id: string;
@@ -82,5 +83,22 @@ export function readReport(bytes: Uint8Array): Report {
   if (v.holdsUntil !== undefined && !(Number.isSafeInteger(v.holdsUntil) && (v.holdsUntil as number) > 0))
     throw fail('holdsUntil must be whole seconds since 1970');
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
-  return v as unknown as Report;
+  return clean(v as unknown as Report);
+}
+
+/** The report with every string it carries made plain (src/sys/text.ts): a node's words never reach a terminal raw. */
+function clean(r: Report): Report {
+  return {
+    ...r,
+    held: r.held.map((h) => ({
+      ...h,
+      id: plainText(h.id),
+      kind: plainText(h.kind),
+      target: plainText(h.target),
+      digest: plainText(h.digest),
+    })),
+    failed: r.failed.map((f) => ({ ...f, id: plainText(f.id), error: plainText(f.error) })),
+    corrected: r.corrected.map(plainText),
+    ...(r.refused ? { refused: { ...r.refused, reason: plainText(r.refused.reason) } } : {}),
+  };
 }
