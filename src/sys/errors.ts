@@ -975,6 +975,13 @@ export const REGISTER: readonly Code[] = [
     raisedIn: ['host/apply/paths.ts'],
   },
   {
+    code: 'MSHX1',
+    context: 'inventory',
+    meaning: 'a console sign-in form larger than a sign-in link can make',
+    remedy: 'open the link mesh console token prints and press sign in',
+    raisedIn: ['src/console/server.ts'],
+  },
+  {
     code: 'MSHX0',
     context: 'host',
     meaning:
