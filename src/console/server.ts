@@ -109,10 +109,16 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     const url = new URL(req.url ?? '/', 'http://console');
     const posting = url.pathname === '/signin' || url.pathname === '/signout';
     if (req.method === 'POST' && posting) {
-      // A form of another site may not sign anybody in or out here.
+      // A form of another site may not sign anybody in or out here. Under
+      // no-referrer a browser's own-site form says Origin "null"; its
+      // Sec-Fetch-Site still tells a foreign one.
       const origin = req.headers.origin;
-      if (origin !== undefined && origin !== `${tls ? 'https' : 'http'}://${req.headers.host}`)
-        return send(res, 403, 'text/plain; charset=utf-8', 'sign in and out from the console itself\n');
+      const site = req.headers['sec-fetch-site'];
+      const own = `${tls ? 'https' : 'http'}://${req.headers.host}`;
+      const foreign =
+        (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+        (origin !== undefined && origin !== 'null' && origin !== own);
+      if (foreign) return send(res, 403, 'text/plain; charset=utf-8', 'sign in and out from the console itself\n');
       return url.pathname === '/signin' ? signIn(req, res) : signOut(req, res);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD')
