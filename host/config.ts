@@ -28,7 +28,7 @@ export interface HostConfig {
   wgDir: string;
 }
 
-const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
+export const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
 
 /** Every setting, from ENV (the process's environment unless a test hands its own). */
 export function hostConfig(env: NodeJS.ProcessEnv = process.env): HostConfig {

@@ -473,9 +473,11 @@ CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text,
            order by o.proto, o.port, o.why, o.sources::text) as rules
       from assignment.firewall_openings(false) o join want w on w.node = o.node
      where o.sources is null or cardinality(o.sources) > 0
-     group by o.node)
-  select w.node, jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh', 'rules', coalesce(o.rules, '[]'::jsonb))
-    from want w left join o on o.node = w.node
+     group by o.node),
+  fm as (select m.node, m.interface from overlay.firewall_members(false) m join want w on w.node = m.node)
+  select w.node, jsonb_strip_nulls(jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh',
+                                                      'rules', coalesce(o.rules, '[]'::jsonb), 'forward', fm.interface))
+    from want w left join o on o.node = w.node left join fm on fm.node = w.node
 $$;
 
 ALTER FUNCTION assignment.firewalls(node_names text[]) OWNER TO mesh_assignment;
@@ -1833,6 +1835,24 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.clear_failure() OWNER TO mesh_inventory;
+
+--
+-- Name: close_console_session(bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.close_console_session(session_hash bytea) RETURNS void
+    LANGUAGE sql
+    AS $$
+  delete from inventory.console_session s where s.session_hash = close_console_session.session_hash
+$$;
+
+ALTER FUNCTION inventory.close_console_session(session_hash bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION close_console_session(session_hash bytea); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.close_console_session(session_hash bytea) IS 'Sign out: the console session of this cookie hash is closed.';
 
 --
 -- Name: console_session_open(bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory

@@ -34,9 +34,9 @@ function check(r: ContainerResource, ctx: DriverContext): void {
   if (network !== 'none' && !/^ns:\/run\/netns\/[A-Za-z0-9_.-]+$/.test(network)) {
     throw refuse('MSH83', `Container ${r.name}: network ${JSON.stringify(network)} is refused`);
   }
-  for (const f of r.envFiles ?? []) checkPath(f, ctx.roots);
+  for (const f of r.envFiles ?? []) checkPath(f, ctx);
   for (const m of r.mounts ?? []) {
-    checkPath(m.source, ctx.roots);
+    checkPath(m.source, ctx);
     // -v splits on ':' and options on ','; a path holding either would be misread.
     if (!m.target.startsWith('/') || /[:,]/.test(m.source + m.target)) {
       throw refuse('MSH84', `Container ${r.name}: mount ${m.source} -> ${m.target} is refused`);

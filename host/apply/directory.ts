@@ -13,7 +13,7 @@ export const directoryDriver: Driver<DirectoryResource> = {
   target: (r) => r.path,
   digest: (r) => digestOf({ kind: 'directory', path: r.path, mode: r.mode }),
   async observe(r, ctx) {
-    checkPath(r.path, ctx.roots);
+    checkPath(r.path, ctx);
     try {
       const st = await lstat(r.path);
       if (!st.isDirectory()) return 'drift';
@@ -24,7 +24,7 @@ export const directoryDriver: Driver<DirectoryResource> = {
     }
   },
   async apply(r, ctx) {
-    await checkRealPath(r.path, ctx.roots);
+    await checkRealPath(r.path, ctx);
     const mode = parseMode(r.mode, 0o755);
     const seen = await directoryDriver.observe(r, ctx);
     if (seen === 'ok') return false;
@@ -38,7 +38,7 @@ export const directoryDriver: Driver<DirectoryResource> = {
     return true;
   },
   async remove(held, ctx) {
-    checkPath(held.target, ctx.roots);
+    checkPath(held.target, ctx);
     try {
       await rmdir(held.target);
     } catch (err) {

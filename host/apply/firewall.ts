@@ -1,5 +1,6 @@
-// The node's `inet mesh` table (X1, X2): input dropped unless it is loopback,
-// an answer, the ICMP a network needs, or one of the declared rules. The
+// The node's `inet mesh` table (X1, X2, O2): input dropped unless it is
+// loopback, an answer, the ICMP a network needs, or one of the declared rules;
+// nothing forwarded into or out of the overlay unless it goes both ways. The
 // whole table is one resource, loaded in one `nft -f` transaction (the file
 // first makes the table exist, then deletes it, then writes it whole), so a
 // half-applied firewall never exists.
@@ -45,8 +46,26 @@ function ruleLines(r: FirewallRule): string[] {
   return out;
 }
 
+/**
+ * O2: forwarding through the overlay goes overlay to overlay (a hub between
+ * two spokes) or not at all, whatever else the machine forwards: a node is
+ * never a way from a peer into its other networks, its containers, or from
+ * them onto the overlay. Policy accept: the machine's other forwarding is not
+ * mesh's to decide. A drop here is final whichever table accepts it.
+ */
+function forwardChain(ifname: string): string[] {
+  return [
+    '  chain forward {',
+    '    type filter hook forward priority filter; policy accept;',
+    `    iifname "${ifname}" oifname "${ifname}" accept comment "overlay to overlay"`,
+    `    iifname "${ifname}" drop comment "from the overlay to anywhere else"`,
+    `    oifname "${ifname}" drop comment "from anywhere else onto the overlay"`,
+    '  }',
+  ];
+}
+
 /** The nft file for the table: the one renderer, used by the host and by the first-node bundle. */
-export function renderTable(r: Pick<FirewallResource, 'rules'>): string {
+export function renderTable(r: Pick<FirewallResource, 'rules' | 'forward'>): string {
   return [
     '#!/usr/sbin/nft -f',
     "# mesh: this node's inet mesh table (written by mesh; input closed unless listed).",
@@ -64,6 +83,7 @@ export function renderTable(r: Pick<FirewallResource, 'rules'>): string {
     '    meta l4proto tcp reject with tcp reset comment "closed"',
     '    meta l4proto udp reject comment "closed"',
     '  }',
+    ...(r.forward ? forwardChain(r.forward) : []),
     '}',
     '',
   ].join('\n');
@@ -108,7 +128,8 @@ async function kept(ctx: DriverContext): Promise<Kept | null> {
 // run in the machine's own namespace) holds its firewall without loading it,
 // and says so. Every real host, the bundle's and the lab's, loads it.
 
-const digest = (r: FirewallResource) => digestOf({ kind: 'firewall', name: r.name, rules: r.rules });
+const digest = (r: FirewallResource) =>
+  digestOf({ kind: 'firewall', name: r.name, rules: r.rules, forward: r.forward });
 
 async function observe(r: FirewallResource, ctx: DriverContext): Promise<Observed> {
   if (!ctx.firewall) return 'ok';

@@ -19,7 +19,7 @@ export async function observeFile(
   w: Omit<Wanted, 'bytes'> & { bytes: () => Uint8Array },
   ctx: DriverContext,
 ): Promise<Observed> {
-  checkPath(w.path, ctx.roots);
+  checkPath(w.path, ctx);
   // Looking is synchronous: a stat and a read of a small file from the page cache
   // are microseconds, and each asynchronous call was a round trip to libuv's thread
   // pool (four for a readFile). Writing stays asynchronous: its fsyncs wait on the disk.
@@ -40,7 +40,7 @@ export async function observeFile(
 
 /** Put the file in place unless it already is (or is create-once and present). True when written. */
 export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean> {
-  await checkRealPath(w.path, ctx.roots);
+  await checkRealPath(w.path, ctx);
   const seen = await observeFile({ ...w, bytes: () => w.bytes }, ctx);
   if (seen === 'ok') return false;
   // Parents inside the roots are made on demand; checkRealPath proved they are inside.
@@ -53,7 +53,7 @@ export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean>
 }
 
 export async function removeFile(path: string, ctx: DriverContext): Promise<void> {
-  checkPath(path, ctx.roots);
+  checkPath(path, ctx);
   try {
     await unlink(path);
   } catch (err) {

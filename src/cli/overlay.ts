@@ -39,8 +39,8 @@ export function registerOverlay(p: Program): void {
   p.prog
     .command('overlay hub <node>')
     .describe([
-      'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards,',
-      'with its own FORWARD accept rule). A hub must be dialable. --off makes it a spoke again. Every node whose composition changes is re-declared.',
+      'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards',
+      'from the overlay to the overlay only, never to or from its other networks). A hub must be dialable. --off makes it a spoke again. Every node whose composition changes is re-declared.',
     ])
     .option('--off', 'Stop NODE being a hub')
     .option('--json', 'Print as JSON')

@@ -1,7 +1,8 @@
 // `mesh console`: a read-only web console on node:http, no
 // framework: six pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
-// sign-in page; nothing here writes but the spending of a sign-in link. Every
+// sign-in page; nothing here writes but signing in (a POST that spends a
+// link, so a link preview's GET spends nothing) and signing out. Every
 // figure comes from the functions the CLI prints (readNodeStatus, readDrift,
 // readHistory, readRolloutStatus, readOverlay, readModules), so the console,
 // `mesh node list`, `mesh drift`, `mesh log`, `mesh rollout status` and a
@@ -13,8 +14,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
-import { MeshError } from '../sys/errors.js';
-import { openSession, sessionLeft, readReport, readFailing, readRefusal } from '../inventory/console.js';
+import { MeshError, refuse } from '../sys/errors.js';
+import { openSession, closeSession, sessionLeft, readReport, readFailing, readRefusal } from '../inventory/console.js';
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';
 import { readNodeDeclarations } from '../assignment/console.js';
@@ -50,7 +51,7 @@ const REFUSALS = 10;
 const HEADERS = {
   // No inline script, no inline style, nothing from elsewhere: markup a name smuggled in cannot run.
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   // A sign-in link's secret is in its URL: never sent on as a referrer.
   'referrer-policy': 'no-referrer',
@@ -102,14 +103,31 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://console');
+    const posting = url.pathname === '/signin' || url.pathname === '/signout';
+    if (req.method === 'POST' && posting) {
+      // A form of another site may not sign anybody in or out here. Under
+      // no-referrer a browser's own-site form says Origin "null"; its
+      // Sec-Fetch-Site still tells a foreign one.
+      const origin = req.headers.origin;
+      const site = req.headers['sec-fetch-site'];
+      const own = `${tls ? 'https' : 'http'}://${req.headers.host}`;
+      const foreign =
+        (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+        (origin !== undefined && origin !== 'null' && origin !== own);
+      if (foreign) return send(res, 403, 'text/plain; charset=utf-8', 'sign in and out from the console itself\n');
+      return url.pathname === '/signin' ? signIn(req, res) : signOut(req, res);
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD')
-      return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only\n', { allow: 'GET, HEAD' });
+      return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only but for signing in and out\n', {
+        allow: posting ? 'GET, HEAD, POST' : 'GET, HEAD',
+      });
     if (url.pathname.startsWith('/static/')) {
       const f = files.get(url.pathname.slice('/static/'.length));
       if (!f) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
       return send(res, 200, TYPES[extname(url.pathname)]!, f);
     }
-    if (url.pathname === '/signin') return signIn(url, res);
+    // The link's page: a button that signs in (the link's GET spends nothing).
+    if (url.pathname === '/signin') return send(res, 200, TYPES['.html']!, files.get('signin.html')!);
     const session = await sessionOf(stores.inventory, req);
     const page = PAGES[url.pathname];
     if (!session) {
@@ -150,9 +168,10 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     }
   }
 
-  async function signIn(url: URL, res: ServerResponse): Promise<void> {
+  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      const s = await openSession(stores.inventory, url.searchParams.get('token') ?? '');
+      const token = new URLSearchParams(await smallBody(req)).get('token') ?? '';
+      const s = await openSession(stores.inventory, token);
       const cookie = [
         `${COOKIE}=${s.cookie}`,
         'HttpOnly',
@@ -168,6 +187,15 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
       log(`console: a sign-in was refused: ${err.message}`);
       send(res, 401, TYPES['.html']!, files.get('signin.html')!);
     }
+  }
+
+  /** Close the request's session in the store and clear its cookie, whether or not it was open. */
+  async function signOut(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cookie = cookieOf(req);
+    if (cookie) await closeSession(stores.inventory, cookie);
+    const clear = [`${COOKIE}=`, 'HttpOnly', 'SameSite=Strict', 'Path=/', 'Max-Age=0', ...(tls ? ['Secure'] : [])];
+    res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': clear.join('; ') });
+    res.end();
   }
 
   const server = tls
@@ -339,16 +367,36 @@ interface Session {
   leftMs: number;
 }
 
-/** The request's session, while it is open: its cookie and how long it has left. */
-async function sessionOf(sql: Sql, req: IncomingMessage): Promise<Session | null> {
+/**
+ * The request's session cookie when it has the form openSession makes (32
+ * random bytes, base64url), else null: a cookie of any other form is no
+ * session, and costs no query.
+ */
+export function cookieOf(req: Pick<IncomingMessage, 'headers'>): string | null {
   const c = (req.headers.cookie ?? '')
     .split(';')
     .map((p) => p.trim())
     .find((p) => p.startsWith(`${COOKIE}=`));
   const cookie = c?.slice(COOKIE.length + 1);
+  return cookie && /^[A-Za-z0-9_-]{43}$/.test(cookie) ? cookie : null;
+}
+
+/** The request's session, while it is open: its cookie and how long it has left. */
+export async function sessionOf(sql: Sql, req: Pick<IncomingMessage, 'headers'>): Promise<Session | null> {
+  const cookie = cookieOf(req);
   if (!cookie) return null;
   const leftMs = await sessionLeft(sql, cookie);
   return leftMs === null ? null : { cookie, leftMs };
+}
+
+/** A sign-in form's body: a few hundred bytes at most, refused beyond. */
+async function smallBody(req: IncomingMessage, max = 1024): Promise<string> {
+  let body = '';
+  for await (const chunk of req) {
+    body += String(chunk);
+    if (body.length > max) throw refuse('MSHX1', `A sign-in form of more than ${max} bytes is refused`);
+  }
+  return body;
 }
 
 function send(

@@ -40,6 +40,11 @@ export async function openSession(
   }
 }
 
+/** Sign out: COOKIE's session is closed (inventory.close_console_session), open or not. */
+export async function closeSession(sql: Sql, cookie: string): Promise<void> {
+  await sql`select inventory.close_console_session(session_hash => ${sha256(cookie)}::bytea)`;
+}
+
 /** Milliseconds COOKIE's session has left by the database's clock, or null when it is not open (console_session_open judges). */
 export async function sessionLeft(sql: Sql, cookie: string): Promise<number | null> {
   const h = sha256(cookie);

@@ -27,6 +27,8 @@
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
 //               refused unread or unstored, inventory for what SQL answers once per interval.
+//   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
+//               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
@@ -1047,6 +1049,21 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'a declared path whose directory leads out of the allowed roots through a symlink',
     remedy: 'remove the symlink or fix the declaration',
+    raisedIn: ['host/apply/paths.ts'],
+  },
+  {
+    code: 'MSHX1',
+    context: 'inventory',
+    meaning: 'a console sign-in form larger than a sign-in link can make',
+    remedy: 'open the link mesh console token prints and press sign in',
+    raisedIn: ['src/console/server.ts'],
+  },
+  {
+    code: 'MSHX0',
+    context: 'host',
+    meaning:
+      "a declared path that is the host's own (its directory, a unit or drop-in of mesh's services), the control plane's home or state, or the machine's accounts",
+    remedy: 'declare the file elsewhere: these are never written by a declaration, whatever the roots',
     raisedIn: ['host/apply/paths.ts'],
   },
   {

@@ -7,6 +7,7 @@
 // neither: the mesh's own genuine declaration, older than the one applied (D2),
 // which at-least-once delivery brings back (a redelivery, a broker restart); it
 // is refused and said as itself, so forged keeps meaning somebody is trying.
+import { plainText } from '../sys/text.js';
 import { sign, verify } from '../crypto/sign.js';
 import { b64 } from '../crypto/base64.js';
 import { codeEntry, MeshError } from '../sys/errors.js';
@@ -61,7 +62,8 @@ export function parseJson(text: string, what: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     // Deep nesting ends here too (a RangeError), never as a crash.
-    throw new WireError('malformed', `${what} is not JSON: ${(err as Error).message.slice(0, 120)}`);
+    // The parser's message quotes the text it read: plain, like all a node writes.
+    throw new WireError('malformed', `${what} is not JSON: ${plainText((err as Error).message.slice(0, 120))}`);
   }
 }
 

@@ -275,6 +275,7 @@ const KINDS: Record<string, Check> = {
       ),
       true,
     ],
+    forward: [ifname, false],
   }),
 };
 

@@ -2,6 +2,7 @@
 // report is a statement, not a write: the mesh keeps it as a backup copy.
 import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
 import type { Resource, Origin } from './resources.js';
+import { plainText } from '../sys/text.js';
 
 /** What the host records of a resource it applied, enough to remove it; what it reports it holds. */
 export interface HeldEntry {
@@ -105,5 +106,22 @@ export function readReport(bytes: Uint8Array): Report {
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
   if (v.agent !== undefined && !(typeof v.agent === 'string' && AGENT_VERSION.test(v.agent)))
     throw fail('agent must be a version, MAJOR.MINOR.PATCH');
-  return v as unknown as Report;
+  return clean(v as unknown as Report);
+}
+
+/** The report with every string it carries made plain (src/sys/text.ts): a node's words never reach a terminal raw. */
+function clean(r: Report): Report {
+  return {
+    ...r,
+    held: r.held.map((h) => ({
+      ...h,
+      id: plainText(h.id),
+      kind: plainText(h.kind),
+      target: plainText(h.target),
+      digest: plainText(h.digest),
+    })),
+    failed: r.failed.map((f) => ({ ...f, id: plainText(f.id), error: plainText(f.error) })),
+    corrected: r.corrected.map(plainText),
+    ...(r.refused ? { refused: { ...r.refused, reason: plainText(r.refused.reason) } } : {}),
+  };
 }

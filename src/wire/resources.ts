@@ -85,13 +85,19 @@ export interface FirewallRule {
 
 /**
  * The node's whole `inet mesh` table (X1, X2): input dropped unless loopback,
- * established, the ICMP a network needs, or one of `rules`. Applied as one
+ * established, the ICMP a network needs, or one of `rules`; forwarding through
+ * the overlay only overlay to overlay. Applied as one
  * `nft -f` transaction; composed in SQL (assignment.firewalls).
  */
 export interface FirewallResource extends Base {
   kind: 'firewall';
   name: 'mesh'; // the table; the only one mesh owns
   rules: FirewallRule[];
+  /**
+   * The overlay interface, on every node that has one: a forward chain drops
+   * whatever is forwarded in from it or out to it unless it goes both (O2).
+   */
+  forward?: string;
 }
 
 /**

@@ -57,10 +57,17 @@ async function link(ctx: Ctx): Promise<string> {
   return (await cliJson(ctx, 'console', 'token', '--listen', `127.0.0.1:${port}`)).link as string;
 }
 
+/** Open a sign-in link and press its button, as a person does. */
+async function signInAt(p: Page, l: string): Promise<void> {
+  await p.goto(l);
+  await within('the sign-in button', 30_000, p.waitForSelector('#signin-form button'));
+  await p.click('#signin-form button');
+}
+
 async function signedIn(ctx: Ctx): Promise<BrowserContext> {
   const c = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
   const p = await c.newPage();
-  await p.goto(await link(ctx));
+  await signInAt(p, await link(ctx));
   await within('the fleet page after signing in', 30_000, p.waitForSelector('#fleet'));
   await p.close();
   return c;
@@ -128,9 +135,13 @@ C('an unsigned request gets the sign-in page, every JSON endpoint a 401, in the 
 
 C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is refused (MSH09)', async (ctx) => {
   const l = await link(ctx);
+  // A link preview fetches the link: that GET spends nothing, sets nothing.
+  const preview = await get('GET of a sign-in link', l);
+  assert.is(preview.status, 200);
+  assert.is(preview.headers.get('set-cookie'), null, 'a GET opens no session');
   const c = await ctx.browser.newContext();
   const p = await c.newPage();
-  await p.goto(l);
+  await signInAt(p, l);
   await within('the fleet page after signing in', 30_000, p.waitForSelector('#fleet'));
   const [cookie] = await c.cookies();
   assert.is(cookie!.name, 'mesh_console');
@@ -140,15 +151,46 @@ C('a link signs in once: HttpOnly, SameSite=Strict cookie; spent again, it is re
   const other = await ctx.browser.newContext();
   const q = await other.newPage();
   const from = ctx.console.output().length;
-  const r = await q.goto(l);
-  assert.is(r!.status(), 401);
-  assert.ok(await q.$('#signin'));
+  await signInAt(q, l);
+  await within('the sign-in page again', 30_000, q.waitForSelector('#signin'));
   await ctx.console.waitFor(/sign-in was refused: .*\(MSH09\)/, 5_000, from);
   assert.is((await other.cookies()).length, 0);
   await c.close();
   await other.close();
   const r2 = await get('POST /', ctx.base + '/', { method: 'POST' });
   assert.is(r2.status, 405, 'nothing but GET');
+  // A form of another site cannot sign in, nor can a body no link makes.
+  const token = new URL(await link(ctx)).search.slice(1);
+  const cross = await get('POST /signin from another origin', ctx.base + '/signin', {
+    method: 'POST',
+    headers: { origin: 'https://elsewhere.example', 'content-type': 'application/x-www-form-urlencoded' },
+    body: token,
+  });
+  assert.is(cross.status, 403);
+  const mark = ctx.console.output().length;
+  const big = await get('POST /signin with 2 KiB', ctx.base + '/signin', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `${token}&pad=${'x'.repeat(2048)}`,
+  });
+  assert.is(big.status, 401);
+  await ctx.console.waitFor(/sign-in was refused: .*\(MSHX1\)/, 5_000, mark);
+});
+
+C('signing out closes the session in the store: the same cookie is refused afterwards', async (ctx) => {
+  const c = await signedIn(ctx);
+  const [cookie] = await c.cookies();
+  const p = await c.newPage();
+  await p.goto(ctx.base + '/');
+  await within('the sign-out button', 30_000, p.waitForSelector('#signout button'));
+  await p.click('#signout button');
+  await within('the sign-in page after signing out', 30_000, p.waitForSelector('#signin'));
+  assert.is((await c.cookies()).length, 0, 'the browser forgot the cookie');
+  const copied = await get('GET /api/fleet with the signed-out cookie', ctx.base + '/api/fleet', {
+    headers: { cookie: `mesh_console=${cookie!.value}` },
+  });
+  assert.is(copied.status, 401, 'a copy of the cookie opens nothing');
+  await c.close();
 });
 
 C('the fleet page lists the three hosts as here, as mesh node list does', async (ctx) => {

@@ -40,14 +40,23 @@ T.after(async (ctx) => {
 });
 
 /** One GET over TLS trusting only the console's certificate (issued to an address, so its name is not checked). */
-function get(ctx: Ctx, url: string, cookie?: string): Promise<{ status: number; headers: Record<string, unknown> }> {
+function get(
+  ctx: Ctx,
+  url: string,
+  cookie?: string,
+  form?: string,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         ca: ctx.ca,
         checkServerIdentity: () => undefined,
-        headers: cookie ? { cookie } : {},
+        method: form === undefined ? 'GET' : 'POST',
+        headers: {
+          ...(cookie ? { cookie } : {}),
+          ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
         timeout: 10_000,
       },
       (res) => {
@@ -57,7 +66,7 @@ function get(ctx: Ctx, url: string, cookie?: string): Promise<{ status: number; 
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within 10 s`)));
     req.on('error', reject);
-    req.end();
+    req.end(form);
   });
 }
 
@@ -69,7 +78,11 @@ T(
     assert.is(r.code, 0, r.stderr);
     const link = JSON.parse(r.stdout).link as string;
     assert.match(link, /^https:\/\/127\.0\.0\.1:\d+\/signin\?token=/);
-    const signed = await get(ctx, link);
+    const page = await get(ctx, link);
+    assert.is(page.status, 200, "the link's page");
+    assert.is(page.headers['set-cookie'], undefined, "the link's GET spends nothing");
+    const u = new URL(link);
+    const signed = await get(ctx, `${u.origin}/signin`, undefined, u.search.slice(1));
     assert.is(signed.status, 303);
     const set = String(signed.headers['set-cookie'] ?? '');
     const attrs = set.split(';').map((a) => a.trim());

@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { apply } from '../../host/apply/engine.js';
 import { drivers } from '../../host/apply/registry.js';
 import { checkResource } from '../../host/apply/wireguard/wgconf.js';
-import { heardSeconds, reconcileSeconds } from '../../host/config.js';
+import { heardSeconds, reconcileSeconds, DEFAULT_ROOTS } from '../../host/config.js';
+import { checkPath } from '../../host/apply/paths.js';
 import { readMark } from '../../host/serial.js';
 import { readState, statePath } from '../../host/apply/state.js';
 import { saveBrokers } from '../../host/identity.js';
@@ -66,6 +67,45 @@ H('a declared file, directory, service or container it cannot take fails with it
   await failsWith(s, { ...box, network: 'bridge' }, 'MSH83');
   await failsWith(s, { ...box, mounts: [{ source: join(s.root, 'data'), target: 'data' }] }, 'MSH84');
 });
+
+H(
+  "the host's own files, mesh's units and the machine's accounts are never writable, whatever the roots (MSHX0)",
+  async ({ s }) => {
+    // Under the default roots, each of these was writable.
+    const where = { roots: DEFAULT_ROOTS, stateDir: '/var/lib/mesh-host' };
+    for (const path of [
+      '/var/lib/mesh-host/identity.json',
+      '/var/lib/mesh-host/serial.json',
+      '/etc/systemd/system/mesh-host.service.d/override.conf',
+      '/etc/systemd/system/mesh-serve.service',
+      '/usr/local/lib/systemd/system/mesh-host.service.d/x.conf',
+      '/etc/mesh/signing.key',
+      '/var/lib/mesh/store',
+      '/etc/shadow',
+      '/etc/sudoers.d/mesh',
+    ]) {
+      let said = '';
+      try {
+        checkPath(path, where);
+      } catch (e) {
+        said = (e as Error).message;
+      }
+      coded(said, 'MSHX0');
+    }
+    // What modules are declared to write stays writable.
+    checkPath('/etc/mesh/provision/pg/app.json', where);
+    checkPath('/etc/nginx/nginx.conf', where);
+    // Through the engine: a root that holds the host's own directory still does not open it.
+    const wide = { ...s.opts, roots: [s.root, dirname(s.stateDir)] };
+    const serial = join(s.stateDir, 'serial.json');
+    await failsWith(s, file(serial, 'x'), 'MSHX0', wide);
+    assert.not.ok(await exists(serial));
+    // Nor a symlink inside the roots that leads into it.
+    await symlink(s.stateDir, join(s.root, 'state-link'));
+    await failsWith(s, file(join(s.root, 'state-link', 'x'), 'x'), 'MSHX0', wide);
+    assert.not.ok(await exists(join(s.stateDir, 'x')));
+  },
+);
 
 H(
   "a kind it has no driver for, an id listed twice, and another origin's resource are refused with their codes",

@@ -268,11 +268,13 @@ let firstOverlay = '';
 
 test('a second booted machine joins with a token and pings the first across the overlay', async () => {
   await unpack(second!);
-  // The first node becomes a hub: forwarding on, no redirects (O2). nspawn
-  // mounts a container's /proc/sys read-only, so the lab sets them from
-  // outside, as a machine's own sysctl.d would; the host then finds them set.
+  // The first node becomes a hub: forwarding on for its overlay interface
+  // alone, no redirects (O2). nspawn mounts a container's /proc/sys read-only,
+  // so the lab sets them from outside, as a machine's own sysctl.d would; the
+  // interface is raised later, so forwarding is the default a new interface
+  // takes, and ip_forward stays off. The host then finds them set.
   for (const kv of [
-    'net.ipv4.ip_forward=1',
+    'net.ipv4.conf.default.forwarding=1',
     'net.ipv4.conf.all.send_redirects=0',
     'net.ipv4.conf.default.send_redirects=0',
   ]) {

@@ -77,6 +77,10 @@ Fw('X1: every node keeps ssh open from anywhere; only the dialable node opens Wi
   assert.equal(rule(await firewallOf(ctx, 'b1'), 51820), [], 'a node behind NAT dials out and needs no opening');
 });
 
+Fw("O2: every overlay member's firewall names the overlay interface its forward chain guards", async (ctx) => {
+  for (const n of ['hub', 'b1', 'b2', 'c1']) assert.is((await firewallOf(ctx, n)).forward, 'mesh0', n);
+});
+
 Fw("X2: a provision's consumers reach the provider's port over the overlay, and nobody else does", async (ctx) => {
   await addModule(ctx, 'db', [{ kind: 'directory', path: '/srv/db', mode: '0755' }], 'b1');
   await addModule(ctx, 'app', [{ kind: 'directory', path: '/srv/app', mode: '0755' }], 'b2', 'c1');

@@ -1,7 +1,9 @@
 // The wireguard driver on real wireguard-go, in network namespaces: a hub
 // dialable only through its site router's port forward, spokes behind NAT,
-// FORWARD policy DROP on the hub (as Docker leaves it). Each machine runs
-// the driver itself (agent.js under nsenter), exactly as its host would.
+// FORWARD policy DROP on the hub (as Docker leaves it), the hub's firewall
+// loaded, and a network behind the hub that no spoke may reach (O2). Each
+// machine runs the drivers itself (agent.js under nsenter), exactly as its
+// host would.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
@@ -12,6 +14,8 @@ import { x25519 } from '@noble/curves/ed25519.js';
 import { up, type Lab } from '../../lab/netns/topology.js';
 import type { WireguardResource } from '../../src/wire/resources.js';
 import { checkResource, renderConf } from '../../host/apply/wireguard/wgconf.js';
+import type { FirewallResource } from '../../src/wire/resources.js';
+import { run, runAny } from '../../src/sys/proc.js';
 
 const agent = fileURLToPath(new URL('./agent.js', import.meta.url));
 const PORT = 51820;
@@ -88,7 +92,7 @@ let tmp = '';
 const nodes: Record<string, Node> = {};
 const res: Record<string, WireguardResource> = {};
 
-async function call(lab: Lab, n: Node, op: string, r: WireguardResource): Promise<unknown> {
+async function call(lab: Lab, n: Node, op: string, r: WireguardResource | FirewallResource): Promise<unknown> {
   const out = await lab.execAny(
     n.name,
     [process.execPath, agent, op],
@@ -135,6 +139,51 @@ function hub(spokes: Node[]): WireguardResource {
 }
 const forwardRules = async (lab: Lab) =>
   (await lab.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD'])).split('\n').filter((l) => l.includes(IF));
+const sysctl = async (lab: Lab, m: string, key: string) => (await lab.exec(m, ['/usr/sbin/sysctl', '-n', key])).trim();
+
+// The hub's firewall as the mesh composes it for an overlay member: input
+// open for WireGuard, and the forward chain on the overlay interface (O2).
+const hubFirewall: FirewallResource = {
+  id: 'firewall:mesh',
+  kind: 'firewall',
+  name: 'mesh',
+  rules: [{ proto: 'udp', port: PORT, why: 'WireGuard' }],
+  forward: IF,
+};
+
+// A network on the hub's other side: a namespace of its own on a veth from
+// the hub, its default route through the hub.
+const BEHIND = '172.31.77';
+let behindNs = '';
+async function behindHub(lab: Lab): Promise<string> {
+  behindNs = `${lab.id}-bh`;
+  await run('ip', ['netns', 'add', behindNs]);
+  await run('ip', [
+    '-n',
+    behindNs,
+    'link',
+    'add',
+    'eth0',
+    'type',
+    'veth',
+    'peer',
+    'name',
+    'bh0',
+    'netns',
+    String(lab.pid('hub')),
+  ]);
+  await run('ip', ['-n', behindNs, 'addr', 'add', `${BEHIND}.2/24`, 'dev', 'eth0']);
+  await run('ip', ['-n', behindNs, 'link', 'set', 'eth0', 'up']);
+  await run('ip', ['-n', behindNs, 'route', 'add', 'default', 'via', `${BEHIND}.1`]);
+  await lab.exec('hub', ['/usr/sbin/ip', 'addr', 'add', `${BEHIND}.1/24`, 'dev', 'bh0']);
+  await lab.exec('hub', ['/usr/sbin/ip', 'link', 'set', 'bh0', 'up']);
+  return behindNs;
+}
+
+/** An nft counter of packets from SOURCE arriving in a namespace (argv prefix enters it). */
+const COUNT = (source: string) =>
+  `table ip probe {\n chain in {\n  type filter hook prerouting priority -300;\n  ip saddr ${source} counter\n }\n}\n`;
+const counted = (listing: string) => Number(/counter packets (\d+)/.exec(listing)?.[1] ?? 'NaN');
 
 // A lab that does not come up says why (test/harness/suite.ts) and mesh.after takes it down.
 mesh.before(setUp);
@@ -155,8 +204,10 @@ async function setUp(): Promise<void> {
     writeFileSync(keyPath, `${k.priv}\n`, { mode: 0o600 });
     nodes[name] = { name, site: name === 'hub' || name === 'a1' ? 'a' : 'b', overlay: ip, ...k, keyPath };
   }
-  // Another tenant (Docker) left FORWARD at DROP on the hub (O2).
+  // Another tenant (Docker) left FORWARD at DROP on the hub (O2); nothing on
+  // it forwards yet, so what forwards is what the driver turned on.
   await lab.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'DROP']);
+  await lab.exec('hub', ['/usr/sbin/sysctl', '-q', '-w', 'net.ipv4.ip_forward=0']);
   res.hub = hub([nodes.a1!, nodes.b1!]);
   // a1 shares the hub's site: it dials the hub on the LAN, the hub appears once (O1).
   res.a1 = spoke(nodes.a1!, `${lab.lanAddress('hub')}:${PORT}`);
@@ -171,12 +222,14 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 mesh.after(async () => {
+  if (behindNs) await runAny('ip', ['netns', 'del', behindNs]);
   await lab?.down();
   lab = undefined;
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
 mesh('apply raises the interface from a 0600 file; a second apply changes nothing', async () => {
+  assert.is(await call(lab!, nodes.hub!, 'apply', hubFirewall), true, "the hub's firewall");
   for (const m of ['hub', 'a1', 'b1']) {
     assert.is(await call(lab!, nodes[m]!, 'observe', res[m]!), 'absent', `${m} before apply`);
     assert.is(await call(lab!, nodes[m]!, 'apply', res[m]!), true, `${m} first apply`);
@@ -201,7 +254,64 @@ mesh(
     assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
     const policy = await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']);
     assert.match(policy, /^-P FORWARD DROP$/m, "the other tenant's policy is left alone");
-    assert.is((await forwardRules(lab!)).length, 2, 'the hub holds its two accept rules');
+    assert.equal(
+      await forwardRules(lab!),
+      [`-A FORWARD -i ${IF} -o ${IF} -m comment --comment "mesh:${IF}" -j ACCEPT`],
+      'the hub holds one accept rule, overlay in and overlay out',
+    );
+    // Forwarding is on for the overlay interface alone.
+    assert.is(await sysctl(lab!, 'hub', `net.ipv4.conf.${IF}.forwarding`), '1');
+    assert.is(await sysctl(lab!, 'hub', 'net.ipv4.ip_forward'), '0', 'no other interface forwards');
+  },
+);
+
+mesh(
+  'O2: a spoke cannot reach an address behind the hub, nor that network a spoke, even where the hub routes it',
+  async () => {
+    const ns = await behindHub(lab!);
+    const inBehind = (argv: string[]) => run('ip', ['netns', 'exec', ns, ...argv]);
+    // The hub forwards for its other networks and accepts whatever FORWARD
+    // sees: only mesh's own forward chain stands between the overlay and them.
+    await lab!.exec('hub', ['/usr/sbin/sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
+    await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'ACCEPT']);
+    // b1 is hostile: it routes the hub's other network into its tunnel.
+    await lab!.exec('b1', [
+      '/usr/bin/wg',
+      'set',
+      IF,
+      'peer',
+      nodes.hub!.pub,
+      'allowed-ips',
+      `10.99.0.0/24,${BEHIND}.0/24`,
+    ]);
+    await lab!.exec('b1', ['/usr/sbin/ip', 'route', 'add', `${BEHIND}.0/24`, 'dev', IF]);
+    try {
+      await run('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], { input: COUNT('10.99.0.0/24') });
+      await lab!.exec('b1', ['/usr/sbin/nft', '-f', '-'], COUNT(`${BEHIND}.0/24`));
+      assert.not.ok(await pings(lab!, 'b1', `${BEHIND}.2`, 2), 'b1 reached the network behind the hub');
+      const back = await runAny('ip', ['netns', 'exec', ns, 'ping', '-c2', '-W2', '-n', '-q', nodes.b1!.overlay]);
+      assert.is.not(back.code, 0, 'the network behind the hub reached b1');
+      assert.is(
+        counted(await inBehind(['nft', 'list', 'table', 'ip', 'probe'])),
+        0,
+        'packets from the overlay arrived behind the hub',
+      );
+      assert.is(
+        counted(await lab!.exec('b1', ['/usr/sbin/nft', 'list', 'table', 'ip', 'probe'])),
+        0,
+        'packets from behind the hub arrived at b1',
+      );
+      assert.ok(await pings(lab!, 'a1', nodes.b1!.overlay), 'spoke to spoke still goes through the hub');
+    } finally {
+      await lab!.exec('b1', ['/usr/sbin/nft', 'delete', 'table', 'ip', 'probe']).catch(() => {});
+      await lab!.exec('b1', ['/usr/sbin/ip', 'route', 'del', `${BEHIND}.0/24`, 'dev', IF]);
+      await lab!.exec('b1', ['/usr/bin/wg', 'set', IF, 'peer', nodes.hub!.pub, 'allowed-ips', '10.99.0.0/24']);
+      await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-P', 'FORWARD', 'DROP']);
+      // Turning ip_forward off turns every interface's forwarding off: the hub's apply holds its own again.
+      await lab!.exec('hub', ['/usr/sbin/sysctl', '-q', '-w', 'net.ipv4.ip_forward=0']);
+      assert.is(await call(lab!, nodes.hub!, 'observe', res.hub!), 'drift');
+      await call(lab!, nodes.hub!, 'apply', res.hub!);
+    }
   },
 );
 
@@ -248,6 +358,7 @@ mesh('D4: an address change restarts the interface in the same apply', async () 
 mesh('O2: remove takes the interface, the file and every rule of ours, and nothing else', async () => {
   await call(lab!, nodes.hub!, 'remove', res.hub!);
   assert.equal(await forwardRules(lab!), [], 'no FORWARD rule of ours is left');
+  assert.is(await sysctl(lab!, 'hub', 'net.ipv4.ip_forward'), '0');
   assert.match(await lab!.exec('hub', ['/usr/sbin/iptables', '-w', '-S', 'FORWARD']), /^-P FORWARD DROP$/m);
   assert.is(await call(lab!, nodes.hub!, 'observe', res.hub!), 'absent');
   const file = await lab!.execAny('hub', ['/usr/bin/test', '-e', `/etc/wireguard/${IF}.conf`]);

@@ -1,6 +1,6 @@
 // The wireguard driver: a wg-quick file from the declaration and the node's
 // overlay key, an interface raised from it, and on a hub the forwarding that
-// lets spokes reach each other through it (O2).
+// lets spokes reach each other through it and nothing else (O2).
 //
 // The private key never travels and is never logged: it is read from the
 // overlay key file at apply time and goes only into a 0600 file.
@@ -64,7 +64,7 @@ export const wireguardDriver: Driver<WireguardResource> = {
     }
     if (r.hub) {
       if (await holdHub(r.name)) {
-        ctx.log(`wireguard ${r.name}: forwarding on, FORWARD accept rules inserted`);
+        ctx.log(`wireguard ${r.name}: forwarding on for ${r.name}, FORWARD accept rule ${r.name} to ${r.name} held`);
         changed = true;
       }
     } else if (await dropForwardRules(r.name)) {
@@ -269,39 +269,48 @@ async function differs(r: WireguardResource, key: string): Promise<string | null
 }
 
 // ---- hub: forwarding between spokes (O2) ----------------------------------
+//
+// Forwarding is on for the overlay interface alone: IPv4 asks only whether
+// the interface a packet came in on forwards, so a spoke's packet to another
+// spoke is routed and nothing arriving elsewhere is. What may be forwarded is
+// the firewall's forward chain (table inet mesh): overlay to overlay only.
+// Another tenant's FORWARD policy of DROP (Docker sets one) would still drop
+// spoke to spoke, since a drop in any table is final, so one iptables rule at
+// the top of FORWARD accepts exactly overlay in and overlay out. Our rule
+// carries a comment naming the interface; any other rule with that comment is
+// not ours to keep and goes.
 
-// Our rules carry a comment naming the interface, so removal takes ours and
-// never an identical rule another tenant wrote.
-function forwardRules(name: string): string[][] {
-  const tag = ['-m', 'comment', '--comment', `mesh:${name}`, '-j', 'ACCEPT'];
-  return [
-    ['-i', name, ...tag],
-    ['-o', name, ...tag],
-  ];
-}
+const tag = (name: string) => `mesh:${name}`;
+const forwardRule = (name: string) => ['-i', name, '-o', name, '-m', 'comment', '--comment', tag(name), '-j', 'ACCEPT'];
+// As `iptables -S` prints it.
+const RULE_LINE = (name: string) => `-A FORWARD -i ${name} -o ${name} -m comment --comment "${tag(name)}" -j ACCEPT`;
+/** The argv that deletes a rule `iptables -S` printed (our comments carry no spaces). */
+const deleting = (line: string) => [
+  '-w',
+  '-D',
+  ...line
+    .split(' ')
+    .slice(1)
+    .map((t) => t.replace(/^"(.*)"$/, '$1')),
+];
 
-async function ruleHeld(rule: string[]): Promise<boolean> {
-  const r = await runAny('iptables', ['-w', '-C', 'FORWARD', ...rule]);
-  if (r.code === 0) return true;
-  if (r.code === 1) return false; // "does a matching rule exist in that chain?"
-  throw new Error(`iptables -w -C FORWARD ${rule.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
-}
-
-async function ourForwardRules(name: string): Promise<string[][]> {
-  const held: string[][] = [];
-  for (const rule of forwardRules(name)) {
-    try {
-      if (await ruleHeld(rule)) held.push(rule);
-    } catch (err) {
-      if (/could not be started/.test((err as Error).message)) return []; // no iptables: no rule of ours either
-      throw err;
-    }
+/** The FORWARD rules that carry our comment, as `iptables -S` prints them; none when there is no iptables. */
+async function ourForwardRules(name: string): Promise<string[]> {
+  let r;
+  try {
+    r = await runAny('iptables', ['-w', '-S', 'FORWARD']);
+  } catch (err) {
+    if (/\(ENOENT\)/.test((err as Error).message)) return []; // no iptables: no rule of ours either
+    throw err;
   }
-  return held;
+  if (r.code !== 0) throw new Error(`iptables -w -S FORWARD exited ${r.code}: ${r.stderr.trim()}`);
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('-A FORWARD ') && / --comment "?([^" ]+)"?( |$)/.exec(l)?.[1] === tag(name));
 }
 
 const SYSCTLS = (name: string): [string, string][] => [
-  ['/proc/sys/net/ipv4/ip_forward', '1'],
+  [`/proc/sys/net/ipv4/conf/${name}/forwarding`, '1'],
   // The hub sends a spoke's packet back out the interface it came in on;
   // a redirect would tell the spoke to go direct, which it cannot.
   ['/proc/sys/net/ipv4/conf/all/send_redirects', '0'],
@@ -312,15 +321,11 @@ async function hubHeld(name: string): Promise<boolean> {
   for (const [path, want] of SYSCTLS(name)) {
     if ((await readFile(path, 'utf8')).trim() !== want) return false;
   }
-  return (await ourForwardRules(name)).length === 2;
+  const rules = await ourForwardRules(name);
+  return rules.length === 1 && rules[0] === RULE_LINE(name);
 }
 
-/**
- * Forwarding on, and our accept rules at the top of FORWARD, so a DROP
- * policy (Docker sets one) or a later drop rule does not starve the spokes.
- * True when anything had to be done. ip_forward is left on by removal:
- * other tenants (Docker) may rely on it.
- */
+/** Forwarding on for the interface and exactly our one FORWARD rule, at the top. True when anything had to be done. */
 async function holdHub(name: string): Promise<boolean> {
   let did = false;
   for (const [path, want] of SYSCTLS(name)) {
@@ -331,23 +336,27 @@ async function holdHub(name: string): Promise<boolean> {
       did = true;
     }
   }
-  for (const rule of forwardRules(name)) {
-    if (!(await ruleHeld(rule))) {
-      await run('iptables', ['-w', '-I', 'FORWARD', '1', ...rule]);
-      did = true;
-    }
+  const rules = await ourForwardRules(name);
+  for (const line of rules.filter((l) => l !== RULE_LINE(name))) {
+    await run('iptables', deleting(line));
+    did = true;
+  }
+  if (!rules.includes(RULE_LINE(name))) {
+    await run('iptables', ['-w', '-I', 'FORWARD', '1', ...forwardRule(name)]);
+    did = true;
   }
   return did;
 }
 
-/** Delete every copy of our rules; true when there was one. */
+/**
+ * Every rule of ours goes, and the interface stops forwarding; true when
+ * there was a rule. Other interfaces' forwarding is never ours to touch.
+ */
 async function dropForwardRules(name: string): Promise<boolean> {
-  let did = false;
-  for (const rule of await ourForwardRules(name)) {
-    while (await ruleHeld(rule)) {
-      await run('iptables', ['-w', '-D', 'FORWARD', ...rule]);
-      did = true;
-    }
-  }
-  return did;
+  const rules = await ourForwardRules(name);
+  for (const line of rules) await run('iptables', deleting(line));
+  if (rules.length === 0) return false;
+  const path = `/proc/sys/net/ipv4/conf/${name}/forwarding`;
+  await writeFile(path, '0').catch(() => {}); // the interface may be gone already
+  return true;
 }

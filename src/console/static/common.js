@@ -77,5 +77,9 @@ function failed(err) {
 
 document.addEventListener('DOMContentLoaded', () => {
   const page = document.body.dataset.page;
+  // Signing out is a POST: the server closes the session, not just this browser's cookie.
+  const header = document.querySelector('header');
+  if (header && page !== 'signin')
+    header.append(el('form', { id: 'signout', method: 'post', action: '/signout' }, el('button', { type: 'submit' }, 'sign out')));
   for (const a of document.querySelectorAll('nav a')) if (a.dataset.nav === page) a.className = 'current';
 });
