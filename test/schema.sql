@@ -1802,6 +1802,29 @@ $$;
 ALTER FUNCTION catalogue.withdraw_build_request(request_id uuid) OWNER TO mesh_catalogue;
 
 --
+-- Name: check_answer(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.check_answer(node_name text, answer_kind text, answer_digest text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  last timestamptz;
+  every interval;
+begin
+  select a.answered_at, s.answer_every into last, every
+    from inventory.answered a cross join inventory.bounds_setting s
+   where a.node = node_name and a.kind = answer_kind and a.answer = answer_digest;
+  if last is not null and last > now() - every then
+    raise exception '% asked for a % again % after the same answer, within %', node_name, answer_kind,
+      date_trunc('second', now() - last), every
+      using errcode = 'MSHS3', hint = 'the answer given before stands; the same is given again after the interval, a new one at once';
+  end if;
+end $$;
+
+ALTER FUNCTION inventory.check_answer(node_name text, answer_kind text, answer_digest text) OWNER TO mesh_inventory;
+
+--
 -- Name: check_broker(text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2009,6 +2032,20 @@ end $$;
 ALTER FUNCTION inventory.keep_here_since() OWNER TO mesh_inventory;
 
 --
+-- Name: mark_answered(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.mark_answered(node_name text, answer_kind text, answer_digest text) RETURNS void
+    LANGUAGE sql
+    AS $$
+  insert into inventory.answered (node, kind, answer)
+  select node_name, answer_kind, answer_digest where exists (select 1 from inventory.node n where n.name = node_name)
+  on conflict (node, kind) do update set answer = excluded.answer, answered_at = now()
+$$;
+
+ALTER FUNCTION inventory.mark_answered(node_name text, answer_kind text, answer_digest text) OWNER TO mesh_inventory;
+
+--
 -- Name: mark_heard(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2143,7 +2180,10 @@ ALTER FUNCTION inventory.record_agent_version(node_name text, version text) OWNE
 CREATE FUNCTION inventory.record_corrections(node_name text, resources text[]) RETURNS integer
     LANGUAGE sql
     AS $$
-  with added as (
+  with pruned as (
+    delete from inventory.correction c
+     where c.node = node_name and c.corrected_at < now() - (select kept_for from inventory.drift_setting)),
+  added as (
     insert into inventory.correction (node, resource)
     select node_name, r from unnest(resources) r
      where exists (select 1 from inventory.node n where n.name = node_name and n.enrolled_at is not null)
@@ -2182,6 +2222,7 @@ declare
   said_fault text := refusal_fault;
   said_reason text := refusal_reason;
   n integer;
+  began timestamptz;
 begin
   -- An agent from before replayed was a kind of its own: its replays said as forged.
   if said_fault = 'forged' and said_reason like 'replayed: %' then
@@ -2190,17 +2231,20 @@ begin
   end if;
   update inventory.node set last_seen = now() where name = node_name and enrolled_at is not null;
   if not found then return 0; end if;
-  insert into inventory.refusal as x (node, serial, fault, reason) values (node_name, refused_serial, said_fault, said_reason)
+  insert into inventory.refusal_said as s (node, fault) values (node_name, said_fault)
+  on conflict (node, fault) do update
+     set times = case when s.since > now() - (select fold_refusals from inventory.bounds_setting) then s.times + 1 else 1 end,
+         since = case when s.since > now() - (select fold_refusals from inventory.bounds_setting) then s.since else now() end
+  returning s.times, s.since into n, began;
+  insert into inventory.refusal as x (node, serial, fault, reason, times, first_at)
+  values (node_name, refused_serial, said_fault, said_reason, n, began)
   on conflict (node) do update
-     set times      = case when (x.serial, x.fault, x.reason) is not distinct from (excluded.serial, excluded.fault, excluded.reason)
-                           then x.times + 1 else 1 end,
-         first_at   = case when (x.serial, x.fault, x.reason) is not distinct from (excluded.serial, excluded.fault, excluded.reason)
-                           then x.first_at else now() end,
+     set times      = excluded.times,
+         first_at   = excluded.first_at,
          serial     = excluded.serial,
          fault      = excluded.fault,
          reason     = excluded.reason,
-         refused_at = now()
-  returning x.times into n;
+         refused_at = now();
   return n;
 end $$;
 
@@ -2283,6 +2327,39 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.set_agent_skew(minors integer) OWNER TO mesh_inventory;
+
+--
+-- Name: set_answer_every(interval); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_answer_every(every interval) RETURNS interval
+    LANGUAGE sql
+    AS $$
+  update inventory.bounds_setting set answer_every = every returning answer_every
+$$;
+
+ALTER FUNCTION inventory.set_answer_every(every interval) OWNER TO mesh_inventory;
+
+--
+-- Name: set_aside(text, text, text, text, integer, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.set_aside(node_name text, message_kind text, sent_id text, why text, tried integer, message bytea) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare
+  n bigint;
+begin
+  insert into inventory.dead_letter (node, kind, message_id, reason, tries, body)
+  values (node_name, message_kind, sent_id, why, tried, message) returning id into n;
+  delete from inventory.dead_letter d
+   where d.node = node_name
+     and d.id < (select min(k.id) from (select id from inventory.dead_letter where node = node_name
+                                          order by id desc limit (select letters_kept from inventory.bounds_setting)) k);
+  return n;
+end $$;
+
+ALTER FUNCTION inventory.set_aside(node_name text, message_kind text, sent_id text, why text, tried integer, message bytea) OWNER TO mesh_inventory;
 
 --
 -- Name: set_fighting_after(integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -5258,13 +5335,13 @@ COMMENT ON COLUMN inventory.refusal.refused_at IS 'When the host last said it.';
 -- Name: COLUMN refusal.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON COLUMN inventory.refusal.times IS 'How many times in a row the host said this same refusal (fault, serial and reason): 1 when it is new.';
+COMMENT ON COLUMN inventory.refusal.times IS 'How many times the host said a refusal of this kind within bounds_setting.fold_refusals of the first (1: new, and kept by the history), whatever the reason or serial.';
 
 --
 -- Name: COLUMN refusal.first_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said it (for a row kept before refusals were counted: when counting began).';
+COMMENT ON COLUMN inventory.refusal.first_at IS 'When the host first said a refusal of this kind in the window.';
 
 --
 -- Name: report; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -5395,6 +5472,97 @@ ALTER TABLE inventory.agent_versions OWNER TO mesh_inventory;
 --
 
 COMMENT ON VIEW inventory.agent_versions IS 'One row a node: the agent version it reported, the control plane''s, whether the skew rule lets them speak (speaks), whether the agent is older (behind), and outdated (outside the rule, behind, or reporting no version). mesh node list --outdated prints the outdated rows.';
+
+--
+-- Name: answered; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.answered (
+    node text NOT NULL,
+    kind text NOT NULL,
+    answer text NOT NULL,
+    answered_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT answered_kind_check CHECK ((kind = ANY (ARRAY['recover'::text, 'rekey'::text])))
+);
+
+ALTER TABLE inventory.answered OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE answered; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.answered IS 'What each node was last answered to a recover or a rekey, and when: the same answer is given again only after bounds_setting.answer_every.';
+
+--
+-- Name: COLUMN answered.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.answered.node IS 'The node answered.';
+
+--
+-- Name: COLUMN answered.kind; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.answered.kind IS 'recover or rekey.';
+
+--
+-- Name: COLUMN answered.answer; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.answered.answer IS 'A digest of what it was answered (the declaration and report handed back, the key recorded).';
+
+--
+-- Name: COLUMN answered.answered_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.answered.answered_at IS 'When it was last answered.';
+
+--
+-- Name: bounds_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.bounds_setting (
+    one boolean DEFAULT true NOT NULL,
+    answer_every interval DEFAULT '00:00:15'::interval NOT NULL,
+    letters_kept integer DEFAULT 16 NOT NULL,
+    fold_refusals interval DEFAULT '01:00:00'::interval NOT NULL,
+    CONSTRAINT bounds_setting_answer_every_check CHECK ((answer_every >= '00:00:00'::interval)),
+    CONSTRAINT bounds_setting_fold_refusals_check CHECK ((fold_refusals >= '00:00:00'::interval)),
+    CONSTRAINT bounds_setting_letters_kept_check CHECK ((letters_kept > 0)),
+    CONSTRAINT bounds_setting_one_check CHECK (one)
+);
+
+ALTER TABLE inventory.bounds_setting OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE bounds_setting; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.bounds_setting IS 'One row: what one node may make the control plane answer, keep or retry (P2).';
+
+--
+-- Name: COLUMN bounds_setting.one; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.bounds_setting.one IS 'There is exactly one row.';
+
+--
+-- Name: COLUMN bounds_setting.answer_every; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.bounds_setting.answer_every IS 'A recover or rekey is answered at most once per node within this; one asked again sooner is refused (MSHS3).';
+
+--
+-- Name: COLUMN bounds_setting.letters_kept; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.bounds_setting.letters_kept IS 'Messages set aside kept per node (inventory.dead_letter): the newest; older ones go.';
+
+--
+-- Name: COLUMN bounds_setting.fold_refusals; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.bounds_setting.fold_refusals IS 'A refusal of a kind the node said within this is counted on its row, not kept again (nor in the history).';
 
 --
 -- Name: broker; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -5601,13 +5769,171 @@ COMMENT ON COLUMN inventory.correction.resource IS 'The resource id it reported 
 COMMENT ON COLUMN inventory.correction.corrected_at IS 'When the report saying so arrived.';
 
 --
+-- Name: dead_letter; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.dead_letter (
+    id bigint NOT NULL,
+    node text NOT NULL,
+    kind text NOT NULL,
+    message_id text,
+    reason text NOT NULL,
+    tries integer NOT NULL,
+    body bytea NOT NULL,
+    set_aside_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT dead_letter_tries_check CHECK ((tries > 0))
+);
+
+ALTER TABLE inventory.dead_letter OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE dead_letter; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.dead_letter IS 'Messages mesh serve could not record after a few tries, set aside with why (P2): never retried by serve; read inventory.dead_letters.';
+
+--
+-- Name: COLUMN dead_letter.id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.id IS 'Its number, in the order set aside.';
+
+--
+-- Name: COLUMN dead_letter.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.node IS 'The node (or builder) account that sent it, without the broker prefix.';
+
+--
+-- Name: COLUMN dead_letter.kind; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.kind IS 'Its routing key: report, recover, rekey, enrol, build.result.';
+
+--
+-- Name: COLUMN dead_letter.message_id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.message_id IS 'The message id its sender gave, if any.';
+
+--
+-- Name: COLUMN dead_letter.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.reason IS 'Why the last try failed, as the store or serve said it.';
+
+--
+-- Name: COLUMN dead_letter.tries; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.tries IS 'How many times serve tried before setting it aside.';
+
+--
+-- Name: COLUMN dead_letter.body; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.body IS 'The message as it came, to read or send again by hand.';
+
+--
+-- Name: COLUMN dead_letter.set_aside_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letter.set_aside_at IS 'When it was set aside.';
+
+--
+-- Name: dead_letter_id_seq; Type: SEQUENCE; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE inventory.dead_letter ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME inventory.dead_letter_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: dead_letters; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.dead_letters AS
+ SELECT d.id,
+    d.node,
+    d.kind,
+    d.message_id,
+    d.reason,
+    d.tries,
+    octet_length(d.body) AS bytes,
+    d.set_aside_at
+   FROM inventory.dead_letter d;
+
+ALTER TABLE inventory.dead_letters OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW dead_letters; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.dead_letters IS 'What mesh serve set aside, newest last: a message it could not record after a few tries, with why (P2).';
+
+--
+-- Name: COLUMN dead_letters.id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.id IS 'Its number, in the order set aside.';
+
+--
+-- Name: COLUMN dead_letters.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.node IS 'The account that sent it, without the broker prefix.';
+
+--
+-- Name: COLUMN dead_letters.kind; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.kind IS 'Its routing key.';
+
+--
+-- Name: COLUMN dead_letters.message_id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.message_id IS 'The message id its sender gave, if any.';
+
+--
+-- Name: COLUMN dead_letters.reason; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.reason IS 'Why the last try failed.';
+
+--
+-- Name: COLUMN dead_letters.tries; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.tries IS 'How many tries before it was set aside.';
+
+--
+-- Name: COLUMN dead_letters.bytes; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.bytes IS 'Its size; the message itself is inventory.dead_letter.body.';
+
+--
+-- Name: COLUMN dead_letters.set_aside_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.dead_letters.set_aside_at IS 'When it was set aside.';
+
+--
 -- Name: drift_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
 CREATE TABLE inventory.drift_setting (
     one boolean DEFAULT true NOT NULL,
     fighting_after integer DEFAULT 3 NOT NULL,
+    kept_for interval DEFAULT '1 day'::interval NOT NULL,
     CONSTRAINT drift_setting_fighting_after_check CHECK ((fighting_after > 0)),
+    CONSTRAINT drift_setting_kept_for_check CHECK ((kept_for >= '01:00:00'::interval)),
     CONSTRAINT drift_setting_one_check CHECK (one)
 );
 
@@ -5630,6 +5956,12 @@ COMMENT ON COLUMN inventory.drift_setting.one IS 'There is exactly one row.';
 --
 
 COMMENT ON COLUMN inventory.drift_setting.fighting_after IS 'A resource put back more than this many times within an hour is fighting something on the machine.';
+
+--
+-- Name: COLUMN drift_setting.kept_for; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.drift_setting.kept_for IS 'Corrections older than this are pruned when the node next reports one (at least an hour: fighting counts the last hour).';
 
 --
 -- Name: drift; Type: VIEW; Schema: inventory; Owner: mesh_inventory
@@ -5677,7 +6009,7 @@ COMMENT ON COLUMN inventory.drift.last_hour IS 'How often in the last hour.';
 -- Name: COLUMN drift.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
 --
 
-COMMENT ON COLUMN inventory.drift.times IS 'How often in all.';
+COMMENT ON COLUMN inventory.drift.times IS 'How often within drift_setting.kept_for (older corrections are pruned).';
 
 --
 -- Name: COLUMN drift.last_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
@@ -5908,6 +6240,50 @@ ALTER TABLE inventory.pgmigrations_id_seq OWNER TO mesh_inventory;
 --
 
 ALTER SEQUENCE inventory.pgmigrations_id_seq OWNED BY inventory.pgmigrations.id;
+
+--
+-- Name: refusal_said; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.refusal_said (
+    node text NOT NULL,
+    fault text NOT NULL,
+    since timestamp with time zone DEFAULT now() NOT NULL,
+    times integer DEFAULT 1 NOT NULL,
+    CONSTRAINT refusal_said_times_check CHECK ((times > 0))
+);
+
+ALTER TABLE inventory.refusal_said OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE refusal_said; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.refusal_said IS 'Each kind of refusal each node said, since when and how often within bounds_setting.fold_refusals: the fold that keeps the history to one row per node and kind per window.';
+
+--
+-- Name: COLUMN refusal_said.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal_said.node IS 'The host that refused.';
+
+--
+-- Name: COLUMN refusal_said.fault; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal_said.fault IS 'The kind: forged, malformed, replayed or stale.';
+
+--
+-- Name: COLUMN refusal_said.since; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal_said.since IS 'When the window began: the refusal of this kind the history kept.';
+
+--
+-- Name: COLUMN refusal_said.times; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.refusal_said.times IS 'How many of this kind since then (1: the one the history kept).';
 
 --
 -- Name: report_received; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -7474,11 +7850,25 @@ ALTER TABLE ONLY inventory.agent_skew
     ADD CONSTRAINT agent_skew_pkey PRIMARY KEY (one);
 
 --
+-- Name: answered answered_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.answered
+    ADD CONSTRAINT answered_pkey PRIMARY KEY (node, kind);
+
+--
 -- Name: apply_failure apply_failure_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
 ALTER TABLE ONLY inventory.apply_failure
     ADD CONSTRAINT apply_failure_pkey PRIMARY KEY (node);
+
+--
+-- Name: bounds_setting bounds_setting_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.bounds_setting
+    ADD CONSTRAINT bounds_setting_pkey PRIMARY KEY (one);
 
 --
 -- Name: broker broker_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -7500,6 +7890,13 @@ ALTER TABLE ONLY inventory.console_session
 
 ALTER TABLE ONLY inventory.console_token
     ADD CONSTRAINT console_token_pkey PRIMARY KEY (token_hash);
+
+--
+-- Name: dead_letter dead_letter_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.dead_letter
+    ADD CONSTRAINT dead_letter_pkey PRIMARY KEY (id);
 
 --
 -- Name: drift_setting drift_setting_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -7542,6 +7939,13 @@ ALTER TABLE inventory.refusal
 
 ALTER TABLE ONLY inventory.refusal
     ADD CONSTRAINT refusal_pkey PRIMARY KEY (node);
+
+--
+-- Name: refusal_said refusal_said_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.refusal_said
+    ADD CONSTRAINT refusal_said_pkey PRIMARY KEY (node, fault);
 
 --
 -- Name: report report_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -7725,6 +8129,12 @@ CREATE INDEX build_request_module ON catalogue.build_request USING btree (module
 --
 
 CREATE INDEX correction_by_resource ON inventory.correction USING btree (node, resource, corrected_at);
+
+--
+-- Name: dead_letter_by_node; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX dead_letter_by_node ON inventory.dead_letter USING btree (node, id);
 
 --
 -- Name: report_received_node_age; Type: INDEX; Schema: inventory; Owner: mesh_inventory
@@ -7936,6 +8346,13 @@ ALTER TABLE ONLY catalogue.build_result
     ADD CONSTRAINT build_result_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
 
 --
+-- Name: answered answered_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.answered
+    ADD CONSTRAINT answered_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
 -- Name: apply_failure apply_failure_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -7962,6 +8379,13 @@ ALTER TABLE ONLY inventory.correction
 
 ALTER TABLE ONLY inventory.refusal
     ADD CONSTRAINT refusal_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: refusal_said refusal_said_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.refusal_said
+    ADD CONSTRAINT refusal_said_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: report report_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory

@@ -35,7 +35,6 @@ export interface ServeOptions {
   metrics?: Listen;
 }
 
-
 export async function openStores(env?: NodeJS.ProcessEnv, max = 4): Promise<Stores> {
   const entries = await Promise.all(SERVE_CONTEXTS.map(async (c) => [c, await connect(c, { env, max })] as const));
   return Object.fromEntries(entries) as unknown as Stores;

@@ -116,7 +116,7 @@ function clean(r: Report): Report {
     held: r.held.map((h) => ({
       ...h,
       id: plainText(h.id),
-      kind: plainText(h.kind),
+      kind: plainText(h.kind) as HeldEntry['kind'],
       target: plainText(h.target),
       digest: plainText(h.digest),
     })),
