@@ -1191,7 +1191,7 @@ export const REGISTER: readonly Code[] = [
     context: 'host',
     meaning: 'a mesh-host seconds setting (MESH_HOST_*_SECONDS) that is not a positive number',
     remedy: 'give a positive number of seconds, or unset it for the default',
-    raisedIn: ['host/agent.ts', 'host/enrol.ts', 'host/heard.ts', 'src/sys/backoff.ts'],
+    raisedIn: ['host/config.ts', 'src/sys/backoff.ts'],
   },
   {
     code: 'MSHG5',

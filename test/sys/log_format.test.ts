@@ -80,7 +80,13 @@ L('the console writes JSON lines, and a refused sign-in carries its code', async
   });
   ctx.procs.push(c);
   await c.waitFor(/"message":"console: serving/, 60_000);
-  await fetch(`http://127.0.0.1:${port}/signin?token=not-a-token`, { redirect: 'manual' });
+  // Signing in is the link page's POST; a link's GET spends nothing and logs nothing.
+  await fetch(`http://127.0.0.1:${port}/signin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'token=not-a-token',
+  });
   await c.waitFor(/a sign-in was refused/);
   const said = lines(c);
   sameKeys(said);
