@@ -24,7 +24,8 @@ import {
   clusterStatus,
   removeHandOver,
 } from './broker_cluster.js';
-import { DEFAULT_PORTS, paths, type Options } from './layout.js';
+import { DAEMON_USERS, DEFAULT_PORTS, paths, type Options } from './layout.js';
+import { ensureUsers, ownBroker } from './users.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { nodeName } from '../src/wire/names.js';
 import { loadIdentity } from '../host/identity.js';
@@ -128,11 +129,21 @@ async function main(): Promise<void> {
   };
 
   const systemd = hasSystemd();
+  // P1: under systemd the broker runs as its own user, as on the first node: root on
+  // this machine's broker (or a flaw in RabbitMQ) reads only the broker's own folder.
+  if (systemd) {
+    o.users = DAEMON_USERS;
+    step('users', await ensureUsers(o.users));
+  }
   const spec = brokerSpec(o);
   const plan = [...brokerResources(o, secrets), carriedService(spec, systemd)];
   const carried = new Carried(plan, hostDir, [state, ...(systemd ? [UNIT_DIR] : [])], (l) => console.log(`  ${l}`));
   await carried.load();
-  const up = [...(systemd ? await quietDistroListeners() : []), ...(await carried.upTo(plan.at(-1)!.id))];
+  const up = [
+    ...(systemd ? await quietDistroListeners() : []),
+    ...(await ownBroker(o)),
+    ...(await carried.upTo(plan.at(-1)!.id)),
+  ];
   if (systemd) up.push(...(await ensureUnits([spec], new Set(carried.changed))));
   await waitForBroker(o, h.adminPassword);
   step('broker', up);
