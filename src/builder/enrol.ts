@@ -83,7 +83,8 @@ export async function enrolBuilder(
   return { name: cred.name, broker: line.broker };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+// Not unref'd: while serve has not set the password, this wait is all that keeps the command alive.
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Until the broker takes the chosen password (serve has set it), or the time is up. */
 async function waitForPassword(cred: Credential, chosen: string, timeoutMs: number): Promise<void> {

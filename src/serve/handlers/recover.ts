@@ -10,9 +10,44 @@ import { queueOf } from '../../wire/names.js';
 import { sender, type ServeContext } from '../context.js';
 import { toNode } from '../../broker/publish.js';
 
+// One deferred answer per node per serve: asks inside the interval are refused (MSHS3)
+// but not lost. A node's queue is not persistent, so the answer given before may be
+// gone (a broker restart, a host restarted before reading it): the node gets it again
+// at the interval's end, whatever it asked in between, and no more often.
+const deferred = new WeakMap<ServeContext, Map<string, NodeJS.Timeout>>();
+
 export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   if (from.kind !== 'node') return;
+  try {
+    await answer(ctx, from.name, '');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'MSHS3') await deferAnswer(ctx, from.name);
+    throw err;
+  }
+}
+
+async function deferAnswer(ctx: ServeContext, node: string): Promise<void> {
+  let pending = deferred.get(ctx);
+  if (!pending) deferred.set(ctx, (pending = new Map()));
+  if (pending.has(node)) return;
+  const [s] = await ctx.stores
+    .inventory`select extract(epoch from answer_every)::float8 as every from inventory.bounds_setting`;
+  const timer = setTimeout(
+    () => {
+      pending.delete(node);
+      answer(ctx, node, "at the interval's end, ").catch((err: Error & { code?: string }) =>
+        ctx.log(`recover: the answer deferred for ${node} was not given (${err.message})`, { node, code: err.code }),
+      );
+    },
+    Math.ceil((Number(s?.every ?? 15) + 1) * 1000),
+  );
+  timer.unref();
+  pending.set(node, timer);
+}
+
+async function answer(ctx: ServeContext, node: string, when: string): Promise<void> {
+  const from = { name: node };
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
@@ -47,6 +82,6 @@ export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<v
   // Marked once given: an answer lost before it went out is given on redelivery.
   await ctx.stores.inventory`select inventory.mark_answered(${from.name}, 'recover', ${answer})`;
   ctx.log(
-    `recover: handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
+    `recover: ${when}handed ${from.name} its ${decl?.envelope ? 'newest declaration and ' : ''}last report (${rep ? `${(rep.held as unknown[]).length} held` : 'never reported'}; floor ${floor ? `serial ${floor.serial}` : 'none'})`,
   );
 }
