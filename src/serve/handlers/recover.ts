@@ -62,7 +62,7 @@ async function answer(ctx: ServeContext, node: string, when: string): Promise<vo
           : null,
       ]),
     )
-    .update(JSON.stringify([rep?.reported_at ?? null, floor?.serial ?? null, floor?.digest ?? null]))
+    .update(JSON.stringify([rep?.reported_at ?? null, floor ? String(floor.serial) : null, floor?.digest ?? null]))
     .digest('base64');
   await ctx.stores.inventory`select inventory.check_answer(${from.name}, 'recover', ${answer})`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
