@@ -470,7 +470,7 @@ C('screenshots of every page at 1280x800', async (ctx) => {
   ] as const)
     await ctx.hosts[n]!.waitFor(new RegExp(`applied declaration ${serial}\\b`), 30_000);
   await ctx.live.mesh.store
-    .admin`insert into catalogue.source (module, git_url, ref) values ('web', 'https://git.example/web.git', 'main')`;
+    .admin`insert into catalogue.source (module, git_url, ref, image) values ('web', 'https://git.example/web.git', 'main', '127.0.0.1:5000/web')`;
   await within(
     'the fleet page to show web3 at serial 2',
     30_000,
@@ -563,7 +563,7 @@ C('text holding markup shows as text on every page, and none of it runs', async 
     ${a.json([{ id: HOSTILE.held, kind: 'file', target: HOSTILE.held, origin: 'declared', digest: 'x' }])}, '[]')`;
   // A partly failed apply, as serve records one (inventory 0008): the fleet and node pages read it, as node list counts it.
   await a`select inventory.record_failure(node_name => 'b2', failed_serial => 1, failed_now => ${a.json([{ id: HOSTILE.failing, error: HOSTILE.error }])})`;
-  await a`insert into catalogue.source (module, git_url) values ('evil', ${HOSTILE.source})`;
+  await a`insert into catalogue.source (module, git_url, image) values ('evil', ${HOSTILE.source}, '127.0.0.1:5000/evil')`;
   // What a host reports put back and why it refused are its own text too.
   await a`select inventory.record_corrections(node_name => 'b2', resources => ${[HOSTILE.drift]}::text[])`;
   await a`select inventory.record_refusal(node_name => 'b2', refused_serial => 1, refusal_fault => 'malformed', refusal_reason => ${HOSTILE.reason})`;
