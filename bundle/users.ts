@@ -7,12 +7,15 @@
 // Root (the operator's `mesh`, the installer, mesh-host) reads everything.
 import { lchownSync, lstatSync, readFileSync, readdirSync, mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { run, runAny } from '../src/sys/proc.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { resolveOwner } from '../host/apply/owner.js';
 import { refuse } from '../src/sys/errors.js';
 import { SERVE_CONTEXTS } from '../src/serve/context.js';
 import { CONSOLE_CONTEXTS } from '../src/console/contexts.js';
+import { readerRole, storeRole } from '../src/store/contexts.js';
+import { superuser, DB } from './postgres.js';
 import { paths, type Options, type Users } from './layout.js';
 
 /** The highest uid of a system user: SYS_UID_MAX of /etc/login.defs, 999 where it is not set. */
@@ -100,9 +103,12 @@ export async function ownStore(o: Options): Promise<string[]> {
 }
 
 /**
- * The console's own copies of its contexts' URLs (0600, its user's, in a
- * 0700 folder of its own): the files serve reads are not the console's to
- * read. Written when the console runs; returns what changed.
+ * The console's own URLs (0600, its user's, in a 0700 folder of its own),
+ * each logging in as its context's reader (P1): SELECT on what it shows, and
+ * of writes only signing in and out. Audit's reader is the one every reader
+ * of the history uses, so its URL is a copy of the store's; the others get a
+ * password of their own, set when the file does not yet name the reader.
+ * Written when the console runs; returns what changed.
  */
 export async function ensureConsoleStore(o: Options): Promise<string[]> {
   if (!o.console) return [];
@@ -111,16 +117,31 @@ export async function ensureConsoleStore(o: Options): Promise<string[]> {
   mkdirSync(p.consoleStore, { recursive: true, mode: 0o700 });
   chmodSync(p.consoleStore, 0o700);
   let changed = o.users ? await own(p.consoleStore, o.users.console) : false;
-  for (const ctx of CONSOLE_CONTEXTS) {
-    const url = readFileSync(p.storeFile(ctx), 'utf8');
-    const file = p.consoleStoreFile(ctx);
-    const st = lstatSync(file, { throwIfNoEntry: false });
-    const had = st ? readFileSync(file, 'utf8') : undefined;
-    if (had === url && st!.uid === owner.uid && st!.gid === owner.gid && (st!.mode & 0o777) === 0o600) continue;
-    await writeAtomic(file, url, 0o600, owner);
-    changed = true;
+  let sql: Awaited<ReturnType<typeof superuser>> | undefined;
+  try {
+    for (const ctx of CONSOLE_CONTEXTS) {
+      const role = readerRole(ctx);
+      const file = p.consoleStoreFile(ctx);
+      const st = lstatSync(file, { throwIfNoEntry: false });
+      const had = st ? readFileSync(file, 'utf8') : undefined;
+      let url: string;
+      if (storeRole(ctx) === role) url = readFileSync(p.storeFile(ctx), 'utf8');
+      else if (had?.startsWith(`postgres://${role}:`)) url = had;
+      else {
+        // Set first, written second: a crash between them makes a new one next run.
+        const password = randomBytes(24).toString('base64url');
+        sql ??= await superuser(o, DB);
+        await sql.unsafe(`alter role "${role}" password '${password}'`);
+        url = `postgres://${role}:${password}@127.0.0.1:${o.ports.pg}/${DB}\n`;
+      }
+      if (had === url && st!.uid === owner.uid && st!.gid === owner.gid && (st!.mode & 0o777) === 0o600) continue;
+      await writeAtomic(file, url, 0o600, owner);
+      changed = true;
+    }
+  } finally {
+    await sql?.end();
   }
-  return changed ? [`the console's store URLs (${CONSOLE_CONTEXTS.join(', ')})`] : [];
+  return changed ? [`the console's store URLs as its readers (${CONSOLE_CONTEXTS.join(', ')})`] : [];
 }
 
 /**

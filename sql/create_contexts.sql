@@ -29,6 +29,17 @@ begin
     execute 'create role mesh_audit_reader login';
   end if;
   execute format('grant connect on database %I to mesh_audit_reader', current_database());
+
+  -- The console (P1) logs in as a reader of each context it shows, never as
+  -- the owner: each reader is granted USAGE and SELECT by its context's
+  -- migrations, and the only writes it may make are signing in and out,
+  -- through inventory's security-definer functions.
+  foreach ctx in array array['inventory','assignment','overlay','catalogue'] loop
+    if not exists (select 1 from pg_roles where rolname = 'mesh_' || ctx || '_reader') then
+      execute format('create role %I login', 'mesh_' || ctx || '_reader');
+    end if;
+    execute format('grant connect on database %I to %I', current_database(), 'mesh_' || ctx || '_reader');
+  end loop;
 end $$;
 
 /* C3: a context's role owns its tables, and PostgreSQL lets a table's owner

@@ -309,6 +309,46 @@ ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignme
 COMMENT ON FUNCTION assignment.compose_each(node_names text[]) IS 'What each node''s next declaration carries: resources (as the JSON text the declaration splices in), their sha256, and whether that differs from its newest declaration since it enrolled (never declared in this enrolment counts as declared empty). Null for every enrolled node.';
 
 --
+-- Name: composition_of(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.composition_of(node_name text) RETURNS TABLE(id text, kind text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select e.value->>'id', e.value->>'kind'
+    from jsonb_array_elements(coalesce(assignment.compose(node_name), '[]'::jsonb)) with ordinality e
+   order by e.ordinality
+$$;
+
+ALTER FUNCTION assignment.composition_of(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION composition_of(node_name text); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.composition_of(node_name text) IS 'The resources a node''s next declaration carries, by id and kind: what the console shows of them.';
+
+--
+-- Name: count_held_changes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.count_held_changes() RETURNS integer
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select count(*)::int from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed
+$$;
+
+ALTER FUNCTION assignment.count_held_changes() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION count_held_changes(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.count_held_changes() IS 'The held nodes whose composition changed, that a release would declare.';
+
+--
 -- Name: declarable(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -986,7 +1026,8 @@ ALTER FUNCTION assignment.restores_owed() OWNER TO mesh_assignment;
 --
 
 CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(node text, wave integer, "position" integer, from_serial bigint, newest_serial bigint, released_at timestamp with time zone, state text, why text)
-    LANGUAGE sql STABLE
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   select n.node, n.wave, n.position, n.from_serial, s.serial, n.released_at,
          case when n.released_at is null then 'held'
@@ -1864,7 +1905,8 @@ ALTER FUNCTION inventory.clear_failure() OWNER TO mesh_inventory;
 --
 
 CREATE FUNCTION inventory.close_console_session(session_hash bytea) RETURNS void
-    LANGUAGE sql
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   delete from inventory.console_session s where s.session_hash = close_console_session.session_hash
 $$;
@@ -2423,7 +2465,8 @@ ALTER FUNCTION inventory.set_wedged_after(seconds integer) OWNER TO mesh_invento
 --
 
 CREATE FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) RETURNS timestamp with time zone
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare spent bytea; expires timestamptz := now() + session_ttl;
 begin
@@ -2439,6 +2482,12 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) IS 'Sign in: spends a console link once and opens a session; the console''s reader calls it and may write nothing else.';
 
 --
 -- Name: spend_token(bytea, text, bytea, bytea, bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -8437,6 +8486,8 @@ GRANT USAGE ON SCHEMA assignment TO mesh_catalogue;
 GRANT USAGE ON SCHEMA assignment TO mesh_provision;
 GRANT USAGE ON SCHEMA assignment TO mesh_inventory;
 GRANT USAGE ON SCHEMA assignment TO mesh_audit;
+GRANT USAGE ON SCHEMA assignment TO mesh_assignment_reader;
+GRANT USAGE ON SCHEMA assignment TO mesh_inventory_reader;
 
 --
 -- Name: SCHEMA audit; Type: ACL; Schema: -; Owner: mesh_audit
@@ -8449,6 +8500,7 @@ GRANT USAGE ON SCHEMA audit TO mesh_audit_reader;
 --
 
 GRANT USAGE ON SCHEMA catalogue TO mesh_assignment;
+GRANT USAGE ON SCHEMA catalogue TO mesh_catalogue_reader;
 
 --
 -- Name: SCHEMA inventory; Type: ACL; Schema: -; Owner: mesh_inventory
@@ -8460,12 +8512,14 @@ GRANT USAGE ON SCHEMA inventory TO mesh_secret;
 GRANT USAGE ON SCHEMA inventory TO mesh_provision;
 GRANT USAGE ON SCHEMA inventory TO mesh_catalogue;
 GRANT USAGE ON SCHEMA inventory TO mesh_audit;
+GRANT USAGE ON SCHEMA inventory TO mesh_inventory_reader;
 
 --
 -- Name: SCHEMA "overlay"; Type: ACL; Schema: -; Owner: mesh_overlay
 --
 
 GRANT USAGE ON SCHEMA "overlay" TO mesh_assignment;
+GRANT USAGE ON SCHEMA "overlay" TO mesh_overlay_reader;
 
 --
 -- Name: SCHEMA provision; Type: ACL; Schema: -; Owner: mesh_provision
@@ -8482,10 +8536,25 @@ GRANT USAGE ON SCHEMA secret TO mesh_provision;
 GRANT USAGE ON SCHEMA secret TO mesh_audit;
 
 --
+-- Name: FUNCTION composition_of(node_name text); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.composition_of(node_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION assignment.composition_of(node_name text) TO mesh_assignment_reader;
+
+--
+-- Name: FUNCTION count_held_changes(); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.count_held_changes() FROM PUBLIC;
+GRANT ALL ON FUNCTION assignment.count_held_changes() TO mesh_assignment_reader;
+
+--
 -- Name: TABLE rollout; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
 GRANT TRIGGER ON TABLE assignment.rollout TO mesh_audit;
+GRANT SELECT ON TABLE assignment.rollout TO mesh_assignment_reader;
 
 --
 -- Name: FUNCTION append(event_kind text, event_node text, event_detail jsonb); Type: ACL; Schema: audit; Owner: mesh_audit
@@ -8500,6 +8569,20 @@ REVOKE ALL ON FUNCTION audit.append(event_kind text, event_node text, event_deta
 REVOKE ALL ON TABLE audit.event FROM mesh_audit;
 GRANT SELECT,INSERT,REFERENCES,TRIGGER ON TABLE audit.event TO mesh_audit;
 GRANT SELECT ON TABLE audit.event TO mesh_audit_reader;
+
+--
+-- Name: FUNCTION close_console_session(session_hash bytea); Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+REVOKE ALL ON FUNCTION inventory.close_console_session(session_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION inventory.close_console_session(session_hash bytea) TO mesh_inventory_reader;
+
+--
+-- Name: FUNCTION spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval); Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+REVOKE ALL ON FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) TO mesh_inventory_reader;
 
 --
 -- Name: FUNCTION allocate_addresses(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -8563,6 +8646,7 @@ GRANT ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) TO mesh_ass
 
 REVOKE ALL ON FUNCTION "overlay".peers() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".peers() TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".peers() TO mesh_overlay_reader;
 
 --
 -- Name: FUNCTION peers_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -8583,24 +8667,52 @@ GRANT ALL ON FUNCTION "overlay".ssh_port() TO mesh_assignment;
 --
 
 GRANT TRIGGER ON TABLE assignment.declaration TO mesh_audit;
+GRANT SELECT ON TABLE assignment.declaration TO mesh_assignment_reader;
 
 --
 -- Name: TABLE acknowledged_sealed; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
 GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_provision;
+GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_assignment_reader;
+
+--
+-- Name: TABLE agent_feature; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.agent_feature TO mesh_assignment_reader;
 
 --
 -- Name: TABLE node; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT TRIGGER ON TABLE inventory.node TO mesh_audit;
+GRANT SELECT ON TABLE inventory.node TO mesh_inventory_reader;
 
 --
 -- Name: TABLE node_agent_version; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_inventory_reader;
+
+--
+-- Name: TABLE agent_holds; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.agent_holds TO mesh_assignment_reader;
+
+--
+-- Name: TABLE assignment; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.assignment TO mesh_assignment_reader;
+
+--
+-- Name: TABLE node_serial; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.node_serial TO mesh_assignment_reader;
 
 --
 -- Name: TABLE enrolled_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -8611,18 +8723,64 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_overlay;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_secret;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_inventory_reader;
+
+--
+-- Name: TABLE declaration_freshness; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.declaration_freshness TO mesh_assignment_reader;
+
+--
+-- Name: TABLE declaration_status; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.declaration_status TO mesh_assignment_reader;
+
+--
+-- Name: TABLE outbox; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.outbox TO mesh_assignment_reader;
 
 --
 -- Name: TABLE delivered_newest; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
 GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_inventory;
+GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_assignment_reader;
+
+--
+-- Name: TABLE firewall_opening; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.firewall_opening TO mesh_assignment_reader;
+
+--
+-- Name: TABLE freshness_setting; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.freshness_setting TO mesh_assignment_reader;
+
+--
+-- Name: TABLE migration_digest; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.migration_digest TO mesh_assignment_reader;
 
 --
 -- Name: TABLE pending_delivery; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
 GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory;
+GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_assignment_reader;
+GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory_reader;
+
+--
+-- Name: TABLE pgmigrations; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.pgmigrations TO mesh_assignment_reader;
 
 --
 -- Name: TABLE placement; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -8630,6 +8788,25 @@ GRANT SELECT ON TABLE assignment.pending_delivery TO mesh_inventory;
 
 GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
+GRANT SELECT ON TABLE assignment.placement TO mesh_assignment_reader;
+
+--
+-- Name: TABLE rollout_node; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.rollout_node TO mesh_assignment_reader;
+
+--
+-- Name: TABLE rollout_nodes; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.rollout_nodes TO mesh_assignment_reader;
+
+--
+-- Name: TABLE rollout_status; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.rollout_status TO mesh_assignment_reader;
 
 --
 -- Name: TABLE kind; Type: ACL; Schema: audit; Owner: mesh_audit
@@ -8656,16 +8833,84 @@ GRANT SELECT ON TABLE audit.migration_digest TO mesh_audit_reader;
 GRANT SELECT ON TABLE audit.watched TO mesh_audit_reader;
 
 --
+-- Name: TABLE build_progress; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.build_progress TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE build_request; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.build_request TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE build_result; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.build_result TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE build_status; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.build_status TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE last_build; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.last_build TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE migration_digest; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.migration_digest TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE module; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.module TO mesh_catalogue_reader;
+
+--
 -- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
 --
 
 GRANT SELECT ON TABLE catalogue.module_resources TO mesh_assignment;
+GRANT SELECT ON TABLE catalogue.module_resources TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE source; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.source TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE module_status; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.module_status TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE pgmigrations; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.pgmigrations TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE agent_skew; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.agent_skew TO mesh_inventory_reader;
 
 --
 -- Name: TABLE apply_failure; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.apply_failure TO mesh_inventory_reader;
 
 --
 -- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -8673,12 +8918,38 @@ GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
 
 GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
 GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.refusal TO mesh_inventory_reader;
+
+--
+-- Name: TABLE report; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.report TO mesh_inventory_reader;
+
+--
+-- Name: TABLE agent_versions; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.agent_versions TO mesh_inventory_reader;
+
+--
+-- Name: TABLE answered; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.answered TO mesh_inventory_reader;
+
+--
+-- Name: TABLE bounds_setting; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.bounds_setting TO mesh_inventory_reader;
 
 --
 -- Name: TABLE broker; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT TRIGGER ON TABLE inventory.broker TO mesh_audit;
+GRANT SELECT ON TABLE inventory.broker TO mesh_inventory_reader;
 
 --
 -- Name: TABLE broker_nodes; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -8686,18 +8957,147 @@ GRANT TRIGGER ON TABLE inventory.broker TO mesh_audit;
 
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_overlay;
+GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_inventory_reader;
+
+--
+-- Name: TABLE console_session; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.console_session TO mesh_inventory_reader;
+
+--
+-- Name: TABLE console_token; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.console_token TO mesh_inventory_reader;
+
+--
+-- Name: TABLE correction; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.correction TO mesh_inventory_reader;
+
+--
+-- Name: TABLE dead_letter; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.dead_letter TO mesh_inventory_reader;
+
+--
+-- Name: TABLE dead_letters; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.dead_letters TO mesh_inventory_reader;
+
+--
+-- Name: TABLE drift_setting; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.drift_setting TO mesh_inventory_reader;
+
+--
+-- Name: TABLE drift; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.drift TO mesh_inventory_reader;
+
+--
+-- Name: TABLE migration_digest; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.migration_digest TO mesh_inventory_reader;
+
+--
+-- Name: TABLE wedge_setting; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.wedge_setting TO mesh_inventory_reader;
+
+--
+-- Name: TABLE node_status; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.node_status TO mesh_inventory_reader;
+
+--
+-- Name: TABLE pgmigrations; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.pgmigrations TO mesh_inventory_reader;
+
+--
+-- Name: TABLE refusal_said; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.refusal_said TO mesh_inventory_reader;
+
+--
+-- Name: TABLE report_received; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.report_received TO mesh_inventory_reader;
 
 --
 -- Name: TABLE token; Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 GRANT TRIGGER ON TABLE inventory.token TO mesh_audit;
+GRANT SELECT ON TABLE inventory.token TO mesh_inventory_reader;
+
+--
+-- Name: TABLE address; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".address TO mesh_overlay_reader;
+
+--
+-- Name: TABLE firewall_setting; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".firewall_setting TO mesh_overlay_reader;
+
+--
+-- Name: TABLE hub; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".hub TO mesh_overlay_reader;
+
+--
+-- Name: TABLE member; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".member TO mesh_overlay_reader;
+
+--
+-- Name: TABLE migration_digest; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".migration_digest TO mesh_overlay_reader;
 
 --
 -- Name: TABLE node_resources; Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
 GRANT SELECT ON TABLE "overlay".node_resources TO mesh_assignment;
+GRANT SELECT ON TABLE "overlay".node_resources TO mesh_overlay_reader;
+
+--
+-- Name: TABLE peering; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".peering TO mesh_overlay_reader;
+
+--
+-- Name: TABLE pgmigrations; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".pgmigrations TO mesh_overlay_reader;
+
+--
+-- Name: TABLE settings; Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+GRANT SELECT ON TABLE "overlay".settings TO mesh_overlay_reader;
 
 --
 -- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret
@@ -8728,6 +9128,30 @@ GRANT SELECT ON TABLE provision.node_resources TO mesh_assignment;
 --
 
 GRANT SELECT ON TABLE secret.node_resources TO mesh_assignment;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE mesh_assignment IN SCHEMA assignment GRANT SELECT ON TABLES  TO mesh_assignment_reader;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE mesh_catalogue IN SCHEMA catalogue GRANT SELECT ON TABLES  TO mesh_catalogue_reader;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE mesh_inventory IN SCHEMA inventory GRANT SELECT ON TABLES  TO mesh_inventory_reader;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE mesh_overlay IN SCHEMA "overlay" GRANT SELECT ON TABLES  TO mesh_overlay_reader;
 
 --
 -- Name: mesh_audit_guard; Type: EVENT TRIGGER; Schema: -; Owner: postgres

@@ -15,13 +15,12 @@ export async function readSerials(sql: Sql): Promise<Map<string, { declared: num
 
 /** One node's composition now (what its next declaration carries) and its last declarations with what became of each. */
 export async function readNodeDeclarations(sql: Sql, node: string) {
-  const [c] = await sql<{ resources: string | null }[]>`select assignment.compose(${node})::text as resources`;
+  const resources = await sql<{ id: string; kind: string }[]>`select id, kind from assignment.composition_of(${node})`;
   const history = await sql<
     { serial: bigint; state: string; issued_at: Date; acknowledged_at: Date | null; superseded_at: Date | null }[]
   >`
     select serial, state, issued_at, acknowledged_at, superseded_at from assignment.declaration_status
      where node = ${node} order by serial desc limit 20`;
-  const resources = c?.resources ? (JSON.parse(c.resources) as { id: string; kind: string }[]) : [];
   return {
     resources: resources.map((r) => ({ id: r.id, kind: r.kind })),
     history: history.map((h) => ({ ...h, serial: Number(h.serial) })),

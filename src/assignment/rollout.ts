@@ -105,11 +105,7 @@ export async function readRolloutStatus(sql: Sql, id?: number) {
     await sql`select node, wave, position, state, why, from_serial, newest_serial, released_at from assignment.rollout_nodes
                            where rollout = ${r.id} order by position`;
   const pending =
-    r.state === 'holding'
-      ? ((
-          await sql`select count(*)::int as n from assignment.compose_each(null) c join assignment.held_nodes() h on h.node = c.node where c.changed`
-        )[0]!.n as number)
-      : undefined;
+    r.state === 'holding' ? ((await sql`select assignment.count_held_changes() as n`)[0]!.n as number) : undefined;
   return { ...r, id: Number(r.id), ...(pending === undefined ? {} : { pending }), nodes };
 }
 

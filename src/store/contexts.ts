@@ -30,3 +30,13 @@ export function storeVariable(ctx: Context): string {
 export function storeRole(ctx: Context): string {
   return ctx === 'audit' ? 'mesh_audit_reader' : `mesh_${ctx}`;
 }
+
+/**
+ * The role the console logs in as for a context it shows (P1): the context's
+ * reader, which may SELECT what the console shows and write nothing itself;
+ * the console's sign-in and sign-out run as inventory's owner through its
+ * security-definer functions. For audit it is the history's one reader.
+ */
+export function readerRole(ctx: Context): string {
+  return `mesh_${ctx}_reader`;
+}

@@ -94,7 +94,11 @@ C.before(async (ctx) => {
     await j.proc.waitFor(/applied declaration 1\b/, 30_000);
     ctx.hosts[n] = j.proc;
   }
-  ctx.console = spawnProc(process.execPath, [MESH, 'console', '--listen', '127.0.0.1:0'], ctx.live.mesh.env);
+  // The console as it runs on a first node: each context as its reader (P1), so every page here is shown read-only.
+  ctx.console = spawnProc(process.execPath, [MESH, 'console', '--listen', '127.0.0.1:0'], {
+    ...ctx.live.mesh.env,
+    ...ctx.live.mesh.store.consoleEnv,
+  });
   ctx.base = (await ctx.console.waitFor(/serving (http:\/\/\S+)/))[1]!;
   ctx.browser = await launch();
 });

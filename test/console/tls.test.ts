@@ -29,7 +29,7 @@ T.before(async (ctx) => {
   ctx.console = spawnProc(
     process.execPath,
     [MESH, 'console', '--listen', '127.0.0.1:0', '--tls-cert', cert, '--tls-key', key],
-    ctx.mesh.env,
+    { ...ctx.mesh.env, ...ctx.mesh.store.consoleEnv },
   );
   ctx.base = (await ctx.console.waitFor(/serving (https:\/\/\S+)/, 30_000))[1]!;
 });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import postgres from 'postgres';
 import { startPostgres, startCluster, pgBin, type Cluster } from './postgres.js';
 import { prepareTemplate, type Store } from './store.js';
-import { CONTEXTS, storeVariable, storeRole } from '../../src/store/contexts.js';
+import { CONTEXTS, storeVariable, storeRole, readerRole } from '../../src/store/contexts.js';
+import { CONSOLE_CONTEXTS } from '../../src/console/contexts.js';
 import { OWNER_VARIABLE } from '../../src/store/migrate.js';
 import { preparePrimary, passfileLine, writePassfile, cloneStandby, standbySlot } from '../../bundle/replication.js';
 import { run } from '../../src/sys/proc.js';
@@ -110,9 +111,13 @@ export async function replicated(): Promise<Replicated> {
     for (const ctx of CONTEXTS)
       env[storeVariable(ctx)] = `postgres://${storeRole(ctx)}@${hosts}/${DB}?target_session_attrs=read-write`;
     env[OWNER_VARIABLE.audit!] = `postgres://postgres@${hosts}/${DB}?target_session_attrs=read-write`;
+    const consoleEnv: NodeJS.ProcessEnv = {};
+    for (const ctx of CONSOLE_CONTEXTS)
+      consoleEnv[storeVariable(ctx)] = `postgres://${readerRole(ctx)}@${hosts}/${DB}?target_session_attrs=read-write`;
     const store: Store = {
       db: DB,
       env,
+      consoleEnv,
       // A DBA's view of the primary of the moment: this connection follows it too.
       admin: postgres(`postgres://postgres@${hosts}/${DB}`, {
         max: 2,

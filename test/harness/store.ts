@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { CONTEXTS, storeVariable, storeRole, type Context } from '../../src/store/contexts.js';
+import { CONTEXTS, storeVariable, storeRole, readerRole, type Context } from '../../src/store/contexts.js';
+import { CONSOLE_CONTEXTS } from '../../src/console/contexts.js';
 import { migrate, SQL_ROOT, OWNER_VARIABLE } from '../../src/store/migrate.js';
 import { servers, type Servers } from './servers.js';
 import { leave, suiteDir } from './leftovers.js';
@@ -17,6 +18,13 @@ export function storeEnv(port: number, db: string): NodeJS.ProcessEnv {
   for (const ctx of CONTEXTS) env[storeVariable(ctx)] = `postgres://${storeRole(ctx)}@127.0.0.1:${port}/${db}`;
   // mesh migrate acts as the history's owner through the superuser, as the bundle does (C3).
   env[OWNER_VARIABLE.audit!] = `postgres://postgres@127.0.0.1:${port}/${db}`;
+  return env;
+}
+
+/** MESH_STORE_* of the console's contexts as the console is handed them: each as its reader (P1). */
+export function consoleEnv(port: number, db: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const ctx of CONSOLE_CONTEXTS) env[storeVariable(ctx)] = `postgres://${readerRole(ctx)}@127.0.0.1:${port}/${db}`;
   return env;
 }
 
@@ -42,6 +50,8 @@ export interface Store {
   db: string;
   /** MESH_STORE_* for every context, to hand to code and child processes. */
   env: NodeJS.ProcessEnv;
+  /** The console's contexts as it is handed them, each as its reader: env with these over it is the console's. */
+  consoleEnv: NodeJS.ProcessEnv;
   /** A superuser connection to this database, for assertions a DBA would make. */
   admin: Admin;
   /** The URL a context's code is handed (its login role: mesh_audit_reader for audit). */
@@ -57,6 +67,7 @@ async function open(db: string, srv: Servers): Promise<Store> {
   return {
     db,
     env: storeEnv(pg.port, db),
+    consoleEnv: consoleEnv(pg.port, db),
     admin,
     url: (ctx) => `postgres://${storeRole(ctx as Context)}@127.0.0.1:${pg.port}/${db}`,
     async drop() {
