@@ -82,7 +82,7 @@ Crash('PostgreSQL restarted under serve: nothing acked before it committed; serv
   try {
     ctx.proc = ctx.host.run();
     await ctx.proc.waitFor(new RegExp(`report of declaration ${next} confirmed`), 30_000);
-    await ctx.serve.waitFor(/report from \S+ not recorded, will retry/, 30_000, mark);
+    await ctx.serve.waitFor(/report from \S+ not recorded \(try \d+ of \d+\), will retry/, 30_000, mark);
   } finally {
     // Back whatever happened above: the suites after this one need it.
     await ctx.srv.pg.restart();
