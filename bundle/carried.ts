@@ -31,6 +31,7 @@ export class Carried {
     this.opts = {
       stateDir: hostDir,
       roots,
+      carried: true,
       // The bundle carries no sealed secret: its keys are its own files.
       openSealed: () => {
         throw new Error('the bundle carries no sealed secrets');

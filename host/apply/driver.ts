@@ -17,6 +17,12 @@ export interface DriverContext {
   wgDir: string;
   /** False: the firewall is held, not loaded (MESH_HOST_FIREWALL=off). */
   firewall: boolean;
+  /**
+   * True for what the first node's bundle raises (its own units and files): the
+   * protected paths (paths.ts) guard the host against declarations, and these are
+   * exactly mesh's own files, under the roots the bundle names for itself.
+   */
+  carried?: boolean;
   /** Ids and absolute paths changed so far in this apply (D4 restart-on). */
   changed: Set<string>;
   log(line: string): void;

@@ -121,6 +121,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
     overlayKeyPath: opts.overlayKeyPath,
     wgDir: opts.wgDir,
     firewall: opts.firewall,
+    carried: opts.carried,
     changed: new Set(),
     log: opts.log ?? (() => {}),
   };

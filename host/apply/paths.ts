@@ -31,6 +31,8 @@ const HOME_FILE = /^\/etc\/mesh\/[^/]+$/;
 export interface Where {
   roots: string[];
   stateDir: string;
+  /** The bundle's own plan: mesh's units and files are what it raises. */
+  carried?: boolean;
 }
 
 /** Why `path` is never writable, or null. */
@@ -72,7 +74,7 @@ export function checkPath(path: string, where: Where): void {
       `it is not under any allowed root (${allowed}). Declare it under an allowed root or add the root to this host's configuration`,
     );
   }
-  const own = ownFile(path, where.stateDir);
+  const own = where.carried ? null : ownFile(path, where.stateDir);
   if (own) throw refuse('MSHX0', `Path ${path} is refused`, `${own}. Declare the file elsewhere`);
 }
 
@@ -100,7 +102,7 @@ export async function checkRealPath(path: string, where: Where): Promise<void> {
       `its directory resolves to ${real}, outside the allowed roots (${roots.join(', ')}). Remove the symlink or fix the declaration`,
     );
   }
-  const own = ownFile(real, where.stateDir);
+  const own = where.carried ? null : ownFile(real, where.stateDir);
   if (own)
     throw refuse(
       'MSHX0',
