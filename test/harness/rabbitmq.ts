@@ -5,13 +5,19 @@
 // brokerNode is one node however it is used; startRabbit is one node alone,
 // test/harness/rabbit_cluster.ts three of them joined.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { freePort } from './ports.js';
 import { run } from '../../src/sys/proc.js';
 import { ManagementApi } from '../../src/broker/management.js';
-import { ADMIN, brokerConf, brokerEnv, PLUGINS } from '../../bundle/rabbitmq.js';
+import {
+  ADMIN,
+  brokerConf,
+  brokerEnv,
+  PLUGINS,
+  makeCertificate as makeBrokerCertificate,
+} from '../../bundle/rabbitmq.js';
 
 export interface Rabbit {
   amqpPort: number; // plaintext, loopback only: the control plane's hop
@@ -32,31 +38,17 @@ export interface Rabbit {
 
 export const BIN = '/usr/lib/rabbitmq/bin';
 
+/** A broker certificate made as the bundle makes one, written into DIR as broker.pem and broker.key (0600). */
 export async function makeCertificate(
   dir: string,
   cn: string,
 ): Promise<{ cert: string; key: string; fingerprint: string }> {
+  const made = await makeBrokerCertificate(cn, dir);
   const cert = join(dir, 'broker.pem');
   const key = join(dir, 'broker.key');
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '3650',
-    '-subj',
-    `/CN=${cn}`,
-  ]);
-  const fingerprint = new X509Certificate(readFileSync(cert)).fingerprint256;
-  return { cert, key, fingerprint };
+  writeFileSync(cert, made.cert);
+  writeFileSync(key, made.key, { mode: 0o600 });
+  return { cert, key, fingerprint: made.fingerprint };
 }
 
 export interface NodeSpec {
