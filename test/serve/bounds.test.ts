@@ -143,6 +143,32 @@ P2(
   },
 );
 
+P2('recovers asked again inside the interval are refused, and answered once at its end, not lost', async (ctx) => {
+  const { mesh, serve } = ctx;
+  // A node's queue is not persistent: the answer given first may be gone, so the node gets it again, once.
+  await mesh.store.admin`select inventory.set_answer_every(interval '2 seconds')`;
+  try {
+    const again = await asNode(ctx, 'again');
+    const mark = serve.output().length;
+    const since = () => serve.output().slice(mark);
+    const said = (re: RegExp) => (since().match(new RegExp(re.source, 'g')) ?? []).length;
+    for (let i = 0; i < 3; i++) await publish(again.ch, EXCHANGE, 'recover', Buffer.from('{}'), { userId: again.user });
+    await until(
+      'the first recover answered and the other two refused',
+      async () => said(/recover: handed again /) === 1 && said(/again asked for a recover again/) === 2,
+      60_000,
+    );
+    await serve.waitFor(/recover: at the interval's end, handed again its newest declaration/, 30_000, mark);
+    assert.is(
+      said(/at the interval's end, handed again /),
+      1,
+      'one deferred answer for the two asked inside the interval',
+    );
+  } finally {
+    await mesh.store.admin`select inventory.set_answer_every(interval '1 hour')`;
+  }
+});
+
 P2('a message serve cannot record is set aside with why after a few tries, not retried for ever', async (ctx) => {
   const { mesh, serve } = ctx;
   const stuck = await asNode(ctx, 'stuck');
