@@ -2,11 +2,12 @@
 // process: verify, digest, take (keep, mark, apply: host/keep.ts) and write the
 // report, as the agent's drain does, N times over two files whose bytes change
 // every time. Prints one JSON line: CPU per declaration (user and system, this
-// process and the children it waited for) and the fsyncs per declaration,
+// process and its children still running: the state lock's helper,
+// host/apply/lock.ts) and the fsyncs per declaration,
 // counted at the one place a node's files are forced to disk (src/sys/atomic.ts).
 // Run by bench 4 (test/bench/4-propagation); on its own:
 //   node dist/test/bench/host_cost.js [N]
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +41,22 @@ const envs = Array.from({ length: N + 1 }, (_, i) => {
   return signText(bodyText(mesh, 'n1', i + 1, JSON.stringify(files), { signed: 1, expires: 4_000_000_000 }), secret);
 });
 
+/** CPU ms of the running children of this process (utime + stime from /proc), by pid. */
+function children(): Map<number, number> {
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  const out = new Map<number, number>();
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const s = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === process.pid) out.set(Number(p), (Number(f[11]) + Number(f[12])) * tick);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
 let fsyncs = 0;
 diskSteps.note = (s) => {
   if (s.op === 'fsync' || s.op === 'fsyncdir') fsyncs++;
@@ -65,16 +82,20 @@ async function one(bytes: Buffer): Promise<void> {
 try {
   await one(envs[0]!); // the files exist before the clock starts: every measured apply changes both
   fsyncs = 0;
+  const k0 = children();
   const c0 = process.resourceUsage();
   const t0 = performance.now();
   for (let i = 1; i <= N; i++) await one(envs[i]!);
   const wall = performance.now() - t0;
   const c1 = process.resourceUsage();
+  const k1 = children();
+  const helpersMs = [...k1].reduce((a, [pid, ms]) => a + ms - (k0.get(pid) ?? 0), 0) / N;
   const ms = (a: number, b: number) => (b - a) / 1000 / N;
   console.log(
     JSON.stringify({
       declarations: N,
-      cpuMs: ms(c0.userCPUTime + c0.systemCPUTime, c1.userCPUTime + c1.systemCPUTime),
+      cpuMs: ms(c0.userCPUTime + c0.systemCPUTime, c1.userCPUTime + c1.systemCPUTime) + helpersMs,
+      helpersMs,
       userMs: ms(c0.userCPUTime, c1.userCPUTime),
       systemMs: ms(c0.systemCPUTime, c1.systemCPUTime),
       wallMs: wall / N,
