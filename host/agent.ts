@@ -16,10 +16,10 @@ import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
 import { key32 } from '../src/crypto/keys.js';
 import { open } from '../src/crypto/seal.js';
-import { apply, reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
+import { reconcile, removeOrphans, holdings, type ApplyOptions } from './apply/engine.js';
 import { statePath } from './apply/state.js';
 import { superviseServices } from './apply/service_process.js';
-import { keep, readKept } from './keep.js';
+import { takeDeclaration, readKept } from './keep.js';
 import { readMark, raiseMark, declarationDigest, type Mark } from './serial.js';
 import { overlayKeyPath, type Identity } from './identity.js';
 import type { LogFields } from '../src/sys/log.js';
@@ -38,7 +38,7 @@ export class Agent {
   /** Each report keeps the message id it was first sent under: a resend after a lost confirm is the same message to serve (recorded once). */
   private outbox: { r: Report; mid: string }[] = [];
   private kept: Declaration | null = null;
-  /** D2: the highest serial ever applied, and its digest (serial.json): survives the kept file. */
+  /** D2: the highest serial ever taken, and its digest (the mark in applied.json): survives the kept file. */
   private mark: Mark = { serial: 0, digest: '' };
   /** D2: the mesh's signed floor, from the last report recover hands back. */
   private floor: Floor | null = null;
@@ -93,7 +93,8 @@ export class Agent {
           );
         }
         this.kept = k.decl;
-        // A host from before serial.json: its mark starts at what it kept.
+        // A kept declaration above the mark: a host from before the mark, or one whose
+        // power was cut before the state record beside it reached the disk (D7).
         if (k.decl.serial > this.mark.serial) this.mark = await raiseMark(this.dir, { serial: k.decl.serial, digest });
       }
     } catch (err) {
@@ -252,14 +253,13 @@ export class Agent {
       ),
     ];
     if (newest && (newest.verdict === 'newer' || !this.kept)) {
-      // Kept before applying, the mark raised before applying: a crash
-      // mid-apply rolls forward from here on the next start, and a serial
-      // once started is never accepted below again.
-      await keep(this.dir, newest.bytes);
+      // Kept and the mark raised, on disk, before anything is applied (D7): a
+      // crash or power cut mid-apply rolls forward from here on the next start,
+      // and a serial once started is never accepted below again.
+      const r = await takeDeclaration(this.dir, newest.bytes, newest.decl, newest.digest, this.opts);
       this.kept = newest.decl;
-      this.mark = await raiseMark(this.dir, { serial: newest.decl.serial, digest: newest.digest });
+      if (newest.decl.serial > this.mark.serial) this.mark = { serial: newest.decl.serial, digest: newest.digest };
       this.watchExpiry();
-      const r = await apply(newest.decl.resources, 'declared', this.opts);
       this.log(
         `applied declaration ${newest.decl.serial}: ${r.changed.length} changed, ${r.removed.length} removed, ${r.restarted.length} restarted, ${r.failed.length} failed${superseded.length ? `; superseded ${superseded.join(', ')}` : ''}`,
         { serial: newest.decl.serial, level: r.failed.length ? 'warn' : 'info' },

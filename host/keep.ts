@@ -3,16 +3,32 @@
 // trusted for the same reason the message was, not for being local.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from '../src/sys/atomic.js';
 import { readDeclaration } from '../src/wire/declaration.js';
 import type { Declaration } from '../src/wire/resources.js';
 import type { Identity } from './identity.js';
 import { key32 } from '../src/crypto/keys.js';
+import { apply, type ApplyOptions, type ApplyResult } from './apply/engine.js';
 
 export const keptPath = (dir: string) => join(dir, 'declaration.signed');
 
-export async function keep(dir: string, bytes: Uint8Array): Promise<void> {
-  await writeAtomic(keptPath(dir), bytes, 0o600);
+/**
+ * Take a verified declaration: keep its signed bytes and raise the mark to it
+ * in one durable batch before anything on the machine changes, then apply it
+ * (D7). Whatever a power cut interrupts after that batch, the next start
+ * finishes from the kept declaration (D6), so the report and the ack that
+ * follow claim nothing that is not on disk.
+ */
+export function takeDeclaration(
+  dir: string,
+  bytes: Uint8Array,
+  decl: Declaration,
+  digest: string,
+  opts: ApplyOptions,
+): Promise<ApplyResult> {
+  return apply(decl.resources, 'declared', opts, {
+    kept: { path: keptPath(dir), bytes },
+    mark: { serial: decl.serial, digest },
+  });
 }
 
 /** null when none was kept; throws WireError when the kept file is tampered with or another mesh's. */

@@ -1,21 +1,19 @@
-// <stateDir>/serial.json: the highest declaration serial this host ever
-// applied, and the digest of that declaration, on its own file beside
-// applied.json (D2). The kept declaration cannot carry it alone: a kept file
-// damaged or deleted would reset the mark to 0, and the mesh's own, genuinely
-// signed older serials would then be applied again. Written atomically, read
-// at start, never lowered.
+// The host's mark (D2): the highest declaration serial it ever took, and the
+// digest of that declaration, kept in applied.json beside what it holds and
+// written in the same batch as the kept declaration (docs/design.md D7). The
+// kept declaration cannot carry it alone: a kept file damaged or deleted would
+// reset the mark to 0, and the mesh's own, genuinely signed older serials
+// would then be applied again. Read at start, never lowered. A host from
+// before kept it in serial.json: read still, never written.
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { writeAtomic } from '../src/sys/atomic.js';
 import { readEnvelope, LIMITS } from '../src/wire/envelope.js';
 import { refuse } from '../src/sys/errors.js';
+import { readRecord, NO_MARK, type Mark } from './apply/state.js';
+import { recordMark } from './apply/engine.js';
 
-export interface Mark {
-  serial: number;
-  digest: string;
-}
+export type { Mark } from './apply/state.js';
 
 export const serialPath = (dir: string) => join(dir, 'serial.json');
 
@@ -26,13 +24,19 @@ export function declarationDigest(bytes: Uint8Array): string {
     .digest('hex');
 }
 
-/** { serial: 0 } when none was ever applied; a damaged file is a fault, never a 0. */
+/** { serial: 0 } when none was ever taken; a damaged record is a fault, never a 0. */
 export function readMark(dir: string): Mark {
+  const own = readRecord(dir).mark;
+  const old = readOldMark(dir);
+  return old.serial > own.serial ? old : own;
+}
+
+function readOldMark(dir: string): Mark {
   let text: string;
   try {
     text = readFileSync(serialPath(dir), 'utf8');
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT') return { serial: 0, digest: '' };
+    if ((err as { code?: string }).code === 'ENOENT') return NO_MARK;
     throw err;
   }
   const v = (() => {
@@ -53,7 +57,6 @@ export function readMark(dir: string): Mark {
 export async function raiseMark(dir: string, m: Mark): Promise<Mark> {
   const now = readMark(dir);
   if (m.serial <= now.serial) return now;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeAtomic(serialPath(dir), JSON.stringify({ v: 1, ...m }) + '\n', 0o600);
+  await recordMark(dir, m);
   return m;
 }

@@ -23,6 +23,12 @@ export interface DriverContext {
    * exactly mesh's own files, under the roots the bundle names for itself.
    */
   carried?: boolean;
+  /**
+   * True in the apply of a received declaration, after it was kept (D7): a
+   * file written now need not be forced to disk, since the next start puts
+   * back from the kept declaration whatever a power cut lost.
+   */
+  journaled?: boolean;
   /** Ids and absolute paths changed so far in this apply (D4 restart-on). */
   changed: Set<string>;
   log(line: string): void;

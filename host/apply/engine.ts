@@ -5,7 +5,9 @@ import type { Origin, Resource, ResourceKind } from '../../src/wire/resources.js
 import type { DriverContext } from './driver.js';
 import type { HeldEntry } from '../../src/wire/report.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
-import { readState, writeState, withOrigin } from './state.js';
+import { readState, readRecord, writeState, stateText, withOrigin, statePath, type Mark } from './state.js';
+import { mkdir } from 'node:fs/promises';
+import { writeAtomicAll } from '../../src/sys/atomic.js';
 import { withStateLock } from './lock.js';
 import { refuse } from '../../src/sys/errors.js';
 
@@ -55,9 +57,35 @@ export interface OrphanResult {
   failed: Failure[];
 }
 
-/** Apply `resources` as the whole truth of `origin`. */
-export function apply(resources: Resource[], origin: Origin, opts: ApplyOptions): Promise<ApplyResult> {
-  return serialised(opts.stateDir, () => run(resources, origin, opts, false));
+/**
+ * What a received declaration writes before anything on the machine changes
+ * (D7): its signed bytes, kept in the state directory, and the mark raised to
+ * it. Both go to disk in one batch with the state record, and the files the
+ * apply then writes are not forced to disk one by one: the next start
+ * reconciles against the kept declaration and puts back whatever a power cut
+ * took (D6).
+ */
+export interface Journal {
+  kept: { path: string; bytes: Uint8Array };
+  mark: Mark;
+}
+
+/** Apply `resources` as the whole truth of `origin`; with a journal, as a received declaration (D7). */
+export function apply(
+  resources: Resource[],
+  origin: Origin,
+  opts: ApplyOptions,
+  journal?: Journal,
+): Promise<ApplyResult> {
+  return serialised(opts.stateDir, () => run(resources, origin, opts, false, journal));
+}
+
+/** D2: raise the mark kept in the state record, durably, holding what it holds. */
+export function recordMark(stateDir: string, mark: Mark): Promise<void> {
+  return serialised(stateDir, async () => {
+    const r = readRecord(stateDir);
+    if (mark.serial > r.mark.serial) await writeState(stateDir, { held: r.held, mark });
+  });
 }
 
 /** Observe each resource and re-apply only what drifted or vanished (D6). */
@@ -86,12 +114,12 @@ export function removeOrphans(
     const orphans = previouslyHeld.map(withOrigin).filter((h) => h.origin === 'declared' && !ids.has(h.id));
     const out = await removeAll(orphans, opts, ctx);
     const gone = new Set(out.removed);
-    const state = await readState(opts.stateDir);
+    const { held: state, mark } = readRecord(opts.stateDir);
     if (state.some((h) => h.origin === 'declared' && gone.has(h.id))) {
-      await writeState(
-        opts.stateDir,
-        state.filter((h) => !(h.origin === 'declared' && gone.has(h.id))),
-      );
+      await writeState(opts.stateDir, {
+        held: state.filter((h) => !(h.origin === 'declared' && gone.has(h.id))),
+        mark,
+      });
     }
     return { removed: out.removed, failed: out.failed };
   });
@@ -122,6 +150,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
     wgDir: opts.wgDir,
     firewall: opts.firewall,
     carried: opts.carried,
+    journaled: false,
     changed: new Set(),
     log: opts.log ?? (() => {}),
   };
@@ -152,6 +181,7 @@ async function run(
   origin: Origin,
   opts: ApplyOptions,
   reconciling: boolean,
+  journal?: Journal,
 ): Promise<ReconcileResult> {
   const seenIds = new Set<string>();
   for (const r of resources) {
@@ -159,8 +189,36 @@ async function run(
     seenIds.add(r.id);
   }
   const ctx = contextOf(opts);
-  const before = await readState(opts.stateDir);
+  const record = readRecord(opts.stateDir);
+  const before = record.held;
   const prevById = new Map(before.map((h) => [h.id, h]));
+  const mark = journal && journal.mark.serial > record.mark.serial ? journal.mark : record.mark;
+  let intent: string | undefined;
+  if (journal) {
+    // What the state will be if every resource applies, and, until it is
+    // removed, everything this origin held before: a power cut at any later
+    // step leaves a record that still names whatever may be on the disk.
+    const held = [
+      ...before.filter((h) => h.origin !== origin),
+      ...byKind(resources).flatMap((r) => {
+        const prev = prevById.get(r.id);
+        const d = (opts.drivers ?? registered).get(r.kind);
+        return d && (!prev || prev.origin === origin)
+          ? [{ id: r.id, kind: r.kind, target: d.target(r), origin, digest: d.digest(r) }]
+          : [];
+      }),
+      ...before.filter((h) => h.origin === origin && !seenIds.has(h.id)),
+    ];
+    intent = stateText({ held, mark });
+    await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
+    // The kept declaration renamed first: a filesystem that keeps renames in a
+    // directory in order never shows the new mark beside the old declaration.
+    await writeAtomicAll([
+      { path: journal.kept.path, bytes: journal.kept.bytes, mode: 0o600 },
+      { path: statePath(opts.stateDir), bytes: intent, mode: 0o600 },
+    ]);
+    ctx.journaled = true;
+  }
   const out: ReconcileResult = { held: [], changed: [], removed: [], restarted: [], failed: [], corrected: [] };
   const mine: HeldEntry[] = [];
   const applied = new Set<string>(); // applied without error: eligible for restart-on
@@ -222,7 +280,11 @@ async function run(
   }
 
   out.held = [...before.filter((h) => h.origin !== origin), ...mine];
-  await writeState(opts.stateDir, out.held);
+  const done = { held: out.held, mark };
+  // After the journal, the intent written before is also a safe record: this
+  // one need only never be torn. Most applies leave it exactly as intended.
+  if (!journal) await writeState(opts.stateDir, done);
+  else if (stateText(done) !== intent) await writeState(opts.stateDir, done, 'whole');
   if (!reconciling) delete (out as Partial<ReconcileResult>).corrected;
   return out;
 }

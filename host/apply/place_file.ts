@@ -1,8 +1,8 @@
 // What file and secret share: look at a file on disk, put exact bytes there.
-import { mkdir, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { lstatSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeAtomic, syncDir, type Owner } from '../../src/sys/atomic.js';
+import { writeAtomic, unlinkDurably, type Owner } from '../../src/sys/atomic.js';
 import { checkPath, checkRealPath } from './paths.js';
 import type { DriverContext, Observed } from './driver.js';
 
@@ -46,7 +46,9 @@ export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean>
   // Parents inside the roots are made on demand; checkRealPath proved they are inside.
   // Something found at the path has its parent already.
   if (seen === 'absent') await mkdir(dirname(w.path), { recursive: true, mode: 0o755 });
-  await writeAtomic(w.path, w.bytes, w.mode, w.owner);
+  // After the journal (D7) the kept declaration can write it again; a create-once
+  // file must never be found torn, since D5 leaves whatever it finds there.
+  await writeAtomic(w.path, w.bytes, w.mode, w.owner, !ctx.journaled ? 'durable' : w.createOnce ? 'whole' : 'redone');
   ctx.changed.add(w.id);
   ctx.changed.add(w.path);
   return true;
@@ -55,10 +57,11 @@ export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean>
 export async function removeFile(path: string, ctx: DriverContext): Promise<void> {
   checkPath(path, ctx);
   try {
-    await unlink(path);
+    // Durable even after the journal: a file back after a power cut would be
+    // named by no record once the state without it is on disk.
+    await unlinkDurably(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  await syncDir(dirname(path));
 }

@@ -10,52 +10,119 @@ export interface Owner {
   gid: number;
 }
 
+export interface AtomicWrite {
+  path: string;
+  bytes: Uint8Array | string;
+  mode: number;
+  owner?: Owner;
+}
+
 /**
- * Write `bytes` to `path` atomically: a temp file in the same directory (so the
- * rename cannot cross a filesystem), created with `mode` and owned by `owner`
- * before a byte is written, fsynced, renamed over `path`, then the directory
- * fsynced so the rename itself survives a power cut.
+ * How much of a write must survive a power cut once the call returns.
+ * 'durable': the new bytes at the path (temp fsynced before its rename, the
+ * directory fsynced after it). 'whole': the old bytes or the new ones, never a
+ * torn file, but the rename itself may be lost (temp fsynced, no directory
+ * fsync): for a record whose older version is also safe to find. 'redone':
+ * nothing is forced to disk; only for bytes a durable record already holds and
+ * the next start writes again when it finds them missing or torn (the host
+ * journal, docs/design.md D7).
  */
-export async function writeAtomic(
+export type Durability = 'durable' | 'whole' | 'redone';
+
+/** Every step that changes the disk, in order, for a test that cuts the power between any two of them. */
+export type DiskStep =
+  | { op: 'write'; tmp: string; path: string; bytes: Buffer; mode: number }
+  | { op: 'fsync'; tmp: string }
+  | { op: 'rename'; tmp: string; path: string }
+  | { op: 'fsyncdir'; dir: string }
+  | { op: 'unlink'; path: string };
+
+/** A test setting: when set, told of every step above before it is taken. Unset in every program. */
+export const diskSteps: { note?: (s: DiskStep) => void } = {};
+
+/** Write `bytes` to `path` atomically (see writeAtomicAll). */
+export function writeAtomic(
   path: string,
   bytes: Uint8Array | string,
   mode: number,
   owner?: Owner,
+  durability: Durability = 'durable',
 ): Promise<void> {
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  return writeAtomicAll([{ path, bytes, mode, owner }], durability);
+}
+
+/**
+ * Write several files atomically, as one batch: each to a temp file in its own
+ * directory (so the rename cannot cross a filesystem), created with its mode
+ * and owner before a byte is written, and fsynced; only when every temp is on
+ * disk is each renamed over its path, in the order given; then each directory
+ * is fsynced once, so the renames survive a power cut. One fsync a file and one
+ * a directory, however many files share it.
+ */
+export async function writeAtomicAll(writes: AtomicWrite[], durability: Durability = 'durable'): Promise<void> {
+  const temps: string[] = [];
+  try {
+    for (const w of writes) temps.push(await writeTemp(w, durability !== 'redone'));
+  } catch (err) {
+    await Promise.all(temps.map((t) => unlink(t).catch(() => {})));
+    throw err;
+  }
+  for (const [i, w] of writes.entries()) {
+    try {
+      diskSteps.note?.({ op: 'rename', tmp: temps[i]!, path: w.path });
+      await rename(temps[i]!, w.path);
+    } catch (err) {
+      await Promise.all(temps.slice(i).map((t) => unlink(t).catch(() => {})));
+      throw new Error(
+        `Could not put ${w.path} in place: ${(err as Error).message}. Remove whatever is at ${w.path} if it is not a file.`,
+        { cause: err },
+      );
+    }
+  }
+  if (durability === 'durable') for (const dir of new Set(writes.map((w) => dirname(w.path)))) await syncDir(dir);
+}
+
+async function writeTemp(w: AtomicWrite, sync: boolean): Promise<string> {
+  const dir = dirname(w.path);
+  const tmp = join(dir, `.${basename(w.path)}.${randomBytes(6).toString('hex')}.tmp`);
   // 'wx': never follow or reuse something already at the temp name.
-  const fh = await open(tmp, 'wx', mode & 0o600);
+  const fh = await open(tmp, 'wx', w.mode & 0o600);
   try {
     // open() applies the umask, which only narrows; chmod/chown now, while the
     // file is still empty, so the final mode is exact and nothing secret is
     // ever readable under a wider mode or the wrong owner.
-    if (owner) await fh.chown(owner.uid, owner.gid);
-    await fh.chmod(mode);
-    await fh.writeFile(bytes);
-    await fh.sync();
+    if (w.owner) await fh.chown(w.owner.uid, w.owner.gid);
+    await fh.chmod(w.mode);
+    diskSteps.note?.({ op: 'write', tmp, path: w.path, bytes: Buffer.from(w.bytes), mode: w.mode });
+    await fh.writeFile(w.bytes);
+    if (sync) {
+      diskSteps.note?.({ op: 'fsync', tmp });
+      await fh.sync();
+    }
   } catch (err) {
     await fh.close().catch(() => {});
     await unlink(tmp).catch(() => {});
-    throw new Error(`Could not write ${path}: ${(err as Error).message}. Check free space and permissions on ${dir}.`, {
-      cause: err,
-    });
-  }
-  await fh.close();
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
     throw new Error(
-      `Could not put ${path} in place: ${(err as Error).message}. Remove whatever is at ${path} if it is not a file.`,
-      { cause: err },
+      `Could not write ${w.path}: ${(err as Error).message}. Check free space and permissions on ${dir}.`,
+      {
+        cause: err,
+      },
     );
   }
-  await syncDir(dir);
+  await fh.close();
+  return tmp;
+}
+
+/** Remove a file and fsync its directory, so it does not come back after a power cut. */
+export async function unlinkDurably(path: string): Promise<void> {
+  diskSteps.note?.({ op: 'unlink', path });
+  await unlink(path);
+  await syncDir(dirname(path));
 }
 
 /** fsync a directory so a rename or unlink in it is durable. */
 export async function syncDir(dir: string): Promise<void> {
+  diskSteps.note?.({ op: 'fsyncdir', dir });
   const dh = await open(dir, 'r');
   try {
     await dh.sync();

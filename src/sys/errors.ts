@@ -460,6 +460,15 @@ export const REGISTER: readonly Code[] = [
     remedy: 'give the whole token mesh token issue NAME printed, on standard input',
     raisedIn: ['src/wire/token.ts'],
   },
+  {
+    code: 'MSHF4',
+    context: 'host',
+    meaning:
+      'an applied.json whose mark (the highest serial taken) is damaged: read as 0 it would let an old declaration be applied again',
+    remedy:
+      'restore it from a backup, or move it away and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone)',
+    raisedIn: ['host/apply/state.ts'],
+  },
 
   {
     code: 'MSHA0',
@@ -1225,7 +1234,8 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHI7',
     context: 'host',
-    meaning: 'a serial.json that is damaged: read as 0 it would let an old declaration be applied again',
+    meaning:
+      'a serial.json (where hosts kept their mark before applied.json held it) that is damaged: read as 0 it would let an old declaration be applied again',
     remedy:
       'restore it from a backup, or remove it and let the host take its floor from the mesh (mesh-host asks for it when the kept declaration is gone)',
     raisedIn: ['host/serial.ts'],

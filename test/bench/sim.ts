@@ -15,8 +15,8 @@ import { writeEnrolRequest, readEnrolReply } from '../../src/wire/enrol.js';
 import { readDeclaration } from '../../src/wire/declaration.js';
 import { writeReport } from '../../src/wire/report.js';
 import { nodeKeys, key32, type NodeKeys } from '../../src/crypto/keys.js';
-import { apply } from '../../host/apply/engine.js';
-import { keep } from '../../host/keep.js';
+import { takeDeclaration } from '../../host/keep.js';
+import { declarationDigest } from '../../host/serial.js';
 import { hostConfig, driverSettings } from '../../host/config.js';
 
 interface HostSpec {
@@ -77,6 +77,8 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
     mesh: setup.mesh!,
     node: s.spec.name,
   });
+  // As the agent's drain: the digest its mark records, beside the verified declaration.
+  const digest = declarationDigest(msg.content);
   s.times.verified = now();
   if (decl.serial <= s.serial) {
     s.ch.ack(msg);
@@ -85,13 +87,13 @@ async function onDeclaration(s: Sim, msg: ConsumeMessage): Promise<void> {
   s.serial = decl.serial;
   const dir = join(setup.stateRoot!, s.spec.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 }); // the agent's MESH_HOST_DIR exists before it runs
-  await keep(dir, msg.content);
   const resources = setup.ownRoot
     ? decl.resources.map((x) =>
         'path' in x && typeof x.path === 'string' ? { ...x, path: join(setup.root!, s.spec.name, x.path) } : x,
       )
     : decl.resources;
-  const r = await apply(resources, 'declared', {
+  // The agent's own path (D7): kept and marked in one durable batch, then applied.
+  const r = await takeDeclaration(dir, msg.content, { ...decl, resources }, digest, {
     stateDir: dir,
     roots: [setup.root!],
     openSealed: () => {
