@@ -32,6 +32,8 @@ export interface RedeclareOptions {
   /** A caller's connection to the assignment store (serve's), else one of our own. */
   sql?: Sql;
   signer?: Signer;
+  /** The modules whose content changed: only their nodes, and the holders of what was made again, are composed (W2). */
+  modules?: string[];
 }
 
 const NONE: Remade = { pairs: [], made: [], refused: [] };
@@ -40,9 +42,11 @@ const NONE: Remade = { pairs: [], made: [], refused: [] };
 export async function redeclare(opts: RedeclareOptions = {}): Promise<Redeclared> {
   const r = opts.holders?.length === 0 ? NONE : await remake(opts.holders);
   let held: string[] = [];
+  const remadeFor = [...r.pairs.flatMap((p) => p.holders.map((h) => h.node)), ...r.made.flatMap((m) => m.holders)];
   const redeclared = await declareChanged({
     sql: opts.sql,
     signer: opts.signer,
+    scope: opts.modules ? { modules: opts.modules, nodes: remadeFor } : undefined,
     onHeld: (nodes) => {
       held = nodes;
     },
