@@ -38,15 +38,20 @@ export interface RedeclareOptions {
 
 const NONE: Remade = { pairs: [], made: [], refused: [] };
 
+/** Who holds what was made again: their compositions changed with it. */
+const holdersOf = (r: Remade) => [
+  ...r.pairs.flatMap((p) => p.holders.map((h) => h.node)),
+  ...r.made.flatMap((m) => m.holders),
+];
+
 /** Make again what is stale, then declare every node whose composition changed. */
 export async function redeclare(opts: RedeclareOptions = {}): Promise<Redeclared> {
   const r = opts.holders?.length === 0 ? NONE : await remake(opts.holders);
   let held: string[] = [];
-  const remadeFor = [...r.pairs.flatMap((p) => p.holders.map((h) => h.node)), ...r.made.flatMap((m) => m.holders)];
   const redeclared = await declareChanged({
     sql: opts.sql,
     signer: opts.signer,
-    scope: opts.modules ? { modules: opts.modules, nodes: remadeFor } : undefined,
+    scope: opts.modules && { modules: opts.modules, nodes: holdersOf(r) },
     onHeld: (nodes) => {
       held = nodes;
     },
