@@ -10,15 +10,18 @@
 -- dropped it (a packet's source must be in its sender's allowed IPs).
 --
 -- The rule: each hub is a group (its place among the hubs by name); each
--- spoke belongs to the group of its address's /24 block modulo the number of
+-- spoke belongs to the group of its address's /20 block modulo the number of
 -- hubs (blocks fill in order, so the groups stay even as the fleet grows, and
 -- a node enrolling never moves another). A spoke peers with its group's hub
 -- alone and routes the whole range through it; a hub peers with its group's
--- spokes and with every other hub, whose entry carries that hub's /24 blocks
+-- spokes and with every other hub, whose entry carries that hub's /20 blocks
 -- besides its own address, so a packet for another group's spoke goes hub to
 -- hub, and every receiver finds the source in its sender's allowed IPs.
 -- Blocks, not addresses: at 100,000 nodes in two groups a hub's entry for the
--- other is about 200 blocks, where its spokes' addresses would be 1 MB.
+-- other carries about 13 blocks of 4,096 addresses, where its spokes'
+-- addresses would be 1 MB; and a host takes at most 64 allowed IPs a peer
+-- (src/wire/parse_resources.ts). A group holds at most hub_spokes (75,000 at
+-- most: 8 MB of peers) and so about 19 blocks, while addresses are dense.
 -- Same-site peering stays between spokes (its /32 is more specific than any
 -- block); a hub peers only by the hub rule, so no hub holds another's spoke.
 -- With one hub the graph is 0003's.
@@ -28,12 +31,12 @@
 -- overlay.check_hub_capacity) and names the remedy, before any hub's
 -- declaration is composed too large to send.
 
-alter table overlay.settings add column hub_spokes integer not null default 50000 check (hub_spokes between 1 and 1000000);
+alter table overlay.settings add column hub_spokes integer not null default 50000 check (hub_spokes between 1 and 75000);
 comment on column overlay.settings.hub_spokes is 'The most spokes one hub holds as peers; over it, hubs divide the spokes between them by address block (O4). At about 106 bytes a peer in the signed envelope, 50,000 keeps a hub''s declaration near 5.3 MB, under the 8 MiB limit with room for its site''s peers.';
 
 /* Each member's group (O4): one a hub (its place by name), a spoke the
-   group of its address's /24 block modulo the number of hubs. block is that
-   /24, as text for allowed IPs. */
+   group of its address's /20 block modulo the number of hubs. block is that
+   /20, as text for allowed IPs. */
 create function overlay.member_groups() returns table (name text, grp integer, groups integer, block text)
 language sql stable security definer set search_path = pg_catalog, pg_temp set jit = off rows 1000 as $$
   with s as (select network, hub_spokes from overlay.settings),
@@ -43,14 +46,14 @@ language sql stable security definer set search_path = pg_catalog, pg_temp set j
   select m.name,
          case when m.hub
            then (row_number() over (partition by m.hub order by m.name) - 1)::integer
-           else (((m.address - set_masklen(s.network::inet, 32)) >> 8) % g.groups)::integer
+           else (((m.address - set_masklen(s.network::inet, 32)) >> 12) % g.groups)::integer
          end,
          g.groups,
-         host(network(set_masklen(m.address, 24))) || '/24'
+         host(network(set_masklen(m.address, 20))) || '/20'
     from m cross join s cross join g
 $$;
 revoke execute on function overlay.member_groups() from public;
-comment on function overlay.member_groups() is 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /24 block.';
+comment on function overlay.member_groups() is 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /20 block.';
 
 /* declare's check (O4): the spokes need more groups than there are hubs. */
 create function overlay.check_hub_capacity() returns integer
@@ -108,4 +111,4 @@ language sql stable security definer set search_path = pg_catalog, pg_temp set j
 $$;
 
 comment on column overlay.member.hub is 'A hub: the spokes of its group peer with it, and it forwards between them and to the other hubs (O4).';
-comment on column overlay.peering.allowed_ips is 'The addresses routed to the peer: its own; the whole range through a spoke''s hub; on a hub, another hub''s address and its group''s /24 blocks.';
+comment on column overlay.peering.allowed_ips is 'The addresses routed to the peer: its own; the whole range through a spoke''s hub; on a hub, another hub''s address and its group''s /20 blocks.';

@@ -17,6 +17,7 @@ const PORT = 51820;
 const IF = 'mesh0';
 const FLEET = Number(process.env.MESH_TEST_HUB_NODES ?? 600);
 // wg-quick asks `ip route` once for each allowed IP of a new interface: a hub's apply grows with its share.
+const SPREAD = Math.min(64, Math.floor(600_000 / FLEET));
 const PATIENCE = 120_000 + FLEET * 100;
 
 interface Ctx {
@@ -93,8 +94,8 @@ Hubs('two hubs and a spoke for each enrol; the fleet is made in SQL; too few hub
     join(ctx, 's1', 'a'),
     join(ctx, 's2', 'b'),
   ]);
-  // s1 in block 0 (hub1's group), s2 in block 1 (hub2's): each reaches the other only through both hubs.
-  await cli(ctx, 'overlay', 'address', 's2', '10.64.1.250');
+  // s1 in /20 block 0 (hub1's group), s2 in block 1 (hub2's): each reaches the other only through both hubs.
+  await cli(ctx, 'overlay', 'address', 's2', '10.64.16.250');
   await cli(ctx, 'overlay', 'hub', 'hub1');
   await cli(ctx, 'overlay', 'hub', 'hub2');
   // Spokes nothing dials, at a site of their own: each peers with its hub alone.
@@ -103,6 +104,9 @@ Hubs('two hubs and a spoke for each enrol; the fleet is made in SQL; too few hub
     select 'q' || lpad(i::text, 6, '0'), 'c', null, k, k, k, now()
       from generate_series(1, ${FLEET}::int) i,
            lateral (select decode(md5(i::text) || md5('k' || i), 'hex') as k) x`;
+  // Their addresses apart (64 at most, within the /12), over several /20 blocks, so both hubs hold a share (a fleet fills blocks in order).
+  await ctx.mesh.store.admin`insert into overlay.address (node, address)
+                             select 'q' || lpad(i::text, 6, '0'), '10.64.0.0'::inet + 1000 + i * ${SPREAD}::int from generate_series(1, ${FLEET}::int) i`;
   // A third of the spokes a hub at most: three hubs needed, two named.
   await ctx.mesh.store.admin`update overlay.settings set hub_spokes = ${Math.ceil((FLEET + 2) / 3)}::int`;
   const r = await ctx.mesh.cli(['declare', 'hub1']);

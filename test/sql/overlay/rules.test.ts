@@ -51,8 +51,9 @@ O('the ssh port every firewall keeps open is a port (MSH65), whatever the CLI ch
 O('O1, O4: with several hubs, each spoke peers with one, by its address block, and routes through it', async (ctx) => {
   await hub(ctx, 'hub-a');
   await hub(ctx, 'hub-b');
-  // Blocks 0, 1 and 7 (b2 was pinned above): hub-a's group, hub-b's, hub-b's.
-  await pin(ctx, 'b1', '10.99.1.7');
+  // /20 blocks 0, 1 and 3: hub-a's group, hub-b's, hub-b's.
+  await pin(ctx, 'b1', '10.99.16.7');
+  await pin(ctx, 'b2', '10.99.48.7');
   const routes = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering where route order by node`;
   assert.equal(
     routes.map((r) => [r.node, r.peer, r.allowed_ips]),
@@ -118,7 +119,7 @@ O(
   async (ctx) => {
     await everyoneReachesEveryone(ctx);
     // b2 into block 2, hub-a's group, at hub-b's site: hub-b must not hold it, as a site peer or otherwise.
-    await pin(ctx, 'b2', '10.99.2.7');
+    await pin(ctx, 'b2', '10.99.32.7');
     // Three spokes, one each at most: three hubs needed, two named.
     await ctx.as.overlay`update overlay.settings set hub_spokes = 1`;
     await refusedWith(ctx.as.overlay`select overlay.check_hub_capacity()`, 'MSHT1');
@@ -135,10 +136,10 @@ O(
         ['b1', 'hub-b', ['10.99.0.0/16']],
         ['b2', 'hub-a', ['10.99.0.0/16']],
         ['hub-a', 'a1', [`${at['a1']}/32`]],
-        ['hub-a', 'b2', ['10.99.2.7/32']],
-        ['hub-a', 'hub-b', [`${at['hub-b']}/32`, '10.99.1.0/24']],
-        ['hub-b', 'b1', ['10.99.1.7/32']],
-        ['hub-b', 'hub-a', [`${at['hub-a']}/32`, '10.99.0.0/24', '10.99.2.0/24']],
+        ['hub-a', 'b2', ['10.99.32.7/32']],
+        ['hub-a', 'hub-b', [`${at['hub-b']}/32`, '10.99.16.0/20']],
+        ['hub-b', 'b1', ['10.99.16.7/32']],
+        ['hub-b', 'hub-a', [`${at['hub-a']}/32`, '10.99.0.0/20', '10.99.32.0/20']],
       ],
       "a spoke peers with its group's hub alone; each hub with its group's spokes and the other hub, whose entry carries that group's blocks",
     );
