@@ -2799,10 +2799,10 @@ CREATE FUNCTION "overlay".member_groups() RETURNS TABLE(name text, grp integer, 
   select m.name,
          case when m.hub
            then (row_number() over (partition by m.hub order by m.name) - 1)::integer
-           else (((m.address - set_masklen(s.network::inet, 32)) >> 8) % g.groups)::integer
+           else (((m.address - set_masklen(s.network::inet, 32)) >> 12) % g.groups)::integer
          end,
          g.groups,
-         host(network(set_masklen(m.address, 24))) || '/24'
+         host(network(set_masklen(m.address, 20))) || '/20'
     from m cross join s cross join g
 $$;
 
@@ -2812,7 +2812,7 @@ ALTER FUNCTION "overlay".member_groups() OWNER TO mesh_overlay;
 -- Name: FUNCTION member_groups(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".member_groups() IS 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /24 block.';
+COMMENT ON FUNCTION "overlay".member_groups() IS 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /20 block.';
 
 --
 -- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -6775,7 +6775,7 @@ COMMENT ON COLUMN "overlay".peering.endpoint IS 'Where node dials the peer (its 
 -- Name: COLUMN peering.allowed_ips; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON COLUMN "overlay".peering.allowed_ips IS 'The addresses routed to the peer: its own; the whole range through a spoke''s hub; on a hub, another hub''s address and its group''s /24 blocks.';
+COMMENT ON COLUMN "overlay".peering.allowed_ips IS 'The addresses routed to the peer: its own; the whole range through a spoke''s hub; on a hub, another hub''s address and its group''s /20 blocks.';
 
 --
 -- Name: COLUMN peering.keepalive; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
@@ -6838,7 +6838,7 @@ CREATE TABLE "overlay".settings (
     keepalive integer DEFAULT 25 NOT NULL,
     interface text DEFAULT 'mesh0'::text NOT NULL,
     hub_spokes integer DEFAULT 50000 NOT NULL,
-    CONSTRAINT settings_hub_spokes_check CHECK (((hub_spokes >= 1) AND (hub_spokes <= 1000000))),
+    CONSTRAINT settings_hub_spokes_check CHECK (((hub_spokes >= 1) AND (hub_spokes <= 75000))),
     CONSTRAINT settings_interface_check CHECK ((interface ~ '^[a-z][a-z0-9]{0,14}$'::text)),
     CONSTRAINT settings_keepalive_check CHECK (((keepalive >= 1) AND (keepalive <= 3600))),
     CONSTRAINT settings_listen_port_check CHECK (((listen_port >= 1) AND (listen_port <= 65535))),
