@@ -172,6 +172,24 @@ end $$;
 ALTER FUNCTION assignment.advance_rollout() OWNER TO mesh_assignment;
 
 --
+-- Name: affected_by_modules(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.affected_by_modules(module_names text[]) RETURNS TABLE(node text)
+    LANGUAGE sql STABLE
+    AS $$
+  select distinct a.node from assignment.assignment a where a.module = any(module_names)
+$$;
+
+ALTER FUNCTION assignment.affected_by_modules(module_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION affected_by_modules(module_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.affected_by_modules(module_names text[]) IS 'The nodes a change to these modules'' content can affect: those they are placed on (W2).';
+
+--
 -- Name: affected_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -2618,6 +2636,36 @@ ALTER FUNCTION "overlay".broker_ports() OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".broker_ports() IS 'The broker cluster''s epmd and distribution ports, for the firewall (assignment 0021).';
 
 --
+-- Name: check_hub_capacity(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".check_hub_capacity() RETURNS integer
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  hubs bigint; spokes bigint; cap integer; need bigint;
+begin
+  select count(*) filter (where hub), count(*) filter (where not hub) into hubs, spokes from overlay.member;
+  select hub_spokes into cap from overlay.settings;
+  need := ceil(spokes::numeric / cap);
+  if hubs > 0 and need > hubs then
+    raise exception '% spokes need at least % hubs of at most % spokes each, and the overlay has %', spokes, need, cap, hubs
+      using errcode = 'MSHT1',
+      hint = format('name %s more dialable nodes hubs (mesh overlay hub NODE); each hub''s declaration would otherwise pass the size limit', need - hubs);
+  end if;
+  return greatest(1, hubs)::integer;
+end $$;
+
+ALTER FUNCTION "overlay".check_hub_capacity() OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION check_hub_capacity(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".check_hub_capacity() IS 'The number of hub groups, one a hub (O4); refuses (MSHT1) when the spokes need more hubs than there are.';
+
+--
 -- Name: firewall_members(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2736,6 +2784,37 @@ ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".interfaces_of(node_names text[]) IS 'overlay.interfaces for the nodes named (null: all).';
 
 --
+-- Name: member_groups(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".member_groups() RETURNS TABLE(name text, grp integer, groups integer, block text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network, hub_spokes from overlay.settings),
+       m as materialized (select * from overlay.member),
+       n as (select count(*) filter (where hub) as hubs, count(*) filter (where not hub) as spokes from m),
+       g as (select greatest(1, n.hubs)::integer as groups from n)
+  select m.name,
+         case when m.hub
+           then (row_number() over (partition by m.hub order by m.name) - 1)::integer
+           else (((m.address - set_masklen(s.network::inet, 32)) >> 12) % g.groups)::integer
+         end,
+         g.groups,
+         host(network(set_masklen(m.address, 20))) || '/20'
+    from m cross join s cross join g
+$$;
+
+ALTER FUNCTION "overlay".member_groups() OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION member_groups(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".member_groups() IS 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /20 block.';
+
+--
 -- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2804,26 +2883,26 @@ CREATE FUNCTION "overlay".peers_of(node_names text[]) RETURNS TABLE(node text, p
     SET jit TO 'off'
     AS $$
   with s as (select network, keepalive from overlay.settings),
-       m as materialized (select * from overlay.member),
+       m as materialized (select m.*, g.grp, g.block from overlay.member m join overlay.member_groups() g on g.name = m.name),
        h as materialized (select * from m where hub),
-       d as materialized (select * from m where dialable is not null),
+       d as materialized (select * from m where dialable is not null and not hub),
        -- The nodes whose lists are wanted; a semi-join, not = any() (10,000 × 10,000 comparisons).
        w as materialized (select * from m where node_names is null or m.name in (select unnest(node_names))),
+       blocks as (select x.grp, array_agg(distinct x.block order by x.block) as blocks from m x where not x.hub group by x.grp),
        pair as (
-         select a.name as a, b.name as b from w a join h b on b.name <> a.name
+         select a.name as a, b.name as b from w a join h b on b.name <> a.name and (a.hub or b.grp = a.grp)
          union
-         select a.name, b.name from w a join m b on a.hub and b.name <> a.name
+         select a.name, b.name from w a join m b on a.hub and b.name <> a.name and (b.hub or b.grp = a.grp)
          union
-         select a.name, b.name from w a join d b on b.site = a.site and b.name <> a.name
+         select a.name, b.name from w a join d b on not a.hub and b.site = a.site and b.name <> a.name
          union
-         select a.name, b.name from w a join m b on a.dialable is not null and b.site = a.site and b.name <> a.name),
+         select a.name, b.name from w a join m b on not a.hub and not b.hub and a.dialable is not null and b.site = a.site and b.name <> a.name),
        route as (
-         select distinct on (a.name) a.name as node, h.name as hub
-           from w a join h on h.name <> a.name
-          where not a.hub
-          order by a.name, (h.site = a.site) desc, h.name)
+         select a.name as node, h.name as hub from w a join h on h.grp = a.grp where not a.hub)
   select a.name, b.name, b.public_key, b.dialable,
-         case when r.hub is not null then array[s.network::text] else array[host(b.address) || '/32'] end,
+         case when r.hub is not null then array[s.network::text]
+              when a.hub and b.hub then array[host(b.address) || '/32'] || coalesce(bl.blocks, '{}')
+              else array[host(b.address) || '/32'] end,
          case when a.dialable is null then s.keepalive end,
          r.hub is not null,
          case when a.hub or b.hub then 'hub' else 'site' end
@@ -2832,6 +2911,7 @@ CREATE FUNCTION "overlay".peers_of(node_names text[]) RETURNS TABLE(node text, p
     join m b on b.name = p.b
     cross join s
     left join route r on r.node = p.a and r.hub = p.b
+    left join blocks bl on a.hub and b.hub and bl.grp = b.grp
 $$;
 
 ALTER FUNCTION "overlay".peers_of(node_names text[]) OWNER TO mesh_overlay;
@@ -6607,7 +6687,7 @@ COMMENT ON COLUMN "overlay".member.address IS 'Its overlay address.';
 -- Name: COLUMN member.hub; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON COLUMN "overlay".member.hub IS 'A hub: every other node peers with it and it forwards between spokes.';
+COMMENT ON COLUMN "overlay".member.hub IS 'A hub: the spokes of its group peer with it, and it forwards between them and to the other hubs (O4).';
 
 --
 -- Name: migration_digest; Type: TABLE; Schema: overlay; Owner: mesh_overlay
@@ -6695,7 +6775,7 @@ COMMENT ON COLUMN "overlay".peering.endpoint IS 'Where node dials the peer (its 
 -- Name: COLUMN peering.allowed_ips; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON COLUMN "overlay".peering.allowed_ips IS 'The addresses routed to the peer: its own, or the whole range through a hub.';
+COMMENT ON COLUMN "overlay".peering.allowed_ips IS 'The addresses routed to the peer: its own; the whole range through a spoke''s hub; on a hub, another hub''s address and its group''s /20 blocks.';
 
 --
 -- Name: COLUMN peering.keepalive; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
@@ -6757,6 +6837,8 @@ CREATE TABLE "overlay".settings (
     listen_port integer DEFAULT 51820 NOT NULL,
     keepalive integer DEFAULT 25 NOT NULL,
     interface text DEFAULT 'mesh0'::text NOT NULL,
+    hub_spokes integer DEFAULT 50000 NOT NULL,
+    CONSTRAINT settings_hub_spokes_check CHECK (((hub_spokes >= 1) AND (hub_spokes <= 75000))),
     CONSTRAINT settings_interface_check CHECK ((interface ~ '^[a-z][a-z0-9]{0,14}$'::text)),
     CONSTRAINT settings_keepalive_check CHECK (((keepalive >= 1) AND (keepalive <= 3600))),
     CONSTRAINT settings_listen_port_check CHECK (((listen_port >= 1) AND (listen_port <= 65535))),
@@ -6801,6 +6883,12 @@ COMMENT ON COLUMN "overlay".settings.keepalive IS 'Seconds between keepalives a 
 --
 
 COMMENT ON COLUMN "overlay".settings.interface IS 'The interface name every node raises.';
+
+--
+-- Name: COLUMN settings.hub_spokes; Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON COLUMN "overlay".settings.hub_spokes IS 'The most spokes one hub holds as peers; over it, hubs divide the spokes between them by address block (O4). At about 106 bytes a peer in the signed envelope, 50,000 keeps a hub''s declaration near 5.3 MB, under the 8 MiB limit with room for its site''s peers.';
 
 --
 -- Name: grant; Type: TABLE; Schema: provision; Owner: mesh_provision
@@ -8599,6 +8687,13 @@ REVOKE ALL ON FUNCTION "overlay".broker_ports() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".broker_ports() TO mesh_assignment;
 
 --
+-- Name: FUNCTION check_hub_capacity(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".check_hub_capacity() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".check_hub_capacity() TO mesh_assignment;
+
+--
 -- Name: FUNCTION firewall_members(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -8632,6 +8727,12 @@ GRANT ALL ON FUNCTION "overlay".interfaces() TO mesh_assignment;
 
 REVOKE ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) TO mesh_assignment;
+
+--
+-- Name: FUNCTION member_groups(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".member_groups() FROM PUBLIC;
 
 --
 -- Name: FUNCTION node_resources_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay

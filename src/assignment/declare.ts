@@ -70,6 +70,11 @@ export interface DeclareOptions {
   restore?: { rollout: number; nodes: { node: string; serial: number }[] };
   /** The operator's own `mesh declare`: a change a rollout holds is refused (MSH28), not skipped in silence. */
   refuseHeld?: boolean;
+  /**
+   * With changedOnly: compose only the nodes this change can affect (W2), the nodes placed with
+   * these modules and these nodes, not the fleet.
+   */
+  scope?: { modules: string[]; nodes: string[] };
   /** Told which changed nodes a rollout holds (they were not declared). */
   onHeld?: (nodes: string[]) => void;
   sql?: Sql;
@@ -89,7 +94,11 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
           ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
           : opts.dueOnly
             ? await tx`select node from assignment.due_for_resigning()`
-            : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`
+            : opts.scope
+              ? await tx`select node from assignment.declarable(array(
+                           select node from assignment.affected_by_modules(${opts.scope.modules}::text[])
+                           union select unnest(${opts.scope.nodes}::text[])))`
+              : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`
       ).map((r) => r.node as string);
       // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
       const missing = (opts.restore ? [] : (opts.nodes ?? [])).filter((n) => !targets.includes(n));
@@ -101,6 +110,8 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       // A node's overlay address exists before the composition that carries it; composed in parts, the
       // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
       await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
+      // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1).
+      await tx`select overlay.check_hub_capacity()`;
       const fresh = await freshness(tx);
       const held: string[] = [];
       // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
@@ -203,9 +214,16 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
  * W2's one step, called after every change that can alter compositions (an
  * operator command, an enrolment, a rekey): every node whose composition
  * differs from what it was last declared is declared again, and no other.
+ * Given a scope (a change that says which nodes it can affect), only those
+ * are composed.
  */
 export function declareChanged(
-  opts: { sql?: Sql; signer?: Signer; onHeld?: (nodes: string[]) => void } = {},
+  opts: {
+    sql?: Sql;
+    signer?: Signer;
+    onHeld?: (nodes: string[]) => void;
+    scope?: DeclareOptions['scope'];
+  } = {},
 ): Promise<Declared[]> {
   return declare({ ...opts, changedOnly: true });
 }

@@ -20,7 +20,7 @@ export function registerModule(p: Program): void {
     .action(
       p.wrap(async (file: string, o: { json?: boolean }) =>
         emit(
-          await afterChange(await moduleAdd(String(file))),
+          await moduleAdd(String(file)).then((m) => afterChange(m, [m.name])),
           o,
           (d) => `module ${d.name} version ${d.version} (${d.resources} resources)\n${redeclareLine(d.redeclared, d)}`,
         ),

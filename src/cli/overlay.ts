@@ -11,8 +11,9 @@ export function registerOverlay(p: Program): void {
     .command('overlay show')
     .describe([
       "The WireGuard graph the mesh computes, as declarations will carry it: each node's address and its peers.",
-      'Every node peers with every hub; two others peer directly only at one site and only when one of them can be dialled.',
-      'A spoke routes the whole range through one hub; a node behind NAT keeps its paths open with keepalives.',
+      'Each spoke peers with one hub (hubs divide the spokes by address block) and routes the whole range through it; hubs peer with each other.',
+      'Two spokes peer directly only at one site and only when one of them can be dialled; a node behind NAT keeps its paths open with keepalives.',
+      'A hub holds at most overlay.settings.hub_spokes spokes: declare refuses when the spokes need more hubs than there are.',
       '--dot prints Graphviz: mesh overlay show --dot | dot -Tsvg > overlay.svg (double boxes are hubs, dashed lines kept alive from behind NAT).',
     ])
     .option('--json', 'Print as JSON')
@@ -39,7 +40,7 @@ export function registerOverlay(p: Program): void {
   p.prog
     .command('overlay hub <node>')
     .describe([
-      'Make NODE a hub: every other node peers with it, and spokes that cannot reach each other go through it (it forwards',
+      'Make NODE a hub: the spokes of its share peer with it, and spokes that cannot reach each other go through it (it forwards',
       'from the overlay to the overlay only, never to or from its other networks). A hub must be dialable. --off makes it a spoke again. Every node whose composition changes is re-declared.',
     ])
     .option('--off', 'Stop NODE being a hub')

@@ -6,9 +6,9 @@ import type { Declared } from '../assignment/declare.js';
 
 type Shown = { redeclared: Declared[] } & Partial<Omit<Redeclared, 'redeclared'>>;
 
-/** RESULT with W2's step taken after it, for printing and --json (empty lists left out). */
-export async function afterChange<T extends object>(result: T): Promise<T & Shown> {
-  const r = await redeclare();
+/** RESULT with W2's step taken after it, for printing and --json (empty lists left out); MODULES: a change to these alone. */
+export async function afterChange<T extends object>(result: T, modules?: string[]): Promise<T & Shown> {
+  const r = await redeclare({ modules });
   return {
     ...result,
     redeclared: r.redeclared,

@@ -32,9 +32,17 @@ export interface RedeclareOptions {
   /** A caller's connection to the assignment store (serve's), else one of our own. */
   sql?: Sql;
   signer?: Signer;
+  /** The modules whose content changed: only their nodes, and the holders of what was made again, are composed (W2). */
+  modules?: string[];
 }
 
 const NONE: Remade = { pairs: [], made: [], refused: [] };
+
+/** Who holds what was made again: their compositions changed with it. */
+const holdersOf = (r: Remade) => [
+  ...r.pairs.flatMap((p) => p.holders.map((h) => h.node)),
+  ...r.made.flatMap((m) => m.holders),
+];
 
 /** Make again what is stale, then declare every node whose composition changed. */
 export async function redeclare(opts: RedeclareOptions = {}): Promise<Redeclared> {
@@ -43,6 +51,7 @@ export async function redeclare(opts: RedeclareOptions = {}): Promise<Redeclared
   const redeclared = await declareChanged({
     sql: opts.sql,
     signer: opts.signer,
+    scope: opts.modules && { modules: opts.modules, nodes: holdersOf(r) },
     onHeld: (nodes) => {
       held = nodes;
     },

@@ -310,6 +310,13 @@ export const REGISTER: readonly Code[] = [
   },
 
   {
+    code: 'MSHT1',
+    context: 'overlay',
+    meaning:
+      'a declare where the spokes need more hubs than the overlay has (each hub holds at most overlay.settings.hub_spokes)',
+    remedy: 'name more dialable nodes hubs (mesh overlay hub NODE), then declare again',
+  },
+  {
     code: 'MSH60',
     context: 'overlay',
     meaning: 'the overlay range has no free address left',

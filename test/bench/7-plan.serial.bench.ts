@@ -69,6 +69,7 @@ await bench('7 plan --all', async (figs) => {
         value: planSeconds,
         unit: 's',
         limit: { what: 'raw select of the same compositions (compose_each)', value: rawSeconds, unit: 's' },
+        target: { text: '< 10 s', met: planSeconds < 10 },
         bound:
           "composing every node (the raw select), then reading each node's acknowledged declaration back from its signed envelope and diffing resource by resource in SQL; the CLI's start and connect",
       }),

@@ -360,6 +360,8 @@ export const nodeNameOf = (i: number) => `b${String(i).padStart(6, '0')}`;
  */
 export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: number; hubs: number }): Promise<string[]> {
   const sites = overlay?.sites ?? 0;
+  // The default overlay range (a /16) holds 65,534 nodes: a fleet past it gets a /12, as an operator would set.
+  if (n > 60_000) await mesh.store.admin`update overlay.settings set network = '10.64.0.0/12'`;
   await mesh.store.admin`
     insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
     select 'b' || lpad(i::text, 6, '0'),

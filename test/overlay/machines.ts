@@ -65,7 +65,7 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
  * Until PROC (node NAME's host) applied the newest declaration SQL holds for
  * it, read again each time (an enrolment may still be owing one); its serial.
  */
-export async function appliedNewest(mesh: Mesh, proc: Proc, name: string): Promise<number> {
+export async function appliedNewest(mesh: Mesh, proc: Proc, name: string, patience = 120_000): Promise<number> {
   let serial = 0;
   await until(
     `${name} applied its newest declaration`,
@@ -74,7 +74,7 @@ export async function appliedNewest(mesh: Mesh, proc: Proc, name: string): Promi
       serial = d!.s as number;
       return [...proc.output().matchAll(/applied declaration (\d+)\b/g)].some((m) => Number(m[1]) === serial);
     },
-    120_000,
+    patience,
   );
   return serial;
 }

@@ -17,10 +17,10 @@ const RANGES: Record<string, RegExp> = {
   catalogue: /^MSH([3MP]\d|U[5-9])$/,
   secret: /^MSH[4Q]\d$/,
   provision: /^MSH[5B]\d$/,
-  overlay: /^MSH6\d$/,
+  overlay: /^MSH(6\d|T[1-9])$/,
   audit: /^MSH7\d$/,
   host: /^MSH([8CGIKX]\d|U[0-4])$/,
-  bundle: /^MSH[9DLT]\d$/,
+  bundle: /^MSH([9DL]\d|T0)$/,
   store: /^MSH[EHJ]\d$/,
   wire: /^MSH[NS]\d$/,
 };

@@ -2,6 +2,7 @@
 // a full range (MSH60), and the peer graph across sites (O1).
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
+import type postgres from 'postgres';
 import { openRoles, closeRoles, refusedWith, enrol, type SqlCtx } from '../helpers.js';
 
 const O = suite<SqlCtx>('overlay rules, as mesh_overlay');
@@ -47,9 +48,12 @@ O('the ssh port every firewall keeps open is a port (MSH65), whatever the CLI ch
   await ctx.as.overlay`select overlay.set_ssh_port(22::int)`;
 });
 
-O("O1: with hubs in several sites, a spoke nothing can dial routes through its own site's hub", async (ctx) => {
+O('O1, O4: with several hubs, each spoke peers with one, by its address block, and routes through it', async (ctx) => {
   await hub(ctx, 'hub-a');
   await hub(ctx, 'hub-b');
+  // /20 blocks 0, 1 and 3: hub-a's group, hub-b's, hub-b's.
+  await pin(ctx, 'b1', '10.99.16.7');
+  await pin(ctx, 'b2', '10.99.48.7');
   const routes = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering where route order by node`;
   assert.equal(
     routes.map((r) => [r.node, r.peer, r.allowed_ips]),
@@ -62,11 +66,8 @@ O("O1: with hubs in several sites, a spoke nothing can dial routes through its o
   const b1 = await ctx.as.overlay`select peer, route, keepalive from overlay.peering where node = 'b1' order by peer`;
   assert.equal(
     b1.map((p) => [p.peer, p.route]),
-    [
-      ['hub-a', false],
-      ['hub-b', true],
-    ],
-    'every hub, once each; never the other spoke behind NAT',
+    [['hub-b', true]],
+    'its own hub alone; never the other spoke behind NAT',
   );
   assert.ok(
     b1.every((p) => p.keepalive === 25),
@@ -76,6 +77,76 @@ O("O1: with hubs in several sites, a spoke nothing can dial routes through its o
     .overlay`select node, public_key from overlay.peering group by node, public_key having count(*) > 1`;
   assert.is(dup.length, 0, 'a key appears once in any peer list');
 });
+
+/** The hop a packet for DEST takes from NODE: the peer whose allowed IPs hold it most specifically (WireGuard's rule). */
+function hop(peering: postgres.Row[], node: string, dest: string): postgres.Row | undefined {
+  const ip = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+  let best: postgres.Row | undefined,
+    len = -1;
+  for (const p of peering.filter((r) => r.node === node))
+    for (const c of p.allowed_ips as string[]) {
+      const [a, l] = c.split('/');
+      const bits = Number(l);
+      const span = 2 ** (32 - bits);
+      if (Math.floor(ip(dest) / span) === Math.floor(ip(a!) / span) && bits > len) [best, len] = [p, bits];
+    }
+  return best;
+}
+
+/** Every member reaches every other: each hop has a peer for the destination, and each receiver accepts the source. */
+async function everyoneReachesEveryone(ctx: SqlCtx): Promise<void> {
+  const peering = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering`;
+  const members = await ctx.as.overlay`select name, host(address) as address from overlay.member`;
+  const addr = new Map(members.map((m) => [m.name as string, m.address as string]));
+  for (const x of members)
+    for (const y of members) {
+      if (x.name === y.name) continue;
+      let at = x.name as string;
+      for (let hops = 0; at !== y.name; hops++) {
+        assert.ok(hops < 3, `${x.name} to ${y.name}: more than two hubs between them`);
+        const p = hop(peering, at, y.address as string);
+        assert.ok(p, `${at} has no peer for ${y.name} (${y.address}), on the way from ${x.name}`);
+        const back = hop(peering, p.peer as string, x.address as string);
+        assert.is(back?.peer, at, `${p.peer} does not take ${x.name}'s packets from ${at}`);
+        at = p.peer as string;
+      }
+      assert.ok(addr.has(at));
+    }
+}
+
+O(
+  "O4: a hub holds its group's spokes alone (MSHT1 past hub_spokes), hubs carry each other's blocks, and everyone reaches everyone",
+  async (ctx) => {
+    await everyoneReachesEveryone(ctx);
+    // b2 into block 2, hub-a's group, at hub-b's site: hub-b must not hold it, as a site peer or otherwise.
+    await pin(ctx, 'b2', '10.99.32.7');
+    // Three spokes, one each at most: three hubs needed, two named.
+    await ctx.as.overlay`update overlay.settings set hub_spokes = 1`;
+    await refusedWith(ctx.as.overlay`select overlay.check_hub_capacity()`, 'MSHT1');
+    await ctx.as.overlay`update overlay.settings set hub_spokes = 2`;
+    assert.is((await ctx.as.overlay`select overlay.check_hub_capacity() as g`)[0]!.g, 2);
+    const lists = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering order by node, peer`;
+    const at = Object.fromEntries(
+      (await ctx.as.overlay`select name, host(address) as a from overlay.member`).map((r) => [r.name, r.a]),
+    );
+    assert.equal(
+      lists.map((r) => [r.node, r.peer, r.allowed_ips]),
+      [
+        ['a1', 'hub-a', ['10.99.0.0/16']],
+        ['b1', 'hub-b', ['10.99.0.0/16']],
+        ['b2', 'hub-a', ['10.99.0.0/16']],
+        ['hub-a', 'a1', [`${at['a1']}/32`]],
+        ['hub-a', 'b2', ['10.99.32.7/32']],
+        ['hub-a', 'hub-b', [`${at['hub-b']}/32`, '10.99.16.0/20']],
+        ['hub-b', 'b1', ['10.99.16.7/32']],
+        ['hub-b', 'hub-a', [`${at['hub-a']}/32`, '10.99.0.0/20', '10.99.32.0/20']],
+      ],
+      "a spoke peers with its group's hub alone; each hub with its group's spokes and the other hub, whose entry carries that group's blocks",
+    );
+    await everyoneReachesEveryone(ctx);
+    await ctx.as.overlay`update overlay.settings set hub_spokes = default`;
+  },
+);
 
 O('a range with no free address left is refused (MSH60) and nothing is allocated', async (ctx) => {
   await ctx.as.overlay`update overlay.settings set network = '10.98.0.0/30'`;
