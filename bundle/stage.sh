@@ -27,14 +27,15 @@ cp -r sql package.json package-lock.json "$root/"
 # The console's pages and scripts are served as they are, from beside the compiled code.
 mkdir -p "$root/src/console"
 cp -r src/console/static "$root/src/console/"
-# dist/lab stays: the booted-machine suite enrols a second machine with the lab's token-on-stdin helper
-# and probes ports with the lab's probe, both run from the installed bundle.
-rm -rf "$root/dist/test"
+# The tests and the lab run from a checkout, never from an installed tree.
+rm -rf "$root/dist/test" "$root/dist/lab"
 cp bundle/*.sh "$root/bundle/"
 cp -r bundle/hooks "$root/bundle/"
 # Production dependencies only, from the lock file, without the network:
-# a copy of node_modules pruned of what only building and testing need.
-cp -r node_modules "$root/"
+# a copy of node_modules pruned of what only building and testing need. Its contents, copied
+# through the folder: where node_modules is a link (a mutant's copy of the tree) the prune must
+# never reach the linked original.
+cp -r node_modules/. "$root/node_modules"
 (cd "$root" && npm prune --omit=dev --no-audit --no-fund --offline >/dev/null)
 # Marks an unpacked bundle: install.sh uses what is here and builds nothing.
 echo "mesh-${version}-linux-${arch}" > "$root/BUNDLE"

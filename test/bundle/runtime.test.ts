@@ -48,7 +48,7 @@ test('it holds a Node >= 20.19, dist, sql and the production dependencies, and n
   ]) {
     assert.ok(existsSync(join(mesh, p)), p);
   }
-  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test'])
+  for (const p of ['node_modules/typescript', 'node_modules/uvu', 'node_modules/fast-check', 'dist/test', 'dist/lab'])
     assert.not.ok(existsSync(join(mesh, p)), p);
 });
 

@@ -3,17 +3,21 @@
 // tarball, unpack it, bash bundle/install.sh --public ...). Then: every unit
 // active; from the lab's internet a full TCP scan finds only ssh and 5671
 // open and a full UDP scan only WireGuard (X1); a second booted machine
-// joins with a token and pings across the overlay, and from it the first
-// node's epmd, Erlang distribution, store and management ports are closed;
-// the first node reboots and with no command typed is `here` again, its
-// declared file and firewall back. Each daemon runs as its own user, and
+// joins as an operator joins one, in two commands (`apt install` of the
+// mesh-host package, then the enrol line `mesh token issue` printed), pings
+// across the overlay, and from it the first node's epmd, Erlang
+// distribution, store and management ports are closed; the second reboots
+// and is `here` again with the packaged unit alone, and `apt install` of a
+// newer package keeps its identity and runs the new agent; the first node
+// reboots and with no command typed is `here` again, its declared file and
+// firewall back. Each daemon runs as its own user, and
 // neither the broker's nor the console's can read the signing key (P1). The
 // Type=notify units start and stay up, and a mesh-host whose apply loop is
 // stuck while its link lives reads wedged and is restarted by systemd's
 // watchdog. Serial: two booted machines want the cores.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -23,6 +27,7 @@ import { Booted } from '../../lab/machine/booted.js';
 import { ensureRootfs } from '../../lab/machine/rootfs.js';
 import { until } from '../../lab/handle.js';
 import { runAny } from '../../src/sys/proc.js';
+import { VERSION } from '../../src/sys/version.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const test = suite('a booted first node');
@@ -32,9 +37,12 @@ let lab: Lab;
 let first: Booted;
 let second: Booted | undefined;
 let tarball = '';
+/** The mesh-host package built from the bundle's tree, and a newer one (the same tree, another version). */
+const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
+const NEWER = VERSION.replace(/^(\d+\.\d+\.)(\d+).*$/, (_, mm: string, p: string) => `${mm}${Number(p) + 1}`);
+const hostDeb = (v: string) => `mesh-host_${v}_${arch}.deb`;
 let publicAddr = '';
 const MESH = '/var/lib/mesh/bin/mesh';
-const NODE = '/opt/mesh/node/bin/node';
 const UNITS = ['mesh-nftables', 'mesh-postgres', 'mesh-rabbitmq', 'mesh-serve', 'mesh-console', 'mesh-host'];
 /** The install's flags, the same both times: a second run with other flags would change things. */
 const INSTALL = () => [
@@ -61,7 +69,14 @@ const show = async (unit: string, prop: string) =>
 
 const mesh = async (...args: string[]) => first.ok([MESH, ...args]);
 const nodeList = async () =>
-  JSON.parse(await mesh('node', 'list', '--json')) as { name: string; state: string; reported_serial: number | null }[];
+  JSON.parse(await mesh('node', 'list', '--json')) as {
+    name: string;
+    state: string;
+    reported_serial: number | null;
+    last_seen: string | null;
+    enrolled_at: string | null;
+    agent_version: string | null;
+  }[];
 
 /** As an operator: the tarball checked and unpacked under /opt. */
 async function unpack(m: Booted): Promise<void> {
@@ -88,10 +103,43 @@ test.before(async () => {
   }
 });
 
+/**
+ * A newer mesh-host package without building again: FROM unpacked, its
+ * control's Version and the version its agent reports (package.json) made V,
+ * packed again uncompressed (quicker, and dpkg reads it the same).
+ */
+function repack(from: string, v: string, to: string): void {
+  const dir = join(work, 'repack');
+  execFileSync('dpkg-deb', ['-R', from, dir]);
+  const control = join(dir, 'DEBIAN/control');
+  writeFileSync(control, readFileSync(control, 'utf8').replace(/^Version: .*$/m, `Version: ${v}`));
+  const pj = 'usr/lib/mesh/package.json';
+  const json = JSON.parse(readFileSync(join(dir, pj), 'utf8')) as { version: string };
+  writeFileSync(join(dir, pj), JSON.stringify({ ...json, version: v }, null, 2) + '\n');
+  const sum = execFileSync('md5sum', [pj], { cwd: dir, encoding: 'utf8' });
+  const md5sums = join(dir, 'DEBIAN/md5sums');
+  writeFileSync(
+    md5sums,
+    readFileSync(md5sums, 'utf8')
+      .split('\n')
+      .map((l) => (l.endsWith(`  ${pj}`) ? sum.trim() : l))
+      .join('\n'),
+  );
+  execFileSync('dpkg-deb', ['--root-owner-group', '-Znone', '-b', dir, to], { stdio: 'pipe' });
+  rmSync(dir, { recursive: true, force: true });
+}
+
 async function bringUp(): Promise<void> {
   const tree = await ensureRootfs(say);
-  execFileSync('bash', [join(REPO, 'bundle/pack.sh'), join(work, 'bundle')], { stdio: 'pipe' });
+  // One staged tree: the first node's tarball and the second's package are made from it.
+  execFileSync('bash', [join(REPO, 'bundle/stage.sh'), join(work, 'stage')], { stdio: 'pipe' });
+  const staged = join(work, 'stage', 'mesh');
+  execFileSync('bash', [join(REPO, 'bundle/pack.sh'), '--tree', staged, join(work, 'bundle')], { stdio: 'pipe' });
   tarball = readdirSync(join(work, 'bundle')).find((f) => f.endsWith('.tar.gz'))!;
+  const debs = join(work, 'deb');
+  execFileSync('bash', [join(REPO, 'bundle/deb/build.sh'), '--tree', staged, debs], { stdio: 'pipe' });
+  rmSync(join(work, 'stage'), { recursive: true, force: true });
+  repack(join(debs, hostDeb(VERSION)), NEWER, join(debs, hostDeb(NEWER)));
   lab = await up({
     sites: [
       { name: 'a', machines: ['first'], dmz: 'first' },
@@ -100,9 +148,17 @@ async function bringUp(): Promise<void> {
   });
   publicAddr = lab.publicAddress('a');
   say(`lab ${lab.id}: first at ${publicAddr} (every port forwarded to it), second behind NAT at site b`);
-  const bindRo: [string, string][] = [[join(work, 'bundle'), '/mnt/bundle']];
-  first = await Booted.create('first', tree, { dir: join(work, 'first'), netns: `${lab.id}-first`, bindRo });
-  second = await Booted.create('second', tree, { dir: join(work, 'second'), netns: `${lab.id}-second`, bindRo });
+  first = await Booted.create('first', tree, {
+    dir: join(work, 'first'),
+    netns: `${lab.id}-first`,
+    bindRo: [[join(work, 'bundle'), '/mnt/bundle']],
+  });
+  // The second has the packages only: it never sees the tarball.
+  second = await Booted.create('second', tree, {
+    dir: join(work, 'second'),
+    netns: `${lab.id}-second`,
+    bindRo: [[debs, '/mnt/deb']],
+  });
   say('both machines booted (systemd is-system-running)');
 }
 
@@ -266,8 +322,58 @@ test('P1: each daemon runs as its own user; the broker and the console cannot re
 
 let firstOverlay = '';
 
-test('a second booted machine joins with a token and pings the first across the overlay', async () => {
-  await unpack(second!);
+/**
+ * SCRIPT as root types it at a shell on M: bash reads it on its standard
+ * input (nothing of it on a command line), in a login's clean environment.
+ * One command a call: a command that reads its standard input would eat the rest.
+ */
+async function typed(m: Booted, script: string): Promise<string> {
+  const r = await m.run(
+    [
+      '/usr/bin/env',
+      '-i',
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      'HOME=/root',
+      '/bin/bash',
+      '-s',
+    ],
+    { input: `${script}\n` },
+  );
+  const out = `${r.stdout}${r.stderr}`.trim();
+  say(
+    `${m.name}# ${script.replace(/mesh1\.[A-Za-z0-9_-]{20}[A-Za-z0-9_.-]*/g, (t) => `${t.slice(0, 40)}...`)}\n${out
+      .split('\n')
+      .map((l) => `  ${m.name}| ${l}`)
+      .join('\n')}`,
+  );
+  if (r.code !== 0) throw new Error(`${script.split(' ')[0]} on ${m.name} exited ${r.code}: ${out}`);
+  return r.stdout;
+}
+
+const row = async (name: string) => (await nodeList()).find((n) => n.name === name);
+const unitOf = async (m: Booted) =>
+  (
+    await m.ok([
+      '/usr/bin/systemctl',
+      'show',
+      '-p',
+      'FragmentPath,ActiveState,UnitFileState,MainPID,NRestarts',
+      'mesh-host.service',
+    ])
+  )
+    .trim()
+    .split('\n')
+    .reduce<Record<string, string>>((o, l) => ({ ...o, [l.split('=')[0]!]: l.slice(l.indexOf('=') + 1) }), {});
+/** The unit the package installed, enabled and running: nothing transient, nothing the lab wrote. */
+async function packagedUnitRuns(m: Booted, when: string): Promise<Record<string, string>> {
+  const u = await unitOf(m);
+  assert.is(u.FragmentPath, '/lib/systemd/system/mesh-host.service', `${when}: mesh-host's unit is the package's`);
+  assert.is(u.UnitFileState, 'enabled', `${when}: mesh-host's unit is enabled`);
+  assert.is(u.ActiveState, 'active', `${when}: mesh-host runs`);
+  return u;
+}
+
+test('a second booted machine joins in two commands (the package, the printed enrol line) and pings the first', async () => {
   // The first node becomes a hub: forwarding on for its overlay interface
   // alone, no redirects (O2). nspawn mounts a container's /proc/sys read-only,
   // so the lab sets them from outside, as a machine's own sysctl.d would; the
@@ -280,28 +386,14 @@ test('a second booted machine joins with a token and pings the first across the 
   ]) {
     await runAny('ip', ['netns', 'exec', `${lab.id}-first`, 'sysctl', '-q', '-w', kv]);
   }
-  const issued = JSON.parse(await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m', '--json')) as {
-    token: string;
-  };
-  // The token on mesh-host's stdin, as the operator gives it: never argv.
-  const out = await second!.ok(
-    ['/usr/bin/env', 'MESH_HOST_DIR=/var/lib/mesh-host', NODE, '/opt/mesh/dist/host/cli.js', 'enrol'],
-    { input: issued.token },
-  );
-  say(`second| ${out.trim().split('\n')[0]}`);
-  await second!.ok([
-    '/usr/bin/systemd-run',
-    '--unit=mesh-host',
-    '--setenv=MESH_HOST_DIR=/var/lib/mesh-host',
-    NODE,
-    '/opt/mesh/dist/host/cli.js',
-    'run',
-  ]);
-  await until(
-    async () => (await nodeList()).some((n) => n.name === 'second' && n.state === 'here'),
-    90,
-    'second never reads "here"',
-  );
+  // The line the operator copies: the enrol command with the token on its standard input.
+  const line = (await mesh('token', 'issue', 'second', '--site', 'b', '--ttl', '10m')).trim();
+  assert.match(line, /^echo mesh1\.\S+ \| mesh-host enrol$/);
+  await typed(second!, `cd /mnt/deb && apt install -y ./${hostDeb(VERSION)}`);
+  await typed(second!, line);
+  // No other command: the unit the package enabled and started was waiting for the identity.
+  await until(async () => (await row('second'))?.state === 'here', 90, 'second never reads "here"');
+  await packagedUnitRuns(second!, 'joined');
   await mesh('overlay', 'hub', 'first');
   const ov = JSON.parse(await mesh('overlay', 'show', '--json')) as { nodes: { name: string; address: string }[] };
   firstOverlay = ov.nodes.find((n) => n.name === 'first')!.address.replace(/\/\d+$/, '');
@@ -331,16 +423,25 @@ test('a second booted machine joins with a token and pings the first across the 
 });
 
 test('X1: from a spoke over the overlay, epmd, the Erlang distribution, the store and management are closed', async () => {
+  // The lab's probe, run in the second machine's network namespace (the machine's own: its overlay, its firewall).
+  const probe = async (port: number) => {
+    const r = await runAny('ip', [
+      'netns',
+      'exec',
+      `${lab.id}-second`,
+      process.execPath,
+      join(REPO, 'dist/lab/probe.js'),
+      'connect',
+      firstOverlay,
+      String(port),
+    ]);
+    if (r.code !== 0) throw new Error(`the probe from second exited ${r.code}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
   // The same path reaches what the first node does admit: the broker's TLS port.
-  assert.is(
-    (await second!.ok([NODE, '/opt/mesh/dist/lab/probe.js', 'connect', firstOverlay, '5671'])).trim(),
-    'open',
-    'the overlay path itself',
-  );
-  for (const port of [4373, 25673, 5433, 15673]) {
-    const r = (await second!.ok([NODE, '/opt/mesh/dist/lab/probe.js', 'connect', firstOverlay, String(port)])).trim();
-    assert.is(r, 'refused', `second -> ${firstOverlay}:${port}`);
-  }
+  assert.is(await probe(5671), 'open', 'the overlay path itself');
+  for (const port of [4373, 25673, 5433, 15673])
+    assert.is(await probe(port), 'refused', `second -> ${firstOverlay}:${port}`);
   // The same ports do listen, on loopback, on the first node.
   const ss = await first.ok(['/usr/bin/ss', '-Hltn']);
   for (const port of [4373, 25673, 5433, 15673])
@@ -410,6 +511,68 @@ test('X1: from the internet a full TCP scan finds only ssh and 5671 open, a full
   say(`UDP 1-65535: ${udp.shown.join(', ') || '(none shown)'}; the rest ${udp.rest}`);
   assert.equal(udp.shown, ['51820/open|filtered']);
   assert.is(udp.rest, 'closed (65534)', 'every other UDP port answers closed');
+});
+
+/** What says second is the node it enrolled as: its identity file, and when the mesh enrolled it. */
+async function identityOfSecond(): Promise<{ file: string; enrolledAt: string }> {
+  const file = (await second!.ok(['/usr/bin/sha256sum', '/var/lib/mesh-host/identity.json'])).split(' ')[0]!;
+  return { file, enrolledAt: String((await row('second'))!.enrolled_at) };
+}
+let secondIdentity: { file: string; enrolledAt: string };
+
+test('the second machine reboots and, with no command typed, is here again through the packaged unit', async () => {
+  secondIdentity = await identityOfSecond();
+  const before = Date.now();
+  assert.is(await second!.reboot(), 133, 'nspawn did not end as a reboot does');
+  say('second rebooted');
+  // Here again means heard since the reboot: a last_seen from before it would read here for a while.
+  await until(
+    async () => {
+      const r = await row('second');
+      return r?.state === 'here' && new Date(String(r.last_seen)).getTime() > before;
+    },
+    180,
+    'second is not "here" after its reboot',
+  );
+  const u = await packagedUnitRuns(second!, 'after the reboot');
+  assert.is(u.NRestarts, '0', 'mesh-host came up only after restarts');
+  assert.equal(await identityOfSecond(), secondIdentity, 'the reboot changed the identity');
+  await until(
+    async () => (await second!.run(['/usr/bin/ping', '-c1', '-W2', firstOverlay])).code === 0,
+    90,
+    `second cannot ping ${firstOverlay} over the overlay after its reboot`,
+  );
+  say('second after its reboot: here, the packaged unit running, the overlay back');
+});
+
+test('apt install of a newer mesh-host keeps the identity, restarts the agent, and the mesh sees the new version', async () => {
+  assert.is((await row('second'))!.agent_version, VERSION);
+  const pid = (await unitOf(second!)).MainPID;
+  await typed(second!, `cd /mnt/deb && apt install -y ./${hostDeb(NEWER)}`);
+  assert.is(
+    (await second!.ok(['/usr/bin/dpkg-query', '-W', '-f', '${Version}', 'mesh-host'])).trim(),
+    NEWER,
+    'the installed package',
+  );
+  const u = await packagedUnitRuns(second!, 'after the upgrade');
+  assert.is.not(u.MainPID, pid, 'the agent was not restarted into the new package');
+  assert.equal(await identityOfSecond(), secondIdentity, 'the upgrade changed the identity');
+  // An agent states its version in its reports; a declaration makes one.
+  const [sent] = JSON.parse(await mesh('declare', 'second', '--json')) as { serial: number }[];
+  let r: Awaited<ReturnType<typeof row>>;
+  await until(
+    async () => {
+      r = await row('second');
+      return r?.state === 'here' && r.agent_version === NEWER && (r.reported_serial ?? 0) >= Number(sent!.serial);
+    },
+    120,
+    () => `second does not report agent ${NEWER} and here: ${JSON.stringify(r)}`,
+  );
+  // The same node: enrolled once, at the same moment; no second enrolment in the audit either.
+  assert.equal(await identityOfSecond(), secondIdentity);
+  const enrolled = JSON.parse(await mesh('log', '--node', 'second', '--kind', 'enrolled', '--json')) as unknown[];
+  assert.is(enrolled.length, 1, `second enrolled ${enrolled.length} times`);
+  say(`second runs mesh-host ${NEWER}: the same identity, enrolled once, here`);
 });
 
 test("the Type=notify units stay up: past serve's whole WatchdogSec, no restart and the same process", async () => {
