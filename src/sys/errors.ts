@@ -767,7 +767,7 @@ export const REGISTER: readonly Code[] = [
     context: 'assignment',
     meaning: 'a path asked on a port that is not a port number',
     remedy: 'give a TCP port from 1 to 65535',
-    raisedIn: ['src/cli/overlay.ts'],
+    raisedIn: ['src/cli/overlay.ts', 'src/console/server.ts'],
   },
   {
     code: 'MSHY4',
