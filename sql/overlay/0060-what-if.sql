@@ -11,6 +11,10 @@
 -- Nothing else forwards: a spoke whose route hub is down keeps only its
 -- direct peers until the graph is computed again without that hub.
 
+-- The console asks as assignment's reader (the overlay page's questions), so
+-- that role may use this schema and run these functions, nothing more.
+grant usage on schema overlay to mesh_assignment_reader;
+
 /* Every member that is not down, with what routing reads of it: its site,
    whether it can be dialled, whether it is a hub, its route hub now (as
    overlay.peers_of chooses it: its own site's first hub, then by name) and
@@ -31,7 +35,7 @@ language sql stable security definer set search_path = pg_catalog, pg_temp set j
    where not (a.name = any(coalesce(down, '{}')))
 $$;
 revoke execute on function overlay.route_members(text[]) from public;
-grant execute on function overlay.route_members(text[]) to mesh_assignment, mesh_overlay_reader;
+grant execute on function overlay.route_members(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
 comment on function overlay.route_members(text[]) is 'Each member not in DOWN: site, dialable, hub, its route hub now and the one it would have with the graph computed again without DOWN (null: no hub left). What what-if and why read of the graph (Q2).';
 
 /* Whether two members are peers in the graph (O1): one is a hub, or both
@@ -65,7 +69,7 @@ language sql stable security definer set search_path = pg_catalog, pg_temp set j
     join t on t.route_now = s.route_now
 $$;
 revoke execute on function overlay.strand_spokes(text[]) from public;
-grant execute on function overlay.strand_spokes(text[]) to mesh_assignment, mesh_overlay_reader;
+grant execute on function overlay.strand_spokes(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
 comment on function overlay.strand_spokes(text[]) is 'The spokes whose route hub is in DOWN: the hub lost, the hub that would carry them once the graph is computed again (null: none), and how many members each stops reaching (Q2).';
 
 /* The ordered pairs (node pings peer) of members not in DOWN that have a
@@ -86,7 +90,7 @@ language sql stable security definer set search_path = pg_catalog, pg_temp set j
    where not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
 $$;
 revoke execute on function overlay.lose_paths(text[]) from public;
-grant execute on function overlay.lose_paths(text[]) to mesh_assignment, mesh_overlay_reader;
+grant execute on function overlay.lose_paths(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
 comment on function overlay.lose_paths(text[]) is 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
 
 /* The names a question is asked about, checked: each must be an overlay
@@ -108,5 +112,5 @@ begin
   return names;
 end $$;
 revoke execute on function overlay.check_members(text[]) from public;
-grant execute on function overlay.check_members(text[]) to mesh_assignment, mesh_overlay_reader;
+grant execute on function overlay.check_members(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
 comment on function overlay.check_members(text[]) is 'NAMES, when each is an overlay member; refuses none named (MSHY0) and names the overlay does not hold (MSHY1).';
