@@ -72,26 +72,33 @@ revoke execute on function overlay.strand_spokes(text[]) from public;
 grant execute on function overlay.strand_spokes(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
 comment on function overlay.strand_spokes(text[]) is 'The spokes whose route hub is in DOWN: the hub lost, the hub that would carry them once the graph is computed again (null: none), and how many members each stops reaching (Q2).';
 
-/* The ordered pairs (node pings peer) of members not in DOWN that have a
+/* The ordered pairs (node reaches peer) of members not in DOWN that have a
    path now and lose every path with DOWN gone: both ends route through the
    same hub in DOWN and are not peers. carried_by is the hub that would carry
    the pair once the graph is computed again without DOWN: both ends' new
-   route hub, when it is one and the same; null when none would. As many rows
-   as the answer has: at scale read it with a limit, and strand_spokes for the
-   counts. */
-create function overlay.lose_paths(down text[])
+   route hub, when it is one and the same; null when none would. In order of
+   node, then peer; at most MAX_PAIRS (null: all). A hub's spokes lose each
+   other two by two, so the whole answer grows as the square of a site's
+   spokes (10^8 rows at 10,000 nodes): the pairs are made node by node in
+   order, so the first MAX_PAIRS cost only themselves, and strand_spokes
+   gives the counts without making a pair. */
+create function overlay.lose_paths(down text[], max_pairs integer default null)
 returns table (node text, peer text, hub text, carried_by text)
 language sql stable security definer set search_path = pg_catalog, pg_temp set jit = off rows 1000 as $$
   with s as materialized (select * from overlay.route_members(down) r where r.route_now = any(coalesce(down, '{}')))
   select a.node, b.node, a.route_now,
          case when a.route_after = b.route_after then a.route_after end
-    from s a
-    join s b on b.route_now = a.route_now and b.node <> a.node
-   where not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+    from (select * from s order by s.node) a
+    cross join lateral (
+      select * from s b
+       where b.route_now = a.route_now and b.node <> a.node
+         and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+       order by b.node) b
+   limit max_pairs
 $$;
-revoke execute on function overlay.lose_paths(text[]) from public;
-grant execute on function overlay.lose_paths(text[]) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
-comment on function overlay.lose_paths(text[]) is 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
+revoke execute on function overlay.lose_paths(text[], integer) from public;
+grant execute on function overlay.lose_paths(text[], integer) to mesh_assignment, mesh_overlay_reader, mesh_assignment_reader;
+comment on function overlay.lose_paths(text[], integer) is 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, in order, at most MAX_PAIRS (null: all): the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
 
 /* The names a question is asked about, checked: each must be an overlay
    member (enrolled, with an address), or the answer would silently leave it

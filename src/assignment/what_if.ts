@@ -54,11 +54,9 @@ export async function readWhatIf(sql: Sql, down: string[], limit: number | null)
   const stranded =
     await sql`select node, site, hub, carried_by, lost from overlay.strand_spokes(down => ${down}::text[])
                                order by node`;
-  const pairs =
-    limit === null
-      ? await sql`select node, peer, hub, carried_by from overlay.lose_paths(down => ${down}::text[]) order by node, peer`
-      : await sql`select node, peer, hub, carried_by from overlay.lose_paths(down => ${down}::text[])
-                   order by node, peer limit ${limit}`;
+  // In the function's own order (node, then peer): at most LIMIT made, however many are lost.
+  const pairs = await sql`select node, peer, hub, carried_by
+                            from overlay.lose_paths(down => ${down}::text[], max_pairs => ${limit}::integer)`;
   const openings = await sql`select node, proto, port, port_to, why, origin, from_node, lost_hub, carried_by
                                from assignment.lose_openings(down => ${down}::text[])
                               order by node, proto, port, from_node`;

@@ -89,7 +89,7 @@ export function registerOverlay(p: Program): void {
       "select * from overlay.strand_spokes('{HUB}'), overlay.lose_paths('{HUB}') and assignment.lose_openings('{HUB}')).",
       "A spoke reaches its peers directly and everything else through its route hub (its own site's hub first, then by name),",
       'so a hub failing strands its spokes: each keeps only its direct peers until the graph is computed again without it.',
-      'Printed: the stranded spokes, the pairs that lose every path (row reaches column), the openings over the overlay',
+      'Printed: the stranded spokes, the pairs that lose every path (from reaches to), the openings over the overlay',
       '(provisions, module and broker ports) whose sources lose their path, and the hub that would carry each once the hub',
       'is taken out of the graph (mesh overlay hub HUB --off), or "none" when no other hub would.',
     ])
