@@ -2932,10 +2932,10 @@ ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".interfaces_of(node_names text[]) IS 'overlay.interfaces for the nodes named (null: all).';
 
 --
--- Name: lose_paths(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+-- Name: lose_paths(text[], integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
-CREATE FUNCTION "overlay".lose_paths(down text[]) RETURNS TABLE(node text, peer text, hub text, carried_by text)
+CREATE FUNCTION "overlay".lose_paths(down text[], max_pairs integer DEFAULT NULL::integer) RETURNS TABLE(node text, peer text, hub text, carried_by text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
@@ -2943,18 +2943,22 @@ CREATE FUNCTION "overlay".lose_paths(down text[]) RETURNS TABLE(node text, peer 
   with s as materialized (select * from overlay.route_members(down) r where r.route_now = any(coalesce(down, '{}')))
   select a.node, b.node, a.route_now,
          case when a.route_after = b.route_after then a.route_after end
-    from s a
-    join s b on b.route_now = a.route_now and b.node <> a.node
-   where not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+    from (select * from s order by s.node) a
+    cross join lateral (
+      select * from s b
+       where b.route_now = a.route_now and b.node <> a.node
+         and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+       order by b.node) b
+   limit max_pairs
 $$;
 
-ALTER FUNCTION "overlay".lose_paths(down text[]) OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".lose_paths(down text[], max_pairs integer) OWNER TO mesh_overlay;
 
 --
--- Name: FUNCTION lose_paths(down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".lose_paths(down text[]) IS 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
+COMMENT ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) IS 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, in order, at most MAX_PAIRS (null: all): the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
 
 --
 -- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -9021,13 +9025,13 @@ REVOKE ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) TO mesh_assignment;
 
 --
--- Name: FUNCTION lose_paths(down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
-REVOKE ALL ON FUNCTION "overlay".lose_paths(down text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION "overlay".lose_paths(down text[]) TO mesh_assignment;
-GRANT ALL ON FUNCTION "overlay".lose_paths(down text[]) TO mesh_overlay_reader;
-GRANT ALL ON FUNCTION "overlay".lose_paths(down text[]) TO mesh_assignment_reader;
+REVOKE ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_assignment_reader;
 
 --
 -- Name: FUNCTION node_resources_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
