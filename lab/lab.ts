@@ -2,7 +2,7 @@
 // `npm run lab [-- COMMAND]`: a real mesh on this machine, in network namespaces.
 //   up (default)      bring it up and show nodes, overlay and the ping matrix
 //   show              show them again
-//   scenario NAME     run one scenario (join, broker, away, forged, drift, firewall, cluster), or `all`
+//   scenario NAME     run one scenario (join, what-if, broker, away, forged, drift, firewall, cluster), or `all`
 //   down              take everything down: no namespace, process or interface left
 // The lab lives in MESH_LAB_DIR (default /tmp/mesh-lab).
 import { labUp, labDown, labShow } from './lifecycle.js';

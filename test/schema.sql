@@ -406,6 +406,137 @@ $$;
 ALTER FUNCTION assignment.expires_now() OWNER TO mesh_assignment;
 
 --
+-- Name: explain_path(text, text, integer); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.explain_path(from_node text, to_node text, port integer DEFAULT NULL::integer) RETURNS TABLE(fact text, detail text, remedy text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  a record; b record; e record; x record;
+  via text; addr text; admits text; would text; issued timestamptz; owed bigint;
+  hop text;
+begin
+  perform overlay.check_members(array[from_node, to_node]);
+  if from_node = to_node then
+    raise exception 'a path needs two nodes: % and %', from_node, to_node using errcode = 'MSHY2',
+      hint = 'name two different nodes: mesh overlay why FROM TO';
+  end if;
+  if port is not null and port not between 1 and 65535 then
+    raise exception 'port % is not a port number', port using errcode = 'MSHY3', hint = 'give a TCP port from 1 to 65535';
+  end if;
+  select * into a from overlay.route_members(null) r where r.node = from_node;
+  select * into b from overlay.route_members(null) r where r.node = to_node;
+
+  -- The graph: peers, or one route hub both carry the whole range through.
+  if not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable) then
+    if a.route_now is null or a.route_now is distinct from b.route_now then
+      return query select 'no edge'::text,
+        format('%s and %s are not peers (%s) and do not route through one hub (%s routes through %s, %s through %s)',
+               from_node, to_node,
+               case when a.site <> b.site then format('sites %s and %s', a.site, b.site) else format('site %s, neither dialable', a.site) end,
+               from_node, coalesce(a.route_now, 'no hub'), to_node, coalesce(b.route_now, 'no hub')),
+        'name a dialable node a hub both route through (mesh overlay hub NODE), or give one end a dialable address at the other''s site'::text;
+      return;
+    end if;
+    via := a.route_now;
+  end if;
+
+  -- The firewall: an opening of PORT on TO_NODE that admits FROM_NODE's overlay address.
+  if port is not null then
+    select f.address into addr from overlay.firewall_members(false) f where f.node = from_node;
+    if not exists (select 1 from assignment.firewall_openings(false) o
+                    where o.node = to_node and o.proto = 'tcp' and explain_path.port between o.port and coalesce(o.port_to, o.port)
+                      and (o.sources is null or addr = any(o.sources))) then
+      select string_agg(o.reason, '; ' order by o.reason) into admits
+        from assignment.firewall_openings(false) o
+       where o.node = to_node and o.proto = 'tcp' and explain_path.port between o.port and coalesce(o.port_to, o.port);
+      select string_agg(format('module %s opens it from %s (mesh assign %s %s)', m.name, coalesce(r.value->>'from', 'any'), m.name, to_node), '; ' order by m.name)
+        into would
+        from catalogue.module_resources m
+        cross join lateral jsonb_array_elements(m.resources) r
+       where r.value->>'kind' = 'opening' and coalesce(r.value->>'proto', 'tcp') = 'tcp'
+         and explain_path.port between (r.value->>'port')::int and coalesce((r.value->>'to')::int, (r.value->>'port')::int)
+         and not exists (select 1 from assignment.assignment p where p.module = m.name and p.node = to_node);
+      return query select 'no opening'::text,
+        format('%s admits nothing on tcp %s from %s (%s)', to_node, port, from_node, coalesce(addr, 'no overlay address')),
+        case when admits is not null then format('the rules on that port admit others only: %s. Place %s where one of them admits it (the consumer module, the site, the module named)', admits, from_node)
+             when would is not null then format('no rule on %s opens it; %s', to_node, would)
+             else format('no module, site or provision rule opens tcp %s on %s: add an opening to a module on %s, or offer a provision there and grant it to a module on %s', port, to_node, to_node, from_node) end;
+      return;
+    end if;
+  end if;
+
+  -- The ends and the hub between them: in touch, holding a live declaration, applying it.
+  foreach hop in array array_remove(array[from_node, via, to_node], null) loop
+    select * into e from inventory.path_end p where p.name = hop;
+    if e.state not in ('here', 'wedged') then
+      return query select 'end out of touch'::text,
+        format('%s%s is %s', case when hop = via then 'the hub between them, ' else '' end, hop, e.state),
+        format('bring %s back: its mesh-host must run and reach the broker (mesh node show %s)', hop, hop);
+      return;
+    elsif e.stale then
+      return query select 'end stale'::text,
+        format('%s%s holds a declaration that has expired', case when hop = via then 'the hub between them, ' else '' end, hop),
+        format('declare it again (mesh declare %s); a host with an expired declaration reports stale', hop);
+      return;
+    elsif e.failing > 0 then
+      return query select 'end failing'::text,
+        format('%s%s could not finish its last apply (%s resource(s) failing)', case when hop = via then 'the hub between them, ' else '' end, hop, e.failing),
+        format('see what failed: mesh node show %s', hop);
+      return;
+    end if;
+  end loop;
+
+  -- Keys: each holder on the path must have applied a declaration issued after its peer's key last changed.
+  for x in select h.holder, h.peer from (values (from_node, coalesce(via, to_node)), (coalesce(via, to_node), from_node),
+                                               (to_node, coalesce(via, from_node)), (coalesce(via, from_node), to_node)) h(holder, peer)
+  loop
+    select * into e from inventory.path_end p where p.name = x.peer;
+    continue when e.overlay_key_at is null;
+    select d.issued_at into issued from assignment.declaration d
+      join inventory.path_end p on p.name = d.node and p.reported_serial = d.serial
+     where d.node = x.holder;
+    if issued is null or issued < e.overlay_key_at then
+      select min(ob.serial) into owed from assignment.outbox ob where ob.node = x.holder and ob.delivered_at is null;
+      return query select 'key not applied'::text,
+        format('%s''s overlay key changed at %s; %s has not applied a declaration issued since, so it still holds the old key',
+               x.peer, to_char(e.overlay_key_at, 'YYYY-MM-DD HH24:MI:SS'), x.holder),
+        case when owed is not null then format('its declaration #%s is owed and not delivered: mesh serve delivers the outbox (mesh outbox)', owed)
+             else format('its declaration is delivered and not yet applied: see mesh node show %s', x.holder) end;
+      return;
+    end if;
+  end loop;
+
+  -- Delivery: nothing owed to an end or the hub between them (W1).
+  select ob.node, ob.serial, ob.created_at, ob.attempts, ob.last_error into x from assignment.outbox ob
+   where ob.node = any(array_remove(array[from_node, via, to_node], null)) and ob.delivered_at is null
+   order by ob.id limit 1;
+  if found then
+    return query select 'declaration owed'::text,
+      format('%s is owed declaration #%s since %s, not yet delivered (%s attempt(s)%s)', x.node, x.serial,
+             to_char(x.created_at, 'YYYY-MM-DD HH24:MI:SS'), x.attempts, coalesce(': ' || x.last_error, '')),
+      'mesh serve delivers the outbox: see that it runs and reaches the broker (mesh outbox)'::text;
+    return;
+  end if;
+
+  return query select 'path open'::text,
+    case when via is null then format('%s and %s are peers', from_node, to_node)
+         else format('%s reaches %s through hub %s', from_node, to_node, via) end
+      || case when port is not null then format('; %s admits tcp %s from %s', to_node, port, from_node) else '' end,
+    null::text;
+end $$;
+
+ALTER FUNCTION assignment.explain_path(from_node text, to_node text, port integer) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION explain_path(from_node text, to_node text, port integer); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) IS 'The first fact that blocks FROM_NODE reaching TO_NODE (on TCP PORT when given): no edge, no opening, end out of touch, end stale, end failing, key not applied, declaration owed; or path open. One row: fact, detail, remedy (Q2).';
+
+--
 -- Name: firewall_openings(boolean); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -635,6 +766,41 @@ CREATE FUNCTION assignment.latest_envelope(node_name text) RETURNS bytea
 $$;
 
 ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: lose_openings(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.lose_openings(down text[]) RETURNS TABLE(node text, proto text, port integer, port_to integer, why text, origin text, from_node text, lost_hub text, carried_by text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with fm as materialized (select f.node, f.address from overlay.firewall_members(false) f),
+       r as materialized (select * from overlay.route_members(down)),
+       o as (select o.node, o.proto, o.port, o.port_to, o.why, o.origin, unnest(o.sources) as source
+               from assignment.firewall_openings(false) o where o.sources is not null),
+       src as (select o.*, fm.node as from_node from o join fm on fm.address = o.source where fm.node <> o.node)
+  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, null::text, null::text
+    from src s
+   where s.node = any(coalesce(down, '{}')) and not (s.from_node = any(coalesce(down, '{}')))
+  union all
+  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, a.route_now,
+         case when a.route_after = b.route_after then a.route_after end
+    from src s
+    join r a on a.node = s.from_node
+    join r b on b.node = s.node
+   where a.route_now = any(coalesce(down, '{}')) and b.route_now = a.route_now
+     and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+$$;
+
+ALTER FUNCTION assignment.lose_openings(down text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION lose_openings(down text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.lose_openings(down text[]) IS 'Each opening over the overlay (provision, module, broker) and each source member that loses every path to it when DOWN fails: the hub lost (null: its node is down) and the hub that would carry it once the graph is computed again (null: none) (Q2).';
 
 --
 -- Name: mark_delivered(bigint[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -2451,7 +2617,7 @@ begin
     raise exception 'node % already holds the overlay key node % wants to take', other, node_name using errcode = 'MSH06',
       hint = 'two nodes with one key would fight over every peer entry: give the tunnel its own key';
   end if;
-  update inventory.node n set overlay_key = taken_key, last_seen = now()
+  update inventory.node n set overlay_key = taken_key, overlay_key_at = now(), last_seen = now()
    where n.name = node_name and n.enrolled_at is not null and n.overlay_key = left_key
   returning n.overlay_key into now_key;
   if found then return 'rekeyed'; end if;
@@ -2860,6 +3026,24 @@ ALTER FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips t
 COMMENT ON FUNCTION "overlay".peer_text(public_key text, endpoint text, allowed_ips text[], keepalive integer) IS 'A WireGuard peer as a declaration carries it, as jsonb text: the keys that have a value, in jsonb''s order.';
 
 --
+-- Name: peered(boolean, text, boolean, boolean, text, boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  select a_hub or b_hub or (a_site = b_site and (a_dialable or b_dialable))
+$$;
+
+ALTER FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean) IS 'True when two members are peers: one is a hub, or one site and one of them dialable (O1).';
+
+--
 -- Name: peers(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -2921,6 +3105,34 @@ ALTER FUNCTION "overlay".peers_of(node_names text[]) OWNER TO mesh_overlay;
 --
 
 COMMENT ON FUNCTION "overlay".peers_of(node_names text[]) IS 'overlay.peers for the nodes named (null: all): each one''s peer list exactly as in the whole graph.';
+
+--
+-- Name: route_members(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".route_members(down text[]) RETURNS TABLE(node text, site text, dialable boolean, hub boolean, route_now text, route_after text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with m as materialized (select * from overlay.member),
+       h as materialized (select m.name, m.site, m.name = any(coalesce(down, '{}')) as down from m where m.hub)
+  select a.name, a.site, a.dialable is not null, a.hub,
+         case when not a.hub then
+           (select h.name from h where h.name <> a.name order by (h.site = a.site) desc, h.name limit 1) end,
+         case when not a.hub then
+           (select h.name from h where h.name <> a.name and not h.down order by (h.site = a.site) desc, h.name limit 1) end
+    from m a
+   where not (a.name = any(coalesce(down, '{}')))
+$$;
+
+ALTER FUNCTION "overlay".route_members(down text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION route_members(down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".route_members(down text[]) IS 'Each member not in DOWN: site, dialable, hub, its route hub now and the one it would have with the graph computed again without DOWN (null: no hub left). What what-if and why read of the graph (Q2).';
 
 --
 -- Name: set_address(text, inet); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -3032,6 +3244,36 @@ CREATE FUNCTION "overlay".ssh_port() RETURNS integer
 $$;
 
 ALTER FUNCTION "overlay".ssh_port() OWNER TO mesh_overlay;
+
+--
+-- Name: strand_spokes(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".strand_spokes(down text[]) RETURNS TABLE(node text, site text, hub text, carried_by text, lost bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with r as materialized (select * from overlay.route_members(down)),
+       s as materialized (select * from r where r.route_now = any(coalesce(down, '{}'))),
+       -- Per lost hub and site: how many of its stranded spokes there, and how many of those can be dialled.
+       g as (select s.route_now, s.site, count(*) as n, count(*) filter (where s.dialable) as d from s group by s.route_now, s.site),
+       t as (select s.route_now, count(*) as n from s group by s.route_now)
+  select s.node, s.site, s.route_now, s.route_after,
+         -- The others of its group, less its peers among them (one site, one end dialable).
+         t.n - 1 - case when s.dialable then g.n - 1 else g.d end
+    from s
+    join g on g.route_now = s.route_now and g.site = s.site
+    join t on t.route_now = s.route_now
+$$;
+
+ALTER FUNCTION "overlay".strand_spokes(down text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION strand_spokes(down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".strand_spokes(down text[]) IS 'The spokes whose route hub is in DOWN: the hub lost, the hub that would carry them once the graph is computed again (null: none), and how many members each stops reaching (Q2).';
 
 --
 -- Name: acknowledged_generation(text, text); Type: FUNCTION; Schema: provision; Owner: mesh_provision
@@ -3566,6 +3808,7 @@ CREATE TABLE inventory.node (
     here_since timestamp with time zone,
     agent_version text,
     agent_version_at timestamp with time zone,
+    overlay_key_at timestamp with time zone,
     CONSTRAINT node_agent_version_form CHECK ((agent_version ~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$'::text)),
     CONSTRAINT node_check CHECK ((((enrolled_at IS NULL) = (identity_key IS NULL)) AND ((identity_key IS NULL) = (overlay_key IS NULL)) AND ((overlay_key IS NULL) = (sealing_key IS NULL)))),
     CONSTRAINT node_dialable_check CHECK ((dialable ~ '^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$'::text)),
@@ -3655,6 +3898,12 @@ COMMENT ON COLUMN inventory.node.agent_version IS 'The mesh-host version the nod
 --
 
 COMMENT ON COLUMN inventory.node.agent_version_at IS 'When the node first reported the version it runs now.';
+
+--
+-- Name: COLUMN node.overlay_key_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node.overlay_key_at IS 'When its overlay key last changed (a rekey, O3); null while it holds the key it enrolled with.';
 
 --
 -- Name: node_agent_version; Type: VIEW; Schema: inventory; Owner: mesh_inventory
@@ -6339,6 +6588,65 @@ COMMENT ON COLUMN inventory.node_status.stale IS 'True when the declaration it h
 COMMENT ON COLUMN inventory.node_status.holds_until IS 'Until when the declaration it holds was signed to hold.';
 
 --
+-- Name: path_end; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.path_end AS
+ SELECT s.name,
+    s.state,
+    s.stale,
+    COALESCE(s.failing, 0) AS failing,
+    s.reported_serial,
+    n.overlay_key_at
+   FROM (inventory.node_status s
+     JOIN inventory.node n ON ((n.name = s.name)))
+  WHERE (n.enrolled_at IS NOT NULL);
+
+ALTER TABLE inventory.path_end OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW path_end; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.path_end IS 'Each enrolled node as a path through it needs it: state (here, wedged, out of touch, never spoken), stale, failing (resources its last apply could not finish), the serial it last reported applied, and when its overlay key last changed (Q2).';
+
+--
+-- Name: COLUMN path_end.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.name IS 'The node.';
+
+--
+-- Name: COLUMN path_end.state; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.state IS 'here, wedged, out of touch Nm, or never spoken (inventory.node_status).';
+
+--
+-- Name: COLUMN path_end.stale; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.stale IS 'The declaration it holds has expired (C2).';
+
+--
+-- Name: COLUMN path_end.failing; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.failing IS 'Resources its last apply could not finish.';
+
+--
+-- Name: COLUMN path_end.reported_serial; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.reported_serial IS 'The serial it last reported applied; null: never reported.';
+
+--
+-- Name: COLUMN path_end.overlay_key_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.path_end.overlay_key_at IS 'When its overlay key last changed; null: never since enrolment.';
+
+--
 -- Name: pgmigrations; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -8608,6 +8916,7 @@ GRANT USAGE ON SCHEMA inventory TO mesh_inventory_reader;
 
 GRANT USAGE ON SCHEMA "overlay" TO mesh_assignment;
 GRANT USAGE ON SCHEMA "overlay" TO mesh_overlay_reader;
+GRANT USAGE ON SCHEMA "overlay" TO mesh_assignment_reader;
 
 --
 -- Name: SCHEMA provision; Type: ACL; Schema: -; Owner: mesh_provision
@@ -8636,6 +8945,20 @@ GRANT ALL ON FUNCTION assignment.composition_of(node_name text) TO mesh_assignme
 
 REVOKE ALL ON FUNCTION assignment.count_held_changes() FROM PUBLIC;
 GRANT ALL ON FUNCTION assignment.count_held_changes() TO mesh_assignment_reader;
+
+--
+-- Name: FUNCTION explain_path(from_node text, to_node text, port integer); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) TO mesh_assignment_reader;
+
+--
+-- Name: FUNCTION lose_openings(down text[]); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.lose_openings(down text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION assignment.lose_openings(down text[]) TO mesh_assignment_reader;
 
 --
 -- Name: TABLE rollout; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -8757,11 +9080,29 @@ REVOKE ALL ON FUNCTION "overlay".peers_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".peers_of(node_names text[]) TO mesh_assignment;
 
 --
+-- Name: FUNCTION route_members(down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".route_members(down text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".route_members(down text[]) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".route_members(down text[]) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".route_members(down text[]) TO mesh_assignment_reader;
+
+--
 -- Name: FUNCTION ssh_port(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
 REVOKE ALL ON FUNCTION "overlay".ssh_port() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".ssh_port() TO mesh_assignment;
+
+--
+-- Name: FUNCTION strand_spokes(down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".strand_spokes(down text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_assignment_reader;
 
 --
 -- Name: TABLE declaration; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -9119,6 +9460,13 @@ GRANT SELECT ON TABLE inventory.wedge_setting TO mesh_inventory_reader;
 --
 
 GRANT SELECT ON TABLE inventory.node_status TO mesh_inventory_reader;
+
+--
+-- Name: TABLE path_end; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.path_end TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.path_end TO mesh_assignment;
 
 --
 -- Name: TABLE pgmigrations; Type: ACL; Schema: inventory; Owner: mesh_inventory

@@ -2,6 +2,7 @@
 // and every node connected, so any may run alone or after any other.
 import type { Scenario } from './scenario.js';
 import { join } from './join.js';
+import { whatIf } from './what_if.js';
 import { broker } from './broker.js';
 import { away } from './away.js';
 import { forged } from './forged.js';
@@ -9,7 +10,7 @@ import { drift } from './drift.js';
 import { firewall } from './firewall.js';
 import { cluster } from './cluster.js';
 
-export const SCENARIOS: Scenario[] = [join, broker, away, forged, drift, firewall, cluster];
+export const SCENARIOS: Scenario[] = [join, whatIf, broker, away, forged, drift, firewall, cluster];
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);

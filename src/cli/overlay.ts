@@ -5,6 +5,10 @@ import type { Program } from '../sys/program.js';
 import { emit, table } from './print.js';
 import { overlayShow, overlayRows, overlayDot } from '../overlay/show.js';
 import { overlayHub, overlayAddress } from '../overlay/hub.js';
+import { overlayWhatIf, type WhatIf } from '../assignment/what_if.js';
+import { overlayWhy } from '../assignment/why.js';
+import { refuse } from '../sys/errors.js';
+import { isPort } from '../wire/names.js';
 
 export function registerOverlay(p: Program): void {
   p.prog
@@ -78,4 +82,123 @@ export function registerOverlay(p: Program): void {
         );
       }),
     );
+
+  p.prog
+    .command('overlay what-if')
+    .describe([
+      'What the overlay loses if the nodes named in --down fail, read from the graph the declarations carry (the same as',
+      "select * from overlay.strand_spokes('{HUB}'), overlay.lose_paths('{HUB}') and assignment.lose_openings('{HUB}')).",
+      "A spoke reaches its peers directly and everything else through its route hub (its own site's hub first, then by name),",
+      'so a hub failing strands its spokes: each keeps only its direct peers until the graph is computed again without it.',
+      'Printed: the stranded spokes, the pairs that lose every path (from reaches to), the openings over the overlay',
+      '(provisions, module and broker ports) whose sources lose their path, and the hub that would carry each once the hub',
+      'is taken out of the graph (mesh overlay hub HUB --off), or "none" when no other hub would.',
+    ])
+    .option('--down', 'The nodes that fail, comma separated (HUB[,NODE...])')
+    .option('--limit', 'Print at most this many lost pairs (0: all of them)', 100)
+    .option('--json', 'Print as JSON')
+    .example('overlay what-if --down hub1')
+    .example('overlay what-if --down hub1,hub2 --json')
+    .action(
+      p.wrap(async (o: { down?: string | boolean; limit?: number; json?: boolean }) => {
+        const down = typeof o.down === 'string' ? o.down.split(',').filter(Boolean) : [];
+        if (!down.length)
+          throw refuse('MSHY0', 'name the nodes that fail with --down', 'e.g. --down hub1 or --down hub1,web2');
+        const limit = Number(o.limit ?? 100);
+        if (!Number.isInteger(limit) || limit < 0)
+          throw refuse(
+            'MSHY4',
+            `--limit ${JSON.stringify(o.limit)} is not a count`,
+            'give a whole number; 0 prints every pair',
+          );
+        emit(await overlayWhatIf(down, limit === 0 ? null : limit), o, whatIfText);
+      }),
+    );
+
+  p.prog
+    .command('overlay why <from> <to>')
+    .describe([
+      'Why FROM cannot reach TO over the overlay: the first fact that blocks it, looked for in this order, or "path open".',
+      '  no edge           the graph gives them no path: not peers, and no route hub in common',
+      '  no opening        (with --port) no rule on TO admits FROM there; names the module, site or provision rule that would',
+      '  end out of touch  FROM, TO or the hub between them is not here (also: end stale, end failing)',
+      "  key not applied   one side's overlay key changed and the other has not applied a declaration carrying it",
+      '  declaration owed  a declaration owed to an end or the hub is not yet delivered',
+      "The same answer as select * from assignment.explain_path('FROM', 'TO', PORT).",
+    ])
+    .option('--port', 'A TCP port on TO that FROM wants to reach')
+    .option('--json', 'Print as JSON')
+    .example('overlay why web1 db1')
+    .example('overlay why web1 db1 --port 5432')
+    .action(
+      p.wrap(async (from: string, to: string, o: { port?: string | number; json?: boolean }) => {
+        let port: number | null = null;
+        if (o.port !== undefined) {
+          port = Number(o.port);
+          if (!isPort(port)) throw refuse('MSHY3', `--port ${JSON.stringify(o.port)} is not a port number`);
+        }
+        emit(
+          await overlayWhy(String(from), String(to), port),
+          o,
+          (d) => `${d.from} -> ${d.to}${d.port ? `:${d.port}` : ''}: ${d.fact}
+  ${d.detail}${
+    d.remedy
+      ? `
+  remedy: ${d.remedy}`
+      : ''
+  }`,
+        );
+      }),
+    );
+}
+
+function whatIfText(d: WhatIf): string {
+  const carrier = (c: string | null) => c ?? 'none';
+  const out = [`if ${d.down.join(', ')} fail${d.down.length === 1 ? 's' : ''}:`];
+  if (!d.stranded.length && !d.pairsTotal && !d.openings.length) {
+    out.push('  no path is lost: no spoke routes through it, and every pair it carries reaches the other way');
+    return out.join('\n');
+  }
+  out.push(`\n${d.stranded.length} spoke(s) stranded (each keeps only its direct peers):`);
+  out.push(
+    table(
+      d.stranded.map((s) => ({
+        spoke: s.node,
+        site: s.site,
+        'hub lost': s.hub,
+        'carried by': carrier(s.carriedBy),
+        'stops reaching': s.lost,
+      })),
+      ['spoke', 'site', 'hub lost', 'carried by', 'stops reaching'],
+    ),
+  );
+  out.push(
+    `\n${d.pairsTotal} pair(s) lose every path (from reaches to)${d.pairs.length < d.pairsTotal ? `, the first ${d.pairs.length}` : ''}:`,
+  );
+  out.push(
+    table(
+      d.pairs.map((p) => ({ from: p.node, to: p.peer, 'hub lost': p.hub, 'carried by': carrier(p.carriedBy) })),
+      ['from', 'to', 'hub lost', 'carried by'],
+    ),
+  );
+  out.push(`\n${d.openings.length} opening(s) over the overlay become unreachable:`);
+  out.push(
+    table(
+      d.openings.map((x) => ({
+        node: x.node,
+        port: `${x.proto} ${x.port}${x.portTo ? `-${x.portTo}` : ''}`,
+        from: x.fromNode,
+        why: x.why,
+        lost: x.lostHub ?? `${x.node} is down`,
+        'carried by': carrier(x.carriedBy),
+      })),
+      ['node', 'port', 'from', 'why', 'lost', 'carried by'],
+    ),
+  );
+  out.push(
+    d.carried
+      ? '\nanother hub would carry every stranded spoke once the graph is computed again without the nodes down'
+      : '\nno other hub would carry some of them: name another dialable node a hub (mesh overlay hub NODE)',
+  );
+  return out.join('\n');
 }

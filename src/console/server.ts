@@ -14,13 +14,15 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, extname } from 'node:path';
 import { connect, type Sql } from '../store/connect.js';
-import { MeshError, refuse } from '../sys/errors.js';
+import { MeshError, refuse, storeError } from '../sys/errors.js';
 import { openSession, closeSession, sessionLeft, readReport, readFailing, readRefusal } from '../inventory/console.js';
 import { readDrift } from '../inventory/drift.js';
 import { readHistory, readKinds, FilterError } from '../audit/log.js';
 import { readNodeDeclarations } from '../assignment/console.js';
 import { readRollouts, readRolloutStatus } from '../assignment/rollout.js';
 import { readOverlay } from '../overlay/show.js';
+import { readWhatIf } from '../assignment/what_if.js';
+import { readWhy } from '../assignment/why.js';
 import { readModules } from '../catalogue/module_list.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
 import { parseListen, consoleUrl, type Listen } from './listen.js';
@@ -161,6 +163,9 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
           ...(await readOverlay(stores.overlay)),
           states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])),
         });
+      case '/api/overlay/what-if':
+      case '/api/overlay/why':
+        return pathAnswer(ctx, url, res);
       case '/api/catalogue':
         return json(res, await readModules(stores.catalogue));
       default:
@@ -294,6 +299,23 @@ async function history({ stores }: Ctx, url: URL, res: ServerResponse): Promise<
       'application/json',
       JSON.stringify({ error: err.message, ...(err instanceof MeshError ? { code: err.code } : {}) }),
     );
+  }
+}
+
+/** `mesh overlay what-if --down D` (?down=a,b) or `mesh overlay why F T --port P` (?from&to&port), as assignment's reader; a refusal is a 400 saying why. */
+async function pathAnswer({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
+  const q = (k: string) => url.searchParams.get(k) || '';
+  try {
+    if (url.pathname === '/api/overlay/what-if')
+      return json(res, await readWhatIf(stores.assignment, q('down').split(',').filter(Boolean), 200));
+    const port = q('port') ? Number(q('port')) : null;
+    if (port !== null && !Number.isInteger(port))
+      throw refuse('MSHY3', `port ${JSON.stringify(q('port'))} is not a port number`);
+    json(res, await readWhy(stores.assignment, q('from'), q('to'), port));
+  } catch (raw) {
+    const err = storeError(raw);
+    if (!(err instanceof MeshError)) throw raw;
+    send(res, 400, 'application/json', JSON.stringify({ error: err.message, code: err.code }));
   }
 }
 

@@ -27,6 +27,8 @@
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
 //               refused unread or unstored, inventory for what SQL answers once per interval.
+//   Yx          questions about paths (what-if, why): MSHY0, MSHY1 and MSHY4 overlay, MSHY2 and MSHY3
+//               assignment, whose answers read the firewall and the declarations beside the graph.
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -756,6 +758,40 @@ export const REGISTER: readonly Code[] = [
     raisedIn: ['src/provision/credential.ts'],
   },
 
+  {
+    code: 'MSHY0',
+    context: 'overlay',
+    meaning: 'a question about paths that names no node',
+    remedy: 'name at least one node, e.g. --down hub1',
+    raisedIn: ['src/cli/overlay.ts'],
+  },
+  {
+    code: 'MSHY1',
+    context: 'overlay',
+    meaning: 'a question about paths that names a node the overlay does not hold',
+    remedy:
+      'name nodes mesh overlay show lists: a node joins the overlay once enrolled and given an address by mesh declare',
+  },
+  {
+    code: 'MSHY2',
+    context: 'assignment',
+    meaning: 'a path asked from a node to itself',
+    remedy: 'name two different nodes: mesh overlay why FROM TO',
+  },
+  {
+    code: 'MSHY3',
+    context: 'assignment',
+    meaning: 'a path asked on a port that is not a port number',
+    remedy: 'give a TCP port from 1 to 65535',
+    raisedIn: ['src/cli/overlay.ts', 'src/console/server.ts'],
+  },
+  {
+    code: 'MSHY4',
+    context: 'overlay',
+    meaning: 'a what-if --limit that is not a count',
+    remedy: 'give a whole number; 0 prints every lost pair',
+    raisedIn: ['src/cli/overlay.ts'],
+  },
   {
     code: 'MSH67',
     context: 'overlay',

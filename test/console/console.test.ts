@@ -267,6 +267,31 @@ C('the overlay page draws one node a member and one line a pair mesh overlay sho
   await p.close();
 });
 
+C('Q2: the overlay page asks what-if and why of the same SQL as mesh overlay what-if and why', async (ctx) => {
+  // The nodes the test above added: b1 dialable at site b, b2 behind NAT there; c1 at site c; no hub.
+  const p = await open(ctx, '/overlay');
+  await p.selectOption('#why select[name=from]', 'b2');
+  await p.selectOption('#why select[name=to]', 'c1');
+  await p.click('#why button');
+  await within('the why answer', 20_000, p.waitForSelector('#why-answer strong', { timeout: 20_000 }));
+  const cli = (await cliJson(ctx, 'overlay', 'why', 'b2', 'c1')) as { fact: string; detail: string };
+  assert.is(cli.fact, 'no edge');
+  assert.is(await p.textContent('#why-answer strong'), cli.fact);
+  assert.match((await p.textContent('#why-answer p'))!, cli.detail);
+  await p.selectOption('#why select[name=to]', 'b1');
+  await p.click('#why button');
+  await within('path open', 20_000, p.waitForSelector('#why-answer p.open', { timeout: 20_000 }));
+  await p.selectOption('#what-if select[name=down]', 'b1');
+  await p.click('#what-if button');
+  await within('the what-if answer', 20_000, p.waitForSelector('#what-if-answer p.count', { timeout: 20_000 }));
+  const w = (await cliJson(ctx, 'overlay', 'what-if', '--down', 'b1')) as { stranded: unknown[]; pairsTotal: number };
+  assert.match(
+    (await p.textContent('#what-if-answer p.count'))!,
+    `${w.stranded.length} spoke(s) stranded, ${w.pairsTotal} pair(s) lose every path`,
+  );
+  await p.close();
+});
+
 C(
   'C2: the fleet page says stale as mesh node list does, the moment what a node holds expires, with no reload',
   async (ctx) => {

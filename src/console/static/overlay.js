@@ -2,7 +2,10 @@
 // are groups on a circle, a site's nodes on a smaller circle inside it, hubs
 // first; one line a peered pair. A dashed line is kept open by keepalives
 // from behind NAT; a thick one carries a spoke's whole range to its hub. A
-// node out of touch is drawn faded, and follows the fleet live.
+// node out of touch is drawn faded, and follows the fleet live. Below it,
+// the two questions the graph answers (Q2): what a hub's failure would lose
+// (`mesh overlay what-if`) and why one node cannot reach another (`mesh
+// overlay why`), asked of the same SQL the commands read.
 'use strict';
 
 const NODE_R = 14;
@@ -90,6 +93,7 @@ document.addEventListener('DOMContentLoaded', async () => {
           el('td', {}, `${e.a} - ${e.b}`), el('td', {}, e.endpoints.join('; ') || '-'),
           el('td', {}, e.keepalive ? `${e.keepalive} s` : '-'), el('td', {}, e.route || '-')))))
         : el('p', { class: 'empty' }, 'no peered pair: a pair needs a hub or a dialable node at one site'));
+    main.append(...questions(g));
     fleetStream((rows) => {
       for (const n of svg.querySelectorAll('g.node')) {
         const r = rows.get(n.dataset.node);
@@ -100,3 +104,53 @@ document.addEventListener('DOMContentLoaded', async () => {
     ready();
   } catch (err) { failed(err); }
 });
+
+/** The what-if and why forms, each answering in place from its endpoint. */
+function questions(g) {
+  const names = g.nodes.map((n) => n.name);
+  const pick = (name, list) => el('select', { name }, list.map((n) => el('option', { value: n }, n)));
+  const cell = (v) => el('td', {}, v === null || v === undefined ? '-' : String(v));
+  const rows = (cols, data) => data.length
+    ? el('table', {}, el('thead', {}, el('tr', {}, cols.map(([h]) => el('th', {}, h)))),
+      el('tbody', {}, data.map((r) => el('tr', {}, cols.map(([, f]) => cell(f(r)))))))
+    : el('p', { class: 'empty' }, 'none');
+
+  const wiOut = el('div', { id: 'what-if-answer' });
+  const down = pick('down', g.nodes.filter((n) => n.hub).map((n) => n.name).concat(g.nodes.filter((n) => !n.hub).map((n) => n.name)));
+  const wiForm = el('form', { id: 'what-if' }, 'if ', down, ' fails ', el('button', { type: 'submit' }, 'what is lost?'));
+  wiForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    wiOut.replaceChildren(el('p', {}, 'asking...'));
+    try {
+      const w = await getJSON(`/api/overlay/what-if?down=${encodeURIComponent(down.value)}`);
+      const carrier = (c) => c || 'none';
+      wiOut.replaceChildren(
+        el('p', { class: 'count' }, `${w.stranded.length} spoke(s) stranded, ${w.pairsTotal} pair(s) lose every path, ${w.openings.length} opening(s) become unreachable; ` +
+          (w.carried ? 'another hub would carry them once the graph is computed again' : 'no other hub would carry some of them')),
+        el('h3', {}, 'stranded spokes'),
+        rows([['spoke', (r) => r.node], ['site', (r) => r.site], ['hub lost', (r) => r.hub], ['carried by', (r) => carrier(r.carriedBy)], ['stops reaching', (r) => r.lost]], w.stranded),
+        el('h3', {}, w.pairs.length < w.pairsTotal ? `pairs that lose every path (the first ${w.pairs.length})` : 'pairs that lose every path'),
+        rows([['from', (r) => r.node], ['to', (r) => r.peer], ['hub lost', (r) => r.hub], ['carried by', (r) => carrier(r.carriedBy)]], w.pairs),
+        el('h3', {}, 'openings that become unreachable'),
+        rows([['node', (r) => r.node], ['port', (r) => `${r.proto} ${r.port}${r.portTo ? '-' + r.portTo : ''}`], ['from', (r) => r.fromNode], ['why', (r) => r.why], ['lost', (r) => r.lostHub || `${r.node} is down`], ['carried by', (r) => carrier(r.carriedBy)]], w.openings));
+    } catch (err) { wiOut.replaceChildren(el('p', { class: 'error' }, err.message)); }
+  });
+
+  const whyOut = el('div', { id: 'why-answer' });
+  const from = pick('from', names), to = pick('to', names);
+  if (names.length > 1) to.value = names[1];
+  const port = el('input', { name: 'port', type: 'number', min: 1, max: 65535, placeholder: 'port (optional)' });
+  const whyForm = el('form', { id: 'why' }, 'why can ', from, ' not reach ', to, ' on ', port, ' ', el('button', { type: 'submit' }, 'why?'));
+  whyForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    whyOut.replaceChildren(el('p', {}, 'asking...'));
+    try {
+      const q = `from=${encodeURIComponent(from.value)}&to=${encodeURIComponent(to.value)}${port.value ? `&port=${encodeURIComponent(port.value)}` : ''}`;
+      const w = await getJSON(`/api/overlay/why?${q}`);
+      whyOut.replaceChildren(el('p', { class: w.fact === 'path open' ? 'fact open' : 'fact' }, el('strong', {}, w.fact), `: ${w.detail}`),
+        w.remedy ? el('p', {}, `remedy: ${w.remedy}`) : null);
+    } catch (err) { whyOut.replaceChildren(el('p', { class: 'error' }, err.message)); }
+  });
+
+  return [el('h2', {}, 'what if a node fails'), wiForm, wiOut, el('h2', {}, 'why is there no path'), whyForm, whyOut];
+}
