@@ -16,7 +16,15 @@ import { VERSION } from '../../src/sys/version.js';
 import { refuse } from '../../src/sys/errors.js';
 import { run } from '../../src/sys/proc.js';
 import { writeAtomic } from '../../src/sys/atomic.js';
-import { packageRoot, versionDir, readFailed, switchTo, AGENT_IN_PACKAGE } from '../upgrade/package_root.js';
+import {
+  packageRoot,
+  versionDir,
+  readFailed,
+  readPending,
+  rollBack,
+  switchTo,
+  AGENT_IN_PACKAGE,
+} from '../upgrade/package_root.js';
 
 /** How long a new agent has to report after the switch before the guard takes it back. */
 export const UPGRADE_WAIT_MS = 120_000;
@@ -56,6 +64,9 @@ export async function unpack(root: string, r: AgentResource, bytes: Buffer): Pro
   return dir;
 }
 
+/** The package this process made current: it restarts into it, and takes nothing else meanwhile. */
+let switchedHere: string | null = null;
+
 export const agentDriver: Driver<AgentResource> = {
   kind: 'agent',
   target: () => 'mesh-host',
@@ -68,6 +79,13 @@ export const agentDriver: Driver<AgentResource> = {
   async apply(r, ctx) {
     if (r.version === VERSION) return false;
     const root = packageRoot(ctx.stateDir);
+    // Pending, and yet another version runs: what started this agent did not start it from the package root
+    // (a unit that runs the installed tree). Taking it again would restart into the same tree for ever.
+    const pending = readPending(root);
+    // Made current by this very process, which ends as soon as the apply is reported.
+    if (pending && pending.version === r.version && switchedHere === r.sha256) return false;
+    if (pending && pending.version === r.version)
+      await rollBack(root, pending, `mesh-host ${VERSION} was started instead, not from ${root}/current`);
     const failed = readFailed(root);
     if (failed && failed.sha256 === r.sha256)
       throw refuse(
@@ -79,6 +97,7 @@ export const agentDriver: Driver<AgentResource> = {
     checkPackage(r, bytes);
     await unpack(root, r, bytes);
     await switchTo(root, r.version, r.sha256, UPGRADE_WAIT_MS);
+    switchedHere = r.sha256;
     ctx.log(`agent: mesh-host ${r.version} unpacked and made current; restarting into it from ${VERSION}`);
     ctx.agent.restart();
     return true;

@@ -135,9 +135,14 @@ export async function guard(root: string, now = Date.now()): Promise<{ rolledBac
     await write(pendingPath(root), p);
     return { starting: p };
   }
+  return { rolledBack: await rollBack(root, p, reason, now) };
+}
+
+/** Switch PENDING back to the version before it and remember it as failed, for REASON. */
+export async function rollBack(root: string, p: Pending, reason: string, now = Date.now()): Promise<Failed> {
   const f: Failed = { version: p.version, sha256: p.sha256, reason, at: new Date(now).toISOString() };
   await write(failedPath(root), f);
   pointCurrent(root, p.previous);
   rmSync(pendingPath(root), { force: true });
-  return { rolledBack: f };
+  return f;
 }
