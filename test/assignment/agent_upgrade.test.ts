@@ -57,10 +57,13 @@ U.before(async (ctx) => {
   ctx.work = mkdtempSync(join(tmpdir(), 'mesh-upgrade-'));
   await ctx.mesh.serve();
   ctx.hosts = new Map();
+  // Tokens one after another (each makes a broker account through the management API), then the hosts at once.
+  const tokens = new Map<string, string>();
+  for (const n of names) tokens.set(n, await ctx.mesh.token(n));
   await Promise.all(
     names.map(async (n) => {
       const h = ctx.mesh.host(n, { MESH_HOST_ROOTS: root(), MESH_HOST_RECONCILE_SECONDS: '3600' });
-      const r = await h.enrol(await ctx.mesh.token(n));
+      const r = await h.enrol(tokens.get(n)!);
       assert.is(r.code, 0, r.stderr);
       const proc = spawnProc(process.execPath, [MESH_HOST, 'supervise'], h.env);
       ctx.hosts.set(n, { dir: h.dir, proc });
