@@ -25,6 +25,13 @@ import { overlayKeyPath, type Identity } from './identity.js';
 import type { LogFields } from '../src/sys/log.js';
 import { VERSION } from '../src/sys/version.js';
 import { driverSettings, type HostConfig } from './config.js';
+import { PackageFetch, type ChunkHeaders } from './upgrade/fetch.js';
+import { writePackageAsk } from '../src/wire/agent_package.js';
+import { packageRoot, readPending, confirm } from './upgrade/package_root.js';
+import { UPGRADE_WAIT_MS } from './apply/agent.js';
+
+/** The exit code that asks whoever runs mesh-host (systemd, mesh-host supervise) to start it again, from the current package. */
+export const RESTART_CODE = 75;
 
 export class Agent {
   private ch: ConfirmChannel | undefined;
@@ -57,6 +64,13 @@ export class Agent {
   readonly opts: ApplyOptions;
 
   private readonly dir: string;
+  /** V2: a package being fetched over the broker, its chunks taken as they come. */
+  private fetching: PackageFetch | undefined;
+  /** V2: this agent is an upgrade not yet proven: its first confirmed report proves it. */
+  private proving = false;
+  private provingTimer: NodeJS.Timeout | undefined;
+  private restartWanted = false;
+  private exit: (code: number) => void = () => {};
 
   constructor(
     private readonly id: Identity,
@@ -73,6 +87,12 @@ export class Agent {
       overlayKeyPath: overlayKeyPath(config.dir),
       ...driverSettings(config),
       log,
+      agent: {
+        fetch: (sha256, size) => this.fetchPackage(sha256, size),
+        restart: () => {
+          this.restartWanted = true;
+        },
+      },
     };
   }
 
@@ -105,6 +125,7 @@ export class Agent {
     }
     this.awaitingFloor = !this.kept;
     if (this.kept) this.enqueue(() => this.reconcileNow());
+    this.proveUpgrade();
     this.watchExpiry();
     const every = this.config.reconcileSeconds;
     // D6: connected or not. Not polling for changes (they are pushed): putting back drift.
@@ -125,6 +146,70 @@ export class Agent {
           ),
       });
     }
+  }
+
+  /** How this agent ends itself: to restart into a new package (RESTART_CODE), or give a failed one back to the guard. */
+  onExit(exit: (code: number) => void): void {
+    this.exit = exit;
+  }
+
+  /**
+   * V2: started as a pending upgrade of this very version. It reports at once
+   * (its version with it); the broker's confirm of that report proves it. Not
+   * proven by the deadline (it cannot reach the broker, or serve), it ends
+   * itself, and the guard before the next start takes the machine back.
+   */
+  private proveUpgrade(): void {
+    const p = readPending(packageRoot(this.dir));
+    if (!p || p.version !== VERSION) return;
+    this.proving = true;
+    this.log(
+      `agent: running mesh-host ${VERSION}, an upgrade from ${p.previous ?? 'the installed agent'}: reporting to prove it`,
+    );
+    this.enqueue(async () =>
+      this.queueReport({ serial: this.kept?.serial ?? 0, held: await holdings(this.dir), failed: [] }),
+    );
+    this.provingTimer = setTimeout(
+      () => {
+        if (!this.proving) return;
+        this.log(
+          `agent: mesh-host ${VERSION} did not report before its deadline: ending, for the guard to take this machine back`,
+        );
+        this.exit(1);
+      },
+      Math.max(0, p.deadline - Date.now()),
+    );
+  }
+
+  private async proven(): Promise<void> {
+    if (!this.proving) return;
+    this.proving = false;
+    clearTimeout(this.provingTimer);
+    if (await confirm(packageRoot(this.dir), VERSION))
+      this.log(`agent: mesh-host ${VERSION} reported: the upgrade is proven and stays`);
+  }
+
+  /** V2: a package's bytes, asked of serve over the broker a few chunks at a time. */
+  private fetchPackage(sha256: string, size: number): Promise<Buffer> {
+    this.fetching?.stop();
+    const f = new PackageFetch(
+      sha256,
+      size,
+      (from, count) => {
+        const ch = this.ch;
+        if (!ch) return; // asked again on the next window timer, once linked
+        publish(ch, EXCHANGE, 'agent.package', writePackageAsk({ sha256, from, count }), {
+          userId: this.id.broker.user,
+          type: 'agent.package',
+        }).catch(() => {});
+      },
+      UPGRADE_WAIT_MS,
+    );
+    this.fetching = f;
+    this.log(`agent: fetching package ${sha256.slice(0, 12)} (${size} bytes) over the broker`);
+    return f.bytes.finally(() => {
+      if (this.fetching === f) this.fetching = undefined;
+    });
   }
 
   async attach(ch: ConfirmChannel): Promise<void> {
@@ -159,6 +244,8 @@ export class Agent {
     clearTimeout(this.expiryTimer);
     this.supervisor?.stop();
     clearTimeout(this.drainTimer);
+    clearTimeout(this.provingTimer);
+    this.fetching?.stop();
   }
 
   stopped(): Promise<void> {
@@ -166,6 +253,18 @@ export class Agent {
   }
 
   receive(msg: ConsumeMessage): void {
+    // V2: a chunk is not a declaration: taken now, beside an apply that may be waiting for it.
+    if (msg.properties.type === 'agent-chunk') {
+      const h = msg.properties.headers as Partial<ChunkHeaders> | undefined;
+      if (h && typeof h.sha256 === 'string' && Number.isSafeInteger(h.n) && Number.isSafeInteger(h.of))
+        this.fetching?.take(h as ChunkHeaders, msg.content);
+      try {
+        this.ch?.ack(msg);
+      } catch {
+        /* channel gone: the chunk is asked for again */
+      }
+      return;
+    }
     this.inbox.push(msg);
     // A short pause gathers a backlog waiting on the broker, so it drains to the newest (D2).
     this.drainTimer ??= setTimeout(() => {
@@ -266,6 +365,7 @@ export class Agent {
       );
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
     }
+    this.restartIfWanted();
     // The mesh sends the declaration first, then the last report: by now what
     // must stay is applied, and what the old report lists beyond it is orphaned.
     if (lastReport !== undefined && this.rebuilt) {
@@ -341,6 +441,17 @@ export class Agent {
       );
       this.queueReport({ serial: this.kept.serial, held: r.held, failed: r.failed, corrected: r.corrected });
     }
+    this.restartIfWanted();
+  }
+
+  /** V2: the agent resource made another version current: end once the report of this apply is confirmed (or soon after), to be started from it. */
+  private restartIfWanted(): void {
+    if (!this.restartWanted) return;
+    this.restartWanted = false;
+    const end = () => this.exit(RESTART_CODE);
+    const waitFor = Date.now() + 5000;
+    const check = () => (this.outbox.length === 0 || Date.now() > waitFor ? end() : setTimeout(check, 100));
+    check();
   }
 
   /**
@@ -405,6 +516,7 @@ export class Agent {
           if (i >= 0) this.outbox.splice(i, 1);
           if (r.serial && !r.refused)
             this.log(`report of declaration ${r.serial} confirmed by the broker`, { serial: r.serial });
+          if (!r.refused) void this.proven();
         },
         (err) => {
           this.inflight.delete(mid);

@@ -10,7 +10,7 @@ import { setLogNode, type LogFields } from '../src/sys/log.js';
 import { Notifier } from '../src/sys/notify.js';
 import { publishHeard } from './heard.js';
 import type { HostConfig } from './config.js';
-import { Agent } from './agent.js';
+import { Agent, RESTART_CODE } from './agent.js';
 import { writePidFile, removePidFile } from './link/pidfile.js';
 
 export interface RunOptions {
@@ -92,6 +92,15 @@ async function holdLink(opts: RunOptions, notifier: Notifier, linked: (l: Link) 
     link.stop();
     agent.stop();
   };
+  // V2: the agent ends itself to restart into another package, or to hand a failed upgrade to the guard.
+  agent.onExit((code) => {
+    opts.log(
+      `ending with ${code}: ${code === RESTART_CODE ? 'to be started again from the current package' : 'the guard decides what starts next'}`,
+    );
+    process.exitCode = code;
+    stop();
+    setTimeout(() => process.exit(code), 5000).unref();
+  });
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   opts.signal?.addEventListener('abort', stop);

@@ -208,6 +208,22 @@ ALTER FUNCTION assignment.affected_nodes() OWNER TO mesh_assignment;
 COMMENT ON FUNCTION assignment.affected_nodes() IS 'Enrolled nodes whose composition differs from their newest declaration (W2).';
 
 --
+-- Name: agent_targets(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.agent_targets() RETURNS TABLE(node text, version text, sha256 text, size bigint)
+    LANGUAGE sql STABLE
+    AS $$
+  select e.name, p.version, p.sha256, p.size
+    from inventory.enrolled_node e
+    cross join lateral (select t.version from assignment.agent_target t
+                         where t.node = e.name or t.node = '' order by t.node = '' limit 1) t
+    join catalogue.agent_packages p on p.version = t.version
+$$;
+
+ALTER FUNCTION assignment.agent_targets() OWNER TO mesh_assignment;
+
+--
 -- Name: allocate_serials(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -296,7 +312,10 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
     union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
-    union all select w.node, b.resource from want w cross join brokers b),
+    union all select w.node, b.resource from want w cross join brokers b
+    union all select t.node, jsonb_build_object('id', 'agent', 'kind', 'agent', 'version', t.version,
+                                                'sha256', t.sha256, 'size', t.size)
+      from assignment.agent_targets() t join want w on w.node = t.node),
   r as (
     select j.node, j.resource->>'id' as id, j.resource->>'kind' as kind, j.resource::text as resource from j
     union all select x.node, x.id, split_part(x.id, ':', 1), x.resource
@@ -1210,14 +1229,14 @@ ALTER FUNCTION assignment.restores_owed() OWNER TO mesh_assignment;
 --
 
 CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(node text, wave integer, "position" integer, from_serial bigint, newest_serial bigint, released_at timestamp with time zone, state text, why text)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE
     AS $$
   select n.node, n.wave, n.position, n.from_serial, s.serial, n.released_at,
          case when n.released_at is null then 'held'
               when n.restore_owed then 'restoring'
               when f.fresh or x.fresh then 'failing'
-              when n.nothing_owed or (s.serial > n.from_serial and d.acknowledged_at is not null) then 'applied'
+              when n.nothing_owed or (s.serial > n.from_serial and d.acknowledged_at is not null
+                                      and (t.version is null or v.agent_version is not distinct from t.version)) then 'applied'
               else 'waiting' end,
          case when n.released_at is null then 'not yet released'
               when n.restore_owed then format('owed declaration %s again (the rollout was aborted)', n.from_serial)
@@ -1227,7 +1246,10 @@ CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(n
               when x.node is not null then format('refused declaration %s: %s: %s%s', x.serial, x.fault, x.reason,
                      case when x.fresh then '' else ' (before the resume: waiting for a clean report)' end)
               when n.nothing_owed then 'nothing to apply: its composition no longer differed'
-              when s.serial > n.from_serial and d.acknowledged_at is not null then format('applied declaration %s', s.serial)
+              when s.serial > n.from_serial and d.acknowledged_at is not null
+                   and (t.version is null or v.agent_version is not distinct from t.version) then format('applied declaration %s', s.serial)
+              when s.serial > n.from_serial and d.acknowledged_at is not null
+                then format('applied declaration %s; its agent reports %s, not yet %s', s.serial, coalesce(v.agent_version, 'no version'), t.version)
               when s.serial = n.from_serial then 'released, not yet declared'
               else format('declaration %s not yet reported applied', s.serial) end
     from assignment.rollout_node n
@@ -1235,6 +1257,8 @@ CREATE FUNCTION assignment.rollout_node_state(rollout_id bigint) RETURNS TABLE(n
     join assignment.node_serial s on s.node = n.node
     join inventory.enrolled_node e on e.name = n.node  -- a node retired mid-rollout is out of it
     left join assignment.declaration d on d.node = n.node and d.serial = s.serial
+    left join assignment.agent_targets() t on t.node = n.node
+    left join inventory.node_agent_version v on v.name = n.node
     -- A failure counts against the newest declaration only, and only if told since the last resume.
     left join lateral (select f.*, f.reported_at >= coalesce(r.resumed_at, '-infinity') as fresh from inventory.apply_failure f
                         where f.node = n.node and f.serial >= s.serial and s.serial > n.from_serial) f on true
@@ -1265,6 +1289,44 @@ begin
 end $_$;
 
 ALTER FUNCTION assignment.set_agent_feature(feature_kind text, version text) OWNER TO mesh_assignment;
+
+--
+-- Name: set_agent_target(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.set_agent_target(target_version text, node_name text) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare k inventory.agent_skew; c integer[]; a integer[];
+begin
+  if not exists (select 1 from catalogue.agent_packages p where p.version = target_version) then
+    raise exception 'no mesh-host package of version % was added', coalesce(target_version, 'null')
+      using errcode = 'MSHZ1', hint = 'add it first: mesh agent add mesh-host_VERSION_ARCH.deb; mesh agent list shows those added';
+  end if;
+  select * into k from inventory.agent_skew;
+  c := inventory.version_parts(k.control_version);
+  a := inventory.version_parts(target_version);
+  if c is null or not (a[1] = c[1] and a[2] <= c[2] and a[2] >= c[2] - k.minors_behind) then
+    raise exception 'mesh-host % is outside the skew rule: the control plane % speaks with %', target_version,
+      coalesce(k.control_version, 'of no stated version'),
+      case when c is null then 'nothing until mesh serve states its version'
+           else format('%s.%s to %s.%s', c[1], greatest(c[2] - k.minors_behind, 0), c[1], c[2]) end
+      using errcode = 'MSHZ2', hint = 'upgrade the control plane first (its version bounds the agents it speaks with), or pick a version within the rule';
+  end if;
+  if node_name is null then
+    delete from assignment.agent_target;
+    insert into assignment.agent_target (node, version) values ('', target_version);
+  else
+    if not exists (select 1 from inventory.enrolled_node where name = node_name) then
+      raise exception 'no enrolled node named %', node_name using errcode = 'MSH21', hint = 'see mesh node list';
+    end if;
+    insert into assignment.agent_target (node, version) values (node_name, target_version)
+      on conflict (node) do update set version = excluded.version, set_at = now();
+  end if;
+  return target_version;
+end $$;
+
+ALTER FUNCTION assignment.set_agent_target(target_version text, node_name text) OWNER TO mesh_assignment;
 
 --
 -- Name: set_declaration_lifetime(interval); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1840,6 +1902,28 @@ ALTER FUNCTION audit.verify() OWNER TO mesh_audit;
 COMMENT ON FUNCTION audit.verify() IS 'C3: recompute the chain; the first row that does not match, or no row when the history is whole.';
 
 --
+-- Name: add_agent_package(text, text, bigint, integer); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.add_agent_package(package_version text, package_sha256 text, package_size bigint, chunk_count integer) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+declare was catalogue.agent_package;
+begin
+  select * into was from catalogue.agent_package p where p.version = package_version;
+  if found then
+    if was.sha256 = package_sha256 then return false; end if;
+    raise exception 'mesh-host % was added before with other bytes (sha256 %)', package_version, was.sha256
+      using errcode = 'MSHZ0', hint = 'a version names one package: build the new one with a new version';
+  end if;
+  insert into catalogue.agent_package (version, sha256, size, chunks)
+    values (package_version, package_sha256, package_size, chunk_count);
+  return true;
+end $$;
+
+ALTER FUNCTION catalogue.add_agent_package(package_version text, package_sha256 text, package_size bigint, chunk_count integer) OWNER TO mesh_catalogue;
+
+--
 -- Name: placements(); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -1852,6 +1936,18 @@ begin
 end $$;
 
 ALTER FUNCTION catalogue.placements() OWNER TO mesh_catalogue;
+
+--
+-- Name: put_agent_chunk(text, integer, bytea); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE FUNCTION catalogue.put_agent_chunk(package_sha256 text, chunk_n integer, chunk bytea) RETURNS void
+    LANGUAGE sql
+    AS $$
+  insert into catalogue.agent_chunk (sha256, n, bytes) values (package_sha256, chunk_n, chunk)
+$$;
+
+ALTER FUNCTION catalogue.put_agent_chunk(package_sha256 text, chunk_n integer, chunk bytea) OWNER TO mesh_catalogue;
 
 --
 -- Name: put_module(text, jsonb, text); Type: FUNCTION; Schema: catalogue; Owner: mesh_catalogue
@@ -3952,6 +4048,43 @@ ALTER TABLE assignment.agent_holds OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.agent_holds IS 'Each node and resource kind its reported agent is too old to apply: its declarations carry nothing of that kind until it reports a version that does (V1).';
 
 --
+-- Name: agent_target; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.agent_target (
+    node text NOT NULL,
+    version text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT agent_target_node_check CHECK (((node = ''::text) OR (node ~ '^[a-z][a-z0-9-]{0,62}$'::text)))
+);
+
+ALTER TABLE assignment.agent_target OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE agent_target; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.agent_target IS 'Which mesh-host version nodes must run: the row with node '''' for every node, a row naming a node for that node alone (a pin). No row: nodes are declared no agent and run what they were installed with.';
+
+--
+-- Name: COLUMN agent_target.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.node IS 'The node pinned, or '''' for the whole fleet.';
+
+--
+-- Name: COLUMN agent_target.version; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.version IS 'A version of catalogue.agent_packages.';
+
+--
+-- Name: COLUMN agent_target.set_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.set_at IS 'When it was said.';
+
+--
 -- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -4918,6 +5051,99 @@ COMMENT ON COLUMN audit.watched.on_table IS 'The table, schema-qualified (invent
 --
 
 COMMENT ON COLUMN audit.watched.trigger IS 'The trigger''s name on that table.';
+
+--
+-- Name: agent_chunk; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.agent_chunk (
+    sha256 text NOT NULL,
+    n integer NOT NULL,
+    bytes bytea NOT NULL,
+    CONSTRAINT agent_chunk_n_check CHECK ((n >= 0))
+);
+
+ALTER TABLE catalogue.agent_chunk OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE agent_chunk; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.agent_chunk IS 'The bytes of each agent package, in order: what serve hands a node a few at a time.';
+
+--
+-- Name: COLUMN agent_chunk.n; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.agent_chunk.n IS 'Its place in the package, from 0.';
+
+--
+-- Name: agent_package; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TABLE catalogue.agent_package (
+    version text NOT NULL,
+    sha256 text NOT NULL,
+    size bigint NOT NULL,
+    chunks integer NOT NULL,
+    added_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT agent_package_chunks_check CHECK ((chunks > 0)),
+    CONSTRAINT agent_package_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT agent_package_size_check CHECK ((size > 0)),
+    CONSTRAINT agent_package_version_check CHECK ((version ~ '^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$'::text))
+);
+
+ALTER TABLE catalogue.agent_package OWNER TO mesh_catalogue;
+
+--
+-- Name: TABLE agent_package; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON TABLE catalogue.agent_package IS 'Each mesh-host package a fleet may run: its version, the sha256 and size of its bytes, and how many chunks hold them.';
+
+--
+-- Name: COLUMN agent_package.version; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.agent_package.version IS 'The mesh-host version the package installs, as its agent reports it.';
+
+--
+-- Name: COLUMN agent_package.sha256; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.agent_package.sha256 IS 'Hex sha256 of the whole package: what the declaration carries and the host checks.';
+
+--
+-- Name: COLUMN agent_package.size; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.agent_package.size IS 'Bytes in the whole package.';
+
+--
+-- Name: COLUMN agent_package.chunks; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON COLUMN catalogue.agent_package.chunks IS 'How many rows of agent_chunk hold the bytes, numbered from 0.';
+
+--
+-- Name: agent_packages; Type: VIEW; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE VIEW catalogue.agent_packages AS
+ SELECT agent_package.version,
+    agent_package.sha256,
+    agent_package.size,
+    agent_package.chunks,
+    agent_package.added_at
+   FROM catalogue.agent_package;
+
+ALTER TABLE catalogue.agent_packages OWNER TO mesh_catalogue;
+
+--
+-- Name: VIEW agent_packages; Type: COMMENT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+COMMENT ON VIEW catalogue.agent_packages IS 'Each agent package and its sha256 and size: what assignment declares a node to run.';
 
 --
 -- Name: build_progress; Type: TABLE; Schema: catalogue; Owner: mesh_catalogue
@@ -8141,6 +8367,13 @@ ALTER TABLE ONLY assignment.agent_feature
     ADD CONSTRAINT agent_feature_pkey PRIMARY KEY (kind);
 
 --
+-- Name: agent_target agent_target_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.agent_target
+    ADD CONSTRAINT agent_target_pkey PRIMARY KEY (node);
+
+--
 -- Name: assignment assignment_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -8237,6 +8470,27 @@ ALTER TABLE ONLY audit.pgmigrations
 
 ALTER TABLE ONLY audit.watched
     ADD CONSTRAINT watched_pkey PRIMARY KEY (on_table, trigger);
+
+--
+-- Name: agent_chunk agent_chunk_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.agent_chunk
+    ADD CONSTRAINT agent_chunk_pkey PRIMARY KEY (sha256, n);
+
+--
+-- Name: agent_package agent_package_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.agent_package
+    ADD CONSTRAINT agent_package_pkey PRIMARY KEY (version);
+
+--
+-- Name: agent_package agent_package_sha256_key; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.agent_package
+    ADD CONSTRAINT agent_package_sha256_key UNIQUE (sha256);
 
 --
 -- Name: build_progress build_progress_pkey; Type: CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
@@ -8770,6 +9024,13 @@ ALTER TABLE ONLY audit.event
     ADD CONSTRAINT event_kind_fkey FOREIGN KEY (kind) REFERENCES audit.kind(name);
 
 --
+-- Name: agent_chunk agent_chunk_sha256_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
+--
+
+ALTER TABLE ONLY catalogue.agent_chunk
+    ADD CONSTRAINT agent_chunk_sha256_fkey FOREIGN KEY (sha256) REFERENCES catalogue.agent_package(sha256) ON DELETE CASCADE;
+
+--
 -- Name: build_progress build_progress_request_id_fkey; Type: FK CONSTRAINT; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -9145,6 +9406,12 @@ GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_inventory_reader;
 GRANT SELECT ON TABLE assignment.agent_holds TO mesh_assignment_reader;
 
 --
+-- Name: TABLE agent_target; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.agent_target TO mesh_assignment_reader;
+
+--
 -- Name: TABLE assignment; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -9275,6 +9542,25 @@ GRANT SELECT ON TABLE audit.migration_digest TO mesh_audit_reader;
 GRANT SELECT ON TABLE audit.watched TO mesh_audit_reader;
 
 --
+-- Name: TABLE agent_chunk; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.agent_chunk TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE agent_package; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.agent_package TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE agent_packages; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+GRANT SELECT ON TABLE catalogue.agent_packages TO mesh_catalogue_reader;
+GRANT SELECT ON TABLE catalogue.agent_packages TO mesh_assignment;
+
+--
 -- Name: TABLE build_progress; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
 --
 
@@ -9346,6 +9632,7 @@ GRANT SELECT ON TABLE catalogue.pgmigrations TO mesh_catalogue_reader;
 --
 
 GRANT SELECT ON TABLE inventory.agent_skew TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.agent_skew TO mesh_assignment;
 
 --
 -- Name: TABLE apply_failure; Type: ACL; Schema: inventory; Owner: mesh_inventory

@@ -29,9 +29,18 @@ export interface DriverContext {
    * back from the kept declaration whatever a power cut lost.
    */
   journaled?: boolean;
+  /** What the agent resource needs of the running agent (V2): its package's bytes, and a restart into it. Absent outside a running agent. */
+  agent?: AgentHooks;
   /** Ids and absolute paths changed so far in this apply (D4 restart-on). */
   changed: Set<string>;
   log(line: string): void;
+}
+
+export interface AgentHooks {
+  /** The package's bytes, fetched over the broker; rejects when they do not come within the wait. */
+  fetch(sha256: string, size: number): Promise<Buffer>;
+  /** Exit once this apply is reported, to be started again from the package root's current version. */
+  restart(): void;
 }
 
 export type Observed = 'ok' | 'drift' | 'absent';

@@ -11,7 +11,7 @@ import { writeAtomicAll } from '../../src/sys/atomic.js';
 import { withStateLock } from './lock.js';
 import { refuse } from '../../src/sys/errors.js';
 
-/** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
+/** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list late: nothing here uses it, only the link's next attempt. The agent last: it restarts this host into another version once the rest is in place. */
 export const KIND_ORDER: ResourceKind[] = [
   'firewall',
   'directory',
@@ -21,6 +21,7 @@ export const KIND_ORDER: ResourceKind[] = [
   'container',
   'service',
   'brokers',
+  'agent',
 ];
 
 /** What an apply is given: the drivers' context but for what the apply itself keeps (changed) and the log, optional here. */
@@ -151,6 +152,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
     firewall: opts.firewall,
     carried: opts.carried,
     journaled: false,
+    agent: opts.agent,
     changed: new Set(),
     log: opts.log ?? (() => {}),
   };

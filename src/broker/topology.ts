@@ -17,7 +17,16 @@ export const BUILD_QUEUE = 'mesh.build';
 export const BUILD_REQUEST = 'build.request';
 
 /** Every routing key the control plane consumes. Heard is batched by serve itself. */
-export const CONTROL_KINDS = ['heard', 'enrol', 'report', 'recover', 'rekey', 'build.result', 'builder.enrol'] as const;
+export const CONTROL_KINDS = [
+  'heard',
+  'enrol',
+  'report',
+  'recover',
+  'rekey',
+  'build.result',
+  'builder.enrol',
+  'agent.package',
+] as const;
 export type ControlKind = (typeof CONTROL_KINDS)[number];
 
 /** The quorum queues and the routing keys bound to each. */

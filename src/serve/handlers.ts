@@ -10,6 +10,7 @@ import { recover } from './handlers/recover.js';
 import { rekey } from './handlers/rekey.js';
 import { buildResult } from './handlers/build_result.js';
 import { builderEnrol } from './handlers/builder_enrol.js';
+import { agentPackage } from './handlers/agent_package.js';
 
 export type Handler = (ctx: ServeContext, msg: ConsumeMessage) => Promise<void>;
 
@@ -20,4 +21,5 @@ export const HANDLERS: Record<Exclude<ControlKind, 'heard'>, Handler> = {
   rekey,
   'build.result': buildResult,
   'builder.enrol': builderEnrol,
+  'agent.package': agentPackage,
 };

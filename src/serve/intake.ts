@@ -26,6 +26,7 @@ export const INTAKE_LIMITS: Record<ControlKind, number> = {
   rekey: 16 << 10,
   'builder.enrol': 16 << 10,
   report: 1 << 20,
+  'agent.package': 1 << 10,
   'build.result': LIMITS.message,
 };
 

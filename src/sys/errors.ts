@@ -23,6 +23,8 @@
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
 //   versions    Vx: agent versions and the skew rule (MSHV0 to MSHV2, inventory) and the kinds an agent
 //               applies (MSHV3 and MSHV4, assignment), one subject across the two contexts that keep it.
+//               Zx: agent upgrades: packages (catalogue), targets (assignment), the host's install
+//               and roll-back (mesh-host), the ask for a package's chunks (wire).
 //   Ux          enrolment, tokens and builds: MSHU0 to MSHU4 mesh-host (the token's pin, the token on stdin),
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
@@ -1717,6 +1719,71 @@ export const REGISTER: readonly Code[] = [
     meaning: 'an agent feature that is not a resource kind with a MAJOR.MINOR.PATCH first version',
     remedy:
       "name a kind as declarations do and the mesh-host release that first applies it: select assignment.set_agent_feature('file', '0.2.0')",
+  },
+  {
+    code: 'MSHZ0',
+    context: 'catalogue',
+    meaning: 'a mesh-host package added under a version already added with other bytes',
+    remedy: 'a version names one package: build the new one with a new version, then mesh agent add it',
+  },
+  {
+    code: 'MSHZ1',
+    context: 'assignment',
+    meaning: 'an agent upgrade to a version no mesh-host package was added for',
+    remedy: 'add the package first: mesh agent add mesh-host_VERSION_ARCH.deb; mesh agent list shows those added',
+  },
+  {
+    code: 'MSHZ2',
+    context: 'assignment',
+    meaning: 'an agent upgrade to a version outside the skew rule: the control plane would not speak with it',
+    remedy:
+      'upgrade the control plane first (its version bounds the agents it speaks with), or pick a version within the rule',
+  },
+  {
+    code: 'MSHZ3',
+    context: 'host',
+    meaning:
+      'an agent package whose bytes are not the sha256 and size the signed declaration names: nothing of it is installed',
+    remedy:
+      'mesh agent list shows the sha256 the store holds; add the package again from a good copy under a new version',
+    raisedIn: ['host/apply/agent.ts'],
+  },
+  {
+    code: 'MSHZ4',
+    context: 'host',
+    meaning:
+      'a declared agent version that did not come up on this node: the machine went back to the version before by itself',
+    remedy:
+      "read the node's journal for why the new agent ended; declare another version with mesh agent upgrade --to VERSION",
+    raisedIn: ['host/apply/agent.ts'],
+  },
+  {
+    code: 'MSHZ5',
+    context: 'catalogue',
+    meaning: 'a file added as an agent package that is not a mesh-host package at a MAJOR.MINOR.PATCH version',
+    remedy: 'add the mesh-host_VERSION_ARCH.deb that npm run deb makes',
+    raisedIn: ['src/catalogue/agent_package.ts'],
+  },
+  {
+    code: 'MSHZ6',
+    context: 'wire',
+    meaning: 'an ask for agent package chunks that is not {sha256, from, count} with at most a few chunks',
+    remedy: 'nothing is sent for it; the mesh-host that asked writes asks as src/wire/agent_package.ts does: update it',
+    raisedIn: ['src/wire/agent_package.ts'],
+  },
+  {
+    code: 'MSHZ7',
+    context: 'host',
+    meaning: 'an agent package whose chunks did not come over the broker within the wait',
+    remedy: 'is mesh serve running, and this node linked? The next declaration or reconcile asks again',
+    raisedIn: ['host/upgrade/fetch.ts'],
+  },
+  {
+    code: 'MSHZ8',
+    context: 'host',
+    meaning: 'an agent package that holds no agent at /usr/lib/mesh/dist/host/cli.js: not a mesh-host package',
+    remedy: 'declare a version whose package npm run deb made (mesh agent add checks the name, not the tree)',
+    raisedIn: ['host/apply/agent.ts'],
   },
   {
     code: 'MSHS1',

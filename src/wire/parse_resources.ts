@@ -10,6 +10,9 @@ import { isObject, WireError } from './envelope.js';
 
 type Check = (v: unknown, at: string) => unknown;
 
+/** An agent version as reports carry it (inventory.record_agent_version checks the same). */
+export const AGENT_VERSION = /^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(-[0-9A-Za-z.-]{1,40})?$/;
+
 /**
  * Which rule a resource broke. The host reports any of them as malformed
  * (MSHN0); a module file is refused with the flaw's own catalogue code
@@ -241,6 +244,31 @@ const KINDS: Record<string, Check> = {
     ],
   }),
   secret: shape({ ...common, path: [absPath, true], mode: [mode, true], sealed: [base64, true] }),
+  agent: shape({
+    ...common,
+    version: [
+      (v, at) => {
+        if (typeof v !== 'string' || !AGENT_VERSION.test(v)) throw bad(at, 'must be a version: MAJOR.MINOR.PATCH');
+        return v;
+      },
+      true,
+    ],
+    sha256: [
+      (v, at) => {
+        if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) throw bad(at, 'must be a sha256 in lower-case hex');
+        return v;
+      },
+      true,
+    ],
+    size: [
+      (v, at) => {
+        if (!Number.isSafeInteger(v) || (v as number) < 1 || (v as number) > 1 << 30)
+          throw bad(at, 'must be a size in bytes from 1 to 1 GiB');
+        return v;
+      },
+      true,
+    ],
+  }),
   // Never empty: a list with no broker would leave the node nothing to dial.
   brokers: (v, at) => {
     const r = shape({
@@ -297,7 +325,7 @@ const MODULE_ONLY: Record<string, Check> = {
 
 function idOf(r: Record<string, unknown>): string {
   // One list a node: its id is its kind alone.
-  if (r.kind === 'brokers') return 'brokers';
+  if (r.kind === 'brokers' || r.kind === 'agent') return r.kind;
   return `${r.kind}:${(r.path ?? r.name) as string}`;
 }
 
@@ -345,12 +373,16 @@ const COMPOSED: Record<string, [string, string]> = {
     'is sealed by the mesh for each holder',
     'take it out and store the value with mesh secret make|accept NAME',
   ],
+  agent: [
+    'is composed by the mesh from the agent version the fleet must run',
+    'take it out of the module and say the version with mesh agent upgrade --to VERSION',
+  ],
   brokers: [
     'is composed by the mesh from the brokers it knows',
     'take it out of the module and add a broker with mesh broker add HOST:PORT --fingerprint FP',
   ],
 };
-const { wireguard: _w, firewall: _f, secret: _s, brokers: _b, ...PUT } = KINDS;
+const { wireguard: _w, firewall: _f, secret: _s, brokers: _b, agent: _a, ...PUT } = KINDS;
 const MODULE_KINDS: Record<string, Check> = { ...PUT, ...MODULE_ONLY };
 
 function parseList(v: unknown, at: string, kinds: Record<string, Check>): Record<string, unknown>[] {

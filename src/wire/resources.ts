@@ -133,7 +133,21 @@ export interface BrokersResource extends Base {
   brokers: BrokerEntry[];
 }
 
+/**
+ * The mesh-host this node must run (V2): a version, and the sha256 and size of
+ * its package. The signature over the declaration vouches for the sha256; the
+ * bytes come over the broker (the host asks serve for them) and are checked
+ * against it before anything is unpacked. One a node: its id is its kind.
+ */
+export interface AgentResource extends Base {
+  kind: 'agent';
+  version: string; // MAJOR.MINOR.PATCH[-PRERELEASE], as the agent reports it
+  sha256: string; // hex, of the whole package
+  size: number; // bytes
+}
+
 export type Resource =
+  | AgentResource
   | FileResource
   | BrokersResource
   | FirewallResource

@@ -13,16 +13,16 @@ import { freshStore, type Store } from '../harness/store.js';
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
   inventory: /^MSH[01FVSX]\d$/,
-  assignment: /^MSH([2AV]\d|Y[23])$/,
-  catalogue: /^MSH([3MP]\d|U[5-9])$/,
+  assignment: /^MSH([2AVZ]\d|Y[23])$/,
+  catalogue: /^MSH([3MPZ]\d|U[5-9])$/,
   secret: /^MSH[4Q]\d$/,
   provision: /^MSH[5B]\d$/,
   overlay: /^MSH(6\d|T[1-9]|Y[014])$/,
   audit: /^MSH7\d$/,
-  host: /^MSH([8CGIKX]\d|U[0-4])$/,
+  host: /^MSH([8CGIKXZ]\d|U[0-4])$/,
   bundle: /^MSH([9DL]\d|T0)$/,
   store: /^MSH[EHJ]\d$/,
-  wire: /^MSH[NS]\d$/,
+  wire: /^MSH[NSZ]\d$/,
 };
 
 const R = suite<{ store: Store }>('the register of error codes');
