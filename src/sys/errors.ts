@@ -27,6 +27,8 @@
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
 //               refused unread or unstored, inventory for what SQL answers once per interval.
+//   Ox          packages and advisories: inventory (the versions a node reports, the advisories loaded),
+//               assignment (the package a rollout declares) and mesh-host (applying it)
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -1664,6 +1666,18 @@ export const REGISTER: readonly Code[] = [
     meaning: 'an agent feature that is not a resource kind with a MAJOR.MINOR.PATCH first version',
     remedy:
       "name a kind as declarations do and the mesh-host release that first applies it: select assignment.set_agent_feature('file', '0.2.0')",
+  },
+  {
+    code: 'MSHO0',
+    context: 'inventory',
+    meaning: 'a package version that is not a Debian version',
+    remedy: 'a version is [EPOCH:]UPSTREAM[-REVISION], UPSTREAM starting with a digit (deb-version(7))',
+  },
+  {
+    code: 'MSHO1',
+    context: 'inventory',
+    meaning: 'an advisory that is not an OSV document naming a Debian package version',
+    remedy: 'give a file of OSV documents whose affected entries name a Debian ecosystem with ECOSYSTEM ranges',
   },
   {
     code: 'MSHS1',
