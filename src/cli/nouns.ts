@@ -27,6 +27,7 @@ const FILES: [noun: string, file: string][] = [
   ['console', 'console'],
   ['rollout', 'rollout'],
   ['broker', 'broker'],
+  ['advisories', 'advisories'],
 ];
 
 /** The first words of the commands FILE registers, read from its compiled text (beside this file). */

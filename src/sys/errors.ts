@@ -1680,6 +1680,20 @@ export const REGISTER: readonly Code[] = [
     remedy: 'give a file of OSV documents whose affected entries name a Debian ecosystem with ECOSYSTEM ranges',
   },
   {
+    code: 'MSHO2',
+    context: 'host',
+    meaning: 'a MESH_HOST_DPKG_ROOT that is not an absolute directory',
+    remedy: 'give the absolute root of the dpkg database the host reports and installs into, or unset it for /',
+    raisedIn: ['host/config.ts'],
+  },
+  {
+    code: 'MSHO3',
+    context: 'inventory',
+    meaning: 'an advisories file that is not JSON',
+    remedy: 'give a file holding one OSV document, or a JSON list of them',
+    raisedIn: ['src/inventory/advisories.ts'],
+  },
+  {
     code: 'MSHS1',
     context: 'wire',
     meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",
@@ -1690,10 +1704,11 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHS2',
     context: 'wire',
-    meaning: 'a report whose list (held, failed, corrected, superseded) is longer than its cap, refused whole',
+    meaning:
+      'a report whose list (held, failed, corrected, superseded, packages) is longer than its cap, refused whole',
     remedy:
       'nothing of it was recorded and the last report stands; a node holding more than the cap is split over more nodes, or the cap (src/wire/report.ts) raised in a release',
-    raisedIn: ['src/wire/report.ts'],
+    raisedIn: ['src/wire/report.ts', 'src/wire/packages.ts'],
   },
   {
     code: 'MSHS3',
