@@ -12,6 +12,7 @@ import { refuse } from '../../src/sys/errors.js';
 /** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list last: nothing here uses it, only the link's next attempt. */
 export const KIND_ORDER: ResourceKind[] = [
   'firewall',
+  'package',
   'directory',
   'file',
   'secret',

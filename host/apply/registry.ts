@@ -11,6 +11,7 @@ import { serviceDriver } from './service.js';
 import { wireguardDriver } from './wireguard/driver.js';
 import { firewallDriver } from './firewall.js';
 import { brokersDriver } from './brokers.js';
+import { packageDriver } from './package.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.
@@ -32,5 +33,6 @@ for (const d of [
   containerDriver,
   serviceDriver,
   brokersDriver,
+  packageDriver,
 ] as AnyDriver[])
   registerDriver(d);

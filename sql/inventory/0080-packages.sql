@@ -275,3 +275,6 @@ with hit as (
      and (r.last_key is null or p.version_key <= r.last_key))
 select advisory, package, node, name, arch, version, fixed from hit;
 comment on view inventory.advisory_node is 'Each node running a package version a loaded advisory says is affected, and the version that fixes it (null: no fix named).';
+
+-- A rollout of an advisory's fix pins the fixed version on the nodes it lists (assignment.pin_advisory).
+grant select on inventory.advisory, inventory.advisory_node to mesh_assignment;

@@ -1694,6 +1694,19 @@ export const REGISTER: readonly Code[] = [
     raisedIn: ['src/inventory/advisories.ts'],
   },
   {
+    code: 'MSHO4',
+    context: 'assignment',
+    meaning: 'a rollout of an advisory that is not loaded',
+    remedy: 'load it first: mesh advisories load FILE',
+  },
+  {
+    code: 'MSHO5',
+    context: 'assignment',
+    meaning: 'a rollout of an advisory that lists no node running an affected version with a fix to declare',
+    remedy:
+      'mesh advisories lists the nodes each advisory affects; one naming no fixed version has nothing to roll out',
+  },
+  {
     code: 'MSHS1',
     context: 'wire',
     meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",

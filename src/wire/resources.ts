@@ -133,8 +133,21 @@ export interface BrokersResource extends Base {
   brokers: BrokerEntry[];
 }
 
+/**
+ * A Debian package installed at VERSION or above, from the sources the machine
+ * already has (apt-get install NAME=VERSION). Above is kept: a later security
+ * upgrade is never undone. Removing it uninstalls nothing: a fixed package is
+ * not taken away with the declaration that brought it.
+ */
+export interface PackageResource extends Base {
+  kind: 'package';
+  name: string;
+  version: string;
+}
+
 export type Resource =
   | FileResource
+  | PackageResource
   | BrokersResource
   | FirewallResource
   | DirectoryResource
