@@ -27,6 +27,7 @@ comment on column assignment.package_pin.pinned_at is 'When it was pinned or rai
    fix to declare (MSHO5): a rollout of nothing would look like a fix. */
 create function assignment.pin_advisory(advisory_id text)
 returns table (node text, name text, version text) language plpgsql as $$
+#variable_conflict use_column
 begin
   if not exists (select 1 from inventory.advisory a where a.id = advisory_id) then
     raise exception 'no advisory % is loaded', coalesce(advisory_id, 'null')
