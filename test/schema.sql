@@ -823,6 +823,7 @@ ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
 CREATE FUNCTION assignment.pin_advisory(advisory_id text) RETURNS TABLE(node text, name text, version text)
     LANGUAGE plpgsql
     AS $$
+#variable_conflict use_column
 begin
   if not exists (select 1 from inventory.advisory a where a.id = advisory_id) then
     raise exception 'no advisory % is loaded', coalesce(advisory_id, 'null')

@@ -122,6 +122,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
     overlayKeyPath: opts.overlayKeyPath,
     wgDir: opts.wgDir,
     firewall: opts.firewall,
+    dpkgRoot: opts.dpkgRoot,
     carried: opts.carried,
     changed: new Set(),
     log: opts.log ?? (() => {}),
