@@ -32,6 +32,8 @@ import { UPGRADE_WAIT_MS } from './apply/agent.js';
 
 /** The exit code that asks whoever runs mesh-host (systemd, mesh-host supervise) to start it again, from the current package. */
 export const RESTART_CODE = 75;
+import { readInstalled, statusPath } from './packages.js';
+import { packageChange, packagesDigest, type Package, type PackageChange } from '../src/wire/packages.js';
 
 export class Agent {
   private ch: ConfirmChannel | undefined;
@@ -56,6 +58,8 @@ export class Agent {
    */
   private awaitingFloor = false;
   private held: ConsumeMessage[] = [];
+  /** The package list the mesh was last sent or said it holds; null: unknown, and the next report carries it whole. */
+  private packagesSent: Package[] | null = null;
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
   /** Published, confirm not yet in: not sent again until the broker answers. */
@@ -306,7 +310,7 @@ export class Agent {
     this.held = [];
     const ch = this.ch;
     const candidates: { decl: Declaration; bytes: Buffer; digest: string }[] = [];
-    let lastReport: { held: HeldEntry[] | null; floor: Floor | null } | undefined;
+    let lastReport: { held: HeldEntry[] | null; floor: Floor | null; packages?: string | null } | undefined;
     for (const m of msgs) {
       const type = m.properties.type;
       try {
@@ -372,6 +376,7 @@ export class Agent {
       if (lastReport.held) await this.removeOrphans(lastReport.held);
       this.rebuilt = false;
     }
+    if (lastReport?.packages !== undefined) await this.comparePackages(lastReport.packages);
     // Acked only once kept and applied: a crash before this means redelivery.
     for (const m of msgs) {
       try {
@@ -440,6 +445,10 @@ export class Agent {
         { serial: this.kept.serial, level: r.failed.length ? 'warn' : 'info' },
       );
       this.queueReport({ serial: this.kept.serial, held: r.held, failed: r.failed, corrected: r.corrected });
+    } else {
+      // Packages installed or removed by hand (or by apt's own timers): their change goes out on the same period.
+      const packages = this.packageChange();
+      if (packages) this.queueReport({ serial: this.kept.serial, held: r.held, failed: [], packages });
     }
     this.restartIfWanted();
   }
@@ -452,6 +461,42 @@ export class Agent {
     const waitFor = Date.now() + 5000;
     const check = () => (this.outbox.length === 0 || Date.now() > waitFor ? end() : setTimeout(check, 100));
     check();
+  }
+
+  /** What changed in the installed packages since the list the mesh was sent; undefined: nothing, or no dpkg here. */
+  private packageChange(): PackageChange | undefined {
+    let now: Package[] | null;
+    try {
+      now = readInstalled(statusPath(this.config.dpkgRoot));
+    } catch (err) {
+      this.log(`cannot read the installed packages: ${(err as Error).message}`, { level: 'warn' });
+      return undefined;
+    }
+    if (!now) return undefined;
+    const change = packageChange(this.packagesSent, now);
+    if (change) this.packagesSent = now;
+    return change;
+  }
+
+  /**
+   * The mesh's recover answer names the digest of the package list it holds:
+   * the same as this host's, and only changes follow; another (a change lost,
+   * or applied out of order by two serves), and the whole list goes now.
+   */
+  private async comparePackages(held: string | null): Promise<void> {
+    let now: Package[] | null;
+    try {
+      now = readInstalled(statusPath(this.config.dpkgRoot));
+    } catch {
+      return;
+    }
+    if (!now) return;
+    if (held === packagesDigest(now)) {
+      this.packagesSent = now;
+      return;
+    }
+    this.packagesSent = null;
+    this.queueReport({ serial: this.kept?.serial ?? 0, held: await holdings(this.dir), failed: [] });
   }
 
   /**
@@ -491,6 +536,10 @@ export class Agent {
       agent: VERSION,
     };
     if (!held && !part.refused) return;
+    if (!part.refused) {
+      const packages = part.packages ?? this.packageChange();
+      if (packages) r.packages = packages;
+    }
     this.outbox.push({ r, mid: randomBytes(8).toString('hex') });
     if (this.outbox.length > 100) this.outbox.splice(0, this.outbox.length - 100);
     this.flushOutbox();

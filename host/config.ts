@@ -11,6 +11,8 @@
 //   MESH_HOST_FIREWALL=off        hold the firewall without loading it: a host that shares its network
 //                                 namespace with things that must not be closed (the test suites' hosts)
 //   MESH_WG_DIR                   where wg-quick files live (/etc/wireguard); the lab points it elsewhere
+//   MESH_HOST_DPKG_ROOT           the root whose dpkg status the host reports and whose packages apt installs (/);
+//                                 the lab's nodes, which share one machine, each point at their own
 import { join } from 'node:path';
 import { refuse } from '../src/sys/errors.js';
 import { backoffFromEnv, type BackoffSettings } from '../src/sys/backoff.js';
@@ -26,6 +28,8 @@ export interface HostConfig {
   /** False when MESH_HOST_FIREWALL=off: the firewall is held, not loaded. */
   firewall: boolean;
   wgDir: string;
+  /** The root of the dpkg database reported and installed into (MESH_HOST_DPKG_ROOT). */
+  dpkgRoot: string;
 }
 
 export const DEFAULT_ROOTS = ['/etc', '/srv', '/opt', '/var/lib', '/usr/local'];
@@ -43,7 +47,15 @@ export function hostConfig(env: NodeJS.ProcessEnv = process.env): HostConfig {
     backoff: backoffFromEnv(env),
     firewall: env.MESH_HOST_FIREWALL !== 'off',
     wgDir: env.MESH_WG_DIR ?? '/etc/wireguard',
+    dpkgRoot: dpkgRoot(env),
   };
+}
+
+function dpkgRoot(env: NodeJS.ProcessEnv): string {
+  const v = env.MESH_HOST_DPKG_ROOT || '/';
+  if (!v.startsWith('/'))
+    throw refuse('MSHO2', `MESH_HOST_DPKG_ROOT must be an absolute directory, not ${JSON.stringify(v)}`);
+  return v;
 }
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -67,8 +79,9 @@ export function reconcileSeconds(env: NodeJS.ProcessEnv): number {
   return every;
 }
 
-/** What the drivers read of the settings: where wg-quick files live, and whether the firewall is loaded. */
-export const driverSettings = (c: HostConfig): { wgDir: string; firewall: boolean } => ({
+/** What the drivers read of the settings: where wg-quick files live, whether the firewall is loaded, and the dpkg root. */
+export const driverSettings = (c: HostConfig): { wgDir: string; firewall: boolean; dpkgRoot: string } => ({
   wgDir: c.wgDir,
   firewall: c.firewall,
+  dpkgRoot: c.dpkgRoot,
 });

@@ -1018,6 +1018,40 @@ $$;
 ALTER FUNCTION assignment.peek_serial(node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: pin_advisory(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.pin_advisory(advisory_id text) RETURNS TABLE(node text, name text, version text)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+begin
+  if not exists (select 1 from inventory.advisory a where a.id = advisory_id) then
+    raise exception 'no advisory % is loaded', coalesce(advisory_id, 'null')
+      using errcode = 'MSHO4', hint = 'load it first: mesh advisories load FILE';
+  end if;
+  return query
+  with fix as (
+    select distinct on (a.node, a.name) a.node, a.name, a.fixed
+      from inventory.advisory_node a
+     where a.advisory = advisory_id and a.fixed is not null
+     order by a.node, a.name, inventory.debian_version_key(a.fixed) desc),
+  pinned as (
+    insert into assignment.package_pin as p (node, name, version, advisory)
+    select f.node, f.name, f.fixed, advisory_id from fix f
+    on conflict (node, name) do update set version = excluded.version, advisory = excluded.advisory, pinned_at = now()
+      where inventory.compare_debian_version(excluded.version, p.version) > 0
+    returning p.node, p.name, p.version)
+  select f.node, f.name, f.fixed from fix f order by f.node, f.name;
+  if not found then
+    raise exception 'advisory % lists no node running an affected version with a fix to declare', advisory_id
+      using errcode = 'MSHO5', hint = 'mesh advisories lists the nodes each advisory affects; an advisory naming no fixed version has nothing to roll out';
+  end if;
+end $$;
+
+ALTER FUNCTION assignment.pin_advisory(advisory_id text) OWNER TO mesh_assignment;
+
+--
 -- Name: plan_changes(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -2200,6 +2234,25 @@ ALTER FUNCTION inventory.close_console_session(session_hash bytea) OWNER TO mesh
 COMMENT ON FUNCTION inventory.close_console_session(session_hash bytea) IS 'Sign out: the console session of this cookie hash is closed.';
 
 --
+-- Name: compare_debian_version(text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.compare_debian_version(a text, b text) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+  select case when ka < kb then -1 when ka > kb then 1 else 0 end
+    from (select inventory.debian_version_key(a) as ka, inventory.debian_version_key(b) as kb) k
+$$;
+
+ALTER FUNCTION inventory.compare_debian_version(a text, b text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION compare_debian_version(a text, b text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.compare_debian_version(a text, b text) IS '-1, 0 or 1: A is lower than, equal to or higher than B as dpkg --compare-versions orders Debian versions.';
+
+--
 -- Name: console_session_open(bytea); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2211,6 +2264,83 @@ CREATE FUNCTION inventory.console_session_open(session_hash bytea) RETURNS boole
 $$;
 
 ALTER FUNCTION inventory.console_session_open(session_hash bytea) OWNER TO mesh_inventory;
+
+--
+-- Name: debian_part_key(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.debian_part_key(part text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+declare
+  m text[];
+  hex text := '';
+  c text;
+  digits text;
+  i integer;
+begin
+  for m in select regexp_matches(part, '([^0-9]*)([0-9]*)', 'g') loop
+    exit when m[1] = '' and m[2] = '' and hex <> '';
+    for i in 1 .. length(m[1]) loop
+      c := substr(m[1], i, 1);
+      hex := hex || case when c = '~' then '01' when c ~ '[A-Za-z]' then to_hex(ascii(c)) else to_hex(128 + ascii(c)) end;
+    end loop;
+    digits := ltrim(m[2], '0');
+    hex := hex || '02' || lpad(to_hex(length(digits)), 2, '0') || encode(convert_to(digits, 'UTF8'), 'hex');
+  end loop;
+  return hex || '02';
+end $$;
+
+ALTER FUNCTION inventory.debian_part_key(part text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION debian_part_key(part text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.debian_part_key(part text) IS 'The upstream or revision part of a Debian version as hex of a key whose byte order is dpkg''s order.';
+
+--
+-- Name: debian_version_key(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.debian_version_key(version text) RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $_$
+declare
+  epoch text := '';
+  rest text := version;
+  upstream text;
+  revision text := '';
+  cut integer;
+begin
+  if length(version) > 200 or version !~ '^([0-9]{1,9}:)?[0-9][A-Za-z0-9.+~:-]*$' or version ~ '-$'
+     or (version ~ ':' and version !~ '^[0-9]{1,9}:') then
+    raise exception '% is not a Debian version', quote_literal(version)
+      using errcode = 'MSHO0',
+            hint = 'a version is [EPOCH:]UPSTREAM[-REVISION], UPSTREAM starting with a digit, of letters, digits and . + ~ - : (deb-version(7))';
+  end if;
+  cut := position(':' in rest);
+  if cut > 0 then
+    epoch := ltrim(substr(rest, 1, cut - 1), '0');
+    rest := substr(rest, cut + 1);
+  end if;
+  cut := length(rest) - position('-' in reverse(rest)) + 1;
+  if position('-' in rest) > 0 then
+    revision := substr(rest, cut + 1);
+    rest := substr(rest, 1, cut - 1);
+  end if;
+  upstream := rest;
+  return decode(lpad(to_hex(length(epoch)), 2, '0') || encode(convert_to(epoch, 'UTF8'), 'hex')
+                || inventory.debian_part_key(upstream) || inventory.debian_part_key(revision), 'hex');
+end $_$;
+
+ALTER FUNCTION inventory.debian_version_key(version text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION debian_version_key(version text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.debian_version_key(version text) IS 'A Debian version as a key whose byte order is dpkg''s: a < b exactly when dpkg --compare-versions a lt b.';
 
 --
 -- Name: delivered_declarations(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -2354,6 +2484,69 @@ end $$;
 ALTER FUNCTION inventory.keep_here_since() OWNER TO mesh_inventory;
 
 --
+-- Name: load_advisory(jsonb); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.load_advisory(doc jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+declare
+  advisory_id text := doc->>'id';
+  a jsonb;
+  r jsonb;
+  e jsonb;
+  v jsonb;
+  opened text;
+  n integer := 0;
+begin
+  if jsonb_typeof(doc) is distinct from 'object' or advisory_id is null
+     or advisory_id !~ '^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$' then
+    raise exception 'an advisory is an OSV document with an id, not %', left(coalesce(doc::text, 'null'), 80)
+      using errcode = 'MSHO1', hint = 'give a file of one OSV document ({"id": ..., "affected": [...]}) or a list of them';
+  end if;
+  delete from inventory.advisory where id = advisory_id;
+  insert into inventory.advisory (id, summary, modified, document)
+  values (advisory_id, left(coalesce(doc->>'summary', split_part(doc->>'details', E'\n', 1), ''), 300), doc->>'modified', doc);
+  for a in select x from jsonb_array_elements(case when jsonb_typeof(doc->'affected') = 'array' then doc->'affected' else '[]' end) x loop
+    continue when coalesce(a->'package'->>'ecosystem', '') !~ '^Debian(:|$)' or coalesce(a->'package'->>'name', '') = '';
+    for r in select x from jsonb_array_elements(case when jsonb_typeof(a->'ranges') = 'array' then a->'ranges' else '[]' end) x loop
+      continue when r->>'type' is distinct from 'ECOSYSTEM';
+      opened := null;
+      for e in select x from jsonb_array_elements(case when jsonb_typeof(r->'events') = 'array' then r->'events' else '[]' end) x loop
+        if e ? 'introduced' then
+          if opened is not null then
+            insert into inventory.advisory_range (advisory, package, introduced) values (advisory_id, a->'package'->>'name', opened);
+            n := n + 1;
+          end if;
+          opened := e->>'introduced';
+        elsif opened is not null and (e ? 'fixed' or e ? 'last_affected') then
+          insert into inventory.advisory_range (advisory, package, introduced, fixed, last_affected)
+          values (advisory_id, a->'package'->>'name', opened, e->>'fixed', e->>'last_affected');
+          n := n + 1;
+          opened := null;
+        end if;
+      end loop;
+      if opened is not null then
+        insert into inventory.advisory_range (advisory, package, introduced) values (advisory_id, a->'package'->>'name', opened);
+        n := n + 1;
+      end if;
+    end loop;
+    for v in select x from jsonb_array_elements(case when jsonb_typeof(a->'versions') = 'array' then a->'versions' else '[]' end) x loop
+      insert into inventory.advisory_range (advisory, package, introduced, last_affected)
+      values (advisory_id, a->'package'->>'name', v #>> '{}', v #>> '{}');
+      n := n + 1;
+    end loop;
+  end loop;
+  if n = 0 then
+    raise exception 'advisory % names no Debian package version', advisory_id
+      using errcode = 'MSHO1', hint = 'mesh reads the affected entries whose package.ecosystem is Debian (or Debian:N) with ECOSYSTEM ranges or a versions list';
+  end if;
+  return n;
+end $_$;
+
+ALTER FUNCTION inventory.load_advisory(doc jsonb) OWNER TO mesh_inventory;
+
+--
 -- Name: mark_answered(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -2407,6 +2600,21 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.notify_console() OWNER TO mesh_inventory;
+
+--
+-- Name: packages_digest(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.packages_digest(node_name text) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+  select encode(sha256(convert_to(coalesce(string_agg(
+           p.name || E'\t' || p.arch || E'\t' || p.version || E'\t' || p.source || E'\n', ''
+           order by p.name collate "C", p.arch collate "C"), ''), 'UTF8')), 'hex')
+    from inventory.node_package p where p.node = node_name
+$$;
+
+ALTER FUNCTION inventory.packages_digest(node_name text) OWNER TO mesh_inventory;
 
 --
 -- Name: put_broker(text, text, text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -2532,6 +2740,43 @@ begin
 end $$;
 
 ALTER FUNCTION inventory.record_failure(node_name text, failed_serial bigint, failed_now jsonb) OWNER TO mesh_inventory;
+
+--
+-- Name: record_packages(text, jsonb); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_packages(node_name text, change jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+declare
+  held text;
+  base text := change->>'base';
+  result text;
+begin
+  select s.digest into held from inventory.package_state s where s.node = node_name for update;
+  if base is not null and held is distinct from base then
+    return 'resync';
+  end if;
+  if base is null then
+    delete from inventory.node_package where node = node_name;
+  else
+    delete from inventory.node_package p
+     using jsonb_array_elements(coalesce(change->'gone', '[]')) g
+     where p.node = node_name and p.name = g->>0 and p.arch = g->>1;
+  end if;
+  insert into inventory.node_package (node, name, arch, version, source)
+  select node_name, s->>0, s->>1, s->>2, coalesce(nullif(s->>3, ''), s->>0)
+    from jsonb_array_elements(coalesce(change->'set', '[]')) s
+  on conflict (node, name, arch) do update set version = excluded.version, source = excluded.source;
+  held := inventory.packages_digest(node_name);
+  insert into inventory.package_state (node, digest, packages)
+  values (node_name, held, (select count(*) from inventory.node_package where node = node_name))
+  on conflict (node) do update set digest = excluded.digest, packages = excluded.packages, changed_at = now();
+  result := case when held is distinct from change->>'digest' then 'resync' when base is null then 'full' else 'changed' end;
+  return result;
+end $$;
+
+ALTER FUNCTION inventory.record_packages(node_name text, change jsonb) OWNER TO mesh_inventory;
 
 --
 -- Name: record_refusal(text, bigint, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -4459,6 +4704,58 @@ ALTER TABLE assignment.outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
+-- Name: package_pin; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.package_pin (
+    node text NOT NULL,
+    name text NOT NULL,
+    version text NOT NULL,
+    advisory text,
+    pinned_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT package_pin_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9+.-]{0,127}$'::text)),
+    CONSTRAINT package_pin_version_check CHECK ((inventory.debian_version_key(version) IS NOT NULL))
+);
+
+ALTER TABLE assignment.package_pin OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE package_pin; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.package_pin IS 'A Debian package a node must run at a version or above, declared to it as a package resource.';
+
+--
+-- Name: COLUMN package_pin.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.package_pin.node IS 'The node.';
+
+--
+-- Name: COLUMN package_pin.name; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.package_pin.name IS 'The binary package.';
+
+--
+-- Name: COLUMN package_pin.version; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.package_pin.version IS 'The lowest version it may run: the host installs it when below.';
+
+--
+-- Name: COLUMN package_pin.advisory; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.package_pin.advisory IS 'The advisory whose fix it is, when a rollout of one pinned it.';
+
+--
+-- Name: COLUMN package_pin.pinned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.package_pin.pinned_at IS 'When it was pinned or raised.';
+
+--
 -- Name: pending_delivery; Type: VIEW; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -5791,6 +6088,234 @@ ALTER TABLE catalogue.pgmigrations_id_seq OWNER TO mesh_catalogue;
 --
 
 ALTER SEQUENCE catalogue.pgmigrations_id_seq OWNED BY catalogue.pgmigrations.id;
+
+--
+-- Name: advisory; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.advisory (
+    id text NOT NULL,
+    summary text DEFAULT ''::text NOT NULL,
+    modified text,
+    loaded_at timestamp with time zone DEFAULT now() NOT NULL,
+    document jsonb NOT NULL,
+    CONSTRAINT advisory_id_check CHECK ((id ~ '^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$'::text))
+);
+
+ALTER TABLE inventory.advisory OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE advisory; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.advisory IS 'An advisory in the OSV format, loaded from a file (mesh advisories load): nothing is fetched.';
+
+--
+-- Name: COLUMN advisory.id; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory.id IS 'Its OSV id (DSA-5532-1, CVE-2023-5678, ...).';
+
+--
+-- Name: COLUMN advisory.summary; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory.summary IS 'Its summary, or its details'' first line.';
+
+--
+-- Name: COLUMN advisory.modified; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory.modified IS 'When its publisher last changed it, as the document says.';
+
+--
+-- Name: COLUMN advisory.loaded_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory.loaded_at IS 'When it was loaded here.';
+
+--
+-- Name: COLUMN advisory.document; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory.document IS 'The OSV document as loaded.';
+
+--
+-- Name: advisory_range; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.advisory_range (
+    advisory text NOT NULL,
+    package text NOT NULL,
+    introduced text NOT NULL,
+    fixed text,
+    last_affected text,
+    introduced_key bytea GENERATED ALWAYS AS (inventory.debian_version_key(introduced)) STORED NOT NULL,
+    fixed_key bytea GENERATED ALWAYS AS (inventory.debian_version_key(fixed)) STORED,
+    last_key bytea GENERATED ALWAYS AS (inventory.debian_version_key(last_affected)) STORED,
+    CONSTRAINT advisory_range_check CHECK (((fixed IS NULL) OR (last_affected IS NULL)))
+);
+
+ALTER TABLE inventory.advisory_range OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE advisory_range; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.advisory_range IS 'Each range of Debian versions an advisory says is affected: from introduced, up to (not including) fixed or up to and including last_affected; neither: every version from introduced.';
+
+--
+-- Name: COLUMN advisory_range.advisory; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.advisory IS 'The advisory.';
+
+--
+-- Name: COLUMN advisory_range.package; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.package IS 'The package it names: Debian''s advisories name the source package, matched against both a package''s source and its own name.';
+
+--
+-- Name: COLUMN advisory_range.introduced; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.introduced IS 'The first version affected (0: every version before the fix).';
+
+--
+-- Name: COLUMN advisory_range.fixed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.fixed IS 'The first version not affected: what a rollout declares.';
+
+--
+-- Name: COLUMN advisory_range.last_affected; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.last_affected IS 'The last version affected, when the advisory names no fix.';
+
+--
+-- Name: COLUMN advisory_range.introduced_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.introduced_key IS 'introduced in dpkg''s order.';
+
+--
+-- Name: COLUMN advisory_range.fixed_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.fixed_key IS 'fixed in dpkg''s order.';
+
+--
+-- Name: COLUMN advisory_range.last_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.advisory_range.last_key IS 'last_affected in dpkg''s order.';
+
+--
+-- Name: node_package; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.node_package (
+    node text NOT NULL,
+    name text NOT NULL,
+    arch text NOT NULL,
+    version text NOT NULL,
+    source text NOT NULL,
+    version_key bytea GENERATED ALWAYS AS (inventory.debian_version_key(version)) STORED NOT NULL,
+    CONSTRAINT node_package_arch_check CHECK ((arch ~ '^[a-z0-9][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT node_package_name_check CHECK ((name ~ '^[a-z0-9][a-z0-9+.-]{0,127}$'::text)),
+    CONSTRAINT node_package_source_check CHECK ((source ~ '^[a-z0-9][a-z0-9+.-]{0,127}$'::text))
+);
+
+ALTER TABLE inventory.node_package OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE node_package; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.node_package IS 'Each Debian package a node reported installed (its dpkg status), kept from the changes its reports carry.';
+
+--
+-- Name: COLUMN node_package.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.node IS 'The node that runs it.';
+
+--
+-- Name: COLUMN node_package.name; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.name IS 'The binary package''s name.';
+
+--
+-- Name: COLUMN node_package.arch; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.arch IS 'Its architecture (amd64, all, ...): one name may be installed for several.';
+
+--
+-- Name: COLUMN node_package.version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.version IS 'The version installed, as dpkg writes it.';
+
+--
+-- Name: COLUMN node_package.source; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.source IS 'The source package it was built from (the name itself when dpkg names none): what Debian advisories name.';
+
+--
+-- Name: COLUMN node_package.version_key; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.node_package.version_key IS 'The version as a key in dpkg''s order (inventory.debian_version_key).';
+
+--
+-- Name: advisory_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.advisory_node AS
+ WITH hit AS (
+         SELECT r.advisory,
+            r.package,
+            r.fixed,
+            p.node,
+            p.name,
+            p.arch,
+            p.version
+           FROM (inventory.advisory_range r
+             JOIN inventory.node_package p ON ((p.source = r.package)))
+          WHERE ((p.version_key >= r.introduced_key) AND ((r.fixed_key IS NULL) OR (p.version_key < r.fixed_key)) AND ((r.last_key IS NULL) OR (p.version_key <= r.last_key)))
+        UNION
+         SELECT r.advisory,
+            r.package,
+            r.fixed,
+            p.node,
+            p.name,
+            p.arch,
+            p.version
+           FROM (inventory.advisory_range r
+             JOIN inventory.node_package p ON (((p.name = r.package) AND (p.source <> r.package))))
+          WHERE ((p.version_key >= r.introduced_key) AND ((r.fixed_key IS NULL) OR (p.version_key < r.fixed_key)) AND ((r.last_key IS NULL) OR (p.version_key <= r.last_key)))
+        )
+ SELECT hit.advisory,
+    hit.package,
+    hit.node,
+    hit.name,
+    hit.arch,
+    hit.version,
+    hit.fixed
+   FROM hit;
+
+ALTER TABLE inventory.advisory_node OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW advisory_node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.advisory_node IS 'Each node running a package version a loaded advisory says is affected, and the version that fixes it (null: no fix named).';
 
 --
 -- Name: agent_skew; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -8416,6 +8941,13 @@ ALTER TABLE ONLY assignment.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
 
 --
+-- Name: package_pin package_pin_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.package_pin
+    ADD CONSTRAINT package_pin_pkey PRIMARY KEY (node, name);
+
+--
 -- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -8542,6 +9074,13 @@ ALTER TABLE ONLY catalogue.source
     ADD CONSTRAINT source_pkey PRIMARY KEY (module);
 
 --
+-- Name: advisory advisory_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.advisory
+    ADD CONSTRAINT advisory_pkey PRIMARY KEY (id);
+
+--
 -- Name: agent_skew agent_skew_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -8612,11 +9151,25 @@ ALTER TABLE ONLY inventory.migration_digest
     ADD CONSTRAINT migration_digest_pkey PRIMARY KEY (name);
 
 --
+-- Name: node_package node_package_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.node_package
+    ADD CONSTRAINT node_package_pkey PRIMARY KEY (node, name, arch);
+
+--
 -- Name: node node_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
 ALTER TABLE ONLY inventory.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (name);
+
+--
+-- Name: package_state package_state_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.package_state
+    ADD CONSTRAINT package_state_pkey PRIMARY KEY (node);
 
 --
 -- Name: pgmigrations pgmigrations_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -8824,6 +9377,12 @@ CREATE UNIQUE INDEX rollout_one_open ON assignment.rollout USING btree ((true)) 
 CREATE INDEX build_request_module ON catalogue.build_request USING btree (module, requested_at DESC);
 
 --
+-- Name: advisory_range_package; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX advisory_range_package ON inventory.advisory_range USING btree (package);
+
+--
 -- Name: correction_by_resource; Type: INDEX; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -8834,6 +9393,18 @@ CREATE INDEX correction_by_resource ON inventory.correction USING btree (node, r
 --
 
 CREATE INDEX dead_letter_by_node ON inventory.dead_letter USING btree (node, id);
+
+--
+-- Name: node_package_name; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX node_package_name ON inventory.node_package USING btree (name, version_key);
+
+--
+-- Name: node_package_source; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX node_package_source ON inventory.node_package USING btree (source, version_key);
 
 --
 -- Name: report_received_node_age; Type: INDEX; Schema: inventory; Owner: mesh_inventory
@@ -9052,6 +9623,13 @@ ALTER TABLE ONLY catalogue.build_result
     ADD CONSTRAINT build_result_request_id_fkey FOREIGN KEY (request_id) REFERENCES catalogue.build_request(id) ON DELETE CASCADE;
 
 --
+-- Name: advisory_range advisory_range_advisory_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.advisory_range
+    ADD CONSTRAINT advisory_range_advisory_fkey FOREIGN KEY (advisory) REFERENCES inventory.advisory(id) ON DELETE CASCADE;
+
+--
 -- Name: answered answered_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -9078,6 +9656,20 @@ ALTER TABLE ONLY inventory.broker
 
 ALTER TABLE ONLY inventory.correction
     ADD CONSTRAINT correction_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: node_package node_package_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.node_package
+    ADD CONSTRAINT node_package_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
+
+--
+-- Name: package_state package_state_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.package_state
+    ADD CONSTRAINT package_state_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: refusal refusal_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -9478,6 +10070,12 @@ GRANT SELECT ON TABLE assignment.freshness_setting TO mesh_assignment_reader;
 GRANT SELECT ON TABLE assignment.migration_digest TO mesh_assignment_reader;
 
 --
+-- Name: TABLE package_pin; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.package_pin TO mesh_assignment_reader;
+
+--
 -- Name: TABLE pending_delivery; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -9626,6 +10224,32 @@ GRANT SELECT ON TABLE catalogue.module_status TO mesh_catalogue_reader;
 --
 
 GRANT SELECT ON TABLE catalogue.pgmigrations TO mesh_catalogue_reader;
+
+--
+-- Name: TABLE advisory; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.advisory TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.advisory TO mesh_assignment;
+
+--
+-- Name: TABLE advisory_range; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.advisory_range TO mesh_inventory_reader;
+
+--
+-- Name: TABLE node_package; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.node_package TO mesh_inventory_reader;
+
+--
+-- Name: TABLE advisory_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.advisory_node TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.advisory_node TO mesh_assignment;
 
 --
 -- Name: TABLE agent_skew; Type: ACL; Schema: inventory; Owner: mesh_inventory

@@ -17,6 +17,8 @@ export interface DriverContext {
   wgDir: string;
   /** False: the firewall is held, not loaded (MESH_HOST_FIREWALL=off). */
   firewall: boolean;
+  /** The root of the dpkg database packages are installed into (MESH_HOST_DPKG_ROOT); / unless set. */
+  dpkgRoot?: string;
   /**
    * True for what the first node's bundle raises (its own units and files): the
    * protected paths (paths.ts) guard the host against declarations, and these are

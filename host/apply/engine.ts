@@ -14,6 +14,7 @@ import { refuse } from '../../src/sys/errors.js';
 /** Things a later kind uses come first: a service starts after its files exist; the firewall before anything listens. The brokers list late: nothing here uses it, only the link's next attempt. The agent last: it restarts this host into another version once the rest is in place. */
 export const KIND_ORDER: ResourceKind[] = [
   'firewall',
+  'package',
   'directory',
   'file',
   'secret',
@@ -150,6 +151,7 @@ function contextOf(opts: ApplyOptions): DriverContext {
     overlayKeyPath: opts.overlayKeyPath,
     wgDir: opts.wgDir,
     firewall: opts.firewall,
+    dpkgRoot: opts.dpkgRoot,
     carried: opts.carried,
     journaled: false,
     agent: opts.agent,

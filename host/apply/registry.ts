@@ -12,6 +12,7 @@ import { wireguardDriver } from './wireguard/driver.js';
 import { firewallDriver } from './firewall.js';
 import { brokersDriver } from './brokers.js';
 import { agentDriver } from './agent.js';
+import { packageDriver } from './package.js';
 
 // Drivers are contravariant in their resource type; the engine only ever
 // hands a driver resources of its own kind.
@@ -34,5 +35,6 @@ for (const d of [
   serviceDriver,
   brokersDriver,
   agentDriver,
+  packageDriver,
 ] as AnyDriver[])
   registerDriver(d);

@@ -36,8 +36,35 @@ export function holdChanges() {
   });
 }
 
+/**
+ * Hold changes, make the one PREPARE makes, and fix the waves over it, in one
+ * transaction; then release the first wave. A rollout of one change: no other
+ * command's change can join it between the hold and the start.
+ */
+export function rolloutOf<T>(o: StartOptions, prepare: (sql: Sql) => Promise<T>, signer: Signer = readSigner()) {
+  const s = rolloutSettings(o);
+  return inStore(async (sql) => {
+    const made = await sql.begin(async (tx) => {
+      await tx`select assignment.hold_changes()`;
+      const made = await prepare(tx as unknown as Sql);
+      await tx`select assignment.start_rollout(${s.waves}::text[], ${s.wait}::interval, ${s.maxFailing}::int, ${s.first}::text[])`;
+      return made;
+    });
+    return { made, step: await advanceRollout(sql, signer) };
+  });
+}
+
 /** Fix the waves over the held changes and release the first. */
 export function startRollout(o: StartOptions, signer: Signer = readSigner()) {
+  const { waves, wait, maxFailing, first } = rolloutSettings(o);
+  return inStore(async (sql) => {
+    await sql`select assignment.start_rollout(${waves}::text[], ${wait}::interval, ${maxFailing}::int, ${first}::text[])`;
+    return advanceRollout(sql, signer);
+  });
+}
+
+/** The waves, the wait for health, the failures allowed and the canaries, from the options as typed. */
+function rolloutSettings(o: StartOptions) {
   const waves = (o.waves ?? '1,10%,50%,100%').split(',').map((w) => w.trim());
   const wait = parseDuration(o.waitHealthy ?? '2m', '--wait-healthy');
   const maxFailing = Number(o.maxFailing ?? 0);
@@ -52,10 +79,7 @@ export function startRollout(o: StartOptions, signer: Signer = readSigner()) {
         .split(',')
         .map((n) => nodeName(n.trim()))
     : [];
-  return inStore(async (sql) => {
-    await sql`select assignment.start_rollout(${waves}::text[], ${wait}::interval, ${maxFailing}::int, ${first}::text[])`;
-    return advanceRollout(sql, signer);
-  });
+  return { waves, wait, maxFailing, first };
 }
 
 /**

@@ -28,6 +28,7 @@ const FILES: [noun: string, file: string][] = [
   ['rollout', 'rollout'],
   ['broker', 'broker'],
   ['agent', 'agent'],
+  ['advisories', 'advisories'],
 ];
 
 /** The first words of the commands FILE registers, read from its compiled text (beside this file). */

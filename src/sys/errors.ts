@@ -31,6 +31,8 @@
 //               refused unread or unstored, inventory for what SQL answers once per interval.
 //   Yx          questions about paths (what-if, why): MSHY0, MSHY1 and MSHY4 overlay, MSHY2 and MSHY3
 //               assignment, whose answers read the firewall and the declarations beside the graph.
+//   Ox          packages and advisories: inventory (the versions a node reports, the advisories loaded),
+//               assignment (the package a rollout declares) and mesh-host (applying it)
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -1786,6 +1788,45 @@ export const REGISTER: readonly Code[] = [
     raisedIn: ['host/apply/agent.ts'],
   },
   {
+    code: 'MSHO0',
+    context: 'inventory',
+    meaning: 'a package version that is not a Debian version',
+    remedy: 'a version is [EPOCH:]UPSTREAM[-REVISION], UPSTREAM starting with a digit (deb-version(7))',
+  },
+  {
+    code: 'MSHO1',
+    context: 'inventory',
+    meaning: 'an advisory that is not an OSV document naming a Debian package version',
+    remedy: 'give a file of OSV documents whose affected entries name a Debian ecosystem with ECOSYSTEM ranges',
+  },
+  {
+    code: 'MSHO2',
+    context: 'host',
+    meaning: 'a MESH_HOST_DPKG_ROOT that is not an absolute directory',
+    remedy: 'give the absolute root of the dpkg database the host reports and installs into, or unset it for /',
+    raisedIn: ['host/config.ts'],
+  },
+  {
+    code: 'MSHO3',
+    context: 'inventory',
+    meaning: 'an advisories file that is not JSON',
+    remedy: 'give a file holding one OSV document, or a JSON list of them',
+    raisedIn: ['src/inventory/advisories.ts'],
+  },
+  {
+    code: 'MSHO4',
+    context: 'assignment',
+    meaning: 'a rollout of an advisory that is not loaded',
+    remedy: 'load it first: mesh advisories load FILE',
+  },
+  {
+    code: 'MSHO5',
+    context: 'assignment',
+    meaning: 'a rollout of an advisory that lists no node running an affected version with a fix to declare',
+    remedy:
+      'mesh advisories lists the nodes each advisory affects; one naming no fixed version has nothing to roll out',
+  },
+  {
     code: 'MSHS1',
     context: 'wire',
     meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",
@@ -1796,10 +1837,11 @@ export const REGISTER: readonly Code[] = [
   {
     code: 'MSHS2',
     context: 'wire',
-    meaning: 'a report whose list (held, failed, corrected, superseded) is longer than its cap, refused whole',
+    meaning:
+      'a report whose list (held, failed, corrected, superseded, packages) is longer than its cap, refused whole',
     remedy:
       'nothing of it was recorded and the last report stands; a node holding more than the cap is split over more nodes, or the cap (src/wire/report.ts) raised in a release',
-    raisedIn: ['src/wire/report.ts'],
+    raisedIn: ['src/wire/report.ts', 'src/wire/packages.ts'],
   },
   {
     code: 'MSHS3',

@@ -23,6 +23,8 @@ export interface LastReport {
   held: HeldEntry[] | null;
   reportedAt: string | null;
   floor: Floor | null;
+  /** The digest of the node's package list the mesh holds (null: none): a host that holds another sends its whole list. */
+  packages?: string | null;
 }
 
 export function writeLastReport(r: LastReport, secret: Uint8Array): Buffer {
@@ -34,7 +36,7 @@ export function readLastReport(
   bytes: Uint8Array,
   signingKey: Uint8Array,
   me: { mesh: string; node: string },
-): { held: HeldEntry[] | null; floor: Floor | null } {
+): { held: HeldEntry[] | null; floor: Floor | null; packages?: string | null } {
   const v = openEnvelope(bytes, signingKey, LIMITS.declaration, 'last report');
   if (!isObject(v) || v.mesh !== me.mesh || v.node !== me.node)
     throw new WireError('forged', 'last report is not for this node of this mesh.', 'MSHN4');
@@ -56,7 +58,11 @@ export function readLastReport(
     }
     floor = { serial: f.serial as number, digest: f.digest };
   }
-  if (v.held === null) return { held: null, floor }; // never reported: nothing is known to be ours
+  // Absent: a mesh that keeps no package lists; anything else must be a digest or null.
+  const packages = v.packages === undefined || v.packages === null ? v.packages : String(v.packages);
+  if (packages && !/^[0-9a-f]{64}$/.test(packages))
+    throw new WireError('malformed', 'last report packages must be a sha256 digest or null.');
+  if (v.held === null) return { held: null, floor, packages }; // never reported: nothing is known to be ours
   if (!Array.isArray(v.held)) throw new WireError('malformed', 'last report has no held list.');
-  return { held: v.held as HeldEntry[], floor };
+  return { held: v.held as HeldEntry[], floor, packages };
 }

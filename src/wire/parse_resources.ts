@@ -269,6 +269,26 @@ const KINDS: Record<string, Check> = {
       true,
     ],
   }),
+  // A Debian package at a version or above: names and versions as dpkg writes them, so neither reads as an apt option.
+  package: shape({
+    ...common,
+    name: [
+      (v, at) => {
+        if (typeof v !== 'string' || !/^[a-z0-9][a-z0-9+.-]{0,127}$/.test(v))
+          throw bad(at, 'must be a Debian package name');
+        return v;
+      },
+      true,
+    ],
+    version: [
+      (v, at) => {
+        if (typeof v !== 'string' || !/^([0-9]{1,9}:)?[0-9][A-Za-z0-9.+~:-]{0,199}$/.test(v) || v.endsWith('-'))
+          throw bad(at, 'must be a Debian version ([EPOCH:]UPSTREAM[-REVISION])');
+        return v;
+      },
+      true,
+    ],
+  }),
   // Never empty: a list with no broker would leave the node nothing to dial.
   brokers: (v, at) => {
     const r = shape({

@@ -3,6 +3,7 @@
 import { isObject, parseJson, WireError, LIMITS } from './envelope.js';
 import type { Resource, Origin } from './resources.js';
 import { plainText } from '../sys/text.js';
+import { readPackageChange, type PackageChange } from './packages.js';
 
 /** What the host records of a resource it applied, enough to remove it; what it reports it holds. */
 export interface HeldEntry {
@@ -43,6 +44,8 @@ export interface Report {
   stale?: boolean;
   /** The version of the mesh-host that sent it, MAJOR.MINOR.PATCH (V1); agents before versions were reported send none. */
   agent?: string;
+  /** What changed in the node's installed Debian packages since the list the mesh holds (src/wire/packages.ts). */
+  packages?: PackageChange;
 }
 
 /** What a version looks like, as inventory.node's check says it (inventory 0017). */
@@ -106,6 +109,7 @@ export function readReport(bytes: Uint8Array): Report {
   if (v.stale !== undefined && typeof v.stale !== 'boolean') throw fail('stale must be true or false');
   if (v.agent !== undefined && !(typeof v.agent === 'string' && AGENT_VERSION.test(v.agent)))
     throw fail('agent must be a version, MAJOR.MINOR.PATCH');
+  if (v.packages !== undefined) v.packages = readPackageChange(v.packages);
   return clean(v as unknown as Report);
 }
 

@@ -146,9 +146,22 @@ export interface AgentResource extends Base {
   size: number; // bytes
 }
 
+/**
+ * A Debian package installed at VERSION or above, from the sources the machine
+ * already has (apt-get install NAME=VERSION). Above is kept: a later security
+ * upgrade is never undone. Removing it uninstalls nothing: a fixed package is
+ * not taken away with the declaration that brought it.
+ */
+export interface PackageResource extends Base {
+  kind: 'package';
+  name: string;
+  version: string;
+}
+
 export type Resource =
   | AgentResource
   | FileResource
+  | PackageResource
   | BrokersResource
   | FirewallResource
   | DirectoryResource

@@ -144,6 +144,13 @@ export const SETTINGS: readonly Setting[] = [
       'Where the running host writes its process id, so the network dispatcher hook can rouse it (SIGUSR1) when a network comes up.',
   },
   {
+    name: 'MESH_HOST_DPKG_ROOT',
+    program: 'mesh-host run',
+    default: '/',
+    meaning:
+      'The root of the dpkg database the host reports its installed packages from (ROOT/var/lib/dpkg/status) and installs declared packages into with apt. The lab points each node at its own, since its nodes share one machine.',
+  },
+  {
     name: 'MESH_WG_DIR',
     program: 'mesh-host',
     default: '/etc/wireguard',

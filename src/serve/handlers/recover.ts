@@ -19,10 +19,19 @@ const deferred = new WeakMap<ServeContext, Map<string, NodeJS.Timeout>>();
 export async function recover(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   if (from.kind !== 'node') return;
+  await answerRecover(ctx, from.name);
+}
+
+/**
+ * The answer to recover, given unasked too: when a node's package change did
+ * not apply to the list the mesh holds, this answer names the digest held, and
+ * the node sends its whole list.
+ */
+export async function answerRecover(ctx: ServeContext, node: string): Promise<void> {
   try {
-    await answer(ctx, from.name, '');
+    await answer(ctx, node, '');
   } catch (err) {
-    if ((err as { code?: string }).code === 'MSHS3') await deferAnswer(ctx, from.name);
+    if ((err as { code?: string }).code === 'MSHS3') await deferAnswer(ctx, node);
     throw err;
   }
 }
@@ -51,6 +60,8 @@ async function answer(ctx: ServeContext, node: string, when: string): Promise<vo
   const [rep] = await ctx.stores.inventory`select held, reported_at from inventory.report where node = ${from.name}`;
   const [decl] = await ctx.stores.assignment`select assignment.latest_envelope(${from.name}) as envelope`;
   const [floor] = await ctx.stores.assignment`select serial, digest from assignment.acknowledged_floor(${from.name})`;
+  const [pkgs] = await ctx.stores.inventory`select digest from inventory.package_state where node = ${from.name}`;
+  const packages = (pkgs?.digest as string | undefined) ?? null;
   // P2: the same answer once per node per interval (MSHS3): each signs and publishes up to a declaration's size.
   const answer = createHash('sha256')
     .update(
@@ -62,7 +73,9 @@ async function answer(ctx: ServeContext, node: string, when: string): Promise<vo
           : null,
       ]),
     )
-    .update(JSON.stringify([rep?.reported_at ?? null, floor ? String(floor.serial) : null, floor?.digest ?? null]))
+    .update(
+      JSON.stringify([rep?.reported_at ?? null, floor ? String(floor.serial) : null, floor?.digest ?? null, packages]),
+    )
     .digest('base64');
   await ctx.stores.inventory`select inventory.check_answer(${from.name}, 'recover', ${answer})`;
   await ctx.stores.inventory`select inventory.mark_heard(${from.name})`;
@@ -73,6 +86,7 @@ async function answer(ctx: ServeContext, node: string, when: string): Promise<vo
       held: rep ? rep.held : null,
       reportedAt: rep?.reported_at ?? null,
       floor: floor ? { serial: Number(floor.serial), digest: floor.digest as string } : null,
+      packages,
     },
     ctx.signer.secret,
   );

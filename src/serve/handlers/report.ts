@@ -10,6 +10,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { readReport } from '../../wire/report.js';
 import { sender, type ServeContext } from '../context.js';
 import { settle } from '../../provision/settle.js';
+import { answerRecover } from './recover.js';
 
 // PostgreSQL text cannot hold NUL, and a host quotes what it refused (random
 // bytes among them): what it says is kept with NUL shown as U+FFFD.
@@ -37,6 +38,8 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   let times = 0;
   // The node now runs another agent version than it said before: the kinds it may be declared changed with it.
   let upgraded = false;
+  // The node's package change did not come out at the list it named: it is asked for its whole list.
+  let resync = false;
   const first = await ctx.stores.inventory.begin(async (tx) => {
     if (messageId) {
       const [row] =
@@ -58,6 +61,11 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
       times = row!.times as number;
       return true;
     }
+    if (r.packages) {
+      const [p] =
+        await tx`select inventory.record_packages(node_name => ${from.name}::text, change => ${tx.json(r.packages as never)}::jsonb) as outcome`;
+      resync = p!.outcome === 'resync';
+    }
     // Nothing for a report without corrections: the report path is the busiest write.
     if (r.corrected.length)
       await tx`select inventory.record_corrections(node_name => ${from.name}::text, resources => ${r.corrected.map(storable)}::text[])`;
@@ -71,6 +79,14 @@ export async function report(ctx: ServeContext, msg: ConsumeMessage): Promise<vo
   });
   if (!first)
     ctx.log(`report: ${from.name}'s report ${messageId} was recorded before (a redelivery); acknowledged again only`);
+  if (resync && first) {
+    ctx.log(
+      `report: ${from.name}'s package change does not apply to the list the mesh holds; asking it for the whole list`,
+    );
+    await answerRecover(ctx, from.name).catch((err: Error) =>
+      ctx.log(`report: ${from.name} was not asked for its whole package list yet (${err.message})`),
+    );
+  }
   // V1: a kind held from its old agent is declared once it runs one that applies it (never throws; coalesced).
   if (upgraded) void ctx.redeclare.now(`${from.name} runs mesh-host ${r.agent} now`);
   if (refused) {
