@@ -26,6 +26,8 @@ const FILES: [noun: string, file: string][] = [
   ['drift', 'drift'],
   ['console', 'console'],
   ['rollout', 'rollout'],
+  ['promise', 'promise'],
+  ['history', 'history'],
   ['broker', 'broker'],
 ];
 

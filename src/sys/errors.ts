@@ -11,7 +11,7 @@
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
 //   assignment  2x then Ax
 //   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
-//   secret      4x then Qx
+//   secret      4x then MSHQ0
 //   provision   5x then Bx
 //   overlay     6x
 //   audit       7x then Wx
@@ -27,6 +27,8 @@
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
 //               refused unread or unstored, inventory for what SQL answers once per interval.
+//   Qx          MSHQ0 secret (above); MSHQ1 to MSHQ9 assignment: promises, change-freeze windows and what
+//               a node was declared at a time, the questions asked across the contexts assignment composes.
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -716,6 +718,51 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a secret remade for a holder with no queue on the broker: it could not be told',
     remedy: 'nothing was changed; retire the node and enrol it again, or unassign it',
     raisedIn: ['src/secret/remake.ts'],
+  },
+  // MSHQ1 on: assignment's promises, change-freeze windows and declarations at a time (the header's Qx).
+  {
+    code: 'MSHQ1',
+    context: 'assignment',
+    meaning: 'a change that would break a promise: nothing was committed and nothing is owed',
+    remedy: 'keep the promise (mesh promise list says what it asks), or remove it first: mesh promise remove NAME',
+  },
+  {
+    code: 'MSHQ2',
+    context: 'assignment',
+    meaning: 'a promise that is broken already when it is made',
+    remedy: 'make it true first (the refusal says what breaks it), then promise it',
+  },
+  {
+    code: 'MSHQ3',
+    context: 'assignment',
+    meaning: 'a promise that is not one of the kinds mesh keeps, or badly named',
+    remedy: 'one of: --site S --closed PORT; --node A --reaches B:PORT; --module M --runs SERVICE; --hubs N',
+    raisedIn: ['src/assignment/promise.ts'],
+  },
+  {
+    code: 'MSHQ4',
+    context: 'assignment',
+    meaning: 'a promise whose name is taken',
+    remedy: 'choose another name, or mesh promise remove NAME first',
+  },
+  {
+    code: 'MSHQ5',
+    context: 'assignment',
+    meaning: 'a promise removed that does not exist',
+    remedy: 'mesh promise list shows the promises',
+  },
+  {
+    code: 'MSHQ6',
+    context: 'assignment',
+    meaning: 'a time that is neither a timestamp nor an age',
+    remedy: 'give a timestamp (2026-12-05 12:00, 2026-12-05T12:00:00Z) or an age (90s, 30m, 2h, 7d)',
+  },
+  {
+    code: 'MSHQ7',
+    context: 'assignment',
+    meaning: 'a node asked about at a time that was never declared',
+    remedy: 'see mesh node list; a node is kept from its first declaration on',
+    raisedIn: ['src/assignment/history.ts'],
   },
 
   {

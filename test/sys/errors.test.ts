@@ -13,9 +13,9 @@ import { freshStore, type Store } from '../harness/store.js';
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
   inventory: /^MSH[01FVSX]\d$/,
-  assignment: /^MSH[2AV]\d$/,
+  assignment: /^MSH([2AV]\d|Q[1-9])$/,
   catalogue: /^MSH([3MP]\d|U[5-9])$/,
-  secret: /^MSH[4Q]\d$/,
+  secret: /^MSH(4\d|Q0)$/,
   provision: /^MSH[5B]\d$/,
   overlay: /^MSH6\d$/,
   audit: /^MSH7\d$/,
