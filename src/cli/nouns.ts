@@ -28,6 +28,7 @@ const FILES: [noun: string, file: string][] = [
   ['rollout', 'rollout'],
   ['promise', 'promise'],
   ['history', 'history'],
+  ['freeze', 'freeze'],
   ['broker', 'broker'],
 ];
 

@@ -12,7 +12,7 @@
 //   assignment  2x then Ax
 //   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
 //   secret      4x then MSHQ0
-//   provision   5x then Bx
+//   provision   5x then MSHB0 to MSHB2
 //   overlay     6x
 //   audit       7x then Wx
 //   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
@@ -28,7 +28,8 @@
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
 //               refused unread or unstored, inventory for what SQL answers once per interval.
 //   Qx          MSHQ0 secret (above); MSHQ1 to MSHQ9 assignment: promises, change-freeze windows and what
-//               a node was declared at a time, the questions asked across the contexts assignment composes.
+//               a node was declared at a time, the questions asked across the contexts assignment composes;
+//               they go on in MSHB3 to MSHB9 (MSHB0 to MSHB2 are provision's).
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -763,6 +764,43 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a node asked about at a time that was never declared',
     remedy: 'see mesh node list; a node is kept from its first declaration on',
     raisedIn: ['src/assignment/history.ts'],
+  },
+  {
+    code: 'MSHQ8',
+    context: 'assignment',
+    meaning: 'an explicit declare of a change a change-freeze window holds',
+    remedy: 'it goes out when the window ends; to send it now: mesh freeze override ID --reason TEXT',
+  },
+  {
+    code: 'MSHQ9',
+    context: 'assignment',
+    meaning: 'a change-freeze window without both ends, or one that ends before it begins',
+    remedy: 'mesh freeze add --from TIME --until LATER-TIME [--site S] [--module M]',
+  },
+  {
+    code: 'MSHB3',
+    context: 'assignment',
+    meaning: 'a change-freeze window that ended already',
+    remedy: 'give an --until in the future',
+  },
+  {
+    code: 'MSHB4',
+    context: 'assignment',
+    meaning: 'a change-freeze window overridden without a reason',
+    remedy: 'say why, for the history: mesh freeze override ID --reason TEXT',
+  },
+  {
+    code: 'MSHB5',
+    context: 'assignment',
+    meaning: 'an override of a change-freeze window that holds nothing now or later',
+    remedy: 'mesh freeze list shows the windows',
+  },
+  {
+    code: 'MSHB6',
+    context: 'assignment',
+    meaning: 'a change-freeze window removed or overridden that does not exist',
+    remedy: 'mesh freeze list shows the windows',
+    raisedIn: ['src/cli/freeze.ts'],
   },
 
   {

@@ -13,10 +13,10 @@ import { freshStore, type Store } from '../harness/store.js';
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
   inventory: /^MSH[01FVSX]\d$/,
-  assignment: /^MSH([2AV]\d|Q[1-9])$/,
+  assignment: /^MSH([2AV]\d|Q[1-9]|B[3-9])$/,
   catalogue: /^MSH([3MP]\d|U[5-9])$/,
   secret: /^MSH(4\d|Q0)$/,
-  provision: /^MSH[5B]\d$/,
+  provision: /^MSH(5\d|B[0-2])$/,
   overlay: /^MSH6\d$/,
   audit: /^MSH7\d$/,
   host: /^MSH([8CGIKX]\d|U[0-4])$/,
