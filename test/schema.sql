@@ -154,7 +154,7 @@ CREATE FUNCTION assignment.add_promise(promise_name text, promise_kind text, sit
 declare why text;
 begin
   if promise_name is null or promise_name !~ '^[a-z][a-z0-9-]{0,62}$' then
-    raise exception 'a promise named %: not a name', coalesce(quote_literal(promise_name), 'nothing') using errcode = 'MSHQ3',
+    raise exception 'a promise named %: not a name', coalesce(quote_literal(promise_name), 'nothing') using errcode = 'MSHB7',
       hint = 'name it with a lower-case letter then letters, digits or dashes: mesh promise add no-dmz-postgres --site dmz --closed 5432';
   end if;
   if promise_kind is null or not ((promise_kind = 'closed' and site_name is not null and port_number between 1 and 65535)

@@ -1,4 +1,4 @@
-// `mesh node show NODE --at TIME` and `mesh diff [NODE] --from T1 --to T2`:
+// `mesh node show NODE --at TIME` and `mesh diff [NODE] --from FROM --to TO`:
 // what a node was declared, and had reported applied, at a time, and what
 // changed between two, from the declarations mesh keeps
 // (sql/assignment/0071-history.sql). The diff is grouped as mesh plan --all

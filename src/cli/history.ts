@@ -1,4 +1,4 @@
-// `mesh node show NODE [--at TIME]` and `mesh diff [NODE] --from T1 --to T2`:
+// `mesh node show NODE [--at TIME]` and `mesh diff [NODE] --from FROM --to TO`:
 // what was declared at a time, and what changed between two.
 import type { Program } from '../sys/program.js';
 import { emit } from './print.js';

@@ -802,6 +802,12 @@ export const REGISTER: readonly Code[] = [
     remedy: 'mesh freeze list shows the windows',
     raisedIn: ['src/cli/freeze.ts'],
   },
+  {
+    code: 'MSHB7',
+    context: 'assignment',
+    meaning: 'a promise whose name is not a name',
+    remedy: 'a lower-case letter, then letters, digits or dashes: mesh promise add no-dmz-postgres ...',
+  },
 
   {
     code: 'MSHB0',

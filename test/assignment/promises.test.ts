@@ -96,6 +96,7 @@ P(
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--hubs', '2', '--runs', 'nginx']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--node', 'web1', '--reaches', 'db1']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--closed', '5432']), 'MSHQ3');
+    refused(await ctx.mesh.cli(['promise', 'add', 'Not_A_Name', '--hubs', '1']), 'MSHB7');
     refused(await ctx.mesh.cli(['promise', 'add', 'two-hubs', '--hubs', '1']), 'MSHQ4');
     const broken = refused(await ctx.mesh.cli(['promise', 'add', 'three-hubs', '--hubs', '3']), 'MSHQ2');
     assert.match(broken, '2 hubs (h1, h2), fewer than 3');
