@@ -122,6 +122,72 @@ $$;
 ALTER FUNCTION assignment.acknowledged_floor(node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: add_freeze(timestamp with time zone, timestamp with time zone, text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.add_freeze(opens timestamp with time zone, closes timestamp with time zone, site_name text, module_name text) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+declare made bigint;
+begin
+  if opens is null or closes is null or closes <= opens then
+    raise exception 'a freeze window from % until %: it must end after it begins', coalesce(opens::text, 'nothing'), coalesce(closes::text, 'nothing')
+      using errcode = 'MSHQ9', hint = 'give both ends, the end after the start: mesh freeze add --from "2026-12-24 00:00" --until "2026-12-27 00:00"';
+  end if;
+  if closes <= now() then
+    raise exception 'a freeze window that ended already (%)', closes
+      using errcode = 'MSHB3', hint = 'give an --until in the future';
+  end if;
+  insert into assignment.freeze (from_at, until_at, site, module) values (opens, closes, site_name, module_name) returning id into made;
+  return made;
+end $$;
+
+ALTER FUNCTION assignment.add_freeze(opens timestamp with time zone, closes timestamp with time zone, site_name text, module_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: add_promise(text, text, text, text, text, text, text, integer, integer); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.add_promise(promise_name text, promise_kind text, site_name text, node_name text, peer_name text, module_name text, service_name text, port_number integer, hubs_at_least integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+declare why text;
+begin
+  if promise_name is null or promise_name !~ '^[a-z][a-z0-9-]{0,62}$' then
+    raise exception 'a promise named %: not a name', coalesce(quote_literal(promise_name), 'nothing') using errcode = 'MSHB7',
+      hint = 'name it with a lower-case letter then letters, digits or dashes: mesh promise add no-dmz-postgres --site dmz --closed 5432';
+  end if;
+  if promise_kind is null or not ((promise_kind = 'closed' and site_name is not null and port_number between 1 and 65535)
+          or (promise_kind = 'reaches' and node_name is not null and peer_name is not null and port_number between 1 and 65535)
+          or (promise_kind = 'runs' and module_name is not null and service_name is not null)
+          or (promise_kind = 'hubs' and hubs_at_least >= 1)) then
+    raise exception 'promise %: not one of the kinds mesh keeps', promise_name using errcode = 'MSHQ3',
+      hint = 'one of: --site S --closed PORT; --node A --reaches B:PORT; --module M --runs SERVICE; --hubs N (at least 1)';
+  end if;
+  insert into assignment.promise (name, kind, site, node, peer, module, service, port, at_least)
+  values (promise_name, promise_kind,
+          case when promise_kind = 'closed' then site_name end,
+          case when promise_kind = 'reaches' then node_name end,
+          case when promise_kind = 'reaches' then peer_name end,
+          case when promise_kind = 'runs' then module_name end,
+          case when promise_kind = 'runs' then service_name end,
+          case when promise_kind in ('closed', 'reaches') then port_number end,
+          case when promise_kind = 'hubs' then hubs_at_least end)
+  on conflict (name) do nothing;
+  if not found then
+    raise exception 'promise % exists already', promise_name using errcode = 'MSHQ4',
+      hint = 'choose another name, or mesh promise remove it first (mesh promise list shows them)';
+  end if;
+  select b.why into why from assignment.broken_promises() b where b.name = promise_name;
+  if why is not null then
+    raise exception 'promise % is broken already: %', promise_name, why using errcode = 'MSHQ2',
+      hint = 'nothing was kept; make it true first, then promise it';
+  end if;
+end $_$;
+
+ALTER FUNCTION assignment.add_promise(promise_name text, promise_kind text, site_name text, node_name text, peer_name text, module_name text, service_name text, port_number integer, hubs_at_least integer) OWNER TO mesh_assignment;
+
+--
 -- Name: advance_rollout(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -272,6 +338,92 @@ end $$;
 ALTER FUNCTION assignment.assign(module_name text, node_name text) OWNER TO mesh_assignment;
 
 --
+-- Name: broken_promises(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.broken_promises() RETURNS TABLE(name text, why text)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  with wanted as materialized (select exists (select 1 from assignment.promise p where p.kind in ('closed', 'reaches')) as yes),
+  o as materialized (select f.* from assignment.firewall_openings(false) f where (select yes from wanted)
+                       and (f.sources is null or cardinality(f.sources) > 0)),
+  m as materialized (select x.name, x.site, host(x.address) as address, x.hub from overlay.member x),
+  closed as (
+    select p.name, (select format('%s of site %s opens %s %s (%s)', o.node, p.site, o.proto,
+                                   o.port || coalesce('-' || o.port_to, ''), o.why)
+                      from o join inventory.enrolled_node e on e.name = o.node
+                     where e.site = p.site and p.port between o.port and coalesce(o.port_to, o.port)
+                     order by o.node, o.port limit 1) as why
+      from assignment.promise p where p.kind = 'closed'),
+  reaches as (
+    select p.name,
+           case when a.name is null then format('%s is not in the overlay (not enrolled, or no address yet)', p.node)
+                when b.name is null then format('%s is not in the overlay (not enrolled, or no address yet)', p.peer)
+                when not exists (select 1 from overlay.peers_of(array[p.node]) x where x.peer = p.peer or x.route)
+                  then format('no overlay path from %s to %s (no hub, and not direct peers)', p.node, p.peer)
+                when not exists (select 1 from o where o.node = p.peer and p.port between o.port and coalesce(o.port_to, o.port)
+                                    and (o.sources is null or a.address || '/32' = any(o.sources)))
+                  then format('%s admits %s on no opening for port %s', p.peer, p.node, p.port) end as why
+      from assignment.promise p
+      left join m a on a.name = p.node
+      left join m b on b.name = p.peer
+     where p.kind = 'reaches'),
+  runs as (
+    select p.name, (select format('%s is assigned module %s and runs no service %s', a.node, p.module, p.service)
+                      from assignment.assignment a
+                     where a.module = p.module
+                       and not exists (select 1 from assignment.assignment a2
+                                         join catalogue.module_resources r on r.name = a2.module
+                                         cross join lateral jsonb_array_elements(r.resources) x
+                                        where a2.node = a.node and x->>'kind' = 'service' and x->>'name' = p.service)
+                     order by a.node limit 1) as why
+      from assignment.promise p where p.kind = 'runs'),
+  hubs as (
+    select p.name, case when c.n < p.at_least then format('%s hubs (%s), fewer than %s', c.n,
+                                                          coalesce(c.names, 'none'), p.at_least) end as why
+      from assignment.promise p
+     cross join (select count(*)::int as n, string_agg(m.name, ', ' order by m.name) as names from m where m.hub) c
+     where p.kind = 'hubs')
+  select x.name, x.why from (select * from closed union all select * from reaches union all select * from runs union all select * from hubs) x
+   where x.why is not null
+$$;
+
+ALTER FUNCTION assignment.broken_promises() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION broken_promises(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.broken_promises() IS 'Every promise broken now and what breaks it (Q1): the one predicate the change check, mesh promise add and list read.';
+
+--
+-- Name: check_promises(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.check_promises() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare b record; what text := coalesce(current_setting('mesh.promise_change', true), '');
+begin
+  if what = '' or coalesce(current_setting('mesh.promises_checked', true), '') = 'yes' then return null; end if;
+  perform set_config('mesh.promises_checked', 'yes', true);
+  select x.name, x.why into b from assignment.broken_promises() x
+   where x.name <> all(string_to_array(current_setting('mesh.promises_broken_before', true), ','))
+   order by x.name limit 1;
+  if b.name is not null then
+    raise exception 'refused: % would break promise % (%): %', what, b.name,
+      (select assignment.promise_text(p) from assignment.promise p where p.name = b.name), b.why
+      using errcode = 'MSHQ1',
+      hint = format('nothing was changed or sent; keep the promise, or remove it first: mesh promise remove %s', b.name);
+  end if;
+  return null;
+end $$;
+
+ALTER FUNCTION assignment.check_promises() OWNER TO mesh_assignment;
+
+--
 -- Name: compose(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -398,6 +550,80 @@ $$;
 ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: declared_at(text[], timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.declared_at(node_names text[], at timestamp with time zone) RETURNS TABLE(node text, serial bigint, issued_at timestamp with time zone, resources jsonb, applied_serial bigint, applied_at timestamp with time zone, applied_resources jsonb)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  with n as (select s.node from assignment.node_serial s where node_names is null or s.node = any(node_names)),
+  -- The serials first, the envelopes read only for the one chosen a node.
+  dec as (
+    select distinct on (d.node) d.node, d.serial, d.issued_at
+      from assignment.declaration d join n on n.node = d.node
+     where d.issued_at <= at order by d.node, d.serial desc),
+  app as (
+    select distinct on (d.node) d.node, d.serial, d.acknowledged_at
+      from assignment.declaration d join n on n.node = d.node
+     where d.acknowledged_at <= at order by d.node, d.serial desc)
+  select n.node, dec.serial, dec.issued_at, (select assignment.resources_of(x.envelope) from assignment.declaration x
+                                              where x.node = dec.node and x.serial = dec.serial),
+         app.serial, app.acknowledged_at, (select assignment.resources_of(x.envelope) from assignment.declaration x
+                                            where x.node = app.node and x.serial = app.serial)
+    from n left join dec on dec.node = n.node left join app on app.node = n.node
+   order by n.node
+$$;
+
+ALTER FUNCTION assignment.declared_at(node_names text[], at timestamp with time zone) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION declared_at(node_names text[], at timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.declared_at(node_names text[], at timestamp with time zone) IS 'Each node''s declaration as of a time (serial, when issued, its resources) and the newest it had reported applied by then; null where there was none yet.';
+
+--
+-- Name: declared_changes(text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.declared_changes(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(node text, from_serial bigint, to_serial bigint, id text, change text)
+    LANGUAGE sql STABLE
+    SET jit TO 'off'
+    AS $$
+  select t.node, f.serial, t.serial, c.id, c.change
+    from assignment.declared_at(node_names, to_at) t
+    join assignment.declared_at(node_names, from_at) f on f.node = t.node
+   cross join lateral assignment.resource_changes(f.resources, t.resources) c
+   order by t.node, c.id, c.change
+$$;
+
+ALTER FUNCTION assignment.declared_changes(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION declared_changes(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.declared_changes(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone) IS 'What each node''s declaration changed between two times, as plan_changes says it: added, changed, removed, restarts.';
+
+--
+-- Name: declared_changes_summary(text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.declared_changes_summary(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(nodes bigint, changes text[], sample text[])
+    LANGUAGE sql STABLE
+    AS $$
+  with per as (
+    select p.node, array_agg(p.id || ' ' || p.change order by p.id, p.change) as changes
+      from assignment.declared_changes(node_names, from_at, to_at) p group by p.node)
+  select count(*), per.changes, (array_agg(per.node order by per.node))[1:5]
+    from per group by per.changes
+   order by count(*) desc, per.changes
+$$;
+
+ALTER FUNCTION assignment.declared_changes_summary(node_names text[], from_at timestamp with time zone, to_at timestamp with time zone) OWNER TO mesh_assignment;
+
+--
 -- Name: due_for_resigning(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -411,6 +637,20 @@ CREATE FUNCTION assignment.due_for_resigning() RETURNS TABLE(node text)
 $$;
 
 ALTER FUNCTION assignment.due_for_resigning() OWNER TO mesh_assignment;
+
+--
+-- Name: end_freezes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.end_freezes() RETURNS TABLE(id bigint, until_at timestamp with time zone)
+    LANGUAGE sql
+    AS $$
+  update assignment.freeze f set ended_at = now()
+   where f.ended_at is null and (f.until_at <= now() or f.overridden_at is not null)
+  returning f.id, f.until_at
+$$;
+
+ALTER FUNCTION assignment.end_freezes() OWNER TO mesh_assignment;
 
 --
 -- Name: expires_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -739,6 +979,114 @@ ALTER FUNCTION assignment.fleet_metrics() OWNER TO mesh_assignment;
 
 COMMENT ON FUNCTION assignment.fleet_metrics() IS 'The outbox (owed rows, oldest age, attempts), rollouts by state and the open one''s wave and nodes, and the declarations'' age and expiry, counted for /metrics. No per-node rows.';
 
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: freeze; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment."freeze" (
+    id bigint NOT NULL,
+    from_at timestamp with time zone NOT NULL,
+    until_at timestamp with time zone NOT NULL,
+    site text,
+    module text,
+    made_at timestamp with time zone DEFAULT now() NOT NULL,
+    overridden_at timestamp with time zone,
+    override_reason text,
+    ended_at timestamp with time zone,
+    CONSTRAINT freeze_check CHECK ((until_at > from_at)),
+    CONSTRAINT freeze_check1 CHECK (((overridden_at IS NULL) = (override_reason IS NULL)))
+);
+
+ALTER TABLE assignment."freeze" OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE "freeze"; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment."freeze" IS 'Change-freeze windows: inside one, changes to the nodes it covers are held as a rollout holds them.';
+
+--
+-- Name: COLUMN "freeze".from_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".from_at IS 'When the window opens.';
+
+--
+-- Name: COLUMN "freeze".until_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".until_at IS 'When it closes: what it held goes out then.';
+
+--
+-- Name: COLUMN "freeze".site; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".site IS 'Only the nodes of this site; null: every site.';
+
+--
+-- Name: COLUMN "freeze".module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".module IS 'Only the nodes assigned this module; null: every node.';
+
+--
+-- Name: COLUMN "freeze".overridden_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".overridden_at IS 'When an operator ended it early (mesh freeze override).';
+
+--
+-- Name: COLUMN "freeze".override_reason; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".override_reason IS 'Why it was ended early, as the operator said it.';
+
+--
+-- Name: COLUMN "freeze".ended_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment."freeze".ended_at IS 'When mesh serve (or the override) released what it held; null while it may still hold.';
+
+--
+-- Name: freezes_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.freezes_now() RETURNS SETOF assignment."freeze"
+    LANGUAGE sql STABLE
+    AS $$
+  select * from assignment.freeze f
+   where f.from_at <= now() and now() < f.until_at and f.overridden_at is null
+$$;
+
+ALTER FUNCTION assignment.freezes_now() OWNER TO mesh_assignment;
+
+--
+-- Name: frozen_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.frozen_nodes() RETURNS TABLE(node text, "freeze" bigint, until_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  select distinct on (s.node) s.node, f.id, f.until_at
+    from assignment.freezes_now() f
+    join inventory.enrolled_node e on f.site is null or e.site = f.site
+    join assignment.node_serial s on s.node = e.name
+   where f.module is null or exists (select 1 from assignment.assignment a where a.node = e.name and a.module = f.module)
+   order by s.node, f.until_at desc, f.id
+$$;
+
+ALTER FUNCTION assignment.frozen_nodes() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION frozen_nodes(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.frozen_nodes() IS 'Each declared node a change-freeze window holds now, the window, and until when.';
+
 --
 -- Name: held_nodes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
@@ -751,6 +1099,8 @@ CREATE FUNCTION assignment.held_nodes() RETURNS TABLE(node text)
     join assignment.rollout r on r.state in ('holding', 'rolling', 'paused', 'halted')
    where not exists (select 1 from assignment.rollout_node n
                       where n.rollout = r.id and n.node = s.node and n.released_at is not null)
+  union
+  select f.node from assignment.frozen_nodes() f
 $$;
 
 ALTER FUNCTION assignment.held_nodes() OWNER TO mesh_assignment;
@@ -877,6 +1227,37 @@ end $$;
 ALTER FUNCTION assignment.move_rollout(verb text) OWNER TO mesh_assignment;
 
 --
+-- Name: note_change(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.note_change() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare r jsonb := to_jsonb(coalesce(new, old)); what text;
+begin
+  if coalesce(current_setting('mesh.promise_change', true), '') <> '' then return case when tg_op = 'DELETE' then old else new end; end if;
+  if not exists (select 1 from assignment.promise) then return case when tg_op = 'DELETE' then old else new end; end if;
+  what := case tg_table_schema || '.' || tg_table_name
+            when 'catalogue.module' then case tg_op when 'DELETE' then 'module ' || (r->>'name') || ' removed'
+                                                    else 'module add ' || (r->>'name') end
+            when 'assignment.assignment' then case tg_op when 'DELETE' then format('unassign %s %s', r->>'module', r->>'node')
+                                                         else format('assign %s %s', r->>'module', r->>'node') end
+            when 'overlay.hub' then case tg_op when 'DELETE' then format('overlay hub %s --off', r->>'node')
+                                               else format('overlay hub %s', r->>'node') end
+            when 'provision.grant' then case tg_op when 'DELETE' then format('provision revoke %s %s', r->>'provision', r->>'consumer')
+                                                   else format('provision grant %s %s', r->>'provision', r->>'consumer') end
+            else tg_table_name || ' changed' end;
+  perform set_config('mesh.promise_change', what, true);
+  perform set_config('mesh.promises_broken_before',
+                     coalesce((select string_agg(b.name, ',') from assignment.broken_promises() b), ''), true);
+  if tg_op = 'DELETE' then return old; end if;
+  return new;
+end $$;
+
+ALTER FUNCTION assignment.note_change() OWNER TO mesh_assignment;
+
+--
 -- Name: note_unchanged(bigint, text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -889,10 +1270,6 @@ CREATE FUNCTION assignment.note_unchanged(rollout_id bigint, node_names text[]) 
 $$;
 
 ALTER FUNCTION assignment.note_unchanged(rollout_id bigint, node_names text[]) OWNER TO mesh_assignment;
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: rollout; Type: TABLE; Schema: assignment; Owner: mesh_assignment
@@ -992,6 +1369,27 @@ CREATE FUNCTION assignment.open_rollout() RETURNS assignment.rollout
 $$;
 
 ALTER FUNCTION assignment.open_rollout() OWNER TO mesh_assignment;
+
+--
+-- Name: override_freeze(bigint, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.override_freeze(freeze_id bigint, why text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if coalesce(btrim(why), '') = '' then
+    raise exception 'an override of freeze % without a reason', freeze_id using errcode = 'MSHB4',
+      hint = 'say why, for the history: mesh freeze override ID --reason "security fix for CVE-..."';
+  end if;
+  update assignment.freeze set overridden_at = now(), override_reason = why
+   where id = freeze_id and overridden_at is null and until_at > now();
+  if not found then
+    raise exception 'no freeze % holds now or later', freeze_id using errcode = 'MSHB5', hint = 'mesh freeze list shows the windows';
+  end if;
+end $$;
+
+ALTER FUNCTION assignment.override_freeze(freeze_id bigint, why text) OWNER TO mesh_assignment;
 
 --
 -- Name: owed_now(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1122,6 +1520,119 @@ ALTER FUNCTION assignment.plan_summary(node_names text[]) OWNER TO mesh_assignme
 COMMENT ON FUNCTION assignment.plan_summary(node_names text[]) IS 'plan_changes grouped by the exact list of changes: how many nodes, which changes, up to five of the nodes.';
 
 --
+-- Name: promise; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.promise (
+    name text NOT NULL,
+    kind text NOT NULL,
+    site text,
+    node text,
+    peer text,
+    module text,
+    service text,
+    port integer,
+    at_least integer,
+    made_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT promise_at_least_check CHECK ((at_least >= 1)),
+    CONSTRAINT promise_check CHECK (
+CASE kind
+    WHEN 'closed'::text THEN ((site IS NOT NULL) AND (port IS NOT NULL))
+    WHEN 'reaches'::text THEN ((node IS NOT NULL) AND (peer IS NOT NULL) AND (port IS NOT NULL))
+    WHEN 'runs'::text THEN ((module IS NOT NULL) AND (service IS NOT NULL))
+    WHEN 'hubs'::text THEN (at_least IS NOT NULL)
+    ELSE NULL::boolean
+END),
+    CONSTRAINT promise_kind_check CHECK ((kind = ANY (ARRAY['closed'::text, 'reaches'::text, 'runs'::text, 'hubs'::text]))),
+    CONSTRAINT promise_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{0,62}$'::text)),
+    CONSTRAINT promise_port_check CHECK (((port >= 1) AND (port <= 65535)))
+);
+
+ALTER TABLE assignment.promise OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE promise; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.promise IS 'What the operator promised of the fleet (Q1): checked in the transaction of every change to modules, assignments, hubs and grants.';
+
+--
+-- Name: COLUMN promise.name; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.name IS 'Its name: a refusal and mesh promise remove name it.';
+
+--
+-- Name: COLUMN promise.kind; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.kind IS 'closed: no node of site opens port; reaches: node reaches peer:port; runs: every node assigned module runs service; hubs: at least at_least hubs.';
+
+--
+-- Name: COLUMN promise.site; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.site IS 'closed: the site none of whose nodes may open the port.';
+
+--
+-- Name: COLUMN promise.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.node IS 'reaches: the node that must reach the peer.';
+
+--
+-- Name: COLUMN promise.peer; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.peer IS 'reaches: the node that must be reached.';
+
+--
+-- Name: COLUMN promise.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.module IS 'runs: the module whose every node runs the service.';
+
+--
+-- Name: COLUMN promise.service; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.service IS 'runs: the service (a service resource''s name) those nodes run.';
+
+--
+-- Name: COLUMN promise.port; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.port IS 'closed: the port nobody of the site opens; reaches: the port the peer must admit the node on.';
+
+--
+-- Name: COLUMN promise.at_least; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.at_least IS 'hubs: how many hubs there must be at least.';
+
+--
+-- Name: COLUMN promise.made_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.promise.made_at IS 'When it was promised.';
+
+--
+-- Name: promise_text(assignment.promise); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.promise_text(p assignment.promise) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case p.kind
+           when 'closed' then format('no node of site %s opens port %s', p.site, p.port)
+           when 'reaches' then format('%s reaches %s:%s', p.node, p.peer, p.port)
+           when 'runs' then format('every node assigned module %s runs service %s', p.module, p.service)
+           when 'hubs' then format('at least %s hubs', p.at_least) end
+$$;
+
+ALTER FUNCTION assignment.promise_text(p assignment.promise) OWNER TO mesh_assignment;
+
+--
 -- Name: record_declarations(text[], bigint[], text[], text[], text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -1172,12 +1683,17 @@ ALTER FUNCTION assignment.recorded_resources(node_names text[], serials bigint[]
 CREATE FUNCTION assignment.refuse_held(node_names text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
-declare r assignment.rollout := assignment.open_rollout();
+declare r assignment.rollout := assignment.open_rollout(); f record;
 begin
-  if coalesce(cardinality(node_names), 0) > 0 then
-    raise exception 'the change to % is held by rollout %, which is %', array_to_string(node_names, ', '), r.id, r.state
-      using errcode = 'MSH28', hint = 'release it with mesh rollout start (in waves) or mesh rollout release (at once); see mesh plan --all';
+  if coalesce(cardinality(node_names), 0) = 0 then return; end if;
+  select string_agg(z.node, ', ' order by z.node) as nodes, min(z.freeze) as freeze, max(z.until_at) as until_at into f
+    from assignment.frozen_nodes() z where z.node = any(node_names);
+  if f.nodes is not null then
+    raise exception 'the change to % is held by freeze % until %', f.nodes, f.freeze, f.until_at
+      using errcode = 'MSHQ8', hint = 'it goes out when the window ends; to send it now: mesh freeze override ID --reason TEXT';
   end if;
+  raise exception 'the change to % is held by rollout %, which is %', array_to_string(node_names, ', '), r.id, r.state
+    using errcode = 'MSH28', hint = 'release it with mesh rollout start (in waves) or mesh rollout release (at once); see mesh plan --all';
 end $$;
 
 ALTER FUNCTION assignment.refuse_held(node_names text[]) OWNER TO mesh_assignment;
@@ -1231,6 +1747,76 @@ begin
 end $$;
 
 ALTER FUNCTION assignment.release_hold() OWNER TO mesh_assignment;
+
+--
+-- Name: remove_freeze(bigint); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.remove_freeze(freeze_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  delete from assignment.freeze where id = freeze_id;
+  if not found then
+    raise exception 'no freeze %', freeze_id using errcode = 'MSHB6', hint = 'mesh freeze list shows the windows';
+  end if;
+end $$;
+
+ALTER FUNCTION assignment.remove_freeze(freeze_id bigint) OWNER TO mesh_assignment;
+
+--
+-- Name: remove_promise(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.remove_promise(promise_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  delete from assignment.promise where name = promise_name;
+  if not found then
+    raise exception 'no promise named %', promise_name using errcode = 'MSHQ5', hint = 'mesh promise list shows the promises';
+  end if;
+end $$;
+
+ALTER FUNCTION assignment.remove_promise(promise_name text) OWNER TO mesh_assignment;
+
+--
+-- Name: resource_changes(jsonb, jsonb); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.resource_changes(before jsonb, after jsonb) RETURNS TABLE(id text, change text)
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  with b as (select e.value as r from jsonb_array_elements(coalesce(before, '[]')) e),
+  a as (select e.value as r from jsonb_array_elements(coalesce(after, '[]')) e),
+  diff as (
+    select coalesce(a.r->>'id', b.r->>'id') as id,
+           case when b.r is null then 'added' when a.r is null then 'removed' else 'changed' end as change,
+           coalesce(a.r, b.r)->>'path' as path
+      from a full join b on b.r->>'id' = a.r->>'id'
+     where a.r is distinct from b.r),
+  keys as (select array_agg(d.id) || coalesce(array_agg(d.path) filter (where d.path is not null), '{}') as k from diff d)
+  select d.id, d.change from diff d
+  union all
+  select a.r->>'id', 'restarts' from a cross join keys
+   where keys.k is not null and jsonb_typeof(a.r->'restartOn') = 'array' and (a.r->'restartOn') ?| keys.k
+     and not exists (select 1 from diff d where d.id = a.r->>'id')
+  order by 1, 2
+$$;
+
+ALTER FUNCTION assignment.resource_changes(before jsonb, after jsonb) OWNER TO mesh_assignment;
+
+--
+-- Name: resources_of(bytea); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.resources_of(envelope bytea) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select ((convert_from(envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources'
+$$;
+
+ALTER FUNCTION assignment.resources_of(envelope bytea) OWNER TO mesh_assignment;
 
 --
 -- Name: restored(bigint, text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1477,6 +2063,32 @@ ALTER FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with ti
 --
 
 COMMENT ON FUNCTION assignment.take_owed(limit_rows integer, due_by timestamp with time zone) IS 'Up to LIMIT_ROWS owed rows due by DUE_BY, locked until the caller''s transaction ends (skip locked: drains never share a row), each with the envelope of the declaration it owes.';
+
+--
+-- Name: time_of(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.time_of(said text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $_$
+begin
+  if said ~ '^[0-9]{1,9}[smhd]$' then
+    return now() - (left(said, -1) || case right(said, 1) when 's' then ' seconds' when 'm' then ' minutes'
+                                                          when 'h' then ' hours' else ' days' end)::interval;
+  end if;
+  return said::timestamptz;
+exception when data_exception then
+  raise exception '% is not a time', coalesce(quote_literal(said), 'nothing') using errcode = 'MSHQ6',
+    hint = 'give a timestamp (2026-12-05 12:00, 2026-12-05T12:00:00Z) or an age (90s, 30m, 2h, 7d)';
+end $_$;
+
+ALTER FUNCTION assignment.time_of(said text) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION time_of(said text); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.time_of(said text) IS 'A time as an operator gives it: a timestamp, or an age (30m, 2h, 7d) before now; anything else is refused (MSHQ6).';
 
 --
 -- Name: unassign(text, text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1758,6 +2370,24 @@ begin
 end $$;
 
 ALTER FUNCTION audit.on_declaration() OWNER TO mesh_audit;
+
+--
+-- Name: on_freeze(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.on_freeze() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'audit'
+    AS $$
+declare f assignment.freeze := coalesce(new, old);
+begin
+  perform audit.append('freeze', null, jsonb_strip_nulls(jsonb_build_object('freeze', f.id,
+    'act', case when tg_op = 'INSERT' then 'made' when tg_op = 'DELETE' then 'removed' else 'overridden' end,
+    'from', f.from_at, 'until', f.until_at, 'site', f.site, 'module', f.module, 'reason', f.override_reason)));
+  return null;
+end $$;
+
+ALTER FUNCTION audit.on_freeze() OWNER TO mesh_audit;
 
 --
 -- Name: on_node(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
@@ -4655,6 +5285,52 @@ ALTER TABLE assignment.firewall_opening OWNER TO mesh_assignment;
 COMMENT ON VIEW assignment.firewall_opening IS 'Every opening in every node''s firewall and why it exists (X2): proto, port (to port_to), sources (null = anywhere, {} = nobody yet, so left out), via (the overlay interface, when only overlay traffic may use it), why (the nft comment), origin (base, overlay, provision, module, broker) and the reason in full.';
 
 --
+-- Name: freeze_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE assignment."freeze" ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME assignment.freeze_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: freeze_status; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.freeze_status AS
+ SELECT f.id,
+    f.from_at,
+    f.until_at,
+    f.site,
+    f.module,
+        CASE
+            WHEN (f.overridden_at IS NOT NULL) THEN 'overridden'::text
+            WHEN (now() < f.from_at) THEN 'waiting'::text
+            WHEN (now() < f.until_at) THEN 'holding'::text
+            ELSE 'ended'::text
+        END AS state,
+    (( SELECT count(*) AS count
+           FROM assignment.frozen_nodes() z(node, "freeze", until_at)
+          WHERE (z."freeze" = f.id)))::integer AS holds,
+    f.override_reason,
+    f.overridden_at,
+    f.ended_at,
+    f.made_at
+   FROM assignment."freeze" f;
+
+ALTER TABLE assignment.freeze_status OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW freeze_status; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.freeze_status IS 'Each change-freeze window: when, where, waiting / holding / ended / overridden, the nodes it holds now.';
+
+--
 -- Name: freshness_setting; Type: TABLE; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -4868,6 +5544,31 @@ ALTER TABLE assignment.placement OWNER TO mesh_assignment;
 --
 
 COMMENT ON VIEW assignment.placement IS 'Module M is assigned to node N.';
+
+--
+-- Name: promise_state; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.promise_state AS
+ SELECT p.name,
+    p.kind,
+    assignment.promise_text(p.*) AS promise,
+        CASE
+            WHEN (b.name IS NULL) THEN 'kept'::text
+            ELSE 'broken'::text
+        END AS state,
+    b.why,
+    p.made_at
+   FROM (assignment.promise p
+     LEFT JOIN assignment.broken_promises() b(name, why) ON ((b.name = p.name)));
+
+ALTER TABLE assignment.promise_state OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW promise_state; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.promise_state IS 'Each promise: what it says, kept or broken, and what breaks it.';
 
 --
 -- Name: rollout_id_seq; Type: SEQUENCE; Schema: assignment; Owner: mesh_assignment
@@ -8913,6 +9614,13 @@ ALTER TABLE ONLY assignment.declaration
     ADD CONSTRAINT declaration_pkey PRIMARY KEY (node, serial);
 
 --
+-- Name: freeze freeze_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment."freeze"
+    ADD CONSTRAINT freeze_pkey PRIMARY KEY (id);
+
+--
 -- Name: freshness_setting freshness_setting_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -8953,6 +9661,13 @@ ALTER TABLE ONLY assignment.package_pin
 
 ALTER TABLE ONLY assignment.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: promise promise_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
+--
+
+ALTER TABLE ONLY assignment.promise
+    ADD CONSTRAINT promise_pkey PRIMARY KEY (name);
 
 --
 -- Name: rollout_node rollout_node_pkey; Type: CONSTRAINT; Schema: assignment; Owner: mesh_assignment
@@ -9436,6 +10151,18 @@ CREATE OR REPLACE VIEW secret.status AS
 CREATE CONSTRAINT TRIGGER audit_declaration AFTER INSERT ON assignment.declaration DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_declaration();
 
 --
+-- Name: freeze audit_freeze_made; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER audit_freeze_made AFTER INSERT OR DELETE ON assignment."freeze" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_freeze();
+
+--
+-- Name: freeze audit_freeze_overridden; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER audit_freeze_overridden AFTER UPDATE OF overridden_at ON assignment."freeze" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.overridden_at IS DISTINCT FROM old.overridden_at)) EXECUTE FUNCTION audit.on_freeze();
+
+--
 -- Name: rollout audit_rollout_held; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -9446,6 +10173,18 @@ CREATE CONSTRAINT TRIGGER audit_rollout_held AFTER INSERT ON assignment.rollout 
 --
 
 CREATE CONSTRAINT TRIGGER audit_rollout_moved AFTER UPDATE OF state, wave ON assignment.rollout DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((new.state IS DISTINCT FROM old.state) OR (new.wave IS DISTINCT FROM old.wave))) EXECUTE FUNCTION audit.on_rollout();
+
+--
+-- Name: assignment check_promises; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE CONSTRAINT TRIGGER check_promises AFTER INSERT OR DELETE OR UPDATE ON assignment.assignment DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION assignment.check_promises();
+
+--
+-- Name: assignment note_change; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TRIGGER note_change BEFORE INSERT OR DELETE OR UPDATE ON assignment.assignment FOR EACH ROW EXECUTE FUNCTION assignment.note_change();
 
 --
 -- Name: event event_append_only; Type: TRIGGER; Schema: audit; Owner: mesh_audit
@@ -9464,6 +10203,18 @@ CREATE TRIGGER event_chain BEFORE INSERT ON audit.event FOR EACH ROW EXECUTE FUN
 --
 
 CREATE TRIGGER event_no_truncate BEFORE TRUNCATE ON audit.event FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_change();
+
+--
+-- Name: module check_promises; Type: TRIGGER; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE CONSTRAINT TRIGGER check_promises AFTER INSERT OR DELETE OR UPDATE ON catalogue.module DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION assignment.check_promises();
+
+--
+-- Name: module note_change; Type: TRIGGER; Schema: catalogue; Owner: mesh_catalogue
+--
+
+CREATE TRIGGER note_change BEFORE INSERT OR DELETE OR UPDATE ON catalogue.module FOR EACH ROW EXECUTE FUNCTION assignment.note_change();
 
 --
 -- Name: apply_failure apply_failure_changed; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
@@ -9560,6 +10311,30 @@ CREATE TRIGGER report_clears_failure AFTER INSERT OR UPDATE ON inventory.report 
 --
 
 CREATE TRIGGER report_updated AFTER UPDATE ON inventory.report FOR EACH ROW WHEN (((old.serial IS DISTINCT FROM new.serial) OR (old.held IS DISTINCT FROM new.held) OR (old.failed IS DISTINCT FROM new.failed))) EXECUTE FUNCTION inventory.notify_console();
+
+--
+-- Name: hub check_promises; Type: TRIGGER; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE CONSTRAINT TRIGGER check_promises AFTER INSERT OR DELETE OR UPDATE ON "overlay".hub DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION assignment.check_promises();
+
+--
+-- Name: hub note_change; Type: TRIGGER; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE TRIGGER note_change BEFORE INSERT OR DELETE OR UPDATE ON "overlay".hub FOR EACH ROW EXECUTE FUNCTION assignment.note_change();
+
+--
+-- Name: grant check_promises; Type: TRIGGER; Schema: provision; Owner: mesh_provision
+--
+
+CREATE CONSTRAINT TRIGGER check_promises AFTER INSERT OR DELETE OR UPDATE ON provision."grant" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION assignment.check_promises();
+
+--
+-- Name: grant note_change; Type: TRIGGER; Schema: provision; Owner: mesh_provision
+--
+
+CREATE TRIGGER note_change BEFORE INSERT OR DELETE OR UPDATE ON provision."grant" FOR EACH ROW EXECUTE FUNCTION assignment.note_change();
 
 --
 -- Name: secret audit_secret_created; Type: TRIGGER; Schema: secret; Owner: mesh_secret
@@ -9821,6 +10596,12 @@ GRANT TRIGGER ON TABLE assignment.rollout TO mesh_audit;
 GRANT SELECT ON TABLE assignment.rollout TO mesh_assignment_reader;
 
 --
+-- Name: TABLE promise; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.promise TO mesh_assignment_reader;
+
+--
 -- Name: FUNCTION append(event_kind text, event_node text, event_detail jsonb); Type: ACL; Schema: audit; Owner: mesh_audit
 --
 
@@ -10058,6 +10839,12 @@ GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_assignment_reader;
 GRANT SELECT ON TABLE assignment.firewall_opening TO mesh_assignment_reader;
 
 --
+-- Name: TABLE freeze_status; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.freeze_status TO mesh_assignment_reader;
+
+--
 -- Name: TABLE freshness_setting; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -10096,6 +10883,12 @@ GRANT SELECT ON TABLE assignment.pgmigrations TO mesh_assignment_reader;
 GRANT SELECT ON TABLE assignment.placement TO mesh_catalogue;
 GRANT SELECT ON TABLE assignment.placement TO mesh_provision;
 GRANT SELECT ON TABLE assignment.placement TO mesh_assignment_reader;
+
+--
+-- Name: TABLE promise_state; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment.promise_state TO mesh_assignment_reader;
 
 --
 -- Name: TABLE rollout_node; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -10199,6 +10992,7 @@ GRANT SELECT ON TABLE catalogue.migration_digest TO mesh_catalogue_reader;
 --
 
 GRANT SELECT ON TABLE catalogue.module TO mesh_catalogue_reader;
+GRANT TRIGGER ON TABLE catalogue.module TO mesh_assignment;
 
 --
 -- Name: TABLE module_resources; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
@@ -10421,12 +11215,14 @@ GRANT SELECT ON TABLE "overlay".firewall_setting TO mesh_overlay_reader;
 --
 
 GRANT SELECT ON TABLE "overlay".hub TO mesh_overlay_reader;
+GRANT TRIGGER ON TABLE "overlay".hub TO mesh_assignment;
 
 --
 -- Name: TABLE member; Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
 GRANT SELECT ON TABLE "overlay".member TO mesh_overlay_reader;
+GRANT SELECT ON TABLE "overlay".member TO mesh_assignment;
 
 --
 -- Name: TABLE migration_digest; Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -10458,6 +11254,12 @@ GRANT SELECT ON TABLE "overlay".pgmigrations TO mesh_overlay_reader;
 --
 
 GRANT SELECT ON TABLE "overlay".settings TO mesh_overlay_reader;
+
+--
+-- Name: TABLE "grant"; Type: ACL; Schema: provision; Owner: mesh_provision
+--
+
+GRANT TRIGGER ON TABLE provision."grant" TO mesh_assignment;
 
 --
 -- Name: TABLE secret; Type: ACL; Schema: secret; Owner: mesh_secret

@@ -83,15 +83,24 @@ function planCommand(p: Program): void {
           if (n !== undefined)
             throw refuse('MSHA0', 'both a node and --all were given', 'name a node or give --all, not both');
           if (o.json) return emit(await planNodes(), o, () => '');
-          return console.log(describeGroups(await planSummary()));
+          const [{ withStore }, { freezeHolds, holdLine }] = await Promise.all([
+            import('../store/with_store.js'),
+            import('../assignment/freeze.js'),
+          ]);
+          const frozen = await withStore('assignment', (sql) => freezeHolds(sql));
+          return console.log([describeGroups(await planSummary()), ...frozen.map(holdLine)].join('\n'));
         }
         if (n === undefined) {
-          const { pending } = await import('../assignment/outbox.js');
+          const [{ pending }, { holdLine }] = await Promise.all([
+            import('../assignment/outbox.js'),
+            import('../assignment/freeze.js'),
+          ]);
           return emit(await pending(), o, (d) =>
             [
               d.changed.length
                 ? `changed, not yet declared (mesh declare --all --changed owes them): ${d.changed.join(', ')}`
                 : "every node's composition is declared",
+              ...d.frozen.map(holdLine),
               d.owed.length
                 ? `owed, not yet delivered:\n${table(
                     d.owed.map((x: Record<string, unknown>) => ({ ...x, last_error: x.last_error ?? '' })),

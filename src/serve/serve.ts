@@ -20,6 +20,7 @@ import { Drainer, DRAIN_BATCH } from './drain.js';
 import { Redeclarer } from './redeclare.js';
 import { Resigner } from './resign.js';
 import { Roller } from './rollout.js';
+import { Thawer } from './freeze.js';
 import { ServeMetrics, type Outcome } from './metrics.js';
 import { readiness, startEndpoint } from './endpoint.js';
 import { parseMetricsListen, type Listen } from './metrics_listen.js';
@@ -287,6 +288,8 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   resigner.start();
   const roller = new Roller(stores.assignment, signer, log);
   await roller.start();
+  const thawer = new Thawer(stores.assignment, redeclare, log);
+  thawer.start();
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
@@ -315,6 +318,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   redeclare.stop();
   resigner.stop();
   await roller.stop();
+  thawer.stop();
   await s.chains.settled();
   await s.heard.flush();
   await drainer.stop();

@@ -11,8 +11,8 @@
 //   inventory   0x, 1x (its brokers), then Fx (names, tokens, the console)
 //   assignment  2x then Ax
 //   catalogue   3x, Mx (a module file's resources, the builder's settings), then Px (the builder's enrolment and credential, a source's ref)
-//   secret      4x then Qx
-//   provision   5x then Bx
+//   secret      4x then MSHQ0
+//   provision   5x then MSHB0 to MSHB2
 //   overlay     6x
 //   audit       7x then Wx
 //   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
@@ -33,6 +33,9 @@
 //               assignment, whose answers read the firewall and the declarations beside the graph.
 //   Ox          packages and advisories: inventory (the versions a node reports, the advisories loaded),
 //               assignment (the package a rollout declares) and mesh-host (applying it)
+//   Qx          MSHQ0 secret (above); MSHQ1 to MSHQ9 assignment: promises, change-freeze windows and what
+//               a node was declared at a time, the questions asked across the contexts assignment composes;
+//               they go on in MSHB3 to MSHB9 (MSHB0 to MSHB2 are provision's).
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
 // A context whose range is full takes the next free letter: R is next (O is
@@ -738,6 +741,94 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a secret remade for a holder with no queue on the broker: it could not be told',
     remedy: 'nothing was changed; retire the node and enrol it again, or unassign it',
     raisedIn: ['src/secret/remake.ts'],
+  },
+  // MSHQ1 on: assignment's promises, change-freeze windows and declarations at a time (the header's Qx).
+  {
+    code: 'MSHQ1',
+    context: 'assignment',
+    meaning: 'a change that would break a promise: nothing was committed and nothing is owed',
+    remedy: 'keep the promise (mesh promise list says what it asks), or remove it first: mesh promise remove NAME',
+  },
+  {
+    code: 'MSHQ2',
+    context: 'assignment',
+    meaning: 'a promise that is broken already when it is made',
+    remedy: 'make it true first (the refusal says what breaks it), then promise it',
+  },
+  {
+    code: 'MSHQ3',
+    context: 'assignment',
+    meaning: 'a promise that is not one of the kinds mesh keeps, or badly named',
+    remedy: 'one of: --site S --closed PORT; --node A --reaches B:PORT; --module M --runs SERVICE; --hubs N',
+    raisedIn: ['src/assignment/promise.ts'],
+  },
+  {
+    code: 'MSHQ4',
+    context: 'assignment',
+    meaning: 'a promise whose name is taken',
+    remedy: 'choose another name, or mesh promise remove NAME first',
+  },
+  {
+    code: 'MSHQ5',
+    context: 'assignment',
+    meaning: 'a promise removed that does not exist',
+    remedy: 'mesh promise list shows the promises',
+  },
+  {
+    code: 'MSHQ6',
+    context: 'assignment',
+    meaning: 'a time that is neither a timestamp nor an age',
+    remedy: 'give a timestamp (2026-12-05 12:00, 2026-12-05T12:00:00Z) or an age (90s, 30m, 2h, 7d)',
+  },
+  {
+    code: 'MSHQ7',
+    context: 'assignment',
+    meaning: 'a node asked about at a time that was never declared',
+    remedy: 'see mesh node list; a node is kept from its first declaration on',
+    raisedIn: ['src/assignment/history.ts'],
+  },
+  {
+    code: 'MSHQ8',
+    context: 'assignment',
+    meaning: 'an explicit declare of a change a change-freeze window holds',
+    remedy: 'it goes out when the window ends; to send it now: mesh freeze override ID --reason TEXT',
+  },
+  {
+    code: 'MSHQ9',
+    context: 'assignment',
+    meaning: 'a change-freeze window without both ends, or one that ends before it begins',
+    remedy: 'mesh freeze add --from TIME --until LATER-TIME [--site S] [--module M]',
+  },
+  {
+    code: 'MSHB3',
+    context: 'assignment',
+    meaning: 'a change-freeze window that ended already',
+    remedy: 'give an --until in the future',
+  },
+  {
+    code: 'MSHB4',
+    context: 'assignment',
+    meaning: 'a change-freeze window overridden without a reason',
+    remedy: 'say why, for the history: mesh freeze override ID --reason TEXT',
+  },
+  {
+    code: 'MSHB5',
+    context: 'assignment',
+    meaning: 'an override of a change-freeze window that holds nothing now or later',
+    remedy: 'mesh freeze list shows the windows',
+  },
+  {
+    code: 'MSHB6',
+    context: 'assignment',
+    meaning: 'a change-freeze window removed or overridden that does not exist',
+    remedy: 'mesh freeze list shows the windows',
+    raisedIn: ['src/cli/freeze.ts'],
+  },
+  {
+    code: 'MSHB7',
+    context: 'assignment',
+    meaning: 'a promise whose name is not a name',
+    remedy: 'a lower-case letter, then letters, digits or dashes: mesh promise add no-dmz-postgres ...',
   },
 
   {

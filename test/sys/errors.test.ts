@@ -12,14 +12,14 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01FVSX]\d$/,
-  assignment: /^MSH([2AVZ]\d|Y[23])$/,
+  inventory: /^MSH[01FVSXO]\d$/,
+  assignment: /^MSH([2AVZO]\d|Y[23]|Q[1-9]|B[3-9])$/,
   catalogue: /^MSH([3MPZ]\d|U[5-9])$/,
-  secret: /^MSH[4Q]\d$/,
-  provision: /^MSH[5B]\d$/,
+  secret: /^MSH(4\d|Q0)$/,
+  provision: /^MSH(5\d|B[0-2])$/,
   overlay: /^MSH(6\d|T[1-9]|Y[014])$/,
   audit: /^MSH7\d$/,
-  host: /^MSH([8CGIKXZ]\d|U[0-4])$/,
+  host: /^MSH([8CGIKXZO]\d|U[0-4])$/,
   bundle: /^MSH([9DL]\d|T0)$/,
   store: /^MSH[EHJ]\d$/,
   wire: /^MSH[NSZ]\d$/,
