@@ -15,8 +15,9 @@
 // members. Written 0600 (it holds the signing key and the accounts' hashes),
 // under a temporary name in FILE's folder and renamed into place, so FILE is
 // the old backup or the new one, never half of one. Restore checks the
-// manifest and every checksum before it touches anything, and refuses a store
-// that already holds a mesh unless told (--force). V3: the restored store may
+// manifest and every checksum before it touches anything; the store's half
+// (the dump, and the store made again from it) is src/store/dump.ts, the
+// broker's src/inventory/definitions.ts. V3: the restored store may
 // be older than what the nodes applied; they say so when they ask for their
 // declaration, and serve continues their serials above it
 // (assignment.continue_serials), so no node refuses the restored mesh.
@@ -26,17 +27,13 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { X509Certificate } from 'node:crypto';
-import postgres from 'postgres';
 import { run, runAny } from '../sys/proc.js';
 import { refuse } from '../sys/errors.js';
 import { writeAtomic, syncDir } from '../sys/atomic.js';
 import { VERSION } from '../sys/version.js';
 import { home, readBroker, readSigner, writeBroker } from '../home/home.js';
-import { urlFromVariable } from '../store/locate.js';
-import { primaryUrl, parseStoreUrl } from '../store/hosts.js';
-import { pgBin } from '../store/promote.js';
-import { CONTEXTS } from '../store/contexts.js';
-import { exportDefinitions, importDefinitions, type MeshDefinitions } from '../broker/definitions.js';
+import { dumpStore, restoreStore } from '../store/dump.js';
+import { exportDefinitions, importDefinitions, type MeshDefinitions } from '../inventory/definitions.js';
 
 /** The bundle's broker certificate folder (bundle/layout.ts: STATE/rabbitmq/tls), taken when it exists. */
 export const DEFAULT_BROKER_TLS = '/var/lib/mesh/rabbitmq/tls';
@@ -57,37 +54,6 @@ export interface Manifest {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/**
- * The superuser session backup and restore need (a dump of every schema, a
- * restore that makes each schema again with its owner): the one mesh migrate
- * uses to act as the history's owner. Handed to these commands alone.
- */
-async function superuser(): Promise<{ url: string; passfile: (dir: string) => NodeJS.ProcessEnv }> {
-  const { OWNER_VARIABLE } = await import('../store/migrate.js');
-  const variable = OWNER_VARIABLE.audit!;
-  const listed = urlFromVariable(variable);
-  if (listed === undefined)
-    throw refuse(
-      'MSHR4',
-      `${variable} is not set`,
-      `backup and restore read and make every context's schema: set ${variable} to the URL (or a 0600 file holding it) of the database superuser`,
-    );
-  const url = await primaryUrl(listed);
-  const t = parseStoreUrl(url);
-  const bare = new URL(url.replace(/^postgresql:/, 'postgres:'));
-  bare.password = '';
-  // The password reaches pg_dump and psql in a 0600 passfile, never on their argv or in their environment.
-  return {
-    url: t.password ? bare.toString() : url,
-    passfile: (dir) => {
-      if (!t.password) return { ...process.env, PGPASSFILE: '/dev/null' };
-      const f = join(dir, '.pgpass');
-      writeFileSync(f, `*:*:*:*:${t.password.replace(/\\/g, '\\\\').replace(/:/g, '\\:')}\n`, { mode: 0o600 });
-      return { ...process.env, PGPASSFILE: f };
-    },
-  };
-}
-
 /** A folder only this user can enter, removed by the caller. */
 const scratch = () => mkdtempSync(join(tmpdir(), 'mesh-backup-'));
 
@@ -105,16 +71,9 @@ export async function backup(file: string, o: { brokerTls?: string } = {}): Prom
     throw refuse('MSHR5', `${dirname(target)} is not a folder`, 'name a FILE in a folder that exists');
   const signer = readSigner();
   const broker = readBroker();
-  const su = await superuser();
   const dir = scratch();
   try {
-    const env = su.passfile(dir);
-    await run(
-      pgBin('pg_dump'),
-      ['--no-password', '--serializable-deferrable', '--format=plain', `--file=${join(dir, 'store.sql')}`, su.url],
-      { env, timeoutMs: 3_600_000 },
-    );
-    const pgVersion = (await run(pgBin('pg_dump'), ['--version'])).trim();
+    const pgVersion = await dumpStore(join(dir, 'store.sql'), dir);
     writeFileSync(join(dir, 'signing.key'), readFileSync(join(home(), 'signing.key')), { mode: 0o600 });
     const defs = await exportDefinitions(broker);
     writeFileSync(join(dir, 'broker-definitions.json'), JSON.stringify(defs, null, 1), { mode: 0o600 });
@@ -216,54 +175,13 @@ export interface RestoreResult {
   brokerTls: boolean;
 }
 
-/** The schemas a mesh store holds, and whether any node is enrolled in it (not a fresh install's store). */
-async function holdsAMesh(url: string): Promise<boolean> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const [r] = await sql`select to_regclass('inventory.node') is not null as has`;
-    if (!r?.has) return false;
-    const [n] = await sql`select exists (select 1 from inventory.node) as any`;
-    return Boolean(n?.any);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
 export async function restore(file: string, o: { force?: boolean; brokerTls?: string } = {}): Promise<RestoreResult> {
   const from = resolve(file);
   const dir = scratch();
   try {
     const m = await readBackup(from, dir);
-    const su = await superuser();
-    if (!o.force && (await holdsAMesh(su.url)))
-      throw refuse(
-        'MSHR3',
-        'the store already holds a mesh (enrolled nodes): restoring would replace it',
-        'restore onto a freshly installed first node, or add --force to replace this store with the backup',
-      );
-    // Every context's schema made again from the dump, in one transaction: a failure leaves the store as it was.
-    const schemas = CONTEXTS.map((c) => `"${c}"`).join(', ');
-    writeFileSync(
-      join(dir, 'restore.sql'),
-      `drop event trigger if exists mesh_audit_guard;\ndrop schema if exists ${schemas} cascade;\n\\i ${join(dir, 'store.sql')}\n`,
-      { mode: 0o600 },
-    );
-    await run(
-      pgBin('psql'),
-      [
-        '--no-psqlrc',
-        '--quiet',
-        '--no-password',
-        '--single-transaction',
-        '--set=ON_ERROR_STOP=1',
-        `--file=${join(dir, 'restore.sql')}`,
-        su.url,
-      ],
-      { env: su.passfile(dir), timeoutMs: 3_600_000 },
-    );
-    // A backup of an older mesh is brought up to this one's schema.
-    const { migrate } = await import('../store/migrate.js');
-    const ran = await migrate({ say: (l) => process.stderr.write(l + '\n') });
+    // Every context's schema made again from the dump, in one transaction, and migrated to this version.
+    const migrated = await restoreStore(join(dir, 'store.sql'), dir, o.force);
     // The mesh's identity: the fresh install's own key signed nothing any node knows.
     const keyPath = join(home(), 'signing.key');
     const owner = statSync(keyPath, { throwIfNoEntry: false });
@@ -296,7 +214,7 @@ export async function restore(file: string, o: { force?: boolean; brokerTls?: st
       file: from,
       mesh: m.mesh,
       takenAt: m.takenAt,
-      migrated: ran.flatMap((r) => r.ran.map((n) => `${r.context}/${n}`)),
+      migrated,
       brokerAccounts: imported.users,
       brokerTls,
     };

@@ -13,7 +13,7 @@ import { freshStore, type Store } from '../harness/store.js';
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
   inventory: /^MSH[01FVSX]\d$/,
-  assignment: /^MSH[2AV]\d$/,
+  assignment: /^MSH[2AVR]\d$/,
   catalogue: /^MSH([3MP]\d|U[5-9])$/,
   secret: /^MSH[4Q]\d$/,
   provision: /^MSH[5B]\d$/,
@@ -21,7 +21,7 @@ const RANGES: Record<string, RegExp> = {
   audit: /^MSH7\d$/,
   host: /^MSH([8CGIKX]\d|U[0-4])$/,
   bundle: /^MSH[9DLT]\d$/,
-  store: /^MSH[EHJ]\d$/,
+  store: /^MSH[EHJR]\d$/,
   wire: /^MSH[NS]\d$/,
 };
 

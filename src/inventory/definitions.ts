@@ -1,5 +1,6 @@
-// The broker's half of a backup: this mesh's definitions, as RabbitMQ's own
-// management API exports and imports them (GET and POST /api/definitions).
+// The broker's half of a backup, kept by inventory (the node accounts are its):
+// this mesh's definitions, as RabbitMQ's own management API exports and imports
+// them (GET and POST /api/definitions).
 // Only what is this mesh's: its vhost with its queues, exchanges, bindings and
 // policies, and the node and builder accounts (with their password hashes, so
 // every node logs in again with the password it chose at enrolment, without a
@@ -7,7 +8,7 @@
 // the broker a backup is restored into has an admin of its own, whose password
 // its own broker.json holds, and importing the old one would lock serve out.
 import type { BrokerConfig } from '../home/home.js';
-import { ManagementApi } from './management.js';
+import { ManagementApi } from '../broker/management.js';
 
 type Row = Record<string, unknown>;
 
