@@ -11,6 +11,7 @@ import { readDeclaration } from '../src/wire/declaration.js';
 import { WireError, type WireFault } from '../src/wire/envelope.js';
 import { writeReport, type Report, type HeldEntry, type RefusalFault } from '../src/wire/report.js';
 import { readLastReport, type Floor } from '../src/wire/last_report.js';
+import { writeRecover } from '../src/wire/recover.js';
 import type { Declaration } from '../src/wire/resources.js';
 import { EXCHANGE } from '../src/broker/topology.js';
 import { publish, Unroutable } from '../src/broker/publish.js';
@@ -230,8 +231,11 @@ export class Agent {
     // (a broker restart drops messages that are not persistent; a queue keeps
     // only its newest few). The mesh answers from SQL: the newest declaration,
     // dropped here if not newer than the one applied.
+    // It says the highest serial applied: a store behind this node (restored, V3) continues above it.
     // Not mandatory: a mesh with no serve yet takes nothing, and the next connect asks again.
-    publish(ch, EXCHANGE, 'recover', Buffer.from('{}'), { userId: this.id.broker.user }).catch(() => {});
+    publish(ch, EXCHANGE, 'recover', writeRecover({ applied: this.mark.serial }), {
+      userId: this.id.broker.user,
+    }).catch(() => {});
     this.flushOutbox();
   }
 

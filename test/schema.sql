@@ -519,6 +519,29 @@ ALTER FUNCTION assignment.composition_of(node_name text) OWNER TO mesh_assignmen
 COMMENT ON FUNCTION assignment.composition_of(node_name text) IS 'The resources a node''s next declaration carries, by id and kind: what the console shows of them.';
 
 --
+-- Name: continue_serials(text, bigint); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.continue_serials(node_name text, applied bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if applied is null or applied < 0 or applied > 9007199254740991 - 1048576 then
+    raise exception 'node % says it applied serial %, outside 0 to 2^53 - 2^20', node_name, applied
+      using errcode = 'MSHR0', hint = 'a host reads serials as exact whole numbers: its serial.json is damaged; see mesh-host''s log';
+  end if;
+  if not exists (select 1 from assignment.declarable(array[node_name])) then
+    return false; -- enrolled after the backup: unknown here, it enrols again
+  end if;
+  insert into assignment.node_serial as s (node, serial)
+  select node_name, applied where applied > 0
+  on conflict (node) do update set serial = excluded.serial where s.serial < excluded.serial;
+  return coalesce((select max(d.serial) from assignment.declaration d where d.node = node_name), 0) < applied;
+end $$;
+
+ALTER FUNCTION assignment.continue_serials(node_name text, applied bigint) OWNER TO mesh_assignment;
+
+--
 -- Name: count_held_changes(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -10566,6 +10589,12 @@ GRANT USAGE ON SCHEMA secret TO mesh_audit;
 
 REVOKE ALL ON FUNCTION assignment.composition_of(node_name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION assignment.composition_of(node_name text) TO mesh_assignment_reader;
+
+--
+-- Name: FUNCTION continue_serials(node_name text, applied bigint); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.continue_serials(node_name text, applied bigint) FROM PUBLIC;
 
 --
 -- Name: FUNCTION count_held_changes(); Type: ACL; Schema: assignment; Owner: mesh_assignment

@@ -5,6 +5,7 @@ import { emit } from './print.js';
 import { ensureSigner, home } from '../home/home.js';
 import { promote, DEFAULT_PG_DATA } from '../store/promote.js';
 import { DEFAULT_METRICS_LISTEN, parseMetricsListen } from '../serve/metrics_listen.js';
+import { backup, restore, DEFAULT_BROKER_TLS } from './backup.js';
 // migrate and serve are loaded when their command runs: every other
 // command starts without node-pg-migrate, pg and amqplib (much of the CLI's
 // start, which `mesh declare` would pay too).
@@ -57,6 +58,52 @@ export function registerControl(p: Program): void {
       p.wrap(async (o: { data?: string; json?: boolean }) => {
         const r = await promote({ data: o.data });
         emit(r, o, (d) => `${d.data} is the primary now`);
+      }),
+    );
+
+  p.prog
+    .command('backup <file>')
+    .describe([
+      'Write the whole mesh to FILE (0600, written under a temporary name and renamed): one consistent pg_dump of every',
+      "context's schema and rows, the signing key, this mesh's broker definitions (its vhost, queues and node accounts)",
+      "and, where the bundle's broker keeps them, its TLS certificate and key, with a manifest of every member's sha256.",
+      'Needs MESH_STORE_AUDIT_OWNER (the database superuser) as mesh migrate does. FILE holds the signing key: keep it as you keep that.',
+    ])
+    .option('--broker-tls', `The broker's certificate folder, taken when it exists (default ${DEFAULT_BROKER_TLS})`)
+    .option('--json', 'Print as JSON')
+    .example('backup /var/backups/mesh-$(date +%F).tar')
+    .action(
+      p.wrap(async (file: string, o: { json?: boolean; 'broker-tls'?: string }) => {
+        const r = await backup(file, { brokerTls: o['broker-tls'] });
+        emit(r, o, (d) => `backed up mesh ${d.mesh} to ${d.file} (${d.bytes} bytes, sha256 ${d.sha256})`);
+      }),
+    );
+
+  p.prog
+    .command('restore <file>')
+    .describe([
+      'Put a backup back on a freshly installed first node: every checksum is checked first, and a damaged or foreign',
+      "file is refused with nothing touched. Then every context's schema is made again from the dump (in one",
+      'transaction), brought up to this version (mesh migrate), the signing key put back, the broker definitions',
+      "imported, and the broker's certificate put back where the bundle keeps it. Refuses a store with enrolled nodes",
+      'unless --force. Start mesh serve after it: every node reconnects with its own identity, no token, and serve',
+      'continues its serials above the newest it applied, however much older the backup is.',
+    ])
+    .option('--force', 'Replace a store that already holds a mesh')
+    .option('--broker-tls', `The broker's certificate folder (default ${DEFAULT_BROKER_TLS})`)
+    .option('--json', 'Print as JSON')
+    .example('restore /var/backups/mesh-2026-01-31.tar')
+    .action(
+      p.wrap(async (file: string, o: { json?: boolean; force?: boolean; 'broker-tls'?: string }) => {
+        const r = await restore(file, { force: o.force, brokerTls: o['broker-tls'] });
+        emit(r, o, (d) =>
+          [
+            `restored mesh ${d.mesh} as it was at ${d.takenAt}: ${d.brokerAccounts} broker account(s)${d.migrated.length ? `, migrated ${d.migrated.join(', ')}` : ''}`,
+            d.brokerTls
+              ? "the broker's certificate was put back: restart the broker (systemctl restart mesh-rabbitmq), then start mesh serve"
+              : 'start mesh serve: every node reconnects by itself',
+          ].join('\n'),
+        );
       }),
     );
 

@@ -38,7 +38,9 @@
 //               they go on in MSHB3 to MSHB9 (MSHB0 to MSHB2 are provision's).
 //   Xx          one block for the trust boundaries of the first node and the hub: mesh-host (its own
 //               files among the writable roots) and inventory (the console's sign-in)
-// A context whose range is full takes the next free letter: R is next (O is
+//   Rx          backup and restore: MSHR0 assignment (the serial a node says it applied), MSHR1 to
+//               MSHR5 store (the backup file, the store it is restored onto).
+// A context whose range is full takes the next free letter after R (O is
 // passed over: it reads as 0). A code may be raised both in SQL and, earlier, in TypeScript when it
 // means the same (MSH25, MSH31, MSH65). A new refusal takes a new code; an
 // old code is never reused for another meaning.
@@ -1729,6 +1731,7 @@ export const REGISTER: readonly Code[] = [
       'src/wire/envelope.ts',
       'src/wire/last_report.ts',
       'src/wire/parse_resources.ts',
+      'src/wire/recover.ts',
       'src/wire/rekey.ts',
       'src/wire/report.ts',
     ],
@@ -1940,6 +1943,50 @@ export const REGISTER: readonly Code[] = [
     meaning: 'a recover or rekey asked again by the same node within its interval with nothing new to answer, refused',
     remedy:
       'the answer given before stands; the host asks again after the interval by itself (mesh serve logs each refusal: a node asking in a loop is worth a look)',
+  },
+
+  // Backup and restore: the file refused before anything is touched (store), and the serials a
+  // store behind its nodes continues above (assignment).
+  {
+    code: 'MSHR0',
+    context: 'assignment',
+    meaning: 'a node said it applied a serial below 0 or beyond what a host reads exactly (2^53 less 2^20)',
+    remedy: "the node's serial.json is damaged: see its mesh-host log (mesh-host refuses a damaged one with MSHI7)",
+  },
+  {
+    code: 'MSHR1',
+    context: 'store',
+    meaning: 'a restore of a file that is not a mesh backup (not a tar, no manifest, members of another kind)',
+    remedy: 'name a file mesh backup wrote',
+    raisedIn: ['src/cli/backup.ts'],
+  },
+  {
+    code: 'MSHR2',
+    context: 'store',
+    meaning: "a restore of a backup whose member does not match the manifest's sha256: damaged",
+    remedy: 'nothing was restored; restore from another copy of the backup',
+    raisedIn: ['src/cli/backup.ts'],
+  },
+  {
+    code: 'MSHR3',
+    context: 'store',
+    meaning: 'a restore onto a store that already holds a mesh (enrolled nodes)',
+    remedy: 'restore onto a freshly installed first node, or add --force to replace this store with the backup',
+    raisedIn: ['src/store/dump.ts'],
+  },
+  {
+    code: 'MSHR4',
+    context: 'store',
+    meaning: 'a backup or restore without MESH_STORE_AUDIT_OWNER, the superuser session it needs',
+    remedy: 'set MESH_STORE_AUDIT_OWNER to the URL (or a 0600 file holding it) of the database superuser',
+    raisedIn: ['src/store/dump.ts'],
+  },
+  {
+    code: 'MSHR5',
+    context: 'store',
+    meaning: 'a backup to a FILE whose folder does not exist',
+    remedy: 'name a FILE in a folder that exists',
+    raisedIn: ['src/cli/backup.ts'],
   },
 ];
 

@@ -23,10 +23,10 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     name: 'MESH_STORE_AUDIT_OWNER',
-    program: 'mesh migrate, the bundle',
-    default: 'none: mesh migrate refuses with MSH78',
+    program: 'mesh migrate, mesh backup, mesh restore, the bundle',
+    default: 'none: mesh migrate refuses with MSH78, mesh backup and mesh restore with MSHR4',
     meaning:
-      "Where mesh migrate acts as mesh_audit, the audit history's owner, which no process logs in as: a postgres URL (or the path of a 0600 file holding it) of a role that may SET ROLE mesh_audit, the database superuser. Read by mesh migrate alone; never hand it to a daemon.",
+      "Where mesh migrate acts as mesh_audit, the audit history's owner, which no process logs in as: a postgres URL (or the path of a 0600 file holding it) of a role that may SET ROLE mesh_audit, the database superuser. mesh backup dumps the whole database and mesh restore makes every schema again in the same session. Read by these commands alone; never hand it to a daemon.",
   },
   {
     name: 'MESH_STORE_WAIT_SECONDS',

@@ -13,7 +13,7 @@ import { freshStore, type Store } from '../harness/store.js';
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
   inventory: /^MSH[01FVSXO]\d$/,
-  assignment: /^MSH([2AVZO]\d|Y[23]|Q[1-9]|B[3-9])$/,
+  assignment: /^MSH([2AVZOR]\d|Y[23]|Q[1-9]|B[3-9])$/,
   catalogue: /^MSH([3MPZ]\d|U[5-9])$/,
   secret: /^MSH(4\d|Q0)$/,
   provision: /^MSH(5\d|B[0-2])$/,
@@ -21,7 +21,7 @@ const RANGES: Record<string, RegExp> = {
   audit: /^MSH7\d$/,
   host: /^MSH([8CGIKXZO]\d|U[0-4])$/,
   bundle: /^MSH([9DL]\d|T0)$/,
-  store: /^MSH[EHJ]\d$/,
+  store: /^MSH[EHJR]\d$/,
   wire: /^MSH[NSZ]\d$/,
 };
 
