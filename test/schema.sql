@@ -467,7 +467,9 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
     union all select w.node, b.resource from want w cross join brokers b
     union all select t.node, jsonb_build_object('id', 'agent', 'kind', 'agent', 'version', t.version,
                                                 'sha256', t.sha256, 'size', t.size)
-      from assignment.agent_targets() t join want w on w.node = t.node),
+      from assignment.agent_targets() t join want w on w.node = t.node
+    union all select p.node, jsonb_build_object('id', 'package:' || p.name, 'kind', 'package', 'name', p.name, 'version', p.version)
+      from assignment.package_pin p join want w on w.node = p.node),
   r as (
     select j.node, j.resource->>'id' as id, j.resource->>'kind' as kind, j.resource::text as resource from j
     union all select x.node, x.id, split_part(x.id, ':', 1), x.resource
@@ -3826,6 +3828,36 @@ ALTER FUNCTION "overlay".check_hub_capacity() OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".check_hub_capacity() IS 'The number of hub groups, one a hub (O4); refuses (MSHT1) when the spokes need more hubs than there are.';
 
 --
+-- Name: check_members(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".check_members(names text[]) RETURNS text[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare missing text;
+begin
+  if names is null or cardinality(names) = 0 then
+    raise exception 'no node named' using errcode = 'MSHY0', hint = 'name at least one node, e.g. --down hub1';
+  end if;
+  select string_agg(x, ', ' order by x) into missing
+    from unnest(names) x where not exists (select 1 from overlay.member m where m.name = x);
+  if missing is not null then
+    raise exception 'not in the overlay: %', missing using errcode = 'MSHY1',
+      hint = 'name nodes the overlay holds (mesh overlay show): a node joins it once enrolled and given an address by mesh declare';
+  end if;
+  return names;
+end $$;
+
+ALTER FUNCTION "overlay".check_members(names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION check_members(names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".check_members(names text[]) IS 'NAMES, when each is an overlay member; refuses none named (MSHY0) and names the overlay does not hold (MSHY1).';
+
+--
 -- Name: firewall_members(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -3942,6 +3974,35 @@ ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
 --
 
 COMMENT ON FUNCTION "overlay".interfaces_of(node_names text[]) IS 'overlay.interfaces for the nodes named (null: all).';
+
+--
+-- Name: lose_paths(text[], integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".lose_paths(down text[], max_pairs integer DEFAULT NULL::integer) RETURNS TABLE(node text, peer text, hub text, carried_by text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as materialized (select * from overlay.route_members(down) r where r.route_now = any(coalesce(down, '{}')))
+  select a.node, b.node, a.route_now,
+         case when a.route_after = b.route_after then a.route_after end
+    from (select * from s order by s.node) a
+    cross join lateral (
+      select * from s b
+       where b.route_now = a.route_now and b.node <> a.node
+         and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+       order by b.node) b
+   limit max_pairs
+$$;
+
+ALTER FUNCTION "overlay".lose_paths(down text[], max_pairs integer) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) IS 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, in order, at most MAX_PAIRS (null: all): the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
 
 --
 -- Name: member_groups(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -8063,6 +8124,50 @@ COMMENT ON COLUMN inventory.node_status.stale IS 'True when the declaration it h
 COMMENT ON COLUMN inventory.node_status.holds_until IS 'Until when the declaration it holds was signed to hold.';
 
 --
+-- Name: package_state; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.package_state (
+    node text NOT NULL,
+    digest text NOT NULL,
+    packages integer NOT NULL,
+    changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT package_state_digest_check CHECK ((digest ~ '^[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE inventory.package_state OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE package_state; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.package_state IS 'What the mesh holds of each node''s package list: its digest, which a node''s next change names as its base.';
+
+--
+-- Name: COLUMN package_state.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.package_state.node IS 'The node.';
+
+--
+-- Name: COLUMN package_state.digest; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.package_state.digest IS 'sha256 hex of the list held (inventory.packages_digest): a change sent against another base is not applied.';
+
+--
+-- Name: COLUMN package_state.packages; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.package_state.packages IS 'How many packages the list holds.';
+
+--
+-- Name: COLUMN package_state.changed_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.package_state.changed_at IS 'When the list last changed.';
+
+--
 -- Name: path_end; Type: VIEW; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -10611,6 +10716,13 @@ REVOKE ALL ON FUNCTION assignment.explain_path(from_node text, to_node text, por
 GRANT ALL ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) TO mesh_assignment_reader;
 
 --
+-- Name: TABLE "freeze"; Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+GRANT SELECT ON TABLE assignment."freeze" TO mesh_assignment_reader;
+GRANT TRIGGER ON TABLE assignment."freeze" TO mesh_audit;
+
+--
 -- Name: FUNCTION lose_openings(down text[]); Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -10680,6 +10792,15 @@ REVOKE ALL ON FUNCTION "overlay".check_hub_capacity() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".check_hub_capacity() TO mesh_assignment;
 
 --
+-- Name: FUNCTION check_members(names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".check_members(names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".check_members(names text[]) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".check_members(names text[]) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".check_members(names text[]) TO mesh_assignment_reader;
+
+--
 -- Name: FUNCTION firewall_members(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -10713,6 +10834,15 @@ GRANT ALL ON FUNCTION "overlay".interfaces() TO mesh_assignment;
 
 REVOKE ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) TO mesh_assignment;
+
+--
+-- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO mesh_assignment_reader;
 
 --
 -- Name: FUNCTION member_groups(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -11194,6 +11324,12 @@ GRANT SELECT ON TABLE inventory.wedge_setting TO mesh_inventory_reader;
 --
 
 GRANT SELECT ON TABLE inventory.node_status TO mesh_inventory_reader;
+
+--
+-- Name: TABLE package_state; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.package_state TO mesh_inventory_reader;
 
 --
 -- Name: TABLE path_end; Type: ACL; Schema: inventory; Owner: mesh_inventory
