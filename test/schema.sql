@@ -3157,7 +3157,7 @@ begin
   if jsonb_typeof(doc) is distinct from 'object' or advisory_id is null
      or advisory_id !~ '^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$' then
     raise exception 'an advisory is an OSV document with an id, not %', left(coalesce(doc::text, 'null'), 80)
-      using errcode = 'MSHO1', hint = 'give a file of one OSV document ({"id": ..., "affected": [...]}) or a list of them';
+      using errcode = 'MSHO6', hint = 'give a file of one OSV document ({"id": ..., "affected": [...]}) or a list of them';
   end if;
   delete from inventory.advisory where id = advisory_id;
   insert into inventory.advisory (id, summary, modified, document)

@@ -1730,6 +1730,7 @@ export const REGISTER: readonly Code[] = [
       'src/wire/enrol.ts',
       'src/wire/envelope.ts',
       'src/wire/last_report.ts',
+      'src/wire/packages.ts',
       'src/wire/parse_resources.ts',
       'src/wire/recover.ts',
       'src/wire/rekey.ts',
@@ -1921,6 +1922,12 @@ export const REGISTER: readonly Code[] = [
       'mesh advisories lists the nodes each advisory affects; one naming no fixed version has nothing to roll out',
   },
   {
+    code: 'MSHO6',
+    context: 'inventory',
+    meaning: 'an advisory that is not an OSV document with an id',
+    remedy: 'give a file of one OSV document ({"id": ..., "affected": [...]}) or a JSON list of them',
+  },
+  {
     code: 'MSHS1',
     context: 'wire',
     meaning: "a node's message to the control queue over mesh serve's intake limit for its kind, refused unread",
@@ -1935,7 +1942,7 @@ export const REGISTER: readonly Code[] = [
       'a report whose list (held, failed, corrected, superseded, packages) is longer than its cap, refused whole',
     remedy:
       'nothing of it was recorded and the last report stands; a node holding more than the cap is split over more nodes, or the cap (src/wire/report.ts) raised in a release',
-    raisedIn: ['src/wire/report.ts', 'src/wire/packages.ts'],
+    raisedIn: ['src/wire/packages.ts', 'src/wire/report.ts'],
   },
   {
     code: 'MSHS3',

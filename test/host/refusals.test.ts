@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { apply } from '../../host/apply/engine.js';
 import { drivers } from '../../host/apply/registry.js';
 import { checkResource } from '../../host/apply/wireguard/wgconf.js';
-import { heardSeconds, reconcileSeconds, DEFAULT_ROOTS } from '../../host/config.js';
+import { heardSeconds, reconcileSeconds, DEFAULT_ROOTS, hostConfig } from '../../host/config.js';
 import { checkPath } from '../../host/apply/paths.js';
 import { readMark } from '../../host/serial.js';
 import { readState, statePath } from '../../host/apply/state.js';
@@ -266,6 +266,10 @@ H(
     coded(await said(() => readState(dir)), 'MSHI8');
     await writeFile(statePath(dir), '{"v":2,"resources":[]}');
     coded(await said(() => readState(dir)), 'MSHI9');
+    // A damaged mark read as 0 would let an old declaration be applied again.
+    await writeFile(statePath(dir), '{"v":1,"resources":[],"mark":{"serial":"7"}}');
+    coded(await said(() => readState(dir)), 'MSHF4');
+    coded(await said(() => hostConfig({ MESH_HOST_DPKG_ROOT: 'var/lib' })), 'MSHO2');
     coded(
       await said(() =>
         saveBrokers(join(dir, 'none'), [{ host: 'mq1', port: 5671, fingerprint: Array(32).fill('AB').join(':') }]),

@@ -12,14 +12,14 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH[01FVSXO]\d$/,
+  inventory: /^MSH([01VSXO]\d|F[0-3])$/,
   assignment: /^MSH([2AVZOR]\d|Y[23]|Q[1-9]|B[3-9])$/,
   catalogue: /^MSH([3MPZ]\d|U[5-9])$/,
   secret: /^MSH(4\d|Q0)$/,
   provision: /^MSH(5\d|B[0-2])$/,
   overlay: /^MSH(6\d|T[1-9]|Y[014])$/,
   audit: /^MSH7\d$/,
-  host: /^MSH([8CGIKXZO]\d|U[0-4])$/,
+  host: /^MSH([8CGIKXZO]\d|U[0-4]|F[4-9])$/,
   bundle: /^MSH([9DL]\d|T0)$/,
   store: /^MSH[EHJR]\d$/,
   wire: /^MSH[NSZ]\d$/,

@@ -7,7 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openRoles, closeRoles, enrol, refusedWith, type SqlCtx } from '../helpers.js';
+import { loadAdvisories } from '../../../src/inventory/advisories.js';
 
 const P = suite<SqlCtx>('the packages a fleet runs, joined to advisories');
 
@@ -227,12 +231,26 @@ P('an OSV advisory lists exactly the nodes below its fixed version', async (ctx)
   );
 });
 
-P('an advisory with no Debian version in it is refused (MSHO1)', async ({ as }) => {
+P('an advisory with no Debian version in it is refused (MSHO1), one with no id (MSHO6)', async ({ as }) => {
   await refusedWith(
     as.inventory`select inventory.load_advisory(${as.inventory.json({ id: 'PYSEC-1', affected: [{ package: { ecosystem: 'PyPI', name: 'x' } }] } as never)}::jsonb)`,
     'MSHO1',
   );
-  await refusedWith(as.inventory`select inventory.load_advisory('{"summary": "no id"}'::jsonb)`, 'MSHO1');
+  await refusedWith(as.inventory`select inventory.load_advisory('{"summary": "no id"}'::jsonb)`, 'MSHO6');
+});
+
+P('an advisories file that is not JSON is refused before the store is asked (MSHO3)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'osv-'));
+  try {
+    writeFileSync(join(dir, 'osv.json'), '<html>not found</html>');
+    const err = await loadAdvisories(join(dir, 'osv.json')).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    assert.is(err?.code, 'MSHO3', String(err));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 P.run();
