@@ -51,6 +51,19 @@ L('every relative link and image in README.md and docs/ resolves to a file', () 
   assert.equal(broken(root, pages()), [], 'links to files that do not exist');
 });
 
+L('every how-to page is listed in docs/howto/README.md, the index README.md links to', () => {
+  const index = readFileSync(join(root, 'docs', 'howto', 'README.md'), 'utf8');
+  const listed = new Set(targets(index).map((t) => t.split('#')[0]));
+  const pages = filesUnder(root, ['docs/howto'], (p) => p.endsWith('.md') && !p.endsWith('/README.md'));
+  assert.ok(pages.length > 0, 'docs/howto holds pages');
+  assert.equal(
+    pages.filter((p) => !listed.has(relative('docs/howto', p))),
+    [],
+    'how-to pages no index lists: a reader from README.md never finds them',
+  );
+  assert.ok(targets(readFileSync(join(root, 'README.md'), 'utf8')).includes('docs/howto/README.md'));
+});
+
 L('the check finds a link, an image and a reference to a file that is not there (it can fail)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'links-'));
   mkdirSync(join(dir, 'docs'));
