@@ -19,4 +19,4 @@ create constraint trigger audit_freeze_made after insert or delete on assignment
 create constraint trigger audit_freeze_overridden after update of overridden_at on assignment.freeze deferrable initially deferred
   for each row when (new.overridden_at is distinct from old.overridden_at) execute function audit.on_freeze();
 insert into audit.watched (on_table, trigger) values
-  ('assignment.freeze', 'audit_freeze_made'), ('assignment.freeze', 'audit_freeze_overridden');
+  ('assignment."freeze"', 'audit_freeze_made'), ('assignment."freeze"', 'audit_freeze_overridden');

@@ -1,46 +1,13 @@
-// `mesh node show NODE [--at TIME]` and `mesh diff [NODE] --from FROM --to TO`:
-// what was declared at a time, and what changed between two.
+// `mesh diff [NODE] --from FROM --to TO`: what changed in the declarations
+// between two times (`mesh node show NODE --at TIME` is in node.ts).
 import type { Program } from '../sys/program.js';
 import { emit } from './print.js';
-import { nodeAt, diff, type NodeAt } from '../assignment/history.js';
+import { diff } from '../assignment/history.js';
 import { describeGroups } from '../assignment/plan_all.js';
 
 const iso = (d: Date) => d.toISOString();
-const ids = (rs: { id: string }[]) => rs.map((r) => `  ${r.id}`);
-
-function nodeLines(n: NodeAt): string {
-  return [
-    n.declared
-      ? `${n.node} at ${iso(n.at)}: declaration ${n.declared.serial} (issued ${iso(n.declared.issuedAt)}), ${n.declared.resources.length} resources`
-      : `${n.node} at ${iso(n.at)}: not declared yet`,
-    ...(n.declared ? ids(n.declared.resources) : []),
-    n.applied
-      ? n.applied.serial === n.declared?.serial
-        ? `reported applied: the same declaration (at ${iso(n.applied.at)})`
-        : `reported applied: declaration ${n.applied.serial} (at ${iso(n.applied.at)}), ${n.applied.resources.length} resources`
-      : 'reported applied: nothing yet',
-    ...(n.applied && n.applied.serial !== n.declared?.serial ? ids(n.applied.resources) : []),
-  ].join('\n');
-}
 
 export function registerHistory(p: Program): void {
-  p.prog
-    .command('node show <name>')
-    .describe([
-      'What NAME was declared at a time (its newest declaration issued by then, every resource by id) and what it had',
-      'reported applied by then. Every declaration is kept, so any time since the node was first declared has an answer.',
-      'The same answer as select * from assignment.declared_at(array[NAME], TIME).',
-    ])
-    .option('--at', 'The time: a timestamp (2026-12-05 12:00, 2026-12-05T12:00:00Z) or an age (30m, 2h, 7d)', 'now')
-    .option('--json', 'Print as JSON')
-    .example('node show web1 --at "2026-12-05 12:00"')
-    .example('node show web1 --at 2h --json')
-    .action(
-      p.wrap(async (name: string, o: { at?: string; json?: boolean }) =>
-        emit(await nodeAt(String(name), String(o.at ?? 'now')), o, nodeLines),
-      ),
-    );
-
   p.prog
     .command('diff [node]')
     .describe([

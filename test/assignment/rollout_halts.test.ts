@@ -10,7 +10,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freshMesh, type Mesh, type Proc, type Host, type CliResult } from '../harness/mesh.js';
 import { root, until as untilShort } from '../declare/helpers.js';
-import { serialPath } from '../../host/serial.js';
+import { inject } from '../declare/helpers.js';
+import { envelope } from '../../src/assignment/declare.js';
+import { bodyText, fresh } from '../../src/wire/declaration.js';
+import { readEnvelope, LIMITS } from '../../src/wire/envelope.js';
 import { b64 } from '../../src/crypto/keys.js';
 
 const names = ['a1', 'a2', 'a3'];
@@ -108,8 +111,9 @@ R(
     ctx.serve = await ctx.mesh.serve();
     ok(await ctx.mesh.cli(['declare', '--all']));
     ok(await ctx.mesh.cli(['rollout', 'hold']));
-    await version(ctx, 'a1', 2);
-    assert.match(await version(ctx, 'a2', 2), /held by the rollout: a1, a2 \(/);
+    // A module change composes only the nodes it is placed on (W2): each is held as it is made.
+    assert.match(await version(ctx, 'a1', 2), /held by the rollout: a1 \(/);
+    assert.match(await version(ctx, 'a2', 2), /held by the rollout: a2 \(/);
     // a1, the first wave, never reports: the rollout stays at wave 1 (its wait is long), and a2's wave is not due.
     await stopHost(ctx, 'a1');
     const started = ok(
@@ -121,10 +125,10 @@ R(
     const [was] = await ctx.mesh.store
       .admin`select resources_hash from assignment.declaration where node = 'a2' and serial = ${from}`;
 
-    // An unrelated change: every changed node is declared again (W2), but a2's change stays held.
+    // An unrelated change composes only what it touches (W2): a2's change stays held, not re-declared.
     const other = join(ctx.mesh.home, 'other.json');
     writeFileSync(other, JSON.stringify({ name: 'other', resources: [] }));
-    assert.match(ok(await ctx.mesh.cli(['module', 'add', other])), /held by the rollout: a2 \(/);
+    assert.not.match(ok(await ctx.mesh.cli(['module', 'add', other])), /re-declaring[^\n]*\ba2\b/);
     // The operator's own declare of a held node is refused, naming it.
     const declared = await ctx.mesh.cli(['declare', 'a2']);
     assert.is(declared.code, 1, declared.stdout);
@@ -189,14 +193,17 @@ R('a wave that has not reported healthy within --wait-healthy halts the rollout,
 R(
   "a node that refuses the rollout's declaration is failing at once: the rollout halts on it with --max-failing 0, its wait far from over",
   async (ctx) => {
-    // a2's host has applied a serial far above any the mesh will send (as after a restore): it refuses each as a replay.
-    await stopHost(ctx, 'a2');
-    writeFileSync(
-      serialPath(ctx.hosts.get('a2')!.host.dir),
-      JSON.stringify({ v: 1, serial: 1_000_000, digest: 'f'.repeat(64) }) + '\n',
-      { mode: 0o600 },
-    );
-    await startHost(ctx, 'a2');
+    // a2's host applies a genuine declaration of its own resources at a serial far above any the mesh will send,
+    // handed to it while it runs (no recover tells the mesh of it): it refuses each later one as a replay.
+    const [last] = await ctx.mesh.store
+      .admin`select envelope from assignment.declaration where node = 'a2' order by serial desc limit 1`;
+    const { text } = readEnvelope(last!.envelope as Buffer, LIMITS.declaration, 'declaration');
+    const resources = JSON.stringify((JSON.parse(text) as { resources: unknown }).resources);
+    const far = envelope(bodyText(ctx.mesh.signer.mesh, 'a2', 1_000_000, resources, fresh()), ctx.mesh.signer);
+    const mark = ctx.hosts.get('a2')!.proc.output().length;
+    await inject(ctx.mesh, 'a2', far);
+    await ctx.hosts.get('a2')!.proc.waitFor(/applied declaration 1000000\b/, 30_000, mark);
+    ok(await ctx.mesh.cli(['declare', 'a2']));
     await ctx.hosts.get('a2')!.proc.waitFor(/refused a declaration: replayed: serial \d+ is not newer than 1000000/);
     ok(await ctx.mesh.cli(['rollout', 'hold']));
     await version(ctx, 'a2', 4);

@@ -239,7 +239,7 @@ H('mesh log refuses what it cannot read, naming the remedy', async (ctx) => {
   assert.is(kind.code, 1);
   assert.match(
     kind.stderr,
-    /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, refused, refused-forged, refused-malformed, refused-replayed, refused-stale, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/,
+    /--kind "nonsense" is not a kind of the history: use one of broker-added, broker-changed, broker-removed, declared, enrolled, freeze, refused, refused-forged, refused-malformed, refused-replayed, refused-stale, retired, rollout, rotated, secret-created, token-issued, token-spent.* \(MSH72\)\.\n$/,
   );
   const since = await ctx.mesh.cli(['log', '--since', 'yesterday']);
   assert.match(since.stderr, /--since "yesterday" is not a duration: use a number and s, m, h or d.* \(MSH15\)\.\n$/);

@@ -47,69 +47,74 @@ async function calls(mesh: Mesh): Promise<Map<string, number>> {
   return new Map(r.map((x) => [x.funcname as string, Number(x.calls)]));
 }
 
-I("with nothing owed, serve reads only the outbox's owed index, once a sweep", async ({ mesh }) => {
-  await mesh.serve();
-  // Quiet hosts: no heard or reconcile within the test (a heard is work that came in, not idle cost).
-  const quiet = { MESH_HOST_HEARD_SECONDS: '3600', MESH_HOST_RECONCILE_SECONDS: '3600' };
-  for (const n of ['n1', 'n2']) await mesh.joined(n, quiet);
-  // Everything owed delivered, and each node's newest applied and reported.
-  for (let i = 0; ; i++) {
-    const [r] = await mesh.store.admin`select (select count(*) from assignment.pending_delivery)::int as owed,
+I(
+  "with nothing owed, serve reads only the outbox's owed index, once a sweep, and the freeze windows",
+  async ({ mesh }) => {
+    await mesh.serve();
+    // Quiet hosts: no heard or reconcile within the test (a heard is work that came in, not idle cost).
+    const quiet = { MESH_HOST_HEARD_SECONDS: '3600', MESH_HOST_RECONCILE_SECONDS: '3600' };
+    for (const n of ['n1', 'n2']) await mesh.joined(n, quiet);
+    // Everything owed delivered, and each node's newest applied and reported.
+    for (let i = 0; ; i++) {
+      const [r] = await mesh.store.admin`select (select count(*) from assignment.pending_delivery)::int as owed,
                                               (select count(*) from assignment.node_serial s where not exists (select 1 from assignment.declaration d
                                                  where d.node = s.node and d.serial = s.serial and d.acknowledged_at is not null))::int as unacked`;
-    if (r!.owed === 0 && r!.unacked === 0) break;
-    if (i > 600) throw new Error(`never idle: ${r!.owed} owed, ${r!.unacked} unacknowledged`);
-    await sleep(100);
-  }
-  // A backend publishes its counters at most 10 s after its last work (PostgreSQL 15): let every one settle.
-  await sleep(11_000);
-  const before = await counters(mesh);
-  const calledBefore = await calls(mesh);
-  await sleep(6 * SWEEP_SECONDS * 1000);
-  const after = await counters(mesh);
-  const calledAfter = await calls(mesh);
-  const moved = [...after]
-    .filter(([k, v]) => before.get(k) !== v)
-    .map(([k]) => k)
-    .sort();
-  const owedIndex = 'assignment.outbox index outbox_owed';
-  assert.ok(moved.includes(owedIndex), `the sweep ran (the owed index was read): moved ${moved.join(', ')}`);
-  assert.equal(
-    moved.filter((k) => k !== owedIndex && k !== 'assignment.outbox'),
-    [],
-    "nothing but the outbox's owed index was read or written",
-  );
-  const [seqBefore, , ins, upd, del] = before.get('assignment.outbox')!.split(' ');
-  const [seqAfter, , ins2, upd2, del2] = after.get('assignment.outbox')!.split(' ');
-  assert.equal(
-    [seqAfter, ins2, upd2, del2],
-    [seqBefore, ins, upd, del],
-    'the outbox is neither scanned whole nor written',
-  );
-  // One query a sweep, not two: asked, and nothing taken.
-  assert.ok(
-    (calledAfter.get('owed_now') ?? 0) > (calledBefore.get('owed_now') ?? 0),
-    `the sweep asked owed_now: ${JSON.stringify([...calledAfter])}`,
-  );
-  assert.is(
-    calledAfter.get('take_owed') ?? 0,
-    calledBefore.get('take_owed') ?? 0,
-    'take_owed was called while nothing was owed',
-  );
+      if (r!.owed === 0 && r!.unacked === 0) break;
+      if (i > 600) throw new Error(`never idle: ${r!.owed} owed, ${r!.unacked} unacknowledged`);
+      await sleep(100);
+    }
+    // A backend publishes its counters at most 10 s after its last work (PostgreSQL 15): let every one settle.
+    await sleep(11_000);
+    const before = await counters(mesh);
+    const calledBefore = await calls(mesh);
+    await sleep(6 * SWEEP_SECONDS * 1000);
+    const after = await counters(mesh);
+    const calledAfter = await calls(mesh);
+    const moved = [...after]
+      .filter(([k, v]) => before.get(k) !== v)
+      .map(([k]) => k)
+      .sort();
+    const owedIndex = 'assignment.outbox index outbox_owed';
+    assert.ok(moved.includes(owedIndex), `the sweep ran (the owed index was read): moved ${moved.join(', ')}`);
+    // Beside the sweep, serve ends each change-freeze window whose time is up: one small query on that table.
+    const freezes = (k: string) => k === 'assignment.freeze' || k.startsWith('assignment.freeze index ');
+    assert.equal(
+      moved.filter((k) => k !== owedIndex && k !== 'assignment.outbox' && !freezes(k)),
+      [],
+      "nothing but the outbox's owed index and the freeze windows was read or written",
+    );
+    const [seqBefore, , ins, upd, del] = before.get('assignment.outbox')!.split(' ');
+    const [seqAfter, , ins2, upd2, del2] = after.get('assignment.outbox')!.split(' ');
+    assert.equal(
+      [seqAfter, ins2, upd2, del2],
+      [seqBefore, ins, upd, del],
+      'the outbox is neither scanned whole nor written',
+    );
+    // One query a sweep, not two: asked, and nothing taken.
+    assert.ok(
+      (calledAfter.get('owed_now') ?? 0) > (calledBefore.get('owed_now') ?? 0),
+      `the sweep asked owed_now: ${JSON.stringify([...calledAfter])}`,
+    );
+    assert.is(
+      calledAfter.get('take_owed') ?? 0,
+      calledBefore.get('take_owed') ?? 0,
+      'take_owed was called while nothing was owed',
+    );
 
-  // Something owed, behind serve's back (no notify): the next sweep takes it, so the count above could have moved.
-  // n1's newest declaration owed again: the host drops what is not newer.
-  await mesh.store
-    .admin`insert into assignment.outbox (node, kind, serial) select node, 'declaration', serial from assignment.node_serial where node = 'n1'`;
-  let taken = calledAfter.get('take_owed') ?? 0;
-  for (let i = 0; i < 300 && taken === (calledAfter.get('take_owed') ?? 0); i++) {
-    await sleep(100);
-    taken = (await calls(mesh)).get('take_owed') ?? 0;
-  }
-  assert.ok(
-    taken > (calledAfter.get('take_owed') ?? 0),
-    'once something is owed the sweep calls take_owed (so its count is seen at all)',
-  );
-});
+    // Something owed, behind serve's back (no notify): the next sweep takes it, so the count above could have moved.
+    // n1's newest declaration owed again: the host drops what is not newer.
+    await mesh.store
+      .admin`insert into assignment.outbox (node, kind, serial) select node, 'declaration', serial from assignment.node_serial where node = 'n1'`;
+    let taken = calledAfter.get('take_owed') ?? 0;
+    for (let i = 0; i < 300 && taken === (calledAfter.get('take_owed') ?? 0); i++) {
+      await sleep(100);
+      taken = (await calls(mesh)).get('take_owed') ?? 0;
+    }
+    assert.ok(
+      taken > (calledAfter.get('take_owed') ?? 0),
+      'once something is owed the sweep calls take_owed (so its count is seen at all)',
+    );
+  },
+);
 
 I.run();
