@@ -10653,6 +10653,7 @@ GRANT USAGE ON SCHEMA audit TO mesh_audit_reader;
 
 GRANT USAGE ON SCHEMA catalogue TO mesh_assignment;
 GRANT USAGE ON SCHEMA catalogue TO mesh_catalogue_reader;
+GRANT USAGE ON SCHEMA catalogue TO mesh_assignment_reader;
 
 --
 -- Name: SCHEMA inventory; Type: ACL; Schema: -; Owner: mesh_inventory
@@ -10665,6 +10666,7 @@ GRANT USAGE ON SCHEMA inventory TO mesh_provision;
 GRANT USAGE ON SCHEMA inventory TO mesh_catalogue;
 GRANT USAGE ON SCHEMA inventory TO mesh_audit;
 GRANT USAGE ON SCHEMA inventory TO mesh_inventory_reader;
+GRANT USAGE ON SCHEMA inventory TO mesh_assignment_reader;
 
 --
 -- Name: SCHEMA "overlay"; Type: ACL; Schema: -; Owner: mesh_overlay
@@ -10930,6 +10932,7 @@ GRANT SELECT ON TABLE inventory.node TO mesh_inventory_reader;
 
 GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment_reader;
 
 --
 -- Name: TABLE agent_holds; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -10965,6 +10968,7 @@ GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_secret;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_provision;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_catalogue;
 GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.enrolled_node TO mesh_assignment_reader;
 
 --
 -- Name: TABLE declaration_freshness; Type: ACL; Schema: assignment; Owner: mesh_assignment
@@ -11109,6 +11113,7 @@ GRANT SELECT ON TABLE catalogue.agent_package TO mesh_catalogue_reader;
 
 GRANT SELECT ON TABLE catalogue.agent_packages TO mesh_catalogue_reader;
 GRANT SELECT ON TABLE catalogue.agent_packages TO mesh_assignment;
+GRANT SELECT ON TABLE catalogue.agent_packages TO mesh_assignment_reader;
 
 --
 -- Name: TABLE build_progress; Type: ACL; Schema: catalogue; Owner: mesh_catalogue
@@ -11210,6 +11215,7 @@ GRANT SELECT ON TABLE inventory.advisory_node TO mesh_assignment;
 
 GRANT SELECT ON TABLE inventory.agent_skew TO mesh_inventory_reader;
 GRANT SELECT ON TABLE inventory.agent_skew TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.agent_skew TO mesh_assignment_reader;
 
 --
 -- Name: TABLE apply_failure; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11217,6 +11223,7 @@ GRANT SELECT ON TABLE inventory.agent_skew TO mesh_assignment;
 
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.apply_failure TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.apply_failure TO mesh_assignment_reader;
 
 --
 -- Name: TABLE refusal; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11225,6 +11232,7 @@ GRANT SELECT ON TABLE inventory.apply_failure TO mesh_inventory_reader;
 GRANT TRIGGER ON TABLE inventory.refusal TO mesh_audit;
 GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.refusal TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.refusal TO mesh_assignment_reader;
 
 --
 -- Name: TABLE report; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11264,6 +11272,7 @@ GRANT SELECT ON TABLE inventory.broker TO mesh_inventory_reader;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_overlay;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment_reader;
 
 --
 -- Name: TABLE console_session; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11337,6 +11346,7 @@ GRANT SELECT ON TABLE inventory.package_state TO mesh_inventory_reader;
 
 GRANT SELECT ON TABLE inventory.path_end TO mesh_inventory_reader;
 GRANT SELECT ON TABLE inventory.path_end TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.path_end TO mesh_assignment_reader;
 
 --
 -- Name: TABLE pgmigrations; Type: ACL; Schema: inventory; Owner: mesh_inventory
