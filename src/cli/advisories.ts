@@ -1,5 +1,6 @@
 // `mesh advisories`: the nodes running a package version an advisory says is affected.
 import type { Program } from '../sys/program.js';
+import { waveOptions, waveChoice, type WaveFlags } from './wave_options.js';
 import { emit, table } from './print.js';
 import { affectedNodes, loadAdvisories } from '../inventory/advisories.js';
 import { rolloutAdvisory } from '../assignment/advisory_rollout.js';
@@ -40,45 +41,30 @@ export function registerAdvisories(p: Program): void {
       }),
     );
 
-  p.prog
-    .command('advisories rollout <advisory>')
-    .describe([
-      'Declare the version that fixes ADVISORY to exactly the nodes mesh advisories lists for it, as a rollout in waves:',
-      'each is pinned to the fixed version of the package it runs (a package resource: the host installs it with apt from',
-      "the sources its machine already has, and keeps any higher version). The rollout's waves, health wait and halting are",
-      "mesh rollout start's; follow it with mesh rollout status. Refused while another rollout is open.",
-    ])
-    .option('--waves', 'Nodes reached by the end of each wave', '1,10%,50%,100%')
-    .option('--wait-healthy', 'How long a wave may take to report applied: 30s, 2m, 1h', '2m')
-    .option('--max-failing', 'Failing nodes tolerated before the rollout halts', 0)
-    .option('--first', 'Canary nodes, comma-separated, released first in this order')
+  waveOptions(
+    p.prog
+      .command('advisories rollout <advisory>')
+      .describe([
+        'Declare the version that fixes ADVISORY to exactly the nodes mesh advisories lists for it, as a rollout in waves:',
+        'each is pinned to the fixed version of the package it runs (a package resource: the host installs it with apt from',
+        "the sources its machine already has, and keeps any higher version). The rollout's waves, health wait and halting are",
+        "mesh rollout start's; follow it with mesh rollout status. Refused while another rollout is open.",
+      ]),
+  )
     .option('--json', 'Print as JSON')
     .example('advisories rollout DSA-5532-1 --waves 1,100% --wait-healthy 10m')
     .action(
-      p.wrap(
-        async (
-          advisory: string,
-          o: { waves?: string; 'wait-healthy'?: string; 'max-failing'?: number; first?: string; json?: boolean },
-        ) =>
-          emit(
-            await rolloutAdvisory(advisory, {
-              waves: o.waves,
-              waitHealthy: o['wait-healthy'],
-              maxFailing: o['max-failing'],
-              first: o.first,
-            }),
-            o,
-            (r) =>
-              [
-                ...r.pinned.map(
-                  (p: { node: string; name: string; version: string }) =>
-                    `${p.node}: ${p.name} at ${p.version} or above`,
-                ),
-                r.rollout ? `rollout ${r.rollout} ${r.state}: wave ${r.wave} out to ${r.out.join(', ')}` : '',
-              ]
-                .filter(Boolean)
-                .join('\n'),
-          ),
+      p.wrap(async (advisory: string, o: WaveFlags) =>
+        emit(await rolloutAdvisory(advisory, waveChoice(o)), o, (r) =>
+          [
+            ...r.pinned.map(
+              (p: { node: string; name: string; version: string }) => `${p.node}: ${p.name} at ${p.version} or above`,
+            ),
+            r.rollout ? `rollout ${r.rollout} ${r.state}: wave ${r.wave} out to ${r.out.join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        ),
       ),
     );
 }

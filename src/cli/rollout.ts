@@ -1,5 +1,6 @@
 // `mesh rollout`: hold changes, then release them wave by wave.
 import type { Program } from '../sys/program.js';
+import { waveOptions, waveChoice, type WaveFlags } from './wave_options.js';
 import { emit, table } from './print.js';
 import type { Declared } from '../assignment/declare.js';
 import {
@@ -46,43 +47,21 @@ export function registerRollout(p: Program): void {
       ),
     );
 
-  p.prog
-    .command('rollout start')
-    .describe([
-      'Release the held changes wave by wave. Each wave counts the nodes reached so far, as a number or a share of the',
-      "rollout's nodes; the next wave goes out only when every node of this one reported its newest declaration applied with",
-      'nothing failing within --wait-healthy. More than --max-failing failing nodes, or a wave still waiting after the wait,',
-      'halts the rollout and names the nodes and why. Canaries are pinned with --first, then chosen by the hash of the',
-      'name (the same nodes every time). mesh serve takes the steps; the state is in SQL (assignment.rollout_status).',
-    ])
-    .option('--waves', 'Nodes reached by the end of each wave', '1,10%,50%,100%')
-    .option('--wait-healthy', 'How long a wave may take to report applied: 30s, 2m, 1h', '2m')
-    .option('--max-failing', 'Failing nodes tolerated before the rollout halts', 0)
-    .option('--first', 'Canary nodes, comma-separated, released first in this order')
+  waveOptions(
+    p.prog
+      .command('rollout start')
+      .describe([
+        'Release the held changes wave by wave. Each wave counts the nodes reached so far, as a number or a share of the',
+        "rollout's nodes; the next wave goes out only when every node of this one reported its newest declaration applied with",
+        'nothing failing within --wait-healthy. More than --max-failing failing nodes, or a wave still waiting after the wait,',
+        'halts the rollout and names the nodes and why. Canaries are pinned with --first, then chosen by the hash of the',
+        'name (the same nodes every time). mesh serve takes the steps; the state is in SQL (assignment.rollout_status).',
+      ]),
+  )
     .option('--json', 'Print as JSON')
     .example('rollout start --waves 1,25%,100% --wait-healthy 5m')
     .example('rollout start --first web1,db1 --max-failing 2')
-    .action(
-      p.wrap(
-        async (o: {
-          waves?: string;
-          'wait-healthy'?: string;
-          'max-failing'?: number;
-          first?: string;
-          json?: boolean;
-        }) =>
-          emit(
-            await startRollout({
-              waves: String(o.waves),
-              waitHealthy: String(o['wait-healthy']),
-              maxFailing: o['max-failing'],
-              first: o.first === undefined ? undefined : String(o.first),
-            }),
-            o,
-            stepLine,
-          ),
-      ),
-    );
+    .action(p.wrap(async (o: WaveFlags) => emit(await startRollout(waveChoice(o)), o, stepLine)));
 
   p.prog
     .command('rollout status')
