@@ -61,6 +61,12 @@ export class Agent {
   private held: ConsumeMessage[] = [];
   /** The package list the mesh was last sent or said it holds; null: unknown, and the next report carries it whole. */
   private packagesSent: Package[] | null = null;
+  /**
+   * Whether the mesh has said which list it holds (the recover answer). Until
+   * then no package change is sent: a restart would otherwise send the whole
+   * list every time, though the mesh most likely holds it already.
+   */
+  private packagesHeard = false;
   /** No state file at start: the host was rebuilt and must learn what it owned (R2). */
   private rebuilt = false;
   /** Published, confirm not yet in: not sent again until the broker answers. */
@@ -380,7 +386,13 @@ export class Agent {
       if (lastReport.held) await this.removeOrphans(lastReport.held);
       this.rebuilt = false;
     }
-    if (lastReport?.packages !== undefined) await this.comparePackages(lastReport.packages);
+    if (lastReport) {
+      const packages =
+        lastReport.packages === undefined ? 'not kept by this mesh' : await this.comparePackages(lastReport.packages);
+      this.log(
+        `the mesh's record of this node arrived: floor serial ${lastReport.floor?.serial ?? 'none'}; package list ${packages}`,
+      );
+    }
     // Acked only once kept and applied: a crash before this means redelivery.
     for (const m of msgs) {
       try {
@@ -467,8 +479,9 @@ export class Agent {
     check();
   }
 
-  /** What changed in the installed packages since the list the mesh was sent; undefined: nothing, or no dpkg here. */
+  /** What changed in the installed packages since the list the mesh was sent; undefined: nothing, no dpkg here, or the mesh has not yet said what it holds. */
   private packageChange(): PackageChange | undefined {
+    if (!this.packagesHeard) return undefined;
     let now: Package[] | null;
     try {
       now = readInstalled(statusPath(this.config.dpkgRoot));
@@ -487,20 +500,22 @@ export class Agent {
    * the same as this host's, and only changes follow; another (a change lost,
    * or applied out of order by two serves), and the whole list goes now.
    */
-  private async comparePackages(held: string | null): Promise<void> {
+  private async comparePackages(held: string | null): Promise<string> {
+    this.packagesHeard = true;
     let now: Package[] | null;
     try {
       now = readInstalled(statusPath(this.config.dpkgRoot));
-    } catch {
-      return;
+    } catch (err) {
+      return `unread here: ${(err as Error).message}`;
     }
-    if (!now) return;
+    if (!now) return 'none here (no dpkg status)';
     if (held === packagesDigest(now)) {
       this.packagesSent = now;
-      return;
+      return 'the same as here';
     }
     this.packagesSent = null;
     this.queueReport({ serial: this.kept?.serial ?? 0, held: await holdings(this.dir), failed: [] });
+    return held ? 'another than here: sending the whole list' : 'not held yet: sending the whole list';
   }
 
   /**
