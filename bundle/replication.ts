@@ -26,6 +26,8 @@ import type postgres from 'postgres';
 import { writeAtomic, type Owner } from '../src/sys/atomic.js';
 import { run as exec } from '../src/sys/proc.js';
 import { refuse } from '../src/sys/errors.js';
+import { parseModuleEntries } from '../src/wire/parse_resources.js';
+import type { ModuleEntry } from '../src/wire/resources.js';
 
 export const REPLICATION_ROLE = 'mesh_replication';
 
@@ -86,6 +88,25 @@ export async function preparePrimary(
   await su.unsafe(`alter system set synchronous_commit = 'on'`);
   await su`select pg_reload_conf()`;
   return { password, changed };
+}
+
+/**
+ * The primary's module entry opening the store's port to the standby's module
+ * alone (X2), parsed as every module's entries are: its `why` is shown on every
+ * node's firewall, so it keeps to the letters a `why` may hold.
+ */
+export function replicationOpening(port: number, standbyModule: string): ModuleEntry[] {
+  return parseModuleEntries([
+    {
+      kind: 'opening',
+      id: 'opening:store-replication',
+      name: 'store-replication',
+      proto: 'tcp',
+      port,
+      from: `module:${standbyModule}`,
+      why: 'the standby of the store streams from here',
+    },
+  ]);
 }
 
 /** The passfile line for the standby's replication connection (the database field of a replication connection is `replication`). */

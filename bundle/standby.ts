@@ -13,14 +13,13 @@
 import { parseArgs } from 'node:util';
 import { chownSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { preparePrimary, passfileLine, writePassfile, cloneStandby } from './replication.js';
+import { preparePrimary, passfileLine, writePassfile, cloneStandby, replicationOpening } from './replication.js';
 import { superuser, postgresSpec, pgBin } from './postgres.js';
 import { unitPath, unitText, hasSystemd, ensureUnits } from './units.js';
 import { DEFAULT_PORTS, paths, controlEnv, type Options } from './layout.js';
 import { writeAtomic } from '../src/sys/atomic.js';
 import { run } from '../src/sys/proc.js';
 import { connect } from '../src/store/connect.js';
-import { parseModuleEntries } from '../src/wire/parse_resources.js';
 import { assign } from '../src/assignment/assign.js';
 import { redeclare } from '../src/provision/redeclare.js';
 import { loadIdentity } from '../host/identity.js';
@@ -70,6 +69,28 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
     );
   const o = options(v, [listen]);
   const p = paths(o);
+  const self = loadIdentity(o.hostDir)?.name;
+  if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
+  // Synchronous replication comes last: from the moment it is set every
+  // commit waits for the standby, so what this step writes itself (the
+  // opening below) and the store's overlay listener come first, or the step
+  // would wait on a standby it has not yet let in.
+  // X2: the store's port, from the standby's module alone, over the overlay.
+  Object.assign(process.env, controlEnv(o));
+  const cat = await connect('catalogue', { max: 1 });
+  try {
+    await cat`select * from catalogue.put_module(${STORE_MODULE}, ${cat.json(replicationOpening(o.ports.pg, STANDBY_MODULE) as never)}, 'shipped')`;
+    await cat`select * from catalogue.put_module(${STANDBY_MODULE}, ${cat.json([] as never)}, 'shipped')`;
+  } finally {
+    await cat.end();
+  }
+  await assign(STORE_MODULE, self, true);
+  await assign(STANDBY_MODULE, standby, true);
+  const { redeclared: sent } = await redeclare();
+  console.log(
+    `firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`,
+  );
+  for (const l of await raiseStore(o)) console.log(`store: ${l}`);
   const su = await superuser(o, 'mesh');
   let password: string;
   try {
@@ -86,24 +107,6 @@ async function primary(v: Record<string, string | undefined>): Promise<void> {
   const passfile = join(p.pg, `standby-${standby}.pgpass`);
   await writePassfile(passfile, passfileLine(listen, o.ports.pg, password));
   console.log(`passfile for the standby: ${passfile} (0600): copy it to ${standby}, then remove it here`);
-  // X2: the store's port, from the standby's module alone, over the overlay.
-  Object.assign(process.env, controlEnv(o));
-  const cat = await connect('catalogue', { max: 1 });
-  try {
-    await cat`select * from catalogue.put_module(${STORE_MODULE}, ${cat.json(parseModuleEntries([{ kind: 'opening', id: 'opening:store-replication', name: 'store-replication', proto: 'tcp', port: o.ports.pg, from: `module:${STANDBY_MODULE}`, why: "the store's standby streams from here" }]) as never)}, 'shipped')`;
-    await cat`select * from catalogue.put_module(${STANDBY_MODULE}, ${cat.json([] as never)}, 'shipped')`;
-  } finally {
-    await cat.end();
-  }
-  const self = loadIdentity(o.hostDir)?.name;
-  if (!self) throw refuse('MSH94', `${o.hostDir} holds no identity`, 'run this on the first node (or give --host-dir)');
-  await assign(STORE_MODULE, self, true);
-  await assign(STANDBY_MODULE, standby, true);
-  const { redeclared: sent } = await redeclare();
-  console.log(
-    `firewall: ${o.ports.pg}/tcp open to ${standby} over the overlay; declared ${sent.map((d) => `${d.node} ${d.serial}`).join(', ') || 'nothing new'}`,
-  );
-  for (const l of await raiseStore(o)) console.log(`store: ${l}`);
 }
 
 async function standbyHalf(v: Record<string, string | undefined>): Promise<void> {

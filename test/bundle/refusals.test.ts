@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { runAny } from '../../src/sys/proc.js';
 import { readHandOver, writeHandOver, markClustered, type HandOver } from '../../bundle/broker_cluster.js';
 import { handOverBroker, overlayAddress } from '../../bundle/broker_hand_over.js';
-import { standbySlot, cloneStandby } from '../../bundle/replication.js';
+import { standbySlot, cloneStandby, replicationOpening } from '../../bundle/replication.js';
 import { paths, type Options } from '../../bundle/layout.js';
 import { ensureUsers } from '../../bundle/users.js';
 import { freshStore } from '../harness/store.js';
@@ -174,6 +174,17 @@ B(
       'MSHD7',
     );
     rmSync(pgData, { recursive: true });
+  },
+);
+
+B(
+  "the primary half's opening to its standby is a module entry the parser takes (the refusal would stop the step)",
+  () => {
+    const [o] = replicationOpening(5433, 'mesh-store-standby') as unknown as Record<string, unknown>[];
+    assert.equal(
+      { kind: o?.kind, port: o?.port, from: o?.from },
+      { kind: 'opening', port: 5433, from: 'module:mesh-store-standby' },
+    );
   },
 );
 
