@@ -23,6 +23,7 @@ import {
   joinCluster,
   clusterStatus,
   removeHandOver,
+  type HandOver,
 } from './broker_cluster.js';
 import { DAEMON_USERS, DEFAULT_PORTS, paths, type Options } from './layout.js';
 import { ensureUsers, ownBroker } from './users.js';
@@ -53,6 +54,50 @@ rest on loopback.
 `;
 
 async function main(): Promise<void> {
+  const args = readArgs();
+  if (!args) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const { state, hostDir, self, handOver } = args;
+  const h = readHandOver(handOver, { first: nodeName(args.join), node: self });
+  const o: Options = {
+    state,
+    home: join(state, 'home'),
+    hostDir,
+    name: self,
+    site: 'default',
+    publicHost: h.node.public,
+    dialable: '',
+    ports: { ...DEFAULT_PORTS, ...h.ports },
+    roots: [],
+    hostEnv: {},
+    brokerAddress: h.node.address,
+    brokerName: self,
+  };
+  const said: string[] = [];
+  const step = (what: string, changed: string[]) => {
+    console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`);
+    said.push(...changed);
+  };
+  console.log(`mesh broker node ${self} as ${brokerNode(o)}, joining ${h.first.name} (${h.first.erlNode})`);
+  const secrets = await writeBrokerFiles(o, h);
+  await raiseBroker(o, h, secrets, step);
+  await joinFirst(o, h, step);
+  removeHandOver(handOver);
+  const now = await clusterStatus(o);
+  console.log(
+    `the cluster's nodes: ${(now.disk_nodes ?? []).join(', ')}; running: ${(now.running_nodes ?? []).join(', ')}`,
+  );
+  console.log(
+    said.length
+      ? `${self} is a broker node: ${said.length} change(s).`
+      : `nothing changed: ${self} already is a broker node of ${h.first.name}'s cluster.`,
+  );
+}
+
+/** The command line, checked, with this machine's node name; null when it asks for help. */
+function readArgs(): { join: string; handOver: string; state: string; hostDir: string; self: string } | null {
   const { values: v } = parseArgs({
     args: process.argv.slice(2),
     options: {
@@ -64,10 +109,7 @@ async function main(): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (v.help) {
-    process.stdout.write(HELP);
-    return;
-  }
+  if (v.help) return null;
   if (!v.join || !v['hand-over'])
     throw refuse(
       'MSH99',
@@ -84,32 +126,14 @@ async function main(): Promise<void> {
       `${hostDir} holds no identity`,
       'this machine must be an enrolled node first (mesh token issue NAME on the first node, then mesh-host enrol here)',
     );
-  const h = readHandOver(v['hand-over'], { first: nodeName(v.join), node: self });
+  return { join: v.join, handOver: v['hand-over'], state, hostDir, self };
+}
 
-  const o: Options = {
-    state,
-    home: join(state, 'home'),
-    hostDir,
-    name: self,
-    site: 'default',
-    publicHost: h.node.public,
-    dialable: '',
-    ports: { ...DEFAULT_PORTS, ...h.ports },
-    roots: [],
-    hostEnv: {},
-    brokerAddress: h.node.address,
-    brokerName: self,
-  };
+/** The broker's files from the hand-over: cookie, admin password, key and certificate; its address marked clustered. */
+async function writeBrokerFiles(o: Options, h: HandOver): Promise<BrokerSecrets> {
   const p = paths(o);
-  const said: string[] = [];
-  const step = (what: string, changed: string[]) => {
-    console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`);
-    said.push(...changed);
-  };
-  console.log(`mesh broker node ${self} as ${brokerNode(o)}, joining ${h.first.name} (${h.first.erlNode})`);
-
   // The broker's files: its HOME holds the cookie, so it is 0700 as the first node's tls folder.
-  mkdirSync(state, { recursive: true, mode: 0o755 });
+  mkdirSync(o.state, { recursive: true, mode: 0o755 });
   mkdirSync(p.rabbit, { recursive: true, mode: 0o700 });
   chmodSync(p.rabbit, 0o700);
   mkdirSync(p.tls, { recursive: true, mode: 0o700 });
@@ -119,15 +143,23 @@ async function main(): Promise<void> {
   await writeAtomic(p.rabbitAdmin, h.adminPassword + '\n', 0o600);
   await writeAtomic(key, h.key, 0o600);
   await writeAtomic(cert, h.cert, 0o644);
-  await markClustered(o, h.node.address, self);
+  await markClustered(o, h.node.address, o.name);
   // A new certificate (the first node's step run again) changes the config, so the broker restarts to serve it.
-  const secrets: BrokerSecrets = {
+  return {
     password: h.adminPassword,
     cert,
     key,
     fingerprint: new X509Certificate(h.cert).fingerprint256,
   };
+}
 
+/** This machine's broker as a carried service (a systemd unit where it boots with systemd), up and answering. */
+async function raiseBroker(
+  o: Options,
+  h: HandOver,
+  secrets: BrokerSecrets,
+  step: (what: string, changed: string[]) => void,
+): Promise<void> {
   const systemd = hasSystemd();
   // P1: under systemd the broker runs as its own user, as on the first node: root on
   // this machine's broker (or a flaw in RabbitMQ) reads only the broker's own folder.
@@ -137,7 +169,7 @@ async function main(): Promise<void> {
   }
   const spec = brokerSpec(o);
   const plan = [...brokerResources(o, secrets), carriedService(spec, systemd)];
-  const carried = new Carried(plan, hostDir, [state, ...(systemd ? [UNIT_DIR] : [])], (l) => console.log(`  ${l}`));
+  const carried = new Carried(plan, o.hostDir, [o.state, ...(systemd ? [UNIT_DIR] : [])], (l) => console.log(`  ${l}`));
   await carried.load();
   const up = [
     ...(systemd ? await quietDistroListeners() : []),
@@ -147,23 +179,16 @@ async function main(): Promise<void> {
   if (systemd) up.push(...(await ensureUnits([spec], new Set(carried.changed))));
   await waitForBroker(o, h.adminPassword);
   step('broker', up);
+}
 
+/** This broker joined to the first node's cluster, once the first node's firewall lets it reach epmd there. */
+async function joinFirst(o: Options, h: HandOver, step: (what: string, changed: string[]) => void): Promise<void> {
   // The first node's firewall admits this node's epmd and distribution once
   // the first node's step declared it (the broker recorded with --node): wait for it.
   const st = await clusterStatus(o);
   if (!(st.disk_nodes ?? []).includes(h.first.erlNode))
     await waitReachable(h.first.address, o.ports.epmd, 300, (l) => console.log(`  ${l}`));
   step('cluster', await joinCluster(o, h.first.erlNode));
-  removeHandOver(v['hand-over']);
-  const now = await clusterStatus(o);
-  console.log(
-    `the cluster's nodes: ${(now.disk_nodes ?? []).join(', ')}; running: ${(now.running_nodes ?? []).join(', ')}`,
-  );
-  console.log(
-    said.length
-      ? `${self} is a broker node: ${said.length} change(s).`
-      : `nothing changed: ${self} already is a broker node of ${h.first.name}'s cluster.`,
-  );
 }
 
 runMain(main);

@@ -137,31 +137,9 @@ function options(argv: string[]): InstallOptions {
   }
   const custom = v.state !== undefined && v.state !== '/var/lib/mesh';
   const state = v.state ?? '/var/lib/mesh';
-  const port = (k: keyof Ports, flag: string) => {
-    const s = (v as Record<string, string | undefined>)[flag];
-    if (s === undefined) return DEFAULT_PORTS[k];
-    const n = Number(s);
-    if (!Number.isInteger(n) || n < 1 || n > 65535)
-      throw refuse('MSH91', `--${flag} ${JSON.stringify(s)} is not a port number`);
-    return n;
-  };
-  const ports: Ports = {
-    amqps: port('amqps', 'amqps-port'),
-    amqp: port('amqp', 'amqp-port'),
-    mgmt: port('mgmt', 'mgmt-port'),
-    dist: port('dist', 'dist-port'),
-    epmd: port('epmd', 'epmd-port'),
-    pg: port('pg', 'pg-port'),
-    wg: port('wg', 'wg-port'),
-    ssh: port('ssh', 'ssh-port'),
-  };
+  const ports = portsOf(v);
   const publicHost = v.public ?? defaultPublicHost();
-  const hostEnv: Record<string, string> = {};
-  for (const kv of v['host-env'] ?? []) {
-    const m = /^(MESH_[A-Z0-9_]+)=(.*)$/.exec(kv);
-    if (!m) throw refuse('MSH92', `--host-env ${JSON.stringify(kv)} is not MESH_NAME=value`);
-    hostEnv[m[1]!] = m[2]!;
-  }
+  const hostEnv = hostEnvOf(v['host-env'] ?? []);
   return {
     state,
     home: v.home ?? (custom ? `${state}/home` : '/etc/mesh'),
@@ -181,6 +159,39 @@ function options(argv: string[]): InstallOptions {
       ? { addBroker: { node: nodeName(v['add-broker-node']), publicHost: v['broker-public']! } }
       : {}),
   };
+}
+
+/** The ports the flags give (--amqps-port ...), each checked, the default for each not given. */
+function portsOf(v: Record<string, unknown>): Ports {
+  const port = (k: keyof Ports, flag: string) => {
+    const s = (v as Record<string, string | undefined>)[flag];
+    if (s === undefined) return DEFAULT_PORTS[k];
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 1 || n > 65535)
+      throw refuse('MSH91', `--${flag} ${JSON.stringify(s)} is not a port number`);
+    return n;
+  };
+  return {
+    amqps: port('amqps', 'amqps-port'),
+    amqp: port('amqp', 'amqp-port'),
+    mgmt: port('mgmt', 'mgmt-port'),
+    dist: port('dist', 'dist-port'),
+    epmd: port('epmd', 'epmd-port'),
+    pg: port('pg', 'pg-port'),
+    wg: port('wg', 'wg-port'),
+    ssh: port('ssh', 'ssh-port'),
+  };
+}
+
+/** The --host-env MESH_NAME=value pairs, as the host's environment entries. */
+function hostEnvOf(pairs: string[]): Record<string, string> {
+  const hostEnv: Record<string, string> = {};
+  for (const kv of pairs) {
+    const m = /^(MESH_[A-Z0-9_]+)=(.*)$/.exec(kv);
+    if (!m) throw refuse('MSH92', `--host-env ${JSON.stringify(kv)} is not MESH_NAME=value`);
+    hostEnv[m[1]!] = m[2]!;
+  }
+  return hostEnv;
 }
 
 /** What every step of the install shares: the options, the paths, the broker's secrets and the carried plan. */

@@ -36,6 +36,16 @@ export const RESTART_CODE = 75;
 import { readInstalled, statusPath } from './packages.js';
 import { packageChange, packagesDigest, type Package, type PackageChange } from '../src/wire/packages.js';
 
+/** A declaration read from the queue: what it says, its bytes as sent, and their digest. */
+interface Candidate {
+  decl: Declaration;
+  bytes: Buffer;
+  digest: string;
+}
+
+/** The mesh's last record of this node (its answer to recover): what it held, its floor, its package list. */
+type LastRecord = { held: HeldEntry[] | null; floor: Floor | null; packages?: string | null };
+
 export class Agent {
   private ch: ConfirmChannel | undefined;
   private inbox: ConsumeMessage[] = [];
@@ -319,8 +329,38 @@ export class Agent {
     const msgs = this.held.concat(fresh);
     this.held = [];
     const ch = this.ch;
-    const candidates: { decl: Declaration; bytes: Buffer; digest: string }[] = [];
-    let lastReport: { held: HeldEntry[] | null; floor: Floor | null; packages?: string | null } | undefined;
+    const { candidates, lastReport } = this.readAll(msgs, fresh);
+    if (lastReport) {
+      this.floor = lastReport.floor;
+      this.awaitingFloor = false;
+    }
+    if (this.awaitingFloor && candidates.length) {
+      this.log(
+        `holding ${candidates.length} declaration(s) until the mesh answers with the lowest serial this node may apply (its floor)`,
+      );
+      this.held = msgs;
+      return;
+    }
+    await this.applyNewest(candidates);
+    this.restartIfWanted();
+    await this.recordArrived(lastReport);
+    // Acked only once kept and applied: a crash before this means redelivery.
+    for (const m of msgs) {
+      try {
+        ch?.ack(m);
+      } catch {
+        /* channel gone: redelivered, and refused as replayed or applied again */
+      }
+    }
+  }
+
+  /** MSGS read: the declarations among them and the mesh's last record of this node; FRESH ones refused are reported. */
+  private readAll(
+    msgs: ConsumeMessage[],
+    fresh: ConsumeMessage[],
+  ): { candidates: Candidate[]; lastReport?: LastRecord } {
+    const candidates: Candidate[] = [];
+    let lastReport: LastRecord | undefined;
     for (const m of msgs) {
       const type = m.properties.type;
       try {
@@ -342,17 +382,11 @@ export class Agent {
         this.queueReport({ refused: { fault, reason: err.message } });
       }
     }
-    if (lastReport) {
-      this.floor = lastReport.floor;
-      this.awaitingFloor = false;
-    }
-    if (this.awaitingFloor && candidates.length) {
-      this.log(
-        `holding ${candidates.length} declaration(s) until the mesh answers with the lowest serial this node may apply (its floor)`,
-      );
-      this.held = msgs;
-      return;
-    }
+    return { candidates, lastReport };
+  }
+
+  /** The newest fit declaration of CANDIDATES kept, applied and reported, naming those it superseded. */
+  private async applyNewest(candidates: Candidate[]): Promise<void> {
     // D2: judged against the mesh's floor and this host's own mark, never the kept file alone.
     const judged = candidates.map((c) => ({ ...c, verdict: this.judge(c.decl.serial, c.digest, c.decl.expires) }));
     const fit = judged.filter((c) => c.verdict !== 'refused').sort((a, b) => a.decl.serial - b.decl.serial);
@@ -379,7 +413,10 @@ export class Agent {
       );
       this.queueReport({ serial: newest.decl.serial, held: r.held, failed: r.failed, superseded });
     }
-    this.restartIfWanted();
+  }
+
+  /** The mesh's record of this node, once it arrived: what a rebuilt node holds beyond it removed, its package list compared. */
+  private async recordArrived(lastReport: LastRecord | undefined): Promise<void> {
     // The mesh sends the declaration first, then the last report: by now what
     // must stay is applied, and what the old report lists beyond it is orphaned.
     if (lastReport !== undefined && this.rebuilt) {
@@ -392,14 +429,6 @@ export class Agent {
       this.log(
         `the mesh's record of this node arrived: floor serial ${lastReport.floor?.serial ?? 'none'}; package list ${packages}`,
       );
-    }
-    // Acked only once kept and applied: a crash before this means redelivery.
-    for (const m of msgs) {
-      try {
-        ch?.ack(m);
-      } catch {
-        /* channel gone: redelivered, and refused as replayed or applied again */
-      }
     }
   }
 

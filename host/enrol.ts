@@ -11,7 +11,7 @@
 // (serve answers 'again') and reads the welcome. Without the file its keys and
 // password were gone, and a spent token with them.
 import { unlink } from 'node:fs/promises';
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { readToken, pinOf, type Token } from '../src/wire/token.js';
 import { writeEnrolRequest, readEnrolReply, type EnrolWelcome } from '../src/wire/enrol.js';
 import { queueOf } from '../src/wire/names.js';
@@ -128,26 +128,7 @@ async function converse(
     const { conn, endpoint } = dialled;
     const at = `${endpoint.host}:${endpoint.port}`;
     try {
-      const got = await exchange(
-        conn,
-        token,
-        pending,
-        body,
-        stale,
-        Math.max(0, deadline - Date.now()),
-        () =>
-          step({
-            kind: 'sent',
-            at,
-            line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer`,
-          }),
-        (id) =>
-          step({
-            kind: 'dropped',
-            at,
-            line: `dropped a reply to another enrolment of ${token.node} (correlation id ${id}): this machine is its queue's only reader`,
-          }),
-      );
+      const got = await exchangeAt(conn, at, token, pending, body, stale, Math.max(0, deadline - Date.now()), step);
       if (got === 'timeout') throw noAnswer(timeout);
       if (typeof got === 'string') {
         step({
@@ -181,6 +162,39 @@ async function converse(
   }
 }
 
+/** The exchange on CONN, the broker at AT, with its request sent and any reply dropped told as steps. */
+function exchangeAt(
+  conn: Connection,
+  at: string,
+  token: Token,
+  pending: Pending,
+  body: Buffer,
+  stale: string | undefined,
+  waitMs: number,
+  step: (s: EnrolStep) => void,
+): Promise<ConsumeMessage | string> {
+  return exchange(
+    conn,
+    token,
+    pending,
+    body,
+    stale,
+    waitMs,
+    () =>
+      step({
+        kind: 'sent',
+        at,
+        line: `sent the enrolment request of ${token.node} through ${at}; waiting for the mesh's answer`,
+      }),
+    (id) =>
+      step({
+        kind: 'dropped',
+        at,
+        line: `dropped a reply to another enrolment of ${token.node} (correlation id ${id}): this machine is its queue's only reader`,
+      }),
+  );
+}
+
 function noAnswer(timeout: number) {
   return refuse('MSHI3', `no answer from the control plane within ${timeout / 1000}s (MESH_HOST_ENROL_SECONDS)`);
 }
@@ -202,6 +216,38 @@ async function exchange(
   sent: () => void,
   dropped: (correlationId: string | undefined) => void,
 ): Promise<ConsumeMessage | string> {
+  const loss = watchLoss(conn);
+  const ch = await conn.createConfirmChannel();
+  // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
+  ch.on('close', () => loss.gone('the channel closed'));
+  ch.on('error', () => {});
+  const reply = replyOn(conn, ch, token, pending, stale, dropped);
+  const unsent = await sendRequest(ch, token, pending, body, loss);
+  if (unsent !== undefined) return unsent;
+  sent();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), waitMs);
+  });
+  try {
+    const got = await Promise.race([reply, loss.lost, timedOut]);
+    // The answer was acked: the channel's close waits until the broker has taken the ack, which a connection's
+    // close alone does not. An answer refused here (E6) must not come back to the next run.
+    if (typeof got !== 'string') await ch.close().catch(() => {});
+    return got;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A connection's loss: LOST resolves with why it went (the first reason given), WHY says it if it has. */
+interface Loss {
+  lost: Promise<string>;
+  why(): string | undefined;
+  gone(why: string): void;
+}
+
+function watchLoss(conn: Connection): Loss {
   let lostWhy: string | undefined;
   let gone: (why: string) => void = () => {};
   const lost = new Promise<string>((resolve) => {
@@ -212,10 +258,18 @@ async function exchange(
   });
   conn.on('close', (err?: Error) => gone(err ? err.message : 'closed'));
   conn.on('error', () => {});
-  const ch = await conn.createConfirmChannel();
-  // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
-  ch.on('close', () => gone('the channel closed'));
-  ch.on('error', () => {});
+  return { lost, why: () => lostWhy, gone: (why) => gone(why) };
+}
+
+/** The answer to this enrolment on the node's queue, read on CH; every other message acked, dropped or given back. */
+function replyOn(
+  conn: Connection,
+  ch: ConfirmChannel,
+  token: Token,
+  pending: Pending,
+  stale: string | undefined,
+  dropped: (correlationId: string | undefined) => void,
+): Promise<ConsumeMessage> {
   /**
    * A reply to another enrolment. Another machine trying the same token reads its own: it goes back to the
    * queue. With no other reader it is nobody's (a pending file removed, a run before it), and requeued it
@@ -241,7 +295,7 @@ async function exchange(
       /* the connection went: the broker gives the message back */
     }
   };
-  const reply = new Promise<ConsumeMessage>((resolve) => {
+  return new Promise<ConsumeMessage>((resolve) => {
     void ch
       .consume(queueOf(token.node), (msg) => {
         if (!msg) return;
@@ -261,6 +315,16 @@ async function exchange(
       })
       .catch(() => {});
   });
+}
+
+/** The request published, confirmed: undefined once sent, or why the connection was lost before it was. */
+async function sendRequest(
+  ch: ConfirmChannel,
+  token: Token,
+  pending: Pending,
+  body: Buffer,
+  loss: Loss,
+): Promise<string | undefined> {
   try {
     await publish(ch, EXCHANGE, 'enrol', body, {
       mandatory: true,
@@ -268,6 +332,7 @@ async function exchange(
       correlationId: pending.correlationId,
       contentType: 'application/json',
     });
+    return undefined;
   } catch (err) {
     if (err instanceof Unroutable) {
       throw refuse(
@@ -279,23 +344,9 @@ async function exchange(
     }
     // Nacked while the connection stands: the broker would not take it. Unconfirmed with the connection gone: lost, sent again.
     const nacked = /nack/i.test(String(((err as Error).cause as Error | undefined)?.message));
-    if (nacked && lostWhy === undefined)
+    if (nacked && loss.why() === undefined)
       throw refuse('MSHI2', 'the broker did not accept the enrolment request', undefined, err);
-    return lostWhy ?? (await lost);
-  }
-  sent();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), waitMs);
-  });
-  try {
-    const got = await Promise.race([reply, lost, timedOut]);
-    // The answer was acked: the channel's close waits until the broker has taken the ack, which a connection's
-    // close alone does not. An answer refused here (E6) must not come back to the next run.
-    if (typeof got !== 'string') await ch.close().catch(() => {});
-    return got;
-  } finally {
-    clearTimeout(timer);
+    return loss.why() ?? (await loss.lost);
   }
 }
 

@@ -18,6 +18,15 @@ export function hostProgram(): Program {
     'The mesh agent on a machine. Keeps its identity, keys and applied state in MESH_HOST_DIR (default /var/lib/mesh-host).',
   );
 
+  enrolCommand(p);
+  runCommand(p);
+  superviseCommand(p);
+  guardCommand(p);
+  overlayTakeCommand(p);
+  return p;
+}
+
+function enrolCommand(p: Program): void {
   p.prog
     .command('enrol [token]')
     .describe([
@@ -61,7 +70,9 @@ export function hostProgram(): Program {
           );
       }),
     );
+}
 
+function runCommand(p: Program): void {
   p.prog
     .command('run')
     .describe([
@@ -71,7 +82,9 @@ export function hostProgram(): Program {
       'MESH_HOST_BACKOFF_MAX_SECONDS (120), MESH_HOST_BACKOFF_RESET_SECONDS (30). Paths a declaration may write: MESH_HOST_ROOTS (colon-separated).',
     ])
     .action(p.wrap(() => runHost({ config: hostConfig(), log })));
+}
 
+function superviseCommand(p: Program): void {
   p.prog
     .command('supervise')
     .describe([
@@ -81,7 +94,9 @@ export function hostProgram(): Program {
       'switched back to the version before it by the guard. SIGTERM and SIGINT end both; SIGUSR1 is passed on.',
     ])
     .action(p.wrap(() => supervise(hostConfig().dir, log)));
+}
 
+function guardCommand(p: Program): void {
   p.prog
     .command('guard')
     .describe([
@@ -90,7 +105,9 @@ export function hostProgram(): Program {
       'it is not taken again. Does nothing when no upgrade is pending.',
     ])
     .action(p.wrap(() => runGuard(hostConfig().dir, log)));
+}
 
+function overlayTakeCommand(p: Program): void {
   p.prog
     .command('overlay take')
     .describe([
@@ -113,5 +130,4 @@ export function hostProgram(): Program {
         if (acc.state !== 'taken') process.exitCode = acc.state === 'down' ? 3 : 2;
       }),
     );
-  return p;
 }

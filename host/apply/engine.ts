@@ -192,42 +192,98 @@ async function run(
     if (seenIds.has(r.id)) throw refuse('MSHC1', `The ${origin} resources list ${r.id} twice; nothing was applied`);
     seenIds.add(r.id);
   }
-  const ctx = contextOf(opts);
   const record = readRecord(opts.stateDir);
   const before = record.held;
-  const prevById = new Map(before.map((h) => [h.id, h]));
+  const a: Pass = {
+    resources,
+    origin,
+    opts,
+    ctx: contextOf(opts),
+    before,
+    prevById: new Map(before.map((h) => [h.id, h])),
+    seenIds,
+  };
   const mark = journal && journal.mark.serial > record.mark.serial ? journal.mark : record.mark;
-  let intent: string | undefined;
-  if (journal) {
-    // What the state will be if every resource applies, and, until it is
-    // removed, everything this origin held before: a power cut at any later
-    // step leaves a record that still names whatever may be on the disk.
-    const held = [
-      ...before.filter((h) => h.origin !== origin),
-      ...byKind(resources).flatMap((r) => {
-        const prev = prevById.get(r.id);
-        const d = (opts.drivers ?? registered).get(r.kind);
-        return d && (!prev || prev.origin === origin)
-          ? [{ id: r.id, kind: r.kind, target: d.target(r), origin, digest: d.digest(r) }]
-          : [];
-      }),
-      ...before.filter((h) => h.origin === origin && !seenIds.has(h.id)),
-    ];
-    intent = stateText({ held, mark });
-    await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
-    // The kept declaration renamed first: a filesystem that keeps renames in a
-    // directory in order never shows the new mark beside the old declaration.
-    await writeAtomicAll([
-      { path: journal.kept.path, bytes: journal.kept.bytes, mode: 0o600 },
-      { path: statePath(opts.stateDir), bytes: intent, mode: 0o600 },
-    ]);
-    ctx.journaled = true;
-  }
+  const intent = journal ? await writeIntent(a, journal, mark) : undefined;
   const out: ReconcileResult = { held: [], changed: [], removed: [], restarted: [], failed: [], corrected: [] };
-  const mine: HeldEntry[] = [];
-  const applied = new Set<string>(); // applied without error: eligible for restart-on
-  const made = new Set<string>(); // created or changed now: already reflects its files
+  const { mine, applied, made } = await applyEach(a, reconciling, out);
 
+  // Removal by omission, of this origin's things only (D3).
+  const omitted = before.filter((h) => h.origin === origin && !seenIds.has(h.id));
+  const removal = await removeAll(omitted, opts, a.ctx);
+  out.removed = removal.removed;
+  out.failed.push(...removal.failed);
+  mine.push(...removal.kept);
+
+  await restartChanged(a, applied, made, out);
+  out.held = [...before.filter((h) => h.origin !== origin), ...mine];
+  const done = { held: out.held, mark };
+  // After the journal, the intent written before is also a safe record: this
+  // one need only never be torn. Most applies leave it exactly as intended.
+  if (!journal) await writeState(opts.stateDir, done);
+  else if (stateText(done) !== intent) await writeState(opts.stateDir, done, 'whole');
+  if (!reconciling) delete (out as Partial<ReconcileResult>).corrected;
+  return out;
+}
+
+/** One apply's givens: its resources and origin, the drivers' context, and what the host held before, by id. */
+interface Pass {
+  resources: Resource[];
+  origin: Origin;
+  opts: ApplyOptions;
+  ctx: DriverContext;
+  before: HeldEntry[];
+  prevById: Map<string, HeldEntry>;
+  seenIds: Set<string>;
+}
+
+/**
+ * What the state will be if every resource applies, and, until it is
+ * removed, everything this origin held before, written with the kept
+ * declaration: a power cut at any later step leaves a record that still
+ * names whatever may be on the disk. Returns the text written.
+ */
+async function writeIntent(
+  { resources, origin, opts, ctx, before, prevById, seenIds }: Pass,
+  journal: Journal,
+  mark: Mark,
+): Promise<string> {
+  const held = [
+    ...before.filter((h) => h.origin !== origin),
+    ...byKind(resources).flatMap((r) => {
+      const prev = prevById.get(r.id);
+      const d = (opts.drivers ?? registered).get(r.kind);
+      return d && (!prev || prev.origin === origin)
+        ? [{ id: r.id, kind: r.kind, target: d.target(r), origin, digest: d.digest(r) }]
+        : [];
+    }),
+    ...before.filter((h) => h.origin === origin && !seenIds.has(h.id)),
+  ];
+  const intent = stateText({ held, mark });
+  await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
+  // The kept declaration renamed first: a filesystem that keeps renames in a
+  // directory in order never shows the new mark beside the old declaration.
+  await writeAtomicAll([
+    { path: journal.kept.path, bytes: journal.kept.bytes, mode: 0o600 },
+    { path: statePath(opts.stateDir), bytes: intent, mode: 0o600 },
+  ]);
+  ctx.journaled = true;
+  return intent;
+}
+
+/**
+ * Each resource handed to its kind's driver, in kind order, into OUT: what
+ * this origin now holds (MINE), what applied without error (eligible for
+ * restart-on) and what was made or changed now (already reflects its files).
+ */
+async function applyEach(
+  { resources, origin, opts, ctx, prevById }: Pass,
+  reconciling: boolean,
+  out: ReconcileResult,
+): Promise<{ mine: HeldEntry[]; applied: Set<string>; made: Set<string> }> {
+  const mine: HeldEntry[] = [];
+  const applied = new Set<string>();
+  const made = new Set<string>();
   for (const r of byKind(resources)) {
     const prev = prevById.get(r.id);
     try {
@@ -260,17 +316,20 @@ async function run(
       if (prev && prev.origin === origin) mine.push(prev);
     }
   }
+  return { mine, applied, made };
+}
 
-  // Removal by omission, of this origin's things only (D3).
-  const omitted = before.filter((h) => h.origin === origin && !seenIds.has(h.id));
-  const removal = await removeAll(omitted, opts, ctx);
-  out.removed = removal.removed;
-  out.failed.push(...removal.failed);
-  mine.push(...removal.kept);
-
-  // D4: restart what reads something that changed in this apply. Not what was
-  // just made (it started with the new files) and not on a later apply where
-  // nothing changed: ctx.changed starts empty every time.
+/**
+ * D4: restart what reads something that changed in this apply. Not what was
+ * just made (it started with the new files) and not on a later apply where
+ * nothing changed: ctx.changed starts empty every time.
+ */
+async function restartChanged(
+  { resources, opts, ctx }: Pass,
+  applied: Set<string>,
+  made: Set<string>,
+  out: ReconcileResult,
+): Promise<void> {
   for (const r of byKind(resources)) {
     if (!applied.has(r.id) || made.has(r.id) || !r.restartOn?.some((x) => ctx.changed.has(x))) continue;
     const d = driverFor(r.kind, opts);
@@ -282,15 +341,6 @@ async function run(
       out.failed.push({ id: r.id, error: message(err) });
     }
   }
-
-  out.held = [...before.filter((h) => h.origin !== origin), ...mine];
-  const done = { held: out.held, mark };
-  // After the journal, the intent written before is also a safe record: this
-  // one need only never be torn. Most applies leave it exactly as intended.
-  if (!journal) await writeState(opts.stateDir, done);
-  else if (stateText(done) !== intent) await writeState(opts.stateDir, done, 'whole');
-  if (!reconciling) delete (out as Partial<ReconcileResult>).corrected;
-  return out;
 }
 
 /** Remove in reverse kind order: services stop before the files they read go. */

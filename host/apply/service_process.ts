@@ -158,105 +158,15 @@ export interface SuperviseOptions {
  */
 export function superviseServices(stateDir: string, opts: SuperviseOptions): { stop(): void } {
   const every = opts.everyMs ?? 2000;
-  const ctx: DriverContext = {
-    stateDir,
-    roots: [],
-    openSealed: () => {
-      throw new Error('none');
-    },
-    overlayKeyPath: '',
-    // Services only: no interface or firewall is applied here.
-    wgDir: '',
-    firewall: false,
-    changed: new Set(),
-    log: opts.log,
-  };
-  const state = new Map<
-    string,
-    { backoff: Backoff; attempts: number; up: boolean; deadSeen?: string; notBefore: number }
-  >();
+  const ctx = servicesOnly(stateDir, opts.log);
+  const state = new Map<string, Watched>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-
   const look = async () => {
     const names = (await readdir(dir(ctx)).catch(() => [] as string[]))
       .filter((f) => f.endsWith('.pid'))
       .map((f) => f.slice(0, -4));
-    for (const name of names) {
-      const rec = await readRecord(name, ctx);
-      if (!rec?.exec?.length) continue;
-      if (
-        await stat(stoppingPath(name, ctx)).then(
-          () => true,
-          () => false,
-        )
-      )
-        continue; // the host is stopping it // written before records kept the argv: the 5-minute reconcile puts it back
-      let s = state.get(name);
-      if (!s) {
-        s = { backoff: new Backoff(opts.backoff), attempts: 0, up: false, notBefore: 0 };
-        state.set(name, s);
-      }
-      const key = `${rec.pid}:${rec.start}`;
-      if (await isRunning(rec.pid, rec.start)) {
-        // Up since we first saw it (or started it): how long it held decides the next wait.
-        if (!s.up) {
-          s.up = true;
-          s.backoff.connected(Date.now());
-        }
-        s.deadSeen = undefined;
-        continue;
-      }
-      if (s.deadSeen !== key) {
-        s.deadSeen = key;
-        continue;
-      }
-      if (Date.now() < s.notBefore) continue;
-      // Still the same dead record just before starting: nobody else started it meanwhile.
-      const again = await readRecord(name, ctx);
-      if (
-        !again ||
-        `${again.pid}:${again.start}` !== key ||
-        (await stat(stoppingPath(name, ctx)).then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        s.deadSeen = undefined;
-        continue;
-      }
-      if (s.up) {
-        s.up = false;
-        s.backoff.disconnected(Date.now());
-      }
-      const wait = s.backoff.next();
-      s.attempts += 1;
-      s.notBefore = Date.now() + wait;
-      try {
-        await startProcess(
-          {
-            kind: 'service',
-            id: `service:${name}`,
-            name,
-            exec: rec.exec,
-            ...(rec.workdir ? { workdir: rec.workdir } : {}),
-          },
-          rec.digest,
-          ctx,
-        );
-        s.deadSeen = undefined;
-        s.up = true;
-        s.backoff.connected(Date.now());
-        opts.log(
-          `service ${name} had died; started it again (attempt ${s.attempts}; the next in no less than ${Math.round(s.backoff.peek() / 1000)} s)`,
-        );
-        opts.restarted({ name, attempt: s.attempts, nextWaitMs: s.backoff.peek() });
-      } catch (err) {
-        opts.log(
-          `service ${name} had died and could not be started again: ${(err as Error).message}; trying again in ${Math.round(wait / 1000)} s`,
-        );
-      }
-    }
+    for (const name of names) await lookAt(name, ctx, state, opts);
   };
   const loop = () => {
     if (stopped) return;
@@ -274,4 +184,105 @@ export function superviseServices(stateDir: string, opts: SuperviseOptions): { s
       clearTimeout(timer);
     },
   };
+}
+
+/** What the supervisor keeps of a service between looks. */
+interface Watched {
+  backoff: Backoff;
+  attempts: number;
+  up: boolean;
+  deadSeen?: string;
+  notBefore: number;
+}
+
+/** A driver context for services under STATEDIR and nothing else. */
+function servicesOnly(stateDir: string, log: (line: string) => void): DriverContext {
+  return {
+    stateDir,
+    roots: [],
+    openSealed: () => {
+      throw new Error('none');
+    },
+    overlayKeyPath: '',
+    // Services only: no interface or firewall is applied here.
+    wgDir: '',
+    firewall: false,
+    changed: new Set(),
+    log,
+  };
+}
+
+const isStopping = (name: string, ctx: DriverContext) =>
+  stat(stoppingPath(name, ctx)).then(
+    () => true,
+    () => false,
+  );
+
+/** One look at service NAME's pid file: a record seen dead twice, unchanged, is started again when its wait is over. */
+async function lookAt(name: string, ctx: DriverContext, state: Map<string, Watched>, opts: SuperviseOptions) {
+  const rec = await readRecord(name, ctx);
+  if (!rec?.exec?.length) return;
+  if (await isStopping(name, ctx)) return; // the host is stopping it // written before records kept the argv: the 5-minute reconcile puts it back
+  let s = state.get(name);
+  if (!s) {
+    s = { backoff: new Backoff(opts.backoff), attempts: 0, up: false, notBefore: 0 };
+    state.set(name, s);
+  }
+  const key = `${rec.pid}:${rec.start}`;
+  if (await isRunning(rec.pid, rec.start)) {
+    // Up since we first saw it (or started it): how long it held decides the next wait.
+    if (!s.up) {
+      s.up = true;
+      s.backoff.connected(Date.now());
+    }
+    s.deadSeen = undefined;
+    return;
+  }
+  if (s.deadSeen !== key) {
+    s.deadSeen = key;
+    return;
+  }
+  if (Date.now() < s.notBefore) return;
+  // Still the same dead record just before starting: nobody else started it meanwhile.
+  const again = await readRecord(name, ctx);
+  if (!again || `${again.pid}:${again.start}` !== key || (await isStopping(name, ctx))) {
+    s.deadSeen = undefined;
+    return;
+  }
+  await startAgain(name, rec, s, ctx, opts);
+}
+
+/** Dead service NAME started again from its record REC, its backoff moved on, the host told. */
+async function startAgain(name: string, rec: PidRecord, s: Watched, ctx: DriverContext, opts: SuperviseOptions) {
+  if (s.up) {
+    s.up = false;
+    s.backoff.disconnected(Date.now());
+  }
+  const wait = s.backoff.next();
+  s.attempts += 1;
+  s.notBefore = Date.now() + wait;
+  try {
+    await startProcess(
+      {
+        kind: 'service',
+        id: `service:${name}`,
+        name,
+        exec: rec.exec!,
+        ...(rec.workdir ? { workdir: rec.workdir } : {}),
+      },
+      rec.digest,
+      ctx,
+    );
+    s.deadSeen = undefined;
+    s.up = true;
+    s.backoff.connected(Date.now());
+    opts.log(
+      `service ${name} had died; started it again (attempt ${s.attempts}; the next in no less than ${Math.round(s.backoff.peek() / 1000)} s)`,
+    );
+    opts.restarted({ name, attempt: s.attempts, nextWaitMs: s.backoff.peek() });
+  } catch (err) {
+    opts.log(
+      `service ${name} had died and could not be started again: ${(err as Error).message}; trying again in ${Math.round(wait / 1000)} s`,
+    );
+  }
 }

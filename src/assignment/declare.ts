@@ -47,7 +47,7 @@ export async function plan(node: string) {
 }
 
 /** This transaction's signing time and expiry, as the row it records will default to (sql/assignment/0015). */
-async function freshness(sql: Sql | postgres.TransactionSql<Record<string, never>>): Promise<Freshness> {
+async function freshness(sql: Sql | Tx): Promise<Freshness> {
   const [f] =
     await sql`select extract(epoch from assignment.signed_now())::bigint as signed, extract(epoch from assignment.expires_now())::bigint as expires`;
   return { signed: Number(f!.signed), expires: Number(f!.expires) };
@@ -85,122 +85,7 @@ export interface DeclareOptions {
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
-  const record = (sql: Sql) =>
-    sql.begin(async (tx) => {
-      // First: this declare's serials and compositions are newer than every declare before it.
-      await tx`select assignment.take_declare_turn()`;
-      const targets = (
-        opts.restore
-          ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
-          : opts.dueOnly
-            ? await tx`select node from assignment.due_for_resigning()`
-            : opts.scope
-              ? await tx`select node from assignment.declarable(array(
-                           select node from assignment.affected_by_modules(${opts.scope.modules}::text[])
-                           union select unnest(${opts.scope.nodes}::text[])))`
-              : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`
-      ).map((r) => r.node as string);
-      // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
-      const missing = (opts.restore ? [] : (opts.nodes ?? [])).filter((n) => !targets.includes(n));
-      if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
-      // Nothing due (serve's freshness round, most of the time): no more SQL than that.
-      if (targets.length === 0) return [];
-      // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
-      const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
-      // A node's overlay address exists before the composition that carries it; composed in parts, the
-      // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
-      await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
-      // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1).
-      await tx`select overlay.check_hub_capacity()`;
-      const fresh = await freshness(tx);
-      const held: string[] = [];
-      // Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
-      // recorded and owed. A part at a time, so one part is recorded while the next is still composing.
-      // Records in flight: each chunk's statement is sent, then the next chunk signed while PostgreSQL
-      // records this one (one connection pipelines them in order). All are awaited before anything
-      // after them: a failed one fails the transaction (postgres.js rejects it with that first error).
-      const recording: Promise<unknown>[] = [];
-      const issue = async (rows: postgres.Row[]) => {
-        if (rows.length === 0) return [];
-        const serials =
-          await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
-        const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-        const made: { node: string; serial: number; digest: Buffer; rhash: Buffer; env: Buffer }[] = [];
-        for (let i = 0; i < rows.length; i += RECORD_CHUNK) {
-          const chunk = rows.slice(i, i + RECORD_CHUNK).map((c) => {
-            const node = c.node as string,
-              serial = serialOf.get(node)!;
-            const text = bodyText(signer.mesh, node, serial, c.resources, fresh);
-            return {
-              node,
-              serial,
-              digest: sha256(text),
-              rhash: c.resources_hash as Buffer,
-              env: envelope(text, signer),
-            };
-          });
-          // Refused here, named, rather than by every host that would receive it.
-          const big = chunk.find((m) => m.env.length > LIMITS.declaration);
-          if (big)
-            throw refuse(
-              'MSHA1',
-              `the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}`,
-            );
-          made.push(...chunk);
-          // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
-          const recorded = tx`select assignment.record_declarations(${chunk.map((m) => m.node)}::text[], ${chunk.map((m) => m.serial)}::bigint[],
-                   ${chunk.map((m) => m.digest.toString('hex'))}::text[], ${chunk.map((m) => m.rhash.toString('hex'))}::text[], ${chunk.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
-          recording.push(recorded);
-          recorded.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
-          // The statement reaches the socket before the next chunk's signing holds the thread.
-          await new Promise((res) => setImmediate(res));
-        }
-        return made;
-      };
-      // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
-      // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
-      // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
-      const compose = (
-        q: Sql | Tx,
-        nodes: string[],
-      ) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
-                               from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
-                              where ${!opts.changedOnly} or c.changed`;
-      const take = (rows: postgres.Row[]) => {
-        held.push(...rows.filter((c) => c.held).map((c) => c.node as string));
-        return issue(rows.filter((c) => !c.held));
-      };
-      const made = opts.restore
-        ? []
-        : parts > 1
-          ? await composeInParts(tx, sql, targets, parts, compose, take)
-          : await take(await compose(tx, targets));
-      await Promise.all(recording);
-      if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
-      if (held.length) opts.onHeld?.(held);
-      // What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore.
-      const again =
-        opts.restore?.nodes.filter((n) => targets.includes(n.node)) ??
-        (opts.dueOnly && held.length
-          ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({
-              node: r.node as string,
-              serial: Number(r.serial),
-            }))
-          : []);
-      if (again.length) {
-        made.push(
-          ...(await issue(
-            await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`,
-          )),
-        );
-      }
-      await Promise.all(recording);
-      if (made.length === 0) return [];
-      // The restore is paid in the transaction that records it: a crash before leaves it owed.
-      if (opts.restore)
-        await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
-      return made;
-    });
+  const record = (sql: Sql) => sql.begin((tx) => recordDeclarations(sql, tx, opts, signer));
   // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
   const out = opts.sql
     ? await record(opts.sql).catch((err) => {
@@ -208,6 +93,170 @@ export async function declare(opts: DeclareOptions): Promise<Declared[]> {
       })
     : await withStore('assignment', (sql) => record(sql), { max: 1 + COMPOSE_PARTS });
   return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
+}
+
+/** A declaration as issued: signed, its digest and its composition's hash, on its way to being recorded. */
+interface Made {
+  node: string;
+  serial: number;
+  digest: Buffer;
+  rhash: Buffer;
+  env: Buffer;
+}
+
+/** The declaring transaction TX (on SQL's pool): targets, compositions, declarations issued, restores paid. */
+async function recordDeclarations(sql: Sql, tx: Tx, opts: DeclareOptions, signer: Signer): Promise<Made[]> {
+  // First: this declare's serials and compositions are newer than every declare before it.
+  await tx`select assignment.take_declare_turn()`;
+  const targets = await targetsOf(tx, opts);
+  // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
+  const missing = (opts.restore ? [] : (opts.nodes ?? [])).filter((n) => !targets.includes(n));
+  if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
+  // Nothing due (serve's freshness round, most of the time): no more SQL than that.
+  if (targets.length === 0) return [];
+  // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
+  const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
+  // A node's overlay address exists before the composition that carries it; composed in parts, the
+  // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
+  await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
+  // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1).
+  await tx`select overlay.check_hub_capacity()`;
+  const issuer = new Issuer(tx, signer, await freshness(tx));
+  const held: string[] = [];
+  // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
+  // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
+  // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
+  const compose = (
+    q: Sql | Tx,
+    nodes: string[],
+  ) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+                           from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
+                          where ${!opts.changedOnly} or c.changed`;
+  const take = (rows: postgres.Row[]) => {
+    held.push(...rows.filter((c) => c.held).map((c) => c.node as string));
+    return issuer.issue(rows.filter((c) => !c.held));
+  };
+  const made = opts.restore
+    ? []
+    : parts > 1
+      ? await composeInParts(tx, sql, targets, parts, compose, take)
+      : await take(await compose(tx, targets));
+  await issuer.recorded();
+  if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
+  if (held.length) opts.onHeld?.(held);
+  made.push(...(await signAgain(tx, opts, targets, held, issuer)));
+  await issuer.recorded();
+  if (made.length === 0) return [];
+  // The restore is paid in the transaction that records it: a crash before leaves it owed.
+  if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
+  return made;
+}
+
+/** The nodes this declare looks at: a restore's, those due for re-signing, a change's scope, the named or all. */
+async function targetsOf(tx: Tx, opts: DeclareOptions): Promise<string[]> {
+  return (
+    opts.restore
+      ? await tx`select node from assignment.declarable(${opts.restore.nodes.map((n) => n.node)}::text[])`
+      : opts.dueOnly
+        ? await tx`select node from assignment.due_for_resigning()`
+        : opts.scope
+          ? await tx`select node from assignment.declarable(array(
+                       select node from assignment.affected_by_modules(${opts.scope.modules}::text[])
+                       union select unnest(${opts.scope.nodes}::text[])))`
+          : await tx`select node from assignment.declarable(${opts.nodes ?? null}::text[])`
+  ).map((r) => r.node as string);
+}
+
+/** What a node already holds, signed again: a held node due for re-signing, or an aborted rollout's restore. */
+async function signAgain(
+  tx: Tx,
+  opts: DeclareOptions,
+  targets: string[],
+  held: string[],
+  issuer: Issuer,
+): Promise<Made[]> {
+  const again =
+    opts.restore?.nodes.filter((n) => targets.includes(n.node)) ??
+    (opts.dueOnly && held.length
+      ? (await tx`select node, serial from assignment.node_serial where node = any(${held}::text[])`).map((r) => ({
+          node: r.node as string,
+          serial: Number(r.serial),
+        }))
+      : []);
+  if (again.length === 0) return [];
+  return issuer.issue(
+    await tx`select node, resources, resources_hash from assignment.recorded_resources(${again.map((a) => a.node)}::text[], ${again.map((a) => a.serial)}::bigint[])`,
+  );
+}
+
+/**
+ * Rows composed, issued: serials (allocated by the declaring transaction), bodies, signatures,
+ * recorded and owed. A part at a time, so one part is recorded while the next is still composing.
+ */
+class Issuer {
+  // Records in flight: each chunk's statement is sent, then the next chunk signed while PostgreSQL
+  // records this one (one connection pipelines them in order). All are awaited before anything
+  // after them: a failed one fails the transaction (postgres.js rejects it with that first error).
+  private readonly recording: Promise<unknown>[] = [];
+
+  constructor(
+    private readonly tx: Tx,
+    private readonly signer: Signer,
+    private readonly fresh: Freshness,
+  ) {}
+
+  /** Every record sent so far, done. */
+  async recorded(): Promise<void> {
+    await Promise.all(this.recording);
+  }
+
+  /** ROWS (node, resources, resources_hash) given serials, signed and sent to be recorded, a chunk at a time. */
+  async issue(rows: postgres.Row[]): Promise<Made[]> {
+    const { tx } = this;
+    if (rows.length === 0) return [];
+    const serials =
+      await tx`select node, serial from assignment.allocate_serials(${rows.map((c) => c.node as string)}::text[])`;
+    const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
+    const made: Made[] = [];
+    for (let i = 0; i < rows.length; i += RECORD_CHUNK) {
+      const chunk = rows.slice(i, i + RECORD_CHUNK).map((c) => this.sign(c, serialOf.get(c.node as string)!));
+      // Refused here, named, rather than by every host that would receive it.
+      const big = chunk.find((m) => m.env.length > LIMITS.declaration);
+      if (big)
+        throw refuse(
+          'MSHA1',
+          `the declaration for ${big.node} is ${big.env.length} bytes, over the limit of ${LIMITS.declaration}`,
+        );
+      made.push(...chunk);
+      this.send(chunk);
+      // The statement reaches the socket before the next chunk's signing holds the thread.
+      await new Promise((res) => setImmediate(res));
+    }
+    return made;
+  }
+
+  /** Composition row C's declaration at SERIAL: its body, digest and envelope. */
+  private sign(c: postgres.Row, serial: number): Made {
+    const node = c.node as string;
+    const text = bodyText(this.signer.mesh, node, serial, c.resources, this.fresh);
+    return {
+      node,
+      serial,
+      digest: sha256(text),
+      rhash: c.resources_hash as Buffer,
+      env: envelope(text, this.signer),
+    };
+  }
+
+  /** CHUNK's record statement sent, not awaited: recorded() awaits it before the transaction ends. */
+  private send(chunk: Made[]): void {
+    // Envelopes as one text, a line each (JSON never holds a raw newline): a text[] of 10,000 is seconds to escape and parse.
+    const recorded = this
+      .tx`select assignment.record_declarations(${chunk.map((m) => m.node)}::text[], ${chunk.map((m) => m.serial)}::bigint[],
+               ${chunk.map((m) => m.digest.toString('hex'))}::text[], ${chunk.map((m) => m.rhash.toString('hex'))}::text[], ${chunk.map((m) => m.env.toString('utf8')).join('\n')}::text)`;
+    this.recording.push(recorded);
+    recorded.catch(() => {}); // awaited before the transaction ends; not unhandled meanwhile
+  }
 }
 
 /**

@@ -44,42 +44,15 @@ export async function buildImage(
   say: (line: string) => void,
   signal: AbortSignal,
 ): Promise<BuildResult> {
-  const tail = new LastLines();
   const work = await mkdtemp(join(s.workRoot, 'build-'));
-  const src = join(work, 'src');
-  const env = { ...s.env, GIT_TERMINAL_PROMPT: '0' };
+  const r: Run = { tail: new LastLines(), env: { ...s.env, GIT_TERMINAL_PROMPT: '0' }, signal, src: join(work, 'src') };
   let commit: string | undefined;
   let head: string | undefined;
   let headSeenAt: string | undefined;
-  const step = async (what: string, cmd: string, args: string[], onLine?: (l: string) => void) => {
-    tail.push(`$ ${cmd} ${args.join(' ')}`);
-    const r = await runAny(cmd, args, {
-      env,
-      signal,
-      onLine: (l) => {
-        tail.push(l);
-        onLine?.(l);
-      },
-    });
-    if (r.code !== 0) throw new Failed(`${what} failed (exit ${r.code})`);
-  };
-  const git = (...args: string[]) => ['-c', 'protocol.ext.allow=never', '-C', src, ...args];
-  const resolve = async (ref: string): Promise<string | undefined> => {
-    const candidates = ref === 'HEAD' ? ['HEAD'] : [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref];
-    for (const c of candidates) {
-      const r = await runAny('git', git('rev-parse', '--verify', '--quiet', '--end-of-options', `${c}^{commit}`), {
-        env,
-        signal,
-      });
-      const line = r.stdout.trim().split('\n').at(-1) ?? '';
-      if (r.code === 0 && COMMIT.test(line)) return line;
-    }
-    return undefined;
-  };
   try {
     say(`cloning ${req.git}`);
     headSeenAt = new Date().toISOString();
-    await step('cloning the source', 'git', [
+    await step(r, 'cloning the source', 'git', [
       '-c',
       'protocol.ext.allow=never',
       'clone',
@@ -87,42 +60,19 @@ export async function buildImage(
       '--no-checkout',
       '--',
       req.git,
-      src,
+      r.src,
     ]);
-    head = await resolve(req.track);
-    commit = await resolve(req.ref);
+    head = await resolveRef(r, req.track);
+    commit = await resolveRef(r, req.ref);
     if (!commit) throw new Failed(`${req.git} has no branch, tag or commit ${req.ref}`);
     await step(
+      r,
       'checking out',
       'git',
-      git('-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', commit),
+      git(r, '-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', commit),
     );
-    // The context must be inside the clone, even through a symlink in the repository.
-    const context = await realpath(join(src, req.path)).catch(() => undefined);
-    const root = await realpath(src);
-    if (!context || (context !== root && !context.startsWith(root + sep)) || !(await stat(context)).isDirectory()) {
-      throw new Failed(`${req.path} is not a folder inside the repository at ${commit.slice(0, 12)}`);
-    }
-    const file = join(context, 'Containerfile');
-    if (!(await stat(file).catch(() => undefined))?.isFile())
-      throw new Failed(`there is no Containerfile in ${req.path} at ${commit.slice(0, 12)}`);
-    const tag = `${s.registry}/${req.module}:${commit.slice(0, 12)}`;
-    const tls = loopback(s.registry) ? ['--tls-verify=false'] : [];
-    say(`building ${req.module} at ${commit.slice(0, 12)}`);
-    await step(
-      'podman build',
-      'podman',
-      ['build', ...RUNTIME_FLAGS, `--pull=${s.pull}`, ...tls, '-f', file, '-t', tag, '--', context],
-      (l) => {
-        if (/^STEP \d+\/\d+: /.test(l)) say(l.slice(0, 300));
-      },
-    );
-    say(`pushing ${tag}`);
-    const digestFile = join(work, 'digest');
-    await step('podman push', 'podman', ['push', ...tls, '--digestfile', digestFile, '--', tag]);
-    const digest = (await readFile(digestFile, 'utf8')).trim();
-    if (!DIGEST.test(digest))
-      throw new Failed(`podman push wrote no manifest digest (${JSON.stringify(digest.slice(0, 80))})`);
+    const { context, file } = await containerfile(r.src, req.path, commit);
+    const digest = await buildAndPush(r, req, s, say, { commit, context, file, work });
     return {
       v: 1,
       id: req.id,
@@ -146,9 +96,91 @@ export async function buildImage(
       head,
       headSeenAt,
       error: error.slice(0, 2000),
-      log: tail.text().slice(-16000),
+      log: r.tail.text().slice(-16000),
     };
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** One build's commands: the log's last lines, their environment, the abort signal and the clone's folder. */
+interface Run {
+  tail: LastLines;
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  src: string;
+}
+
+/** CMD ARGS run, every line kept in the log's tail (and told ONLINE); a non-zero exit fails the build as WHAT. */
+async function step(r: Run, what: string, cmd: string, args: string[], onLine?: (l: string) => void): Promise<void> {
+  r.tail.push(`$ ${cmd} ${args.join(' ')}`);
+  const x = await runAny(cmd, args, {
+    env: r.env,
+    signal: r.signal,
+    onLine: (l) => {
+      r.tail.push(l);
+      onLine?.(l);
+    },
+  });
+  if (x.code !== 0) throw new Failed(`${what} failed (exit ${x.code})`);
+}
+
+/** git's arguments in the clone, with the ext transport refused. */
+const git = (r: Run, ...args: string[]) => ['-c', 'protocol.ext.allow=never', '-C', r.src, ...args];
+
+/** The commit REF names in the clone: a branch of origin, a tag, or a commit; undefined when none. */
+async function resolveRef(r: Run, ref: string): Promise<string | undefined> {
+  const candidates = ref === 'HEAD' ? ['HEAD'] : [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref];
+  for (const c of candidates) {
+    const x = await runAny('git', git(r, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${c}^{commit}`), {
+      env: r.env,
+      signal: r.signal,
+    });
+    const line = x.stdout.trim().split('\n').at(-1) ?? '';
+    if (x.code === 0 && COMMIT.test(line)) return line;
+  }
+  return undefined;
+}
+
+/** The build's context folder PATH inside the clone SRC, and its Containerfile; refused when either is not there. */
+async function containerfile(src: string, path: string, commit: string): Promise<{ context: string; file: string }> {
+  // The context must be inside the clone, even through a symlink in the repository.
+  const context = await realpath(join(src, path)).catch(() => undefined);
+  const root = await realpath(src);
+  if (!context || (context !== root && !context.startsWith(root + sep)) || !(await stat(context)).isDirectory()) {
+    throw new Failed(`${path} is not a folder inside the repository at ${commit.slice(0, 12)}`);
+  }
+  const file = join(context, 'Containerfile');
+  if (!(await stat(file).catch(() => undefined))?.isFile())
+    throw new Failed(`there is no Containerfile in ${path} at ${commit.slice(0, 12)}`);
+  return { context, file };
+}
+
+/** The image built with podman from FILE in CONTEXT, tagged with the commit, pushed: its manifest digest. */
+async function buildAndPush(
+  r: Run,
+  req: BuildRequest,
+  s: BuildSettings,
+  say: (line: string) => void,
+  { commit, context, file, work }: { commit: string; context: string; file: string; work: string },
+): Promise<string> {
+  const tag = `${s.registry}/${req.module}:${commit.slice(0, 12)}`;
+  const tls = loopback(s.registry) ? ['--tls-verify=false'] : [];
+  say(`building ${req.module} at ${commit.slice(0, 12)}`);
+  await step(
+    r,
+    'podman build',
+    'podman',
+    ['build', ...RUNTIME_FLAGS, `--pull=${s.pull}`, ...tls, '-f', file, '-t', tag, '--', context],
+    (l) => {
+      if (/^STEP \d+\/\d+: /.test(l)) say(l.slice(0, 300));
+    },
+  );
+  say(`pushing ${tag}`);
+  const digestFile = join(work, 'digest');
+  await step(r, 'podman push', 'podman', ['push', ...tls, '--digestfile', digestFile, '--', tag]);
+  const digest = (await readFile(digestFile, 'utf8')).trim();
+  if (!DIGEST.test(digest))
+    throw new Failed(`podman push wrote no manifest digest (${JSON.stringify(digest.slice(0, 80))})`);
+  return digest;
 }

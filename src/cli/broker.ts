@@ -7,6 +7,12 @@ import { brokerAdd, brokerList, brokerRemove } from '../inventory/broker.js';
 import { refuse } from '../sys/errors.js';
 
 export function registerBroker(p: Program): void {
+  addCommand(p);
+  listCommand(p);
+  removeCommand(p);
+}
+
+function addCommand(p: Program): void {
   p.prog
     .command('broker add <address>')
     .describe([
@@ -49,7 +55,9 @@ export function registerBroker(p: Program): void {
         );
       }),
     );
+}
 
+function listCommand(p: Program): void {
   p.prog
     .command('broker list')
     .describe(
@@ -70,7 +78,9 @@ export function registerBroker(p: Program): void {
         );
       }),
     );
+}
 
+function removeCommand(p: Program): void {
   p.prog
     .command('broker remove <address>')
     .describe(

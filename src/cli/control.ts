@@ -11,6 +11,15 @@ import { backup, restore, DEFAULT_BROKER_TLS } from './backup.js';
 // start, which `mesh declare` would pay too).
 
 export function registerControl(p: Program): void {
+  initCommand(p);
+  migrateCommand(p);
+  promoteCommand(p);
+  backupCommand(p);
+  restoreCommand(p);
+  serveCommand(p);
+}
+
+function initCommand(p: Program): void {
   p.prog
     .command('init')
     .describe(
@@ -23,7 +32,9 @@ export function registerControl(p: Program): void {
         emit({ mesh: s.mesh, home: home() }, o, (d) => `mesh ${d.mesh} (signing key in ${d.home})`);
       }),
     );
+}
 
+function migrateCommand(p: Program): void {
   p.prog
     .command('migrate')
     .describe([
@@ -44,7 +55,9 @@ export function registerControl(p: Program): void {
         );
       }),
     );
+}
 
+function promoteCommand(p: Program): void {
   p.prog
     .command('store promote')
     .describe([
@@ -60,7 +73,9 @@ export function registerControl(p: Program): void {
         emit(r, o, (d) => `${d.data} is the primary now`);
       }),
     );
+}
 
+function backupCommand(p: Program): void {
   p.prog
     .command('backup <file>')
     .describe([
@@ -78,7 +93,9 @@ export function registerControl(p: Program): void {
         emit(r, o, (d) => `backed up mesh ${d.mesh} to ${d.file} (${d.bytes} bytes, sha256 ${d.sha256})`);
       }),
     );
+}
 
+function restoreCommand(p: Program): void {
   p.prog
     .command('restore <file>')
     .describe([
@@ -106,7 +123,9 @@ export function registerControl(p: Program): void {
         );
       }),
     );
+}
 
+function serveCommand(p: Program): void {
   p.prog
     .command('serve')
     .describe([

@@ -11,6 +11,14 @@ import { refuse } from '../sys/errors.js';
 import { isPort } from '../wire/names.js';
 
 export function registerOverlay(p: Program): void {
+  showCommand(p);
+  hubCommand(p);
+  addressCommand(p);
+  whatIfCommand(p);
+  whyCommand(p);
+}
+
+function showCommand(p: Program): void {
   p.prog
     .command('overlay show')
     .describe([
@@ -40,7 +48,9 @@ export function registerOverlay(p: Program): void {
         );
       }),
     );
+}
 
+function hubCommand(p: Program): void {
   p.prog
     .command('overlay hub <node>')
     .describe([
@@ -62,7 +72,9 @@ export function registerOverlay(p: Program): void {
         );
       }),
     );
+}
 
+function addressCommand(p: Program): void {
   p.prog
     .command('overlay address <node> <address>')
     .describe([
@@ -82,7 +94,9 @@ export function registerOverlay(p: Program): void {
         );
       }),
     );
+}
 
+function whatIfCommand(p: Program): void {
   p.prog
     .command('overlay what-if')
     .describe([
@@ -114,7 +128,9 @@ export function registerOverlay(p: Program): void {
         emit(await overlayWhatIf(down, limit === 0 ? null : limit), o, whatIfText);
       }),
     );
+}
 
+function whyCommand(p: Program): void {
   p.prog
     .command('overlay why <from> <to>')
     .describe([

@@ -28,6 +28,16 @@ const stepLine = (s: Step | null) =>
       ].join('\n');
 
 export function registerRollout(p: Program): void {
+  holdCommand(p);
+  startCommand(p);
+  statusCommand(p);
+  pauseCommand(p);
+  resumeCommand(p);
+  abortCommand(p);
+  releaseCommand(p);
+}
+
+function holdCommand(p: Program): void {
   p.prog
     .command('rollout hold')
     .describe([
@@ -46,7 +56,9 @@ export function registerRollout(p: Program): void {
         ),
       ),
     );
+}
 
+function startCommand(p: Program): void {
   waveOptions(
     p.prog
       .command('rollout start')
@@ -62,7 +74,9 @@ export function registerRollout(p: Program): void {
     .example('rollout start --waves 1,25%,100% --wait-healthy 5m')
     .example('rollout start --first web1,db1 --max-failing 2')
     .action(p.wrap(async (o: WaveFlags) => emit(await startRollout(waveChoice(o)), o, stepLine)));
+}
 
+function statusCommand(p: Program): void {
   p.prog
     .command('rollout status')
     .describe(
@@ -87,7 +101,9 @@ export function registerRollout(p: Program): void {
         );
       }),
     );
+}
 
+function pauseCommand(p: Program): void {
   p.prog
     .command('rollout pause')
     .describe('Send no new wave until mesh rollout resume; what went out stays out.')
@@ -97,7 +113,9 @@ export function registerRollout(p: Program): void {
         emit(await pauseRollout(), o, (r) => `rollout ${r.rollout} is paused: mesh rollout resume goes on`),
       ),
     );
+}
 
+function resumeCommand(p: Program): void {
   p.prog
     .command('rollout resume')
     .describe(
@@ -105,7 +123,9 @@ export function registerRollout(p: Program): void {
     )
     .option('--json', 'Print as JSON')
     .action(p.wrap(async (o: { json?: boolean }) => emit(await resumeRollout(), o, stepLine)));
+}
 
+function abortCommand(p: Program): void {
   p.prog
     .command('rollout abort')
     .describe([
@@ -124,7 +144,9 @@ export function registerRollout(p: Program): void {
         ),
       ),
     );
+}
 
+function releaseCommand(p: Program): void {
   p.prog
     .command('rollout release')
     .describe(

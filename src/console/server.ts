@@ -81,128 +81,8 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
   const stores = await openStores(opts.env);
   const fleet = new LiveFleet(stores, log);
   await fleet.start();
-  const files = new Map(
-    readdirSync(STATIC)
-      .filter((f) => TYPES[extname(f)])
-      .map((f) => [f, readFileSync(join(STATIC, f))]),
-  );
-  const streams = new Set<ServerResponse>();
-  const ctx: Ctx = { stores, fleet, log, streams };
-
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    route(req, res).catch((err) => {
-      log(`console: ${req.method} ${req.url?.split('?')[0]} failed: ${(err as Error).message}`);
-      if (!res.headersSent)
-        send(
-          res,
-          500,
-          'application/json',
-          JSON.stringify({ error: 'the console could not read the store; see its log' }),
-        );
-      else res.end();
-    });
-  };
-
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://console');
-    const posting = url.pathname === '/signin' || url.pathname === '/signout';
-    if (req.method === 'POST' && posting) {
-      // A form of another site may not sign anybody in or out here. Under
-      // no-referrer a browser's own-site form says Origin "null"; its
-      // Sec-Fetch-Site still tells a foreign one.
-      const origin = req.headers.origin;
-      const site = req.headers['sec-fetch-site'];
-      const own = `${tls ? 'https' : 'http'}://${req.headers.host}`;
-      const foreign =
-        (site !== undefined && site !== 'same-origin' && site !== 'none') ||
-        (origin !== undefined && origin !== 'null' && origin !== own);
-      if (foreign) return send(res, 403, 'text/plain; charset=utf-8', 'sign in and out from the console itself\n');
-      return url.pathname === '/signin' ? signIn(req, res) : signOut(req, res);
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only but for signing in and out\n', {
-        allow: posting ? 'GET, HEAD, POST' : 'GET, HEAD',
-      });
-    if (url.pathname.startsWith('/static/')) {
-      const f = files.get(url.pathname.slice('/static/'.length));
-      if (!f) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
-      return send(res, 200, TYPES[extname(url.pathname)]!, f);
-    }
-    // The link's page: a button that signs in (the link's GET spends nothing).
-    if (url.pathname === '/signin') return send(res, 200, TYPES['.html']!, files.get('signin.html')!);
-    const session = await sessionOf(stores.inventory, req);
-    const page = PAGES[url.pathname];
-    if (!session) {
-      if (url.pathname.startsWith('/api/'))
-        return send(
-          res,
-          401,
-          'application/json',
-          JSON.stringify({ error: 'sign in first: mesh console token prints a link' }),
-        );
-      return send(res, 401, TYPES['.html']!, files.get('signin.html')!);
-    }
-    if (page) return send(res, 200, TYPES['.html']!, files.get(page)!);
-    switch (url.pathname) {
-      case '/api/fleet':
-        return json(res, fleet.current());
-      case '/api/fleet/events':
-        return events(ctx, req, res, session);
-      case '/api/history':
-        return history(ctx, url, res);
-      case '/api/rollouts':
-        return rollouts(ctx, url, res);
-      case '/api/node': {
-        const d = await nodeDetail(ctx, url.searchParams.get('name') ?? '');
-        return d
-          ? json(res, d)
-          : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
-      }
-      case '/api/overlay':
-        return json(res, {
-          ...(await readOverlay(stores.overlay)),
-          states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])),
-        });
-      case '/api/overlay/what-if':
-      case '/api/overlay/why':
-        return pathAnswer(ctx, url, res);
-      case '/api/catalogue':
-        return json(res, await readModules(stores.catalogue));
-      default:
-        return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
-    }
-  }
-
-  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    try {
-      const token = new URLSearchParams(await smallBody(req)).get('token') ?? '';
-      const s = await openSession(stores.inventory, token);
-      const cookie = [
-        `${COOKIE}=${s.cookie}`,
-        'HttpOnly',
-        'SameSite=Strict',
-        'Path=/',
-        `Expires=${s.expires.toUTCString()}`,
-        ...(tls ? ['Secure'] : []),
-      ].join('; ');
-      res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': cookie });
-      res.end();
-    } catch (err) {
-      if (!(err instanceof MeshError)) throw err;
-      log(`console: a sign-in was refused: ${err.message}`);
-      send(res, 401, TYPES['.html']!, files.get('signin.html')!);
-    }
-  }
-
-  /** Close the request's session in the store and clear its cookie, whether or not it was open. */
-  async function signOut(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const cookie = cookieOf(req);
-    if (cookie) await closeSession(stores.inventory, cookie);
-    const clear = [`${COOKIE}=`, 'HttpOnly', 'SameSite=Strict', 'Path=/', 'Max-Age=0', ...(tls ? ['Secure'] : [])];
-    res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': clear.join('; ') });
-    res.end();
-  }
-
+  const site: Site = { stores, fleet, log, streams: new Set(), files: staticFiles(), tls };
+  const handler = (req: IncomingMessage, res: ServerResponse) => serveRequest(site, req, res);
   const server = tls
     ? createHttps({ cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!) }, handler)
     : createHttp(handler);
@@ -214,12 +94,151 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<RunningCo
     url,
     server,
     async stop() {
-      for (const s of streams) s.end();
+      for (const s of site.streams) s.end();
       await new Promise((r) => server.close(r));
       await fleet.stop();
       await Promise.all(Object.values(stores).map((s) => s.end()));
     },
   };
+}
+
+/** The files of src/console/static the console serves, by name, read once at start. */
+function staticFiles(): Map<string, Buffer> {
+  return new Map(
+    readdirSync(STATIC)
+      .filter((f) => TYPES[extname(f)])
+      .map((f) => [f, readFileSync(join(STATIC, f))]),
+  );
+}
+
+/** One request answered; a failure is logged and answered 500 (or the answer begun is ended). */
+function serveRequest(site: Site, req: IncomingMessage, res: ServerResponse): void {
+  route(site, req, res).catch((err) => {
+    site.log(`console: ${req.method} ${req.url?.split('?')[0]} failed: ${(err as Error).message}`);
+    if (!res.headersSent)
+      send(
+        res,
+        500,
+        'application/json',
+        JSON.stringify({ error: 'the console could not read the store; see its log' }),
+      );
+    else res.end();
+  });
+}
+
+/** The console's one door: sign-in and sign-out posts, static files, then nothing but for a session. */
+async function route(site: Site, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { files } = site;
+  const url = new URL(req.url ?? '/', 'http://console');
+  const posting = url.pathname === '/signin' || url.pathname === '/signout';
+  if (req.method === 'POST' && posting) {
+    if (foreignPost(site, req))
+      return send(res, 403, 'text/plain; charset=utf-8', 'sign in and out from the console itself\n');
+    return url.pathname === '/signin' ? signIn(site, req, res) : signOut(site, req, res);
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'text/plain; charset=utf-8', 'the console is read-only but for signing in and out\n', {
+      allow: posting ? 'GET, HEAD, POST' : 'GET, HEAD',
+    });
+  if (url.pathname.startsWith('/static/')) {
+    const f = files.get(url.pathname.slice('/static/'.length));
+    if (!f) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    return send(res, 200, TYPES[extname(url.pathname)]!, f);
+  }
+  // The link's page: a button that signs in (the link's GET spends nothing).
+  if (url.pathname === '/signin') return send(res, 200, TYPES['.html']!, files.get('signin.html')!);
+  const session = await sessionOf(site.stores.inventory, req);
+  const page = PAGES[url.pathname];
+  if (!session) {
+    if (url.pathname.startsWith('/api/'))
+      return send(
+        res,
+        401,
+        'application/json',
+        JSON.stringify({ error: 'sign in first: mesh console token prints a link' }),
+      );
+    return send(res, 401, TYPES['.html']!, files.get('signin.html')!);
+  }
+  if (page) return send(res, 200, TYPES['.html']!, files.get(page)!);
+  return api(site, url, req, res, session);
+}
+
+/**
+ * A form of another site may not sign anybody in or out here. Under
+ * no-referrer a browser's own-site form says Origin "null"; its
+ * Sec-Fetch-Site still tells a foreign one.
+ */
+function foreignPost({ tls }: Site, req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  const site = req.headers['sec-fetch-site'];
+  const own = `${tls ? 'https' : 'http'}://${req.headers.host}`;
+  const foreign =
+    (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+    (origin !== undefined && origin !== 'null' && origin !== own);
+  return foreign;
+}
+
+/** The JSON and the stream the pages read, for a request with an open SESSION. */
+async function api(ctx: Site, url: URL, req: IncomingMessage, res: ServerResponse, session: Session): Promise<void> {
+  const { stores, fleet } = ctx;
+  switch (url.pathname) {
+    case '/api/fleet':
+      return json(res, fleet.current());
+    case '/api/fleet/events':
+      return events(ctx, req, res, session);
+    case '/api/history':
+      return history(ctx, url, res);
+    case '/api/rollouts':
+      return rollouts(ctx, url, res);
+    case '/api/node': {
+      const d = await nodeDetail(ctx, url.searchParams.get('name') ?? '');
+      return d
+        ? json(res, d)
+        : send(res, 404, 'application/json', JSON.stringify({ error: 'no such node: see the fleet page' }));
+    }
+    case '/api/overlay':
+      return json(res, {
+        ...(await readOverlay(stores.overlay)),
+        states: Object.fromEntries(fleet.current().map((r) => [r.name, r.state])),
+      });
+    case '/api/overlay/what-if':
+    case '/api/overlay/why':
+      return pathAnswer(ctx, url, res);
+    case '/api/catalogue':
+      return json(res, await readModules(stores.catalogue));
+    default:
+      return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
+  }
+}
+
+async function signIn({ stores, files, log, tls }: Site, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const token = new URLSearchParams(await smallBody(req)).get('token') ?? '';
+    const s = await openSession(stores.inventory, token);
+    const cookie = [
+      `${COOKIE}=${s.cookie}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      'Path=/',
+      `Expires=${s.expires.toUTCString()}`,
+      ...(tls ? ['Secure'] : []),
+    ].join('; ');
+    res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': cookie });
+    res.end();
+  } catch (err) {
+    if (!(err instanceof MeshError)) throw err;
+    log(`console: a sign-in was refused: ${err.message}`);
+    send(res, 401, TYPES['.html']!, files.get('signin.html')!);
+  }
+}
+
+/** Close the request's session in the store and clear its cookie, whether or not it was open. */
+async function signOut({ stores, tls }: Site, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cookie = cookieOf(req);
+  if (cookie) await closeSession(stores.inventory, cookie);
+  const clear = [`${COOKIE}=`, 'HttpOnly', 'SameSite=Strict', 'Path=/', 'Max-Age=0', ...(tls ? ['Secure'] : [])];
+  res.writeHead(303, { ...HEADERS, location: '/', 'set-cookie': clear.join('; ') });
+  res.end();
 }
 
 /** The stores the console reads, each with a pool of its own. */
@@ -251,6 +270,12 @@ interface Ctx {
   fleet: LiveFleet;
   log: (l: string) => void;
   streams: Set<ServerResponse>;
+}
+
+/** The running console: what its pages read, its static files by name, and whether it serves TLS. */
+interface Site extends Ctx {
+  files: Map<string, Buffer>;
+  tls: boolean;
 }
 
 /** What the node page shows of NAME, or null when the fleet has no such node. */

@@ -3,7 +3,7 @@
 // handler's transaction committed, so a crash anywhere means redelivery, never
 // loss. Stateless: several serve processes may share the queue.
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { connect } from '../store/connect.js';
+import { connect, type Sql } from '../store/connect.js';
 import type { Connection, Endpoint } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
@@ -257,21 +257,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     // A batch as large as serve may hold: a full one is written at once.
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix, prefetch),
   };
-  const sweep = Number(opts.env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
-  const batch = Number(opts.env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? DRAIN_BATCH);
-  const notifier = new Notifier(opts.env ?? process.env, log);
-  const drainer = new Drainer(stores.assignment, broker, {
-    // The drain loop goes round every sweep, through the store, whatever comes in: it feeds systemd's watchdog.
-    sweepMs: Math.min(sweep * 1000, notifier.everyMs ?? Infinity),
-    turned: () => notifier.alive(),
-    batch,
-    log,
-    drained: (r) => {
-      metrics.drainPublished.inc(r.delivered);
-      metrics.drainFailed.inc(r.taken - r.delivered);
-      metrics.drainBatchSeconds.observe(r.seconds);
-    },
-  });
+  const { drainer, notifier } = drainerOf(stores.assignment, broker, metrics, opts.env);
   const listen = opts.metrics ?? parseMetricsListen(opts.env?.MESH_SERVE_METRICS ?? process.env.MESH_SERVE_METRICS);
   const endpoint = await startEndpoint(listen, metrics, () => readiness(stores, () => s.consuming)).catch(
     async (err) => {
@@ -290,15 +276,54 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   await roller.start();
   const thawer = new Thawer(stores.assignment, redeclare, log);
   thawer.start();
+  await holdBroker(s, opts.signal);
+  redeclare.stop();
+  resigner.stop();
+  await roller.stop();
+  thawer.stop();
+  await s.chains.settled();
+  await s.heard.flush();
+  await drainer.stop();
+  await endpoint.stop();
+  await closeStores(stores);
+}
+
+/** The outbox's drain loop, its sweep and batch from the settings, feeding the metrics and systemd's watchdog. */
+function drainerOf(
+  sql: Sql,
+  broker: BrokerConfig,
+  metrics: ServeMetrics,
+  env: NodeJS.ProcessEnv | undefined,
+): { drainer: Drainer; notifier: Notifier } {
+  const sweep = Number(env?.MESH_SERVE_SWEEP_SECONDS ?? process.env.MESH_SERVE_SWEEP_SECONDS ?? 5);
+  const batch = Number(env?.MESH_SERVE_DRAIN_BATCH ?? process.env.MESH_SERVE_DRAIN_BATCH ?? DRAIN_BATCH);
+  const notifier = new Notifier(env ?? process.env, log);
+  const drainer = new Drainer(sql, broker, {
+    // The drain loop goes round every sweep, through the store, whatever comes in: it feeds systemd's watchdog.
+    sweepMs: Math.min(sweep * 1000, notifier.everyMs ?? Infinity),
+    turned: () => notifier.alive(),
+    batch,
+    log,
+    drained: (r) => {
+      metrics.drainPublished.inc(r.delivered);
+      metrics.drainFailed.inc(r.taken - r.delivered);
+      metrics.drainBatchSeconds.observe(r.seconds);
+    },
+  });
+  return { drainer, notifier };
+}
+
+/** The control queue consumed on the brokers in turn, reconnecting with backoff, until SIGNAL aborts. */
+async function holdBroker(s: Running, signal: AbortSignal | undefined): Promise<void> {
   let conn: Connection | undefined;
   let delay = 1000;
   let stopping = false;
-  opts.signal?.addEventListener('abort', () => {
+  signal?.addEventListener('abort', () => {
     stopping = true;
     void conn?.close().catch(() => {});
   });
   // A broker cluster: every node of broker.json in turn, the next after the one lost.
-  const turns = adminTurns(broker);
+  const turns = adminTurns(s.broker);
   while (!stopping) {
     try {
       const c = await turns.connect('mesh serve');
@@ -315,13 +340,4 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       delay = Math.min(delay * 2, 30_000);
     }
   }
-  redeclare.stop();
-  resigner.stop();
-  await roller.stop();
-  thawer.stop();
-  await s.chains.settled();
-  await s.heard.flush();
-  await drainer.stop();
-  await endpoint.stop();
-  await closeStores(stores);
 }
