@@ -30,6 +30,16 @@ const PACKAGES = envInt('MESH_BENCH_QUESTIONS_PACKAGES', 40);
 
 type Ok = (args: string[]) => Promise<{ stdout: string }>;
 
+/** Push each figure and print it at once: a long run's first answers are read before it ends. */
+function shown(figs: Figure[], ...add: Figure[]): void {
+  for (const f of add) {
+    figs.push(f);
+    console.log(
+      `[questions] ${f.id}: ${f.value.toFixed(3)} ${f.unit} beside ${f.limit?.value.toFixed(3)} ${f.unit} (${f.limit?.what})`,
+    );
+  }
+}
+
 const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
   const t0 = now();
   const v = await f();
@@ -64,6 +74,12 @@ await bench('7q questions', async (figs) => {
     await mesh.store.admin`update assignment.outbox set delivered_at = now() where delivered_at is null`;
     const hub = nodeNameOf(1); // site s0's hub, and by name the route hub of every site without one of its own
     const [from, to] = [nodeNameOf(104), nodeNameOf(103)]; // sites s3 and s2, both behind NAT, both routing through hub
+
+    // The answers whose SQL is quick first, each figure printed as it is measured; what-if and why last.
+    await history(mesh, ok, dir, figs);
+    await promises(mesh, ok, dir, figs, [from, to]);
+    await advisories(mesh, ok, dir, figs);
+    await mesh.store.admin`update assignment.outbox set delivered_at = now() where delivered_at is null`;
 
     const asg = await connect('assignment', { env: mesh.env, max: 1 });
     const [edges, rawGraph] = await timed(() => asg`select count(*)::int as n from overlay.peers()`);
@@ -103,7 +119,8 @@ await bench('7q questions', async (figs) => {
 
     const graph = { what: 'raw select of the peer graph (overlay.peers)', value: rawGraph, unit: 's' };
     const fw = { what: 'raw select of every opening (assignment.firewall_openings)', value: rawOpenings, unit: 's' };
-    figs.push(
+    shown(
+      figs,
       figure({
         id: 'questions.what-if.sql',
         what: `what-if --down ${hub} in SQL (strand_spokes, the first 100 lost pairs, lose_openings), ${N} nodes`,
@@ -139,9 +156,6 @@ await bench('7q questions', async (figs) => {
         bound: 'the SQL above and the CLI start',
       }),
     );
-    await history(mesh, ok, dir, figs);
-    await promises(mesh, ok, dir, figs, [from, to]);
-    await advisories(mesh, ok, dir, figs);
   } finally {
     await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
     removeDir(dir);
@@ -194,8 +208,8 @@ async function history(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Promise
     throw new Error(`${node} had no declaration applied at ${t1.toISOString()}`);
   if (new Set(changes.map((c) => c.node)).size !== N) throw new Error('diff did not change every node');
 
-  const [shown, atCli] = await timed(() => ok(['node', 'show', node, '--at', t1.toISOString(), '--json']));
-  if ((JSON.parse(shown.stdout) as { declared: { serial: number } }).declared.serial !== Number(at[0].serial))
+  const [nodeShow, atCli] = await timed(() => ok(['node', 'show', node, '--at', t1.toISOString(), '--json']));
+  if ((JSON.parse(nodeShow.stdout) as { declared: { serial: number } }).declared.serial !== Number(at[0].serial))
     throw new Error('node show --at and its SQL name different declarations');
   const [d, diffCli] = await timed(() => ok(['diff', '--from', t1.toISOString(), '--to', t2.toISOString(), '--json']));
   const groups = (JSON.parse(d.stdout) as { groups: { nodes: number }[] }).groups;
@@ -204,7 +218,8 @@ async function history(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Promise
 
   const one = { what: `plain read of ${node}'s kept declarations (assignment.declaration)`, value: rawOne, unit: 's' };
   const all = { what: `plain read of every kept declaration, ${kept.length} rows`, value: rawAll, unit: 's' };
-  figs.push(
+  shown(
+    figs,
     figure({
       id: 'questions.at.sql',
       what: `node show ${node} --at T in SQL (assignment.declared_at), ${N} nodes each declared twice`,
@@ -269,7 +284,8 @@ async function promises(mesh: Mesh, ok: Ok, dir: string, figs: Figure[], [from, 
   if (broken.length) throw new Error(`promises broken before the change: ${JSON.stringify(broken)}`);
   const [, checkedAdd] = await timed(() => ok(['module', 'add', db('v3')]));
 
-  figs.push(
+  shown(
+    figs,
     figure({
       id: 'questions.promise.sql',
       what: `the promise check in SQL (assignment.broken_promises), 4 promises (closed, reaches, runs on ${N} nodes, hubs)`,
@@ -345,7 +361,8 @@ async function advisories(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Prom
     value: raw,
     unit: 's',
   };
-  figs.push(
+  shown(
+    figs,
     figure({
       id: 'questions.advisories.sql',
       what: `advisories --advisory ${ID} in SQL (inventory.advisory_node), ${N} nodes, ${PACKAGES + 2} packages each`,
