@@ -204,6 +204,7 @@ A('the declared page says what n1 was declared at a time as mesh node show --at 
   assert.ok(shown.declared.resources.some((r) => r.id === `file:${CONF}`));
   assert.is(await p.textContent('#at-applied'), said[said.length - 1]);
   assert.match(said[said.length - 1]!, /^reported applied: the same declaration/);
+  assert.not.match((await p.textContent('#answer'))!, /null|undefined/, 'nothing shown but the answer');
   await p.close();
 });
 
@@ -228,6 +229,7 @@ A('the declared page says what changed between two times as mesh diff does, for 
         ['n1', 'service:app', 'restarts'],
       ],
     );
+    assert.not.match((await p.textContent('#answer'))!, /null|undefined/, 'nothing shown but the answer');
     if (!node) await p.screenshot({ path: join(shotsDir(), 'declared.png') });
     await p.close();
   }

@@ -29,7 +29,7 @@ function atAnswer(n) {
         ? `reported applied: the same declaration (at ${iso(a.at)})`
         : `reported applied: declaration ${a.serial} (at ${iso(a.at)}), ${a.resources.length} resources`
       : 'reported applied: nothing yet'),
-  ];
+  ].filter(Boolean);
 }
 
 /** The lines `mesh diff` prints (one a group of nodes with the same changes), then each node's changes. */
@@ -43,7 +43,7 @@ function diffAnswer(x) {
       `${plural(g.nodes, 'node')}: ${g.changes.join(', ')} (${g.sample.join(', ')}${g.nodes > g.sample.length ? ', ...' : ''})`))),
     rows('diff-changes', [['node', (r) => r.node], ['id', (r) => r.id], ['change', (r) => r.change]], each.slice(0, 500), 'none'),
     each.length > 500 ? el('p', { class: 'count' }, `the first 500 of ${each.length} changes: mesh diff --json lists every one`) : null,
-  ];
+  ].filter(Boolean);
 }
 
 document.addEventListener('DOMContentLoaded', async () => {
