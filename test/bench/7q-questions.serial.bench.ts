@@ -9,7 +9,7 @@
 // - the promise check (Q1) of one `mesh module add` with a promise of each
 //   kind in place: the check's SQL (assignment.broken_promises) beside the
 //   openings it reads, and the command beside the same change with no promise;
-// - `mesh node show N --at T` and the fleet's `mesh diff --from T1 --to T2`
+// - `mesh node show N --at T` and the fleet's `mesh diff --from FROM --to TO`
 //   after every node was declared twice: beside the plain read of the kept
 //   declarations they choose from (assignment.declaration);
 // - `mesh advisories --advisory A` over every node's reported packages: beside
@@ -238,7 +238,7 @@ async function history(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Promise
     }),
     figure({
       id: 'questions.diff.sql',
-      what: `fleet diff --from T1 --to T2 in SQL (assignment.declared_changes), ${N} nodes each changed`,
+      what: `fleet diff --from FROM --to TO in SQL (assignment.declared_changes), ${N} nodes each changed`,
       value: diffSql,
       unit: 's',
       limit: all,
@@ -246,7 +246,7 @@ async function history(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Promise
     }),
     figure({
       id: 'questions.diff.cli',
-      what: `mesh diff --from T1 --to T2 --json, spawn to exit, ${N} nodes each changed`,
+      what: `mesh diff --from FROM --to TO --json, spawn to exit, ${N} nodes each changed`,
       value: diffCli,
       unit: 's',
       limit: all,
