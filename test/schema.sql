@@ -342,8 +342,9 @@ ALTER FUNCTION assignment.assign(module_name text, node_name text) OWNER TO mesh
 --
 
 CREATE FUNCTION assignment.broken_promises() RETURNS TABLE(name text, why text)
-    LANGUAGE sql STABLE
+    LANGUAGE sql STABLE SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   with wanted as materialized (select exists (select 1 from assignment.promise p where p.kind in ('closed', 'reaches')) as yes),
   o as materialized (select f.* from assignment.firewall_openings(false) f where (select yes from wanted)
@@ -10689,6 +10690,13 @@ GRANT USAGE ON SCHEMA provision TO mesh_assignment;
 GRANT USAGE ON SCHEMA secret TO mesh_assignment;
 GRANT USAGE ON SCHEMA secret TO mesh_provision;
 GRANT USAGE ON SCHEMA secret TO mesh_audit;
+
+--
+-- Name: FUNCTION broken_promises(); Type: ACL; Schema: assignment; Owner: mesh_assignment
+--
+
+REVOKE ALL ON FUNCTION assignment.broken_promises() FROM PUBLIC;
+GRANT ALL ON FUNCTION assignment.broken_promises() TO mesh_assignment_reader;
 
 --
 -- Name: FUNCTION composition_of(node_name text); Type: ACL; Schema: assignment; Owner: mesh_assignment

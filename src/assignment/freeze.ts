@@ -52,11 +52,12 @@ export function freezeAdd(o: { from: string; until: string; site?: string; modul
 }
 
 export function freezeList(): Promise<FreezeRow[]> {
-  return withStore(
-    'assignment',
-    (sql) => sql<FreezeRow[]>`select * from assignment.freeze_status order by from_at, id`,
-  );
+  return withStore('assignment', readFreezes);
 }
+
+/** Every window and its state: `mesh freeze list` and the console's freezes page. */
+export const readFreezes = (sql: Sql) =>
+  sql<FreezeRow[]>`select * from assignment.freeze_status order by from_at, id` as Promise<FreezeRow[]>;
 
 export function freezeOverride(id: number, reason: string) {
   return withStore('assignment', async (sql) => {

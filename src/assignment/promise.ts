@@ -3,6 +3,7 @@
 // transaction of every change are SQL (sql/assignment/0070-promises.sql);
 // here the command's options become one call.
 import { withStore } from '../store/with_store.js';
+import type { Sql } from '../store/connect.js';
 import { refuse } from '../sys/errors.js';
 import { isPort } from '../wire/names.js';
 
@@ -64,8 +65,12 @@ export async function promiseAdd(s: PromiseSpec): Promise<PromiseRow> {
 }
 
 export function promiseList(): Promise<PromiseRow[]> {
-  return withStore('assignment', (sql) => sql<PromiseRow[]>`select * from assignment.promise_state order by name`);
+  return withStore('assignment', readPromises);
 }
+
+/** Every promise and its state: `mesh promise list` and the console's promises page. */
+export const readPromises = (sql: Sql) =>
+  sql<PromiseRow[]>`select * from assignment.promise_state order by name` as Promise<PromiseRow[]>;
 
 export async function promiseRemove(name: string): Promise<{ name: string; removed: true }> {
   return withStore('assignment', async (sql) => {

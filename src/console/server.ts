@@ -1,12 +1,14 @@
 // `mesh console`: a read-only web console on node:http, no
-// framework: six pages, their JSON, one server-sent event stream, the static
+// framework: nine pages, their JSON, one server-sent event stream, the static
 // files of src/console/static. Nothing is served without a session but the
 // sign-in page; nothing here writes but signing in (a POST that spends a
 // link, so a link preview's GET spends nothing) and signing out. Every
 // figure comes from the functions the CLI prints (readNodeStatus, readDrift,
-// readHistory, readRolloutStatus, readOverlay, readModules), so the console,
-// `mesh node list`, `mesh drift`, `mesh log`, `mesh rollout status` and a
-// DBA's select agree. Pages build their DOM with textContent only, and the
+// readHistory, readRolloutStatus, readOverlay, readModules, readPromises,
+// readFreezes, readNodeAt, readDiff), so the console, `mesh node list`,
+// `mesh drift`, `mesh log`, `mesh rollout status`, `mesh promise list`,
+// `mesh freeze list`, `mesh node show --at`, `mesh diff` and a DBA's select
+// agree. Pages build their DOM with textContent only, and the
 // Content-Security-Policy lets no script run but our own files.
 import { createServer as createHttp, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
@@ -24,6 +26,9 @@ import { readOverlay } from '../overlay/show.js';
 import { readWhatIf } from '../assignment/what_if.js';
 import { readWhy } from '../assignment/why.js';
 import { readModules } from '../catalogue/module_list.js';
+import { readPromises } from '../assignment/promise.js';
+import { readFreezes } from '../assignment/freeze.js';
+import { readNodeAt, readDiff } from '../assignment/history.js';
 import { LiveFleet, type FleetEvent } from './fleet.js';
 import { parseListen, consoleUrl, type Listen } from './listen.js';
 import type { ConsoleContext } from './contexts.js';
@@ -43,6 +48,9 @@ const PAGES: Record<string, string> = {
   '/catalogue': 'catalogue.html',
   '/history': 'history.html',
   '/rollouts': 'rollouts.html',
+  '/promises': 'promises.html',
+  '/freezes': 'freezes.html',
+  '/declared': 'declared.html',
 };
 const COOKIE = 'mesh_console';
 /** setTimeout's longest wait; a session longer than that is looked at again then. */
@@ -206,6 +214,13 @@ async function api(ctx: Site, url: URL, req: IncomingMessage, res: ServerRespons
       return pathAnswer(ctx, url, res);
     case '/api/catalogue':
       return json(res, await readModules(stores.catalogue));
+    case '/api/promises':
+      return json(res, await readPromises(stores.assignment));
+    case '/api/freezes':
+      return json(res, await readFreezes(stores.assignment));
+    case '/api/declared':
+    case '/api/declared/diff':
+      return declared(ctx, url, res);
     default:
       return send(res, 404, 'application/json', JSON.stringify({ error: 'no such page' }));
   }
@@ -337,6 +352,20 @@ async function pathAnswer({ stores }: Ctx, url: URL, res: ServerResponse): Promi
     if (port !== null && !Number.isInteger(port))
       throw refuse('MSHY3', `port ${JSON.stringify(q('port'))} is not a port number`);
     json(res, await readWhy(stores.assignment, q('from'), q('to'), port));
+  } catch (raw) {
+    const err = storeError(raw);
+    if (!(err instanceof MeshError)) throw raw;
+    send(res, 400, 'application/json', JSON.stringify({ error: err.message, code: err.code }));
+  }
+}
+
+/** `mesh node show N --at T` (?node&at) or `mesh diff [N] --from F --to T` (?node&from&to), as assignment's reader; a refusal is a 400 saying why. */
+async function declared({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
+  const q = (k: string) => url.searchParams.get(k) || '';
+  try {
+    if (url.pathname === '/api/declared')
+      return json(res, await readNodeAt(stores.assignment, q('node'), q('at') || 'now'));
+    json(res, await readDiff(stores.assignment, q('node') || undefined, q('from'), q('to') || 'now'));
   } catch (raw) {
     const err = storeError(raw);
     if (!(err instanceof MeshError)) throw raw;

@@ -26,6 +26,9 @@ import { readSerials, readNodeDeclarations } from '../../src/assignment/console.
 import { readRollouts, readRolloutStatus } from '../../src/assignment/rollout.js';
 import { readOverlay } from '../../src/overlay/show.js';
 import { readModules } from '../../src/catalogue/module_list.js';
+import { readPromises } from '../../src/assignment/promise.js';
+import { readFreezes } from '../../src/assignment/freeze.js';
+import { readDiff } from '../../src/assignment/history.js';
 
 interface Ctx extends SqlCtx {
   reader: Record<ConsoleContext, postgres.Sql>;
@@ -112,6 +115,9 @@ R('P1: as the console, every figure its pages show is read', async (ctx) => {
   const held = await readRolloutStatus(r.assignment);
   assert.is((held as { state?: string } | null)?.state, 'holding');
   assert.type(held?.pending, 'number');
+  await readPromises(r.assignment);
+  await readFreezes(r.assignment);
+  await readDiff(r.assignment, undefined, '1h', 'now');
   await readOverlay(r.overlay);
   await readModules(r.catalogue);
   await readKinds(r.audit);

@@ -59,6 +59,7 @@ document.addEventListener('DOMContentLoaded', async () => {
         d.refusals.slice().reverse().map((r) => ({ seq: r.seq, at: when(r.at), serial: r.detail.serial, fault: r.detail.fault, reason: r.detail.reason, rowClass: r.detail.fault === 'forged' ? 'forged' : undefined })),
         'nothing refused'),
       el('h2', {}, 'declarations'),
+      el('p', {}, el('a', { id: 'declared-link', href: `/declared?node=${encodeURIComponent(name)}&at=now` }, 'what it was declared at a time, and what changed')),
       table('history', [['serial', 'serial'], ['state', 'state'], ['issued', 'issued'], ['acknowledged', 'applied'], ['superseded', 'superseded']],
         d.declared.history.map((h) => ({ serial: h.serial, state: h.state, issued: when(h.issued_at), acknowledged: when(h.acknowledged_at), superseded: when(h.superseded_at) })),
         'never declared'));
