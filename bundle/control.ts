@@ -80,20 +80,23 @@ export function hostSpec(o: Options): Spec {
 }
 
 /**
- * mesh-host run as a unit, said once for the first node (after its firewall
+ * The agent as a unit, said once for the first node (after its firewall
  * unit, with the runtime the install runs with) and for the mesh-host package
- * (bundle/deb: the package's runtime, on any machine).
+ * (bundle/deb: the package's runtime, on any machine). It runs `mesh-host
+ * supervise`, the one path that starts the agent from the package root's
+ * current version and runs the guard before each start (V2), so an upgrade the
+ * mesh declared that does not report is taken back here as on any other node.
  */
 export function agentSpec(env: Record<string, string>, exec: string[], after: string[] = []): Spec {
   return {
     name: 'mesh-host',
-    description: 'mesh host agent (mesh-host run)',
+    description: 'mesh host agent (mesh-host supervise)',
     profile: 'agent',
     // An apply may pull an image for minutes; ten minutes with no turn of the apply loop is one that is stuck.
     watchdogSec: 600,
     after,
     env,
-    exec: [...exec, 'run'],
+    exec: [...exec, 'supervise'],
   };
 }
 

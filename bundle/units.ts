@@ -105,7 +105,10 @@ export function unitText(s: Spec, origin = CARRIED): string {
   for (const [k, v] of Object.entries(s.env ?? {})) lines.push(`Environment=${quoteEnv(`${k}=${v}`)}`);
   lines.push(`ExecStart=${s.exec.map(quote).join(' ')}`, 'WorkingDirectory=/');
   if (s.profile !== 'oneshot') {
-    lines.push('KillMode=control-group', `KillSignal=${s.killSignal ?? 'SIGTERM'}`, 'TimeoutStopSec=60');
+    // The agent's main process is mesh-host supervise: it alone is told to stop, and stops the agent it
+    // started (told twice at once, the agent would end before its link closed); what is left goes at the end.
+    const killMode = s.profile === 'agent' ? 'mixed' : 'control-group';
+    lines.push(`KillMode=${killMode}`, `KillSignal=${s.killSignal ?? 'SIGTERM'}`, 'TimeoutStopSec=60');
     lines.push('StandardOutput=journal', 'StandardError=journal', `SyslogIdentifier=${s.name}`);
   }
   lines.push('PrivateTmp=yes');

@@ -9,7 +9,7 @@ import { runHost } from './run.js';
 import { hostConfig } from './config.js';
 import { take } from './overlay/take.js';
 import { refuse } from '../src/sys/errors.js';
-import { supervise, runGuard } from './upgrade/supervise.js';
+import { supervise } from './upgrade/supervise.js';
 
 /** `mesh-host` with its commands, registered and not yet run. */
 export function hostProgram(): Program {
@@ -21,7 +21,6 @@ export function hostProgram(): Program {
   enrolCommand(p);
   runCommand(p);
   superviseCommand(p);
-  guardCommand(p);
   overlayTakeCommand(p);
   return p;
 }
@@ -88,23 +87,13 @@ function superviseCommand(p: Program): void {
   p.prog
     .command('supervise')
     .describe([
-      'Run the agent and start it again whenever it ends, from the version the package root makes current',
-      '(MESH_HOST_DIR/agent/current; the installed agent while none is), running the guard before each start: where there',
-      'is no systemd to do it. An upgrade not proven by a report within its wait, or that ends at once three times, is',
-      'switched back to the version before it by the guard. SIGTERM and SIGINT end both; SIGUSR1 is passed on.',
+      "What starts the agent (the mesh-host unit's ExecStart): runs it from the version the package root makes current",
+      '(MESH_HOST_DIR/agent/current; the installed agent while none is) and starts it again whenever it ends, running the',
+      'guard before each start. An upgrade not proven by a report within its wait, or that ends at once three times, is',
+      'switched back to the version before it by the guard, and remembered as failed so it is not taken again. SIGTERM and',
+      'SIGINT end both; SIGUSR1 is passed on.',
     ])
     .action(p.wrap(() => supervise(hostConfig().dir, log)));
-}
-
-function guardCommand(p: Program): void {
-  p.prog
-    .command('guard')
-    .describe([
-      "Run before every start of the agent (the unit's ExecStartPre): an upgrade not yet proven counts one more start, and",
-      'one started three times or past its deadline is switched back to the version before it, and remembered as failed so',
-      'it is not taken again. Does nothing when no upgrade is pending.',
-    ])
-    .action(p.wrap(() => runGuard(hostConfig().dir, log)));
 }
 
 function overlayTakeCommand(p: Program): void {

@@ -3722,6 +3722,34 @@ end $_$;
 ALTER FUNCTION inventory.state_control_version(version text) OWNER TO mesh_inventory;
 
 --
+-- Name: take_chunks(text, text, integer, integer); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.take_chunks(node_name text, package_sha256 text, first_chunk integer, last_chunk integer) RETURNS integer[]
+    LANGUAGE plpgsql
+    AS $$
+declare
+  every interval := (select answer_every from inventory.bounds_setting);
+  taken integer[];
+begin
+  delete from inventory.chunk_handed h where h.node = node_name and h.handed_at <= now() - every;
+  with put as (
+    insert into inventory.chunk_handed (node, sha256, n)
+    select node_name, package_sha256, g.n from generate_series(first_chunk, last_chunk) g(n)
+    on conflict (node, sha256, n) do nothing
+    returning n)
+  select coalesce(array_agg(put.n order by put.n), '{}') into taken from put;
+  if cardinality(taken) = 0 then
+    raise exception '% asked again for chunks % to % of package %, every one handed to it within %', node_name,
+      first_chunk, last_chunk, left(package_sha256, 12), every
+      using errcode = 'MSHZ9', hint = 'nothing was read or sent again; the chunks handed before stand, and the host asks again after the interval by itself';
+  end if;
+  return taken;
+end $$;
+
+ALTER FUNCTION inventory.take_chunks(node_name text, package_sha256 text, first_chunk integer, last_chunk integer) OWNER TO mesh_inventory;
+
+--
 -- Name: version_parts(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -7565,6 +7593,50 @@ COMMENT ON COLUMN inventory.broker_nodes.fingerprint IS 'The SHA-256 fingerprint
 COMMENT ON COLUMN inventory.broker_nodes.node IS 'The mesh node running it; null for a broker outside the mesh.';
 
 --
+-- Name: chunk_handed; Type: TABLE; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TABLE inventory.chunk_handed (
+    node text NOT NULL,
+    sha256 text NOT NULL,
+    n integer NOT NULL,
+    handed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT chunk_handed_n_check CHECK ((n >= 0))
+);
+
+ALTER TABLE inventory.chunk_handed OWNER TO mesh_inventory;
+
+--
+-- Name: TABLE chunk_handed; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON TABLE inventory.chunk_handed IS 'Which chunks of which agent package each node was handed, and when: each is handed again only after bounds_setting.answer_every (P2).';
+
+--
+-- Name: COLUMN chunk_handed.node; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.chunk_handed.node IS 'The node handed the chunk.';
+
+--
+-- Name: COLUMN chunk_handed.sha256; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.chunk_handed.sha256 IS 'The package: its hex sha256, as catalogue.agent_package names it.';
+
+--
+-- Name: COLUMN chunk_handed.n; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.chunk_handed.n IS 'The chunk, numbered from 0.';
+
+--
+-- Name: COLUMN chunk_handed.handed_at; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON COLUMN inventory.chunk_handed.handed_at IS 'When it was handed (marked as it is taken, before it is read and published).';
+
+--
 -- Name: console_session; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -9960,6 +10032,13 @@ ALTER TABLE ONLY inventory.broker
     ADD CONSTRAINT broker_pkey PRIMARY KEY (address);
 
 --
+-- Name: chunk_handed chunk_handed_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.chunk_handed
+    ADD CONSTRAINT chunk_handed_pkey PRIMARY KEY (node, sha256, n);
+
+--
 -- Name: console_session console_session_pkey; Type: CONSTRAINT; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -10553,6 +10632,13 @@ ALTER TABLE ONLY inventory.apply_failure
 
 ALTER TABLE ONLY inventory.broker
     ADD CONSTRAINT broker_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE SET NULL;
+
+--
+-- Name: chunk_handed chunk_handed_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
+--
+
+ALTER TABLE ONLY inventory.chunk_handed
+    ADD CONSTRAINT chunk_handed_node_fkey FOREIGN KEY (node) REFERENCES inventory.node(name) ON DELETE CASCADE;
 
 --
 -- Name: correction correction_node_fkey; Type: FK CONSTRAINT; Schema: inventory; Owner: mesh_inventory
@@ -11281,6 +11367,12 @@ GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_overlay;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_inventory_reader;
 GRANT SELECT ON TABLE inventory.broker_nodes TO mesh_assignment_reader;
+
+--
+-- Name: TABLE chunk_handed; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.chunk_handed TO mesh_inventory_reader;
 
 --
 -- Name: TABLE console_session; Type: ACL; Schema: inventory; Owner: mesh_inventory

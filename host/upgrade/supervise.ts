@@ -1,9 +1,11 @@
-// `mesh-host supervise` and `mesh-host guard` (V2). What starts the agent
-// must start it from the package root's current version and run the guard
-// before each start: systemd does it with ExecStartPre=mesh-host guard and
-// Restart=, and where there is no systemd (a lab node, a container)
-// `mesh-host supervise` does the same in one process: guard, start, wait,
-// start again, for as long as it runs. Nothing here listens or talks to the
+// `mesh-host supervise` (V2): what starts the agent: the mesh-host unit's
+// ExecStart, the package's and the first node's alike, and the command to run
+// where there is no systemd. It
+// runs the guard, starts the agent from the package root's current version
+// (the installed one while none is), waits for it to end and starts it again,
+// for as long as it runs. Under systemd it is the unit's main process: the
+// agent it starts speaks for it to systemd (src/sys/notify.ts), and systemd
+// restarts it only if it ends itself. Nothing here listens or talks to the
 // mesh; the agent it starts does.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +17,9 @@ export const INSTALLED = { node: process.execPath, entry: fileURLToPath(new URL(
 /** How long a start that ended waits before the next. */
 const AGAIN_MS = 1000;
 
-/** The guard alone, for ExecStartPre: says what it did, and never stops the start. */
-export async function runGuard(stateDir: string, log: (l: string) => void): Promise<void> {
-  const g = await guard(packageRoot(stateDir));
+/** The guard, before a start: says what it did, and never stops the start. */
+async function runGuard(root: string, log: (l: string) => void): Promise<void> {
+  const g = await guard(root);
   if (g.rolledBack)
     log(`guard: mesh-host ${g.rolledBack.version} ${g.rolledBack.reason}: switched back to the version before it`);
   else if (g.starting)
@@ -36,8 +38,9 @@ export async function supervise(stateDir: string, log: (l: string) => void): Pro
   for (const [s, h] of handlers) process.on(s, h);
   try {
     while (!stopping) {
-      await runGuard(stateDir, log);
+      await runGuard(root, log);
       const { node, entry } = startCommand(root, INSTALLED);
+      log(`supervise: starting the agent from ${entry}`);
       child = spawn(node, [entry, 'run'], { stdio: 'inherit', env: process.env });
       const code = await new Promise<number | null>((res) => {
         child!.once('exit', (c) => res(c));

@@ -24,7 +24,8 @@
 //   versions    Vx: agent versions and the skew rule (MSHV0 to MSHV2, inventory) and the kinds an agent
 //               applies (MSHV3 and MSHV4, assignment), one subject across the two contexts that keep it.
 //               Zx: agent upgrades: packages (catalogue), targets (assignment), the host's install
-//               and roll-back (mesh-host), the ask for a package's chunks (wire).
+//               and roll-back (mesh-host), the ask for a package's chunks (wire), and how often a
+//               node is handed them (inventory, MSHZ9).
 //   Ux          enrolment, tokens and builds: MSHU0 to MSHU4 mesh-host (the token's pin, the token on stdin),
 //               MSHU5 to MSHU9 catalogue (the builder's line on stdin, pinned builds).
 //   bounds      Sx: what one node may make mesh serve hold, answer or keep (P2): wire for what is
@@ -1881,6 +1882,14 @@ export const REGISTER: readonly Code[] = [
     meaning: 'an agent package that holds no agent at /usr/lib/mesh/dist/host/cli.js: not a mesh-host package',
     remedy: 'declare a version whose package npm run deb made (mesh agent add checks the name, not the tree)',
     raisedIn: ['host/apply/agent.ts'],
+  },
+  {
+    code: 'MSHZ9',
+    context: 'inventory',
+    meaning:
+      'an ask for agent package chunks every one of which was handed to the same node within the interval, refused unread',
+    remedy:
+      'nothing was read or sent again; the host asks again after the interval by itself (mesh serve logs each refusal: a node asking in a loop is worth a look)',
   },
   {
     code: 'MSHO0',

@@ -8,8 +8,9 @@
 // install) sends it, then waits at a barrier until the manager has read it,
 // so the message is never lost to the tool's exit before systemd looked up
 // whose it was; NotifyAccess=all admits it from the tool's pid, which belongs
-// to the unit's cgroup. Running as root (mesh-host), --pid names this process
-// as the sender and the main pid. A native npm binding (sd-notify, unix-dgram)
+// to the unit's cgroup. Running as root (mesh-host), --pid names the unit's
+// main process as the sender and the main pid: this process, or the parent
+// that started it when systemd watches that one (WATCHDOG_PID). A native npm binding (sd-notify, unix-dgram)
 // would save the fork, once per a third of WatchdogSec: not worth a compiled
 // module on every node. READY=1 rides with every ping, so a first READY lost
 // to an unready manager is made good at the next.
@@ -19,6 +20,8 @@ export class Notifier {
   private readonly socket: string | undefined;
   /** How often alive() is wanted: a third of WatchdogSec; undefined when systemd watches nothing. */
   readonly everyMs: number | undefined;
+  /** The unit's main process, that the word is said for: this one, or the parent that started it. */
+  private readonly main: number;
   private failed = false;
 
   constructor(
@@ -27,9 +30,12 @@ export class Notifier {
   ) {
     this.socket = env.NOTIFY_SOCKET || undefined;
     const usec = Number(env.WATCHDOG_USEC);
-    const pid = env.WATCHDOG_PID;
-    this.everyMs =
-      this.socket && usec > 0 && (!pid || Number(pid) === process.pid) ? Math.max(100, usec / 3000) : undefined;
+    const pid = Number(env.WATCHDOG_PID) || undefined;
+    // systemd watches its main process. Started by it (mesh-host supervise, the agent's unit), this process
+    // speaks for its parent: the main process stays the one systemd started, whichever agent it runs.
+    const watched = !pid || pid === process.pid || pid === process.ppid;
+    this.main = pid === process.ppid ? pid : process.pid;
+    this.everyMs = this.socket && usec > 0 && watched ? Math.max(100, usec / 3000) : undefined;
   }
 
   /** Started: what systemd waits for before it counts the unit as up. */
@@ -44,7 +50,7 @@ export class Notifier {
 
   private send(lines: string[]): void {
     if (!this.socket) return;
-    const args = process.getuid?.() === 0 ? [`--pid=${process.pid}`, ...lines] : lines;
+    const args = process.getuid?.() === 0 ? [`--pid=${this.main}`, ...lines] : lines;
     const c = spawn('systemd-notify', args, {
       stdio: 'ignore',
       env: { NOTIFY_SOCKET: this.socket, PATH: this.env.PATH ?? '/usr/bin:/bin' },

@@ -146,6 +146,13 @@ test('serve and mesh-host say ready and alive: Type=notify, a watchdog, and the 
   assert.equal(lines(unit('mesh-rabbitmq'), 'Type'), ['simple']);
 });
 
+test('V2: the agent unit runs mesh-host supervise, which alone is told to stop and stops the agent it started', () => {
+  const host = unit('mesh-host');
+  assert.match(lines(host, 'ExecStart')[0]!, /"supervise"$/);
+  assert.equal(lines(host, 'KillMode'), ['mixed']);
+  assert.equal(lines(unit('mesh-serve'), 'KillMode'), ['control-group']);
+});
+
 test('P1: under systemd each daemon is its own user, handed only the store URLs it uses', () => {
   const sep: Options = { ...o, users: DAEMON_USERS, console: '127.0.0.1:7780' };
   const serve = unitText(serveSpec(sep));

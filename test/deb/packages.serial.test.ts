@@ -3,8 +3,10 @@
 // 12 root (the booted suite's cached tree, copied, never booted: dpkg and apt
 // run in it under systemd-nspawn, with no network, so the packages install
 // from what Debian 12 already holds) mesh-host installs with its unit
-// enabled, an upgrade keeps its identity, `remove` keeps it and `purge` takes
-// it away. The identity is a stand-in file: enrolling needs a mesh, and the
+// enabled; the unit's own command (mesh-host supervise) starts the version
+// the mesh made current and takes back one that does not come up (V2); an
+// upgrade keeps its identity and makes its own agent the one that runs;
+// `remove` keeps the identity and `purge` takes it away. The identity is a stand-in file: enrolling needs a mesh, and the
 // packages' scripts never read it.
 // Serial: it copies a whole Debian tree and builds twice.
 import { suite } from '../harness/suite.js';
@@ -13,11 +15,13 @@ import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -89,6 +93,28 @@ const installed = async (pkg: string) =>
   (await inRoot(['dpkg-query', '-W', '-f', '${Status} ${Version}', pkg])).stdout.trim();
 const enabled = async () => (await inRoot(['systemctl', 'is-enabled', 'mesh-host.service'])).stdout.trim();
 const identity = join(root, 'var/lib/mesh-host/identity.json');
+const agentRoot = join(root, 'var/lib/mesh-host/agent');
+/** The package's unit file, as the package holds it. */
+let unitText = '';
+
+/** A mesh upgrade to VERSION as the host's agent resource leaves it: unpacked, made current, not yet proven. */
+function meshUpgraded(v: string, deadline: number): void {
+  const dir = join(agentRoot, 'versions', v);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  execFileSync('dpkg-deb', ['-x', join(out, hostDeb(v)), dir]);
+  rmSync(join(agentRoot, 'current'), { force: true });
+  symlinkSync(join('versions', v), join(agentRoot, 'current'));
+  const pending = { version: v, sha256: 'a'.repeat(64), previous: null, deadline, starts: 0 };
+  writeFileSync(join(agentRoot, 'pending.json'), JSON.stringify(pending), { mode: 0o600 });
+}
+
+/** The unit's ExecStart, with its Environment, as one argv for env(1). */
+function unitCommand(): string[] {
+  const words = (line: string) => [...line.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+  const env = unitText.split('\n').filter((l) => l.startsWith('Environment='));
+  const exec = unitText.split('\n').find((l) => l.startsWith('ExecStart='))!;
+  return ['/usr/bin/env', ...env.flatMap(words), ...words(exec)];
+}
 
 test('both packages are built, named as Debian names them, from one tree split in two', () => {
   const debs = readdirSync(out).sort();
@@ -125,10 +151,19 @@ test("mesh-host's unit is the first node's agent unit, hardened the same way, on
     input: unit,
     encoding: 'utf8',
   });
-  assert.match(text, 'ExecStart="/usr/lib/mesh/node/bin/node" "/usr/lib/mesh/dist/host/cli.js" "run"');
+  // V2: the supervised path, as on every node: the guard before each start, the agent from the package root.
+  assert.match(text, 'ExecStart="/usr/lib/mesh/node/bin/node" "/usr/lib/mesh/dist/host/cli.js" "supervise"');
   assert.match(text, 'Environment="MESH_HOST_DIR=/var/lib/mesh-host"');
-  for (const line of ['ProtectHome=read-only', 'PrivateTmp=yes', 'Type=notify', 'WantedBy=multi-user.target'])
+  for (const line of [
+    'ProtectHome=read-only',
+    'PrivateTmp=yes',
+    'Type=notify',
+    'NotifyAccess=all',
+    'KillMode=mixed',
+    'WantedBy=multi-user.target',
+  ])
     assert.ok(text.includes(`\n${line}\n`), line);
+  unitText = text;
   assert.match(text, /\nCapabilityBoundingSet=CAP_NET_ADMIN /);
 });
 
@@ -156,11 +191,44 @@ test('mesh-host installs with apt from the file alone, its unit enabled, /var/li
   writeFileSync(identity, FAKE_IDENTITY, { mode: 0o600 });
 });
 
-test('an upgrade to a newer package keeps the identity and the unit enabled', async () => {
+test("V2: the unit's own command starts the version the mesh made current, and takes back one that does not come up", async () => {
+  // The stand-in identity makes every agent end at once (it is no identity): the new one ends three times.
+  meshUpgraded(newer, Date.now() + 3_600_000);
+  const log = '/var/lib/mesh-host/supervise.log';
+  const cmd = unitCommand()
+    .map((w) => `'${w}'`)
+    .join(' ');
+  // Run as systemd would, until the installed agent starts again after the guard's switch back (a minute at most).
+  const r = await inRoot([
+    '/bin/sh',
+    '-c',
+    `${cmd} >${log} 2>&1 & p=$!; i=0; until grep -q 'starting the agent from /usr/lib/mesh/' ${log} || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done; kill $p; wait $p; cat ${log}`,
+  ]);
+  const said = r.stdout;
+  const fromNew = `supervise: starting the agent from /var/lib/mesh-host/agent/versions/${newer}/usr/lib/mesh/dist/host/cli.js`;
+  assert.ok(said.includes(fromNew), `the current version was not started:\n${said}${r.stderr}`);
+  assert.match(said, `guard: mesh-host ${newer} it did not stay up: started 3 times without reporting: switched back`);
+  assert.ok(
+    said.indexOf('supervise: starting the agent from /usr/lib/mesh/dist/host/cli.js') > said.lastIndexOf(fromNew),
+    `the installed agent was not started after the switch back:\n${said}`,
+  );
+  assert.not.ok(existsSync(join(agentRoot, 'current')), 'current still names the version that did not come up');
+  assert.is((JSON.parse(readFileSync(join(agentRoot, 'failed.json'), 'utf8')) as { version: string }).version, newer);
+});
+
+test('an upgrade to a newer package keeps the identity and the unit enabled, and its agent is the one that runs', async () => {
+  // A version the mesh made current and has not yet proven: the operator's package takes its place.
+  meshUpgraded(version, Date.now() + 3_600_000);
   await ok(['apt-get', 'install', '-y', '--no-install-recommends', `/mnt/deb/${hostDeb(newer)}`]);
   assert.is(await installed('mesh-host'), `install ok installed ${newer}`);
   assert.is(readFileSync(identity, 'utf8'), FAKE_IDENTITY);
   assert.is(await enabled(), 'enabled');
+  assert.not.ok(existsSync(join(agentRoot, 'current')), 'a version the mesh unpacked would start instead');
+  assert.not.ok(
+    existsSync(join(agentRoot, 'pending.json')),
+    "the mesh's unproven upgrade would be switched back over it",
+  );
+  assert.ok(existsSync(join(agentRoot, 'versions', version)), 'what the mesh unpacked stays');
 });
 
 test('the control plane installs beside it, from the file alone, with its installer and mesh on PATH', async () => {

@@ -5,10 +5,15 @@
 // their codes, and what serve holds stays bounded (its peak resident memory,
 // read from /proc, against its prefetch times its largest intake limit). A
 // message serve cannot record is set aside with why after a few tries, not
-// retried for ever. The broker bounds mesh.control and node accounts itself.
+// retried for ever. A node asking for an agent package's chunks in a loop is
+// handed each once in the interval and refused the rest (MSHZ9), while
+// another node is handed them. The broker bounds mesh.control and node
+// accounts itself.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { until } from '../declare/helpers.js';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
@@ -19,6 +24,10 @@ import { writeReport, REPORT_CAPS } from '../../src/wire/report.js';
 import { INTAKE_LIMITS, PREFETCH } from '../../src/serve/intake.js';
 import { CONTROL_QUEUE_BOUND, NODE_ACCOUNT_LIMITS } from '../../src/broker/accounts.js';
 import type { ConfirmChannel } from 'amqplib';
+import { queueOf } from '../../src/wire/names.js';
+import { writePackageAsk } from '../../src/wire/agent_package.js';
+import { VERSION } from '../../src/sys/version.js';
+import { makePackage } from '../host/agent_packages.js';
 
 interface Ctx {
   mesh: Mesh;
@@ -168,6 +177,63 @@ P2('recovers asked again inside the interval are refused, and answered once at i
     await mesh.store.admin`select inventory.set_answer_every(interval '1 hour')`;
   }
 });
+
+P2(
+  "agent package chunks asked for in a loop: handed once in the interval, the rest refused (MSHZ9) unread; another node's ask is answered",
+  async (ctx) => {
+    const { mesh, serve } = ctx;
+    await mesh.store.admin`select inventory.set_answer_every(interval '1 hour')`;
+    const [major, minor, patch] = VERSION.split('-')[0]!.split('.').map(Number) as [number, number, number];
+    const next = `${major}.${minor}.${patch + 1}`;
+    const work = mkdtempSync(join(tmpdir(), 'mesh-chunk-bounds-'));
+    const deb = await makePackage(work, next, { empty: true });
+    for (const args of [
+      ['agent', 'add', deb],
+      ['agent', 'upgrade', '--to', next],
+    ]) {
+      const r = await mesh.cli(args);
+      assert.is(r.code, 0, r.stderr);
+    }
+    const [pkg] = await mesh.store.admin`select sha256, chunks from catalogue.agent_package where version = ${next}`;
+    const sha256 = pkg!.sha256 as string;
+    const chunks = Number(pkg!.chunks);
+    const flooder = await asNode(ctx, 'chunkhog');
+    const other = await asNode(ctx, 'chunkcalm');
+    /** The agent-chunk messages on a node's own queue, as its host would read them. */
+    const received = async (node: string, n: { ch: ConfirmChannel }) => {
+      const got: number[] = [];
+      await n.ch.consume(queueOf(node), (m) => {
+        if (!m) return;
+        if (m.properties.type === 'agent-chunk' && m.properties.headers?.sha256 === sha256)
+          got.push(Number(m.properties.headers.n));
+        n.ch.ack(m);
+      });
+      return got;
+    };
+    const hogGot = await received('chunkhog', flooder);
+    const calmGot = await received('chunkcalm', other);
+    const ask = writePackageAsk({ sha256, from: 0, count: 4 });
+    const mark = serve.output().length;
+    const said = (re: RegExp) => (serve.output().slice(mark).match(new RegExp(re.source, 'g')) ?? []).length;
+    const ASKS = 40;
+    for (let i = 0; i < ASKS; i++)
+      await publish(flooder.ch, EXCHANGE, 'agent.package', ask, { userId: flooder.user, type: 'agent.package' });
+    await until(
+      'serve refused every ask of the flood after the first, naming MSHZ9',
+      async () =>
+        said(/agent package: refused chunkhog: chunkhog asked again for chunks 0 to \d+ .*\(MSHZ9\)/) === ASKS - 1,
+      120_000,
+    );
+    await until("the first ask answered on the flooder's queue", async () => hogGot.length >= chunks, 30_000);
+    assert.equal(hogGot, [...Array(chunks).keys()], 'each chunk handed once, however often it was asked for');
+    // Another node asking the same is answered: the bound is each node's own.
+    await publish(other.ch, EXCHANGE, 'agent.package', ask, { userId: other.user, type: 'agent.package' });
+    await until('the other node is handed the chunks', async () => calmGot.length >= chunks, 60_000);
+    assert.equal(calmGot, [...Array(chunks).keys()]);
+    assert.is(said(/refused chunkcalm/), 0, 'the other node was refused');
+    rmSync(work, { recursive: true, force: true });
+  },
+);
 
 P2('a message serve cannot record is set aside with why after a few tries, not retried for ever', async (ctx) => {
   const { mesh, serve } = ctx;

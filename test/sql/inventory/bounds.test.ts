@@ -1,7 +1,8 @@
 // P2 in SQL: what one node can make the store answer or keep is bounded per
 // node: a recover or rekey answered once per interval, a message set aside
 // kept as the node's newest few, corrections pruned past the drift window,
-// refusals folded by kind before they reach the history.
+// refusals folded by kind before they reach the history, each chunk of an
+// agent package handed to a node once per interval.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { openRoles, closeRoles, enrol, refusedWith, type SqlCtx } from '../helpers.js';
@@ -102,6 +103,31 @@ B(
     // Past the window, a kind is news again.
     await ctx.store.admin`update inventory.refusal_said set since = now() - interval '2 hours' where node = 'hog'`;
     assert.is(await refuse('forged', 'later'), 1);
+  },
+);
+
+B(
+  'each chunk of an agent package is handed to a node once per interval: an ask for none new is refused (MSHZ9), another node is served',
+  async (ctx) => {
+    const sql = ctx.as.inventory;
+    await sql`select inventory.set_answer_every(interval '1 hour')`;
+    const pkg = 'c'.repeat(64);
+    const take = (node: string, first: number, last: number) =>
+      sql`select inventory.take_chunks(${node}, ${pkg}, ${first}, ${last}) as n`.then((r) => r[0]!.n as number[]);
+    assert.equal(await take('hog', 0, 3), [0, 1, 2, 3]);
+    const e = await refusedWith(sql`select inventory.take_chunks('hog', ${pkg}, 0, 3)`, 'MSHZ9');
+    assert.match(e.message, /hog asked again for chunks 0 to 3 of package cccccccccccc/);
+    // A window overlapping the one handed: only what is new is handed.
+    assert.equal(await take('hog', 2, 5), [4, 5]);
+    await refusedWith(sql`select inventory.take_chunks('hog', ${pkg}, 1, 5)`, 'MSHZ9');
+    // Another node is handed the same chunks: the bound is each node's own.
+    assert.equal(await take('calm', 0, 3), [0, 1, 2, 3]);
+    // Past the interval, the chunks are handed again, and the node's old marks are pruned.
+    await sql`select inventory.set_answer_every(interval '0')`;
+    assert.equal(await take('hog', 0, 1), [0, 1]);
+    const [kept] = await sql`select count(*)::int as n from inventory.chunk_handed where node = 'hog'`;
+    assert.is(kept!.n, 2, 'the node keeps only the marks of the interval');
+    await sql`select inventory.set_answer_every(interval '15 seconds')`;
   },
 );
 
