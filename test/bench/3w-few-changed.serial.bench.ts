@@ -61,7 +61,8 @@ await bench('3w a change to few nodes', async (figs) => {
     // What the fleet was owed counts as delivered: only the change's own declarations are waited for.
     await mesh.store.admin`update assignment.outbox set delivered_at = now() where delivered_at is null`;
     await createQueues(mesh, placed);
-    serve = await startServe(mesh);
+    // A serve starting beside 100,000 nodes' outbox on a shared machine may take more than a minute to consume.
+    serve = await startServe(mesh, undefined, 300_000);
 
     const asg = await connect('assignment', { env: mesh.env, max: 1 });
     const t = async (f: () => Promise<unknown>) => {

@@ -110,8 +110,10 @@ document.addEventListener('DOMContentLoaded', () => {
   const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-col': k }, label)));
   tbody = el('tbody', { id: 'nodes' });
   main.append(el('div', { class: 'tools' }, filter, site, state, prev, next), counter, error, el('table', { id: 'fleet' }, el('thead', {}, head), tbody));
-  filter.addEventListener('input', () => typed(() => { view.prefix = filter.value.trim().toLowerCase(); refilter(); }));
-  site.addEventListener('input', () => typed(() => { view.site = site.value.trim(); refilter(); }));
+  // Both boxes are read when typing pauses: a change to one is never lost to the other's pause.
+  const typedIn = () => typed(() => { view.prefix = filter.value.trim().toLowerCase(); view.site = site.value.trim(); refilter(); });
+  filter.addEventListener('input', typedIn);
+  site.addEventListener('input', typedIn);
   state.addEventListener('change', () => { view.state = state.value; refilter(); });
   next.addEventListener('click', () => {
     if (nextAfter === null) return;
