@@ -65,7 +65,9 @@ await bench('6 console fleet page', async (figs) => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const signin = await ctx.newPage();
     await signin.goto(JSON.parse(tok.stdout).link);
-    await signin.waitForSelector('body[data-ready]', { timeout: 60_000 });
+    // The link's page signs in with its button (the link's GET spends nothing); the fleet page follows.
+    await signin.click('#signin-form button', { timeout: 60_000 });
+    await signin.waitForSelector('body[data-ready]', { timeout: 180_000 });
     await signin.close();
 
     const probe = await ctx.newPage();
