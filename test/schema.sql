@@ -2857,6 +2857,36 @@ end $_$;
 ALTER FUNCTION inventory.check_broker(address text, fingerprint text) OWNER TO mesh_inventory;
 
 --
+-- Name: check_fleet_filter(integer, text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.check_fleet_filter(page_size integer, name_prefix text, site_name text, state_class text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    AS $$
+begin
+  if state_class is not null and state_class not in ('here', 'wedged', 'away', 'never', 'stale') then
+    raise exception 'there is no state %: a page is narrowed to here, wedged, away, never or stale', quote_literal(state_class)
+      using errcode = 'MSHT2', hint = 'pick one of here, wedged, away (out of touch), never (never spoken) or stale';
+  end if;
+  if page_size is not null and (page_size < 1 or page_size > 1000) then
+    raise exception 'a page of % rows is refused: a page holds 1 to 1000', page_size
+      using errcode = 'MSHT3', hint = 'give a page size from 1 to 1000; the whole fleet is mesh node list without --limit';
+  end if;
+  if name_prefix = '' or site_name = '' then
+    raise exception 'an empty prefix or site narrows nothing'
+      using errcode = 'MSHT4', hint = 'leave the filter out, or give at least one character';
+  end if;
+end $$;
+
+ALTER FUNCTION inventory.check_fleet_filter(page_size integer, name_prefix text, site_name text, state_class text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION check_fleet_filter(page_size integer, name_prefix text, site_name text, state_class text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.check_fleet_filter(page_size integer, name_prefix text, site_name text, state_class text) IS 'Refuses a fleet page filter: an unknown state class (MSHT2), a page size outside 1..1000 (MSHT3), an empty prefix or site (MSHT4).';
+
+--
 -- Name: clear_failure(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3029,6 +3059,36 @@ $$;
 ALTER FUNCTION inventory.describe_age(age interval) OWNER TO mesh_inventory;
 
 --
+-- Name: fleet_counts(text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.fleet_counts(name_prefix text DEFAULT NULL::text, site_name text DEFAULT NULL::text, state_class text DEFAULT NULL::text) RETURNS TABLE(nodes bigint, here bigint, wedged bigint, away bigint, never bigint, stale bigint, matching bigint)
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  perform inventory.check_fleet_filter(null, name_prefix, site_name, state_class);
+  return query
+  select count(*),
+         count(*) filter (where n.state = 'here'),
+         count(*) filter (where n.state = 'wedged'),
+         count(*) filter (where n.state like 'out of touch%'),
+         count(*) filter (where n.state = 'never spoken'),
+         count(*) filter (where n.stale),
+         count(*) filter (where (name_prefix is null or starts_with(n.name, name_prefix))
+                            and (site_name is null or n.site = site_name)
+                            and (state_class is null or inventory.node_state_class(n.state, n.stale, state_class)))
+    from (select s.name, s.site, s.state, s.stale from inventory.node_status s offset 0) n;
+end $$;
+
+ALTER FUNCTION inventory.fleet_counts(name_prefix text, site_name text, state_class text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION fleet_counts(name_prefix text, site_name text, state_class text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.fleet_counts(name_prefix text, site_name text, state_class text) IS 'The fleet''s nodes by state (here, wedged, away, never spoken, stale) and how many pass the fleet page''s filter.';
+
+--
 -- Name: fleet_metrics(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -3064,6 +3124,45 @@ ALTER FUNCTION inventory.fleet_metrics() OWNER TO mesh_inventory;
 --
 
 COMMENT ON FUNCTION inventory.fleet_metrics() IS 'The fleet counted for /metrics: nodes by state (here, out_of_touch, never_spoken), stale, failing, and resources fighting drift. No per-node rows.';
+
+--
+-- Name: fleet_page(text, integer, text, text, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.fleet_page(after_name text DEFAULT NULL::text, page_size integer DEFAULT NULL::integer, name_prefix text DEFAULT NULL::text, site_name text DEFAULT NULL::text, state_class text DEFAULT NULL::text) RETURNS TABLE(name text, site text, state text, stale boolean, holds_until timestamp with time zone, last_seen timestamp with time zone, enrolled_at timestamp with time zone, reported_serial bigint, holds integer, failing integer, reported_at timestamp with time zone, agent_version text, report_age text, owed_serial bigint, outdated boolean, agent_why text)
+    LANGUAGE plpgsql STABLE
+    AS $_$
+begin
+  perform inventory.check_fleet_filter(page_size, name_prefix, site_name, state_class);
+  return query execute $q$
+  with page as materialized (
+    select * from inventory.node_status n
+     where ($1::text is null or n.name > $1::text)
+       and ($3::text is null or starts_with(n.name, $3::text))
+       and ($4::text is null or n.site = $4::text)
+       and ($5::text is null or inventory.node_state_class(n.state, n.stale, $5::text))
+     order by n.name
+     limit $2::integer)
+  select s.name, s.site, s.state, s.stale, s.holds_until, s.last_seen, s.enrolled_at, s.reported_serial, s.holds, s.failing, s.reported_at,
+         s.agent_version,
+         case when s.reported_at is null then 'never reported' else inventory.describe_age(s.report_age) end,
+         -- The newest declaration not yet delivered, read through the view assignment grants inventory (W1).
+         (select max(p.serial) from assignment.pending_delivery p where p.node = s.name and p.kind = 'declaration'),
+         v.outdated, v.why
+    from page s
+    join (select a.name, a.outdated, a.why from inventory.agent_versions a
+           where a.name = any(array(select g.name from page g))) v on v.name = s.name
+   order by s.name $q$
+  using after_name, page_size, name_prefix, site_name, state_class;
+end $_$;
+
+ALTER FUNCTION inventory.fleet_page(after_name text, page_size integer, name_prefix text, site_name text, state_class text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION fleet_page(after_name text, page_size integer, name_prefix text, site_name text, state_class text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.fleet_page(after_name text, page_size integer, name_prefix text, site_name text, state_class text) IS 'One page of the fleet in name order: node_status with the declaration owed and the agent''s standing, after a name (keyset), narrowed by name prefix, site and state class. The console''s fleet page and mesh node list read it.';
 
 --
 -- Name: identity_of(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
@@ -3242,6 +3341,30 @@ CREATE FUNCTION inventory.mark_heard_many(node_names text[]) RETURNS integer
 $$;
 
 ALTER FUNCTION inventory.mark_heard_many(node_names text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: node_state_class(text, boolean, text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.node_state_class(state text, stale boolean, wanted text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select case wanted
+    when 'here' then state = 'here'
+    when 'wedged' then state = 'wedged'
+    when 'away' then state like 'out of touch%'
+    when 'never' then state = 'never spoken'
+    when 'stale' then stale
+  end
+$$;
+
+ALTER FUNCTION inventory.node_state_class(state text, stale boolean, wanted text) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION node_state_class(state text, stale boolean, wanted text); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.node_state_class(state text, stale boolean, wanted text) IS 'Whether a node_status row (its state and stale) is of the class WANTED: here, wedged, away (out of touch), never (never spoken) or stale.';
 
 --
 -- Name: notify_console(); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory

@@ -3,11 +3,15 @@
 // (assignment.compose), so the console never says something plan would not.
 import type { Sql } from '../store/connect.js';
 
-/** Per node: the newest serial declared and the newest the node reported applied. */
-export async function readSerials(sql: Sql): Promise<Map<string, { declared: number; applied: number | null }>> {
+/** Per node (of every node, or of NAMES: one page of the fleet): the newest serial declared and the newest the node reported applied. */
+export async function readSerials(
+  sql: Sql,
+  names?: string[],
+): Promise<Map<string, { declared: number; applied: number | null }>> {
   const rows = await sql<{ node: string; declared: bigint; applied: bigint | null }[]>`
     select node, max(serial) as declared, max(serial) filter (where state = 'applied') as applied
-      from assignment.declaration_status group by node`;
+      from assignment.declaration_status where (${names ?? null}::text[] is null or node = any(${names ?? null}::text[]))
+     group by node`;
   return new Map(
     rows.map((r) => [r.node, { declared: Number(r.declared), applied: r.applied === null ? null : Number(r.applied) }]),
   );

@@ -1,12 +1,15 @@
-// The fleet as the console shows it, kept live: rows read from the view
-// `mesh node list` prints (inventory.node_status through readNodeStatus) and
+// The fleet as the console shows it. The fleet page reads one page at a time
+// (readFleetPage: inventory.fleet_page, keyset on the name, filtered in SQL),
+// so the browser holds and draws a page, never the whole fleet, and reads the
+// page again when the fleet changed. The stream behind that is kept live: rows read from the function
+// `mesh node list` prints (inventory.fleet_page through readNodeStatus) and
 // the serials of assignment.declaration_status, re-read when inventory says a
 // node or report changed (LISTEN, inventory 0005) and pushed to every page as
 // the rows that differ. "Out of touch" changes with the clock alone, so a
 // timer also re-reads at the instant the next node would cross the edge, and
 // at the instant the next declaration a node holds expires (stale, C2).
 import type { Sql } from '../store/connect.js';
-import { readNodeStatus } from '../inventory/node.js';
+import { readNodeStatus, readFleetCounts, type FleetFilter } from '../inventory/node.js';
 import { readFailing, onInventoryChange } from '../inventory/console.js';
 import { readSerials } from '../assignment/console.js';
 
@@ -46,13 +49,12 @@ export interface Stores {
   assignment: Sql;
 }
 
-/** Read the fleet once: the console's page reads exactly this, and so does whatever measures it. */
-export async function readFleet(s: Stores): Promise<FleetRow[]> {
-  const [status, serials, failing] = await Promise.all([
-    readNodeStatus(s.inventory),
-    readSerials(s.assignment),
-    readFailing(s.inventory),
-  ]);
+/** Read the fleet once: the console's live stream reads exactly this, and so does whatever measures it. */
+export async function readFleet(s: Stores, f: FleetFilter = {}): Promise<FleetRow[]> {
+  const status = await readNodeStatus(s.inventory, f);
+  // A page names its nodes; the whole fleet reads every node's serials and failures in one pass.
+  const names = f.limit === undefined ? undefined : status.map((r) => r.name as string);
+  const [serials, failing] = await Promise.all([readSerials(s.assignment, names), readFailing(s.inventory, names)]);
   return status.map((r) => {
     const d = serials.get(r.name as string);
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -75,6 +77,23 @@ export async function readFleet(s: Stores): Promise<FleetRow[]> {
       agent_why: r.outdated ? (r.agent_why as string) : null,
     };
   });
+}
+
+/** A page of the fleet as its page asks for it: the rows (FleetRow), where the next page starts (null: this is the last), and the counts by state. */
+export interface FleetPage {
+  rows: FleetRow[];
+  next: string | null;
+  counts: Awaited<ReturnType<typeof readFleetCounts>>;
+}
+
+/** The default page: what a screen shows and a person reads before narrowing. */
+export const PAGE_SIZE = 100;
+
+/** One page of the fleet (inventory.fleet_page) and the counts beside it (inventory.fleet_counts), read at once. */
+export async function readFleetPage(s: Stores, f: FleetFilter): Promise<FleetPage> {
+  const filter = { ...f, limit: f.limit ?? PAGE_SIZE };
+  const [rows, counts] = await Promise.all([readFleet(s, filter), readFleetCounts(s.inventory, filter)]);
+  return { rows, next: rows.length === filter.limit ? rows[rows.length - 1]!.name : null, counts };
 }
 
 export class LiveFleet {

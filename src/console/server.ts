@@ -29,7 +29,8 @@ import { readModules } from '../catalogue/module_list.js';
 import { readPromises } from '../assignment/promise.js';
 import { readFreezes } from '../assignment/freeze.js';
 import { readNodeAt, readDiff } from '../assignment/history.js';
-import { LiveFleet, type FleetEvent } from './fleet.js';
+import { LiveFleet, readFleetPage, type FleetEvent } from './fleet.js';
+import { pageLimit } from '../inventory/node.js';
 import { parseListen, consoleUrl, type Listen } from './listen.js';
 import type { ConsoleContext } from './contexts.js';
 import { log as sysLog } from '../sys/log.js';
@@ -191,9 +192,11 @@ async function api(ctx: Site, url: URL, req: IncomingMessage, res: ServerRespons
   const { stores, fleet } = ctx;
   switch (url.pathname) {
     case '/api/fleet':
-      return json(res, fleet.current());
+      return fleetPage(ctx, url, res);
     case '/api/fleet/events':
       return events(ctx, req, res, session);
+    case '/api/fleet/changes':
+      return events(ctx, req, res, session, true);
     case '/api/history':
       return history(ctx, url, res);
     case '/api/rollouts':
@@ -316,6 +319,30 @@ async function nodeDetail({ stores, fleet }: Ctx, name: string) {
   };
 }
 
+/**
+ * One page of the fleet, as `mesh node list --limit L --after A --prefix P --site S --state C --json` prints its rows
+ * (inventory.fleet_page), with the next page's start and the counts by state; a filter SQL refuses is a 400 saying why.
+ */
+async function fleetPage({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
+  const q = (k: string) => url.searchParams.get(k) || undefined;
+  try {
+    json(
+      res,
+      await readFleetPage(stores, {
+        limit: pageLimit(q('limit')),
+        after: q('after'),
+        prefix: q('prefix'),
+        site: q('site'),
+        state: q('state'),
+      }),
+    );
+  } catch (raw) {
+    const err = storeError(raw);
+    if (!(err instanceof MeshError)) throw raw;
+    send(res, 400, 'application/json', JSON.stringify({ error: err.message, code: err.code }));
+  }
+}
+
 /** The rows `mesh log --node N --kind K --since D --limit L` prints; a filter it refuses is a 400 saying why. */
 async function history({ stores }: Ctx, url: URL, res: ServerResponse): Promise<void> {
   const q = (k: string) => url.searchParams.get(k) || undefined;
@@ -390,16 +417,23 @@ async function rollouts({ stores }: Ctx, url: URL, res: ServerResponse): Promise
   json(res, { rollouts: list, shown });
 }
 
-/** The fleet's events as a server-sent stream, ended when SESSION is. */
+/**
+ * The fleet's events as a server-sent stream, ended when SESSION is. BARE (the fleet page's): no rows, only
+ * `change` when any row changed, so a page that shows a hundred rows of a large fleet is never sent the fleet.
+ */
 function events(
   { stores, fleet, log, streams }: Ctx,
   req: IncomingMessage,
   res: ServerResponse,
   session: Session,
+  bare = false,
 ): void {
   res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
   streams.add(res);
-  const push = (e: FleetEvent) => res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
+  const push = (e: FleetEvent) => {
+    if (!bare) res.write(`event: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`);
+    else if (e.kind === 'change') res.write('event: change\ndata: {}\n\n');
+  };
   const off = fleet.subscribe(push);
   // A comment now and then keeps proxies and idle timers from closing a quiet stream.
   const beat = setInterval(() => res.write(': still here\n\n'), 25_000);

@@ -60,10 +60,11 @@ export interface FailedEntry {
   error: string;
 }
 
-/** Each node's failing resources with their errors (of every node, or of NODE), from its last apply that could not finish (inventory 0008): the fleet page lists them by id, the node page with the error. */
-export async function readFailing(sql: Sql, node?: string): Promise<Map<string, FailedEntry[]>> {
+/** Each node's failing resources with their errors (of every node, or of the nodes named: one, or a page of the fleet), from its last apply that could not finish (inventory 0008): the fleet page lists them by id, the node page with the error. */
+export async function readFailing(sql: Sql, node?: string | string[]): Promise<Map<string, FailedEntry[]>> {
+  const names = node === undefined ? null : Array.isArray(node) ? node : [node];
   const rows = await sql<{ node: string; failed: FailedEntry[] }[]>`select node, failed from inventory.apply_failure
-    where (${node ?? null}::text is null or node = ${node ?? null}::text)`;
+    where (${names}::text[] is null or node = any(${names}::text[]))`;
   return new Map(rows.map((r) => [r.node, r.failed]));
 }
 

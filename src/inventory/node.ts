@@ -7,18 +7,48 @@ import { readBroker } from '../home/home.js';
 import { management } from '../broker/admin.js';
 import { refuse } from '../sys/errors.js';
 
-export async function nodeList() {
-  return withStore('inventory', readNodeStatus);
+/** What narrows a fleet listing: the rows after a name, at most so many, by name prefix, site and state class (here, wedged, away, never, stale). */
+export interface FleetFilter {
+  after?: string;
+  limit?: number;
+  prefix?: string;
+  site?: string;
+  state?: string;
 }
 
-/** The rows `mesh node list` prints, on a store already open (the console reads them too, so both say the same). */
-export function readNodeStatus(sql: Sql) {
-  return sql`select s.name, site, state, stale, holds_until, last_seen, enrolled_at, reported_serial, holds, failing, reported_at, s.agent_version,
-                            case when reported_at is null then 'never reported' else inventory.describe_age(report_age) end as report_age,
-                            -- The newest declaration not yet delivered, read through the view assignment grants inventory (W1).
-                            (select max(p.serial) from assignment.pending_delivery p where p.node = s.name and p.kind = 'declaration') as owed_serial,
-                            v.outdated, v.why as agent_why
-                       from inventory.node_status s join inventory.agent_versions v on v.name = s.name order by s.name`;
+/** A page size as typed (--limit, ?limit=): a whole number, or refused before any query (MSHT5); its range is SQL's to judge (MSHT3). */
+export function pageLimit(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,9}$/.test(raw))
+    throw refuse(
+      'MSHT5',
+      `a page size of ${JSON.stringify(raw)} is not a whole number`,
+      'give a page size from 1 to 1000',
+    );
+  return Number(raw);
+}
+
+export async function nodeList(f: FleetFilter = {}) {
+  return withStore('inventory', (sql) => readNodeStatus(sql, f));
+}
+
+/**
+ * The rows `mesh node list` prints, on a store already open: inventory.fleet_page, node_status with the
+ * declaration owed and the agent's standing, one page or (with no limit) every node. The console reads
+ * the same function, so both say the same.
+ */
+export function readNodeStatus(sql: Sql, f: FleetFilter = {}) {
+  return sql`select * from inventory.fleet_page(after_name => ${f.after ?? null}::text, page_size => ${f.limit ?? null}::int,
+                                                name_prefix => ${f.prefix ?? null}::text, site_name => ${f.site ?? null}::text,
+                                                state_class => ${f.state ?? null}::text)`;
+}
+
+/** How many nodes are in each state, and how many pass F's prefix, site and state (inventory.fleet_counts). */
+export async function readFleetCounts(sql: Sql, f: FleetFilter = {}) {
+  const [r] = await sql<Record<'nodes' | 'here' | 'wedged' | 'away' | 'never' | 'stale' | 'matching', bigint>[]>`
+    select * from inventory.fleet_counts(name_prefix => ${f.prefix ?? null}::text, site_name => ${f.site ?? null}::text,
+                                         state_class => ${f.state ?? null}::text)`;
+  return Object.fromEntries(Object.entries(r!).map(([k, v]) => [k, Number(v)])) as Record<keyof typeof r, number>;
 }
 
 /** The nodes inventory.agent_versions calls outdated (V1): outside the skew rule, behind the control plane, or reporting no version. */

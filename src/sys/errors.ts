@@ -17,7 +17,7 @@
 //   audit       7x then Wx
 //   mesh-host   8x, Cx, Gx, then Ix and Kx (a declaration it will not apply, its settings, its own files, its enrolment)
 //   bundle      9x, Dx, then Lx (the installers)
-//               and Tx (the users the first node's daemons run as)
+//               and Tx (the users the first node's daemons run as; MSHT1 overlay, MSHT2 to MSHT5 inventory: a fleet page's filter)
 //   store       Ex, Hx, then Jx (the store's tools and settings, the control plane's home, the program shell)
 //   wire        Nx: a message refused by whoever reads it, mesh-host or mesh serve alike, so
 //               neither's range; a WireError carries its fault kind (D1) and one of these.
@@ -327,6 +327,32 @@ export const REGISTER: readonly Code[] = [
     meaning:
       'a declare where the spokes need more hubs than the overlay has (each hub holds at most overlay.settings.hub_spokes)',
     remedy: 'name more dialable nodes hubs (mesh overlay hub NODE), then declare again',
+  },
+  {
+    code: 'MSHT2',
+    context: 'inventory',
+    meaning:
+      'a fleet page (console or mesh node list) narrowed to a state that is not one of here, wedged, away, never or stale',
+    remedy: 'pick one of here, wedged, away (out of touch), never (never spoken) or stale',
+  },
+  {
+    code: 'MSHT3',
+    context: 'inventory',
+    meaning: 'a fleet page of fewer than 1 or more than 1000 rows',
+    remedy: 'give a page size from 1 to 1000; the whole fleet is mesh node list without --limit',
+  },
+  {
+    code: 'MSHT4',
+    context: 'inventory',
+    meaning: 'a fleet page narrowed by an empty name prefix or site',
+    remedy: 'leave the filter out, or give at least one character',
+  },
+  {
+    code: 'MSHT5',
+    context: 'inventory',
+    meaning: "a fleet page size (mesh node list --limit, the console's ?limit=) that is not a whole number",
+    remedy: 'give a page size from 1 to 1000',
+    raisedIn: ['src/inventory/node.ts'],
   },
   {
     code: 'MSH60',

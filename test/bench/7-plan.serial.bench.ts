@@ -1,5 +1,5 @@
-// 7. `mesh plan --all` for 10,000 nodes shaped like a fleet
-// (bench 3's overlay: 100 sites, 2 hubs), every node having applied its
+// 7. `mesh plan --all` for 100,000 nodes made in SQL (MESH_BENCH_PLAN_NODES),
+// shaped like a fleet (bench 3's overlay: 100 sites, 2 hubs), every node having applied its
 // declaration, then one module file changed on all of them: the real CLI,
 // until it printed its grouped lines. Beside it, in the same run, the raw
 // select of the same compositions (assignment.compose_each) that plan
@@ -11,7 +11,7 @@ import { bench, figure, now, envInt, insertNodes, tempDir, removeDir } from './l
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const N = envInt('MESH_BENCH_PLAN_NODES', 10_000);
+const N = envInt('MESH_BENCH_PLAN_NODES', 100_000);
 
 await bench('7 plan --all', async (figs) => {
   const mesh = await freshMesh();

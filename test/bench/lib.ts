@@ -331,11 +331,11 @@ export async function bareNodeRss(): Promise<number> {
   }
 }
 
-/** `mesh serve` for a bench: its own process, optionally profiled (the profile is written as it exits). */
-export async function startServe(mesh: Mesh, profileDir?: string): Promise<Proc> {
+/** `mesh serve` for a bench: its own process, optionally profiled (the profile is written as it exits); WAITMS for it to consume. */
+export async function startServe(mesh: Mesh, profileDir?: string, waitMs = 60_000): Promise<Proc> {
   const args = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, MESH, 'serve'] : [MESH, 'serve'];
   const p = spawnProc(process.execPath, args, mesh.env);
-  await p.waitFor(/consuming mesh\.control/, 60_000);
+  await p.waitFor(/consuming mesh\.control/, waitMs);
   return p;
 }
 

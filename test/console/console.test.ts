@@ -321,7 +321,7 @@ C(
       list.filter((n) => n.stale).map((n) => n.name),
       ['c1'],
     );
-    // Filtered and sorted like the other states, on a page of its own (the shared one stays unfiltered).
+    // Filtered like the other states, on a page of its own (the shared one stays unfiltered).
     const p = await open(ctx, '/');
     await p.selectOption('#state', 'stale');
     await within(
@@ -331,18 +331,10 @@ C(
     );
     assert.equal(await p.$$eval('#nodes tr', (trs) => trs.map((tr) => tr.getAttribute('data-node'))), ['c1']);
     await p.selectOption('#state', 'all');
-    await p.fill('#filter', 'stale');
     await within(
-      'the fleet table filtered to one row',
+      'the fleet table unfiltered',
       30_000,
-      p.waitForFunction(() => document.querySelectorAll('#nodes tr').length === 1),
-    );
-    await p.fill('#filter', '');
-    for (let i = 0; i < 2; i++) await p.click('th[data-sort="stale"]');
-    await within(
-      'the stale node c1 sorted first',
-      30_000,
-      p.waitForFunction(() => document.querySelector('#nodes tr')?.getAttribute('data-node') === 'c1'),
+      p.waitForFunction(() => document.querySelectorAll('#nodes tr').length > 1),
     );
     assert.match(await p.$eval('#count', (c) => c.textContent!), /\b1 stale\b/);
     await p.close();

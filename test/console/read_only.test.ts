@@ -19,7 +19,7 @@ import {
   readReport,
   readRefusal,
 } from '../../src/inventory/console.js';
-import { readNodeStatus } from '../../src/inventory/node.js';
+import { readNodeStatus, readFleetCounts } from '../../src/inventory/node.js';
 import { readDrift } from '../../src/inventory/drift.js';
 import { readHistory, readKinds } from '../../src/audit/log.js';
 import { readSerials, readNodeDeclarations } from '../../src/assignment/console.js';
@@ -104,6 +104,12 @@ R('P1: as the console, every figure its pages show is read', async (ctx) => {
     nodes.map((n) => n.name),
     ['web1'],
   );
+  const page = await readNodeStatus(r.inventory, { limit: 10, prefix: 'web', after: 'a' });
+  assert.equal(
+    page.map((n) => n.name),
+    ['web1'],
+  );
+  assert.equal((await readFleetCounts(r.inventory, { site: 'nowhere' })).matching, 0);
   await readFailing(r.inventory);
   await readReport(r.inventory, 'web1');
   await readRefusal(r.inventory, 'web1');

@@ -12,7 +12,7 @@ import { freshStore, type Store } from '../harness/store.js';
 
 // The register's header comment says these; a context whose decade is full goes on in a letter's.
 const RANGES: Record<string, RegExp> = {
-  inventory: /^MSH([01VSXOZ]\d|F[0-3])$/,
+  inventory: /^MSH([01VSXOZ]\d|F[0-3]|T[2-5])$/,
   assignment: /^MSH([2AVZOR]\d|Y[23]|Q[1-9]|B[3-9])$/,
   catalogue: /^MSH([3MPZ]\d|U[5-9])$/,
   secret: /^MSH(4\d|Q0)$/,

@@ -1,16 +1,20 @@
-// The fleet page: every node, live. Rows arrive over server-sent events
-// (fleetStream); a render is coalesced to one a frame, and a row's element is
-// rebuilt only when its data changed, so a fleet of 10,000 stays quick.
+// The fleet page: one page of the fleet at a time, read from the server
+// (/api/fleet: inventory.fleet_page, in name order, filtered in SQL by name
+// prefix, site and state), so the browser draws a hundred rows whether the
+// fleet holds a hundred nodes or a hundred thousand. Next and previous move
+// by the last name shown (keyset), and the page is read again whenever the
+// server says the fleet changed (/api/fleet/changes), with no reload.
 'use strict';
 
 const COLUMNS = [
   ['name', 'node'], ['site', 'site'], ['state', 'state'], ['stale', 'stale'], ['declared', 'declared'], ['applied', 'applied'],
   ['failing', 'failing'], ['holds', 'holds'], ['report_age', 'report'], ['agent', 'agent'],
 ];
-const view = { filter: '', state: 'all', sort: 'name', desc: false };
-const cache = new Map(); // name -> { json, tr }
-let rows = new Map();
-let tbody, counter, pending = false, first = true;
+/** What the page asks for: its filter, where this page starts, and the starts of the pages before it. */
+const view = { prefix: '', site: '', state: 'all', after: null, trail: [] };
+/** Each read is numbered: an answer to an older read, arriving late, is dropped. */
+let asked = 0, loading = false, again = false, first = true;
+let tbody, counter, error, prev, next, nextAfter = null;
 
 function cell(row, key) {
   switch (key) {
@@ -32,73 +36,103 @@ function cell(row, key) {
 }
 
 function rowElement(row) {
-  const json = JSON.stringify(row);
-  const c = cache.get(row.name);
-  if (c && c.json === json) return c.tr;
-  const tr = el('tr', { 'data-node': row.name, 'data-state': stateClass(row.state), 'data-stale': row.stale ? 'stale' : null }, COLUMNS.map(([k]) => cell(row, k)));
-  cache.set(row.name, { json, tr });
-  return tr;
+  return el('tr', { 'data-node': row.name, 'data-state': stateClass(row.state), 'data-stale': row.stale ? 'stale' : null }, COLUMNS.map(([k]) => cell(row, k)));
 }
 
-function compare(a, b) {
-  const k = view.sort;
-  let x = a[k], y = b[k];
-  if (k === 'failing') { x = a.failing.length; y = b.failing.length; }
-  if (k === 'report_age' || k === 'state') { x = a.last_seen ?? ''; y = b.last_seen ?? ''; }
-  let r = x === y ? 0 : x === null || x === undefined ? 1 : y === null || y === undefined ? -1 : x < y ? -1 : 1;
-  if (r === 0) r = a.name < b.name ? -1 : 1;
-  return view.desc ? -r : r;
+function query() {
+  const q = new URLSearchParams();
+  if (view.prefix) q.set('prefix', view.prefix);
+  if (view.site) q.set('site', view.site);
+  if (view.state !== 'all') q.set('state', view.state);
+  if (view.after) q.set('after', view.after);
+  return q.toString();
 }
 
-/** The state select: here / wedged / out of touch / never spoken, or stale (which any of those may also be). */
-function inState(r) {
-  if (view.state === 'all') return true;
-  if (view.state === 'stale') return r.stale;
-  return stateClass(r.state) === view.state;
-}
-
-function render() {
-  pending = false;
-  const f = view.filter.toLowerCase();
-  const shown = [...rows.values()].filter((r) => inState(r)
-    && (!f || r.name.includes(f) || r.site.includes(f) || r.state.includes(f) || (r.stale && 'stale'.includes(f))
-        || (r.agent ?? '').includes(f) || (r.outdated && 'outdated'.includes(f))
-        || r.failing.some((x) => x.toLowerCase().includes(f))));
-  shown.sort(compare);
-  tbody.replaceChildren(...shown.map(rowElement));
-  for (const n of cache.keys()) if (!rows.has(n)) cache.delete(n);
-  const counts = { here: 0, wedged: 0, away: 0, never: 0, stale: 0 };
-  for (const r of rows.values()) { counts[stateClass(r.state)]++; if (r.stale) counts.stale++; }
-  counter.textContent = `${rows.size} nodes: ${counts.here} here, ${counts.wedged} wedged, ${counts.away} out of touch, ${counts.never} never spoken, ${counts.stale} stale; ${shown.length} shown`;
+function render(page) {
+  tbody.replaceChildren(...page.rows.map(rowElement));
+  const c = page.counts;
+  counter.textContent = `${c.nodes} nodes: ${c.here} here, ${c.wedged} wedged, ${c.away} out of touch, ${c.never} never spoken, ${c.stale} stale; `
+    + `${c.matching} match, ${page.rows.length} shown on page ${view.trail.length + 1}`;
+  nextAfter = page.next;
+  next.disabled = page.next === null;
+  prev.disabled = view.trail.length === 0;
+  error.textContent = '';
   if (first) { first = false; ready(); }
 }
 
-function later() {
-  if (pending) return;
-  pending = true;
-  requestAnimationFrame(render);
+/** Read the page the view asks for; a read asked for while one runs is made once it ends. */
+async function load() {
+  if (loading) { again = true; return; }
+  loading = true;
+  try {
+    do {
+      again = false;
+      const n = ++asked;
+      try {
+        const page = await getJSON(`/api/fleet?${query()}`);
+        if (n === asked) render(page);
+      } catch (err) {
+        // A filter the server refuses says why, in its own words; the rows shown stay until a good one.
+        error.textContent = err.message;
+        if (first) { first = false; ready(); }
+      }
+    } while (again);
+  } finally {
+    loading = false;
+  }
+}
+
+/** A new filter starts at the first page. */
+function refilter() {
+  view.after = null;
+  view.trail = [];
+  load();
+}
+
+let typing;
+function typed(f) {
+  clearTimeout(typing);
+  typing = setTimeout(f, 150);
 }
 
 document.addEventListener('DOMContentLoaded', () => {
   const main = document.getElementById('main');
-  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'filter: name, site, state, stale, failing, agent, outdated', 'aria-label': 'filter' });
+  const filter = el('input', { type: 'search', id: 'filter', placeholder: 'name starts with', 'aria-label': 'name starts with', autocomplete: 'off' });
+  const site = el('input', { type: 'search', id: 'site', placeholder: 'site', 'aria-label': 'site', autocomplete: 'off' });
   const state = el('select', { id: 'state', 'aria-label': 'state' },
     el('option', { value: 'all' }, 'every state'), el('option', { value: 'here' }, 'here'),
     el('option', { value: 'wedged' }, 'wedged'),
     el('option', { value: 'away' }, 'out of touch'), el('option', { value: 'never' }, 'never spoken'), el('option', { value: 'stale' }, 'stale'));
+  prev = el('button', { type: 'button', id: 'prev', disabled: true }, 'previous');
+  next = el('button', { type: 'button', id: 'next', disabled: true }, 'next');
   counter = el('p', { id: 'count', class: 'count' }, 'loading');
-  const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-sort': k, tabindex: 0 }, label)));
+  error = el('p', { id: 'error', class: 'error', role: 'status' });
+  const head = el('tr', {}, COLUMNS.map(([k, label]) => el('th', { 'data-col': k }, label)));
   tbody = el('tbody', { id: 'nodes' });
-  main.append(el('div', { class: 'tools' }, filter, state), counter, el('table', { id: 'fleet' }, el('thead', {}, head), tbody));
-  filter.addEventListener('input', () => { view.filter = filter.value.trim(); later(); });
-  state.addEventListener('change', () => { view.state = state.value; later(); });
-  head.addEventListener('click', (e) => {
-    const k = e.target.closest('th')?.dataset.sort;
-    if (!k) return;
-    view.desc = view.sort === k ? !view.desc : false;
-    view.sort = k;
-    for (const th of head.children) th.className = th.dataset.sort === k ? (view.desc ? 'sorted desc' : 'sorted') : '';
-    later();
+  main.append(el('div', { class: 'tools' }, filter, site, state, prev, next), counter, error, el('table', { id: 'fleet' }, el('thead', {}, head), tbody));
+  // Both boxes are read when typing pauses: a change to one is never lost to the other's pause.
+  const typedIn = () => typed(() => { view.prefix = filter.value.trim().toLowerCase(); view.site = site.value.trim(); refilter(); });
+  filter.addEventListener('input', typedIn);
+  site.addEventListener('input', typedIn);
+  state.addEventListener('change', () => { view.state = state.value; refilter(); });
+  next.addEventListener('click', () => {
+    if (nextAfter === null) return;
+    view.trail.push(view.after);
+    view.after = nextAfter;
+    load();
   });
-  fleetStream((r) => { rows = r; later(); });
+  prev.addEventListener('click', () => {
+    if (!view.trail.length) return;
+    view.after = view.trail.pop();
+    load();
+  });
+  load();
+  // The server says when any row changed; the page reads its own rows again.
+  const es = new EventSource('/api/fleet/changes');
+  let lost = false;
+  // Back after a break: what changed meanwhile was not said, so the page is read again.
+  es.addEventListener('open', () => { setLive('live', true); if (lost) load(); lost = false; });
+  es.addEventListener('change', () => load());
+  es.addEventListener('expired', () => { es.close(); setLive('signed out', false); location.reload(); });
+  es.onerror = () => { lost = true; setLive('reconnecting', false); };
 });
