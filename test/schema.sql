@@ -3130,7 +3130,7 @@ COMMENT ON FUNCTION inventory.fleet_metrics() IS 'The fleet counted for /metrics
 --
 
 CREATE FUNCTION inventory.fleet_page(after_name text DEFAULT NULL::text, page_size integer DEFAULT NULL::integer, name_prefix text DEFAULT NULL::text, site_name text DEFAULT NULL::text, state_class text DEFAULT NULL::text) RETURNS TABLE(name text, site text, state text, stale boolean, holds_until timestamp with time zone, last_seen timestamp with time zone, enrolled_at timestamp with time zone, reported_serial bigint, holds integer, failing integer, reported_at timestamp with time zone, agent_version text, report_age text, owed_serial bigint, outdated boolean, agent_why text)
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpgsql
     AS $_$
 begin
   perform inventory.check_fleet_filter(page_size, name_prefix, site_name, state_class);

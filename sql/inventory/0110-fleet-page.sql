@@ -54,13 +54,15 @@ comment on function inventory.check_fleet_filter(integer, text, text, text) is '
    walks the node table's name index and stops after PAGE_SIZE rows, where one
    plan for every value would sort the fleet); and agent_versions is read for
    the page's names alone (name = any of them), so its per-node subqueries run
-   once a row of the page, not once a row of the fleet. */
+   once a row of the page, not once a row of the fleet. Volatile, not stable:
+   its query takes its snapshot when it runs, as a plain select of node_status
+   does, so a read that waited on a lock sees what committed while it waited. */
 create function inventory.fleet_page(after_name text default null, page_size integer default null, name_prefix text default null,
                                      site_name text default null, state_class text default null)
 returns table (name text, site text, state text, stale boolean, holds_until timestamptz, last_seen timestamptz, enrolled_at timestamptz,
                reported_serial bigint, holds integer, failing integer, reported_at timestamptz, agent_version text, report_age text,
                owed_serial bigint, outdated boolean, agent_why text)
-language plpgsql stable as $fn$
+language plpgsql volatile as $fn$
 begin
   perform inventory.check_fleet_filter(page_size, name_prefix, site_name, state_class);
   return query execute $q$

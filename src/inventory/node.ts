@@ -1,4 +1,4 @@
-// `mesh node list` reads the same view a DBA would (inventory.node_status).
+// `mesh node list` reads what a DBA would (inventory.fleet_page over inventory.node_status).
 import { withStore } from '../store/with_store.js';
 import type { Sql } from '../store/connect.js';
 import { nodeName } from '../wire/names.js';

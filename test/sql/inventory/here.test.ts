@@ -48,7 +48,7 @@ async function listedAt(ctx: SqlCtx, ages: Record<string, number>): Promise<Reco
       if (result) throw new Error(`mesh node list ended before it read: ${result.stderr}`);
       const [w] = await ctx.store
         .admin`select pid from pg_stat_activity where datname = ${ctx.store.db} and usename = 'mesh_inventory'
-                                         and wait_event_type = 'Lock' and query ilike '%node_status%'`;
+                                         and wait_event_type = 'Lock' and query ilike '%fleet_page%'`;
       return w?.pid as number | undefined;
     });
     for (const [name, secs] of Object.entries(ages)) {
