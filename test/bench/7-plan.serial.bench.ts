@@ -6,10 +6,7 @@
 // compares with what each node acknowledged.
 import { freshMesh, MESH, runCli } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
-import { b64 } from '../../src/crypto/keys.js';
-import { bench, figure, now, envInt, insertNodes, tempDir, removeDir } from './lib.js';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { bench, figure, now, envInt, insertNodes, tempDir, removeDir, appModule } from './lib.js';
 
 const N = envInt('MESH_BENCH_PLAN_NODES', 100_000);
 
@@ -18,20 +15,7 @@ await bench('7 plan --all', async (figs) => {
   const dir = tempDir('plan');
   try {
     await insertNodes(mesh, N, { sites: 100, hubs: 2 });
-    const mod = (v: string) => {
-      const f = join(dir, 'app.json');
-      writeFileSync(
-        f,
-        JSON.stringify({
-          name: 'app',
-          resources: [
-            { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
-            { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] },
-          ],
-        }),
-      );
-      return f;
-    };
+    const mod = (v: string) => appModule(dir, v);
     const ok = async (args: string[]) => {
       const r = await runCli(MESH, args, mesh.env);
       if (r.code !== 0) throw new Error(`mesh ${args.join(' ')}: ${r.stderr}`);

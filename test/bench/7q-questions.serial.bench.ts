@@ -17,7 +17,18 @@
 //   (inventory.node_package).
 import { freshMesh, MESH, runCli, type Mesh } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
-import { bench, figure, now, envInt, insertNodes, tempDir, removeDir, nodeNameOf, type Figure } from './lib.js';
+import {
+  bench,
+  figure,
+  now,
+  envInt,
+  insertNodes,
+  tempDir,
+  removeDir,
+  appModule,
+  nodeNameOf,
+  type Figure,
+} from './lib.js';
 import { b64 } from '../../src/crypto/keys.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -164,20 +175,7 @@ await bench('7q questions', async (figs) => {
 
 /** Every node declared twice (a module on all, changed once): what `node show --at` and `diff` choose from. */
 async function history(mesh: Mesh, ok: Ok, dir: string, figs: Figure[]): Promise<void> {
-  const app = (v: string) => {
-    const f = join(dir, 'app.json');
-    writeFileSync(
-      f,
-      JSON.stringify({
-        name: 'app',
-        resources: [
-          { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
-          { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] },
-        ],
-      }),
-    );
-    return f;
-  };
+  const app = (v: string) => appModule(dir, v);
   await ok(['module', 'add', app('v1')]);
   await mesh.store.admin`insert into assignment.assignment (module, node) select 'app', name from inventory.node`;
   await ok(['declare', '--all']);

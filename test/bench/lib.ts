@@ -14,6 +14,7 @@ import { spawnProc, MESH, type Mesh, type Proc } from '../harness/mesh.js';
 import { Accounts } from '../../src/broker/accounts.js';
 import { management } from '../../src/broker/admin.js';
 import { QUORUM } from '../../src/broker/topology.js';
+import { b64 } from '../../src/crypto/keys.js';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RESULTS = join(REPO, 'bench-results.json');
@@ -576,4 +577,20 @@ export function deal<T>(items: T[], k: number): T[][] {
   const out: T[][] = Array.from({ length: k }, () => []);
   items.forEach((x, i) => out[i % k]!.push(x));
   return out;
+}
+
+/** The module file both plan benches change: app.json in DIR, a file and a service restarted on it, at content V. */
+export function appModule(dir: string, v: string): string {
+  const f = join(dir, 'app.json');
+  writeFileSync(
+    f,
+    JSON.stringify({
+      name: 'app',
+      resources: [
+        { kind: 'file', path: '/etc/app.conf', content: b64(Buffer.from(v)), mode: '0644' },
+        { kind: 'service', name: 'app', exec: ['/usr/bin/app'], restartOn: ['file:/etc/app.conf'] },
+      ],
+    }),
+  );
+  return f;
 }
