@@ -112,8 +112,6 @@ export interface BrokerConf {
   certFingerprint?: string;
   /** Management statistics interval; tests set it long, the broker's own default is 5 s. */
   statsIntervalMs?: number;
-  /** Nodes of the cluster this one joins at its first boot (RabbitMQ's classic config peer discovery). */
-  peers?: string[];
 }
 
 /**
@@ -144,13 +142,6 @@ export function brokerConf(c: BrokerConf): string {
     'log.console = false',
     'log.file.level = warning',
     ...(c.statsIntervalMs ? [`collect_statistics_interval = ${c.statsIntervalMs}`] : []),
-    // A node with no data joins the first of these it reaches; one that has data is already a member.
-    ...(c.peers?.length
-      ? [
-          'cluster_formation.peer_discovery_backend = rabbit_peer_discovery_classic_config',
-          ...c.peers.map((n, i) => `cluster_formation.classic_config.nodes.${i + 1} = ${n}`),
-        ]
-      : []),
     // Nothing on the mesh's wire needs more (a declaration is at most 8 MiB):
     // the broker refuses it before anyone parses it.
     'max_message_size = 16777216',

@@ -2,12 +2,15 @@
 // the broker: each node its own name, ports, data dir and TLS listener with a
 // certificate of its own (brokerNode, the one node the harness knows), one
 // Erlang cookie, one epmd (each node finds the others through it). The first
-// node starts alone; the others join it at their first boot (classic config
-// peer discovery, brokerConf's `peers`). kill(i) is a crash (SIGKILL of the
-// node's process group), resume(i) starts it again on its kept data.
+// node starts alone; each other node starts and then joins it with RabbitMQ's
+// own steps (stop_app, join_cluster, start_app), as bundle/broker_cluster.ts
+// joins a grown mesh's node: join_cluster fails loudly where peer discovery
+// would quietly boot a standalone node when its peer is slow to answer.
+// kill(i) is a crash (SIGKILL of the node's process group), resume(i) starts
+// it again on its kept data.
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { brokerNode, freePorts, newAdmin, type Rabbit } from './rabbitmq.js';
+import { BIN, brokerNode, freePorts, newAdmin, type Rabbit } from './rabbitmq.js';
 import { freePort } from './ports.js';
 import { ManagementApi } from '../../src/broker/management.js';
 import { run } from '../../src/sys/proc.js';
@@ -49,15 +52,22 @@ export async function startCluster(dir: string, size = 3): Promise<RabbitCluster
         admin,
         ports,
         cookie,
-        peers: i === 0 ? undefined : [names[0]!],
       }),
     );
   }
   const stopAll = () => Promise.allSettled(nodes.map((n) => n.halt()));
   try {
     await nodes[0]!.resume();
-    // The others join the first at their first boot; one at a time, so two never reset the same membership at once.
-    for (const n of nodes.slice(1)) await n.resume();
+    // One at a time, so two never reset the same membership at once.
+    for (const n of nodes.slice(1)) {
+      await n.resume();
+      const ctl = (args: string[]) =>
+        run(join(BIN, 'rabbitmqctl'), ['-q', '-n', n.nodename, ...args], { env: n.env, timeoutMs: 120_000 });
+      await ctl(['stop_app']);
+      await ctl(['join_cluster', names[0]!]);
+      await ctl(['start_app']);
+      await n.ready();
+    }
   } catch (err) {
     await stopAll();
     throw err;
@@ -100,7 +110,12 @@ export async function startCluster(dir: string, size = 3): Promise<RabbitCluster
       }
     },
   };
-  const joined = await cluster.running();
+  // join_cluster returns once the membership is written; the API may take a moment to see every node up.
+  let joined = await cluster.running();
+  for (let i = 0; joined.length !== size && i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    joined = await cluster.running();
+  }
   if (joined.length !== size) {
     await cluster.stop();
     throw new Error(

@@ -34,6 +34,8 @@ export interface Rabbit {
   /** SIGKILL the broker's whole process group: a crash, not a shutdown. */
   kill(): Promise<void>;
   resume(): Promise<void>;
+  /** Until the management API answers (the app is up), or the broker exits, or 120 s pass. */
+  ready(): Promise<void>;
 }
 
 export const BIN = '/usr/lib/rabbitmq/bin';
@@ -60,8 +62,6 @@ export interface NodeSpec {
   listenAddress?: string;
   /** The Erlang cookie (HOME/.erlang.cookie): one for every node of a cluster. Unset: the node makes its own. */
   cookie?: string;
-  /** Nodes it joins at its first boot (classic config peer discovery). */
-  peers?: string[];
 }
 
 /** One node, configured as the bundle configures it (one writer), not started yet. */
@@ -81,7 +81,6 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
       cert,
       key,
       statsIntervalMs: 60_000,
-      peers: spec.peers,
     }),
     { mode: 0o600 },
   );
@@ -98,8 +97,8 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
     { url: `http://127.0.0.1:${ports.mgmt}`, user: admin.user, password: admin.password },
     5_000,
   );
-  const start = async () => {
-    child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
+  const ready = async () => {
+    const c = child!;
     const deadline = Date.now() + 120_000;
     for (;;) {
       try {
@@ -107,12 +106,16 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
       } catch {
         /* not yet */
       }
-      if (child.exitCode !== null)
-        throw new Error(`RabbitMQ ${nodename} exited at start (code ${child.exitCode}); see ${join(dir, 'log')}`);
+      if (c.exitCode !== null)
+        throw new Error(`RabbitMQ ${nodename} exited at start (code ${c.exitCode}); see ${join(dir, 'log')}`);
       if (Date.now() > deadline)
         throw new Error(`RabbitMQ ${nodename} did not start within 120s; see ${join(dir, 'log')}`);
       await new Promise((r) => setTimeout(r, 250));
     }
+  };
+  const start = async () => {
+    child = spawn(join(BIN, 'rabbitmq-server'), [], { env, stdio: 'ignore', detached: true });
+    await ready();
   };
   const halt = async () => {
     const c = child;
@@ -157,6 +160,7 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
     halt,
     kill,
     resume: start,
+    ready,
     async stop() {
       await halt();
       // The epmd this node started on its own port, and nothing else's.
