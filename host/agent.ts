@@ -30,11 +30,11 @@ import { PackageFetch, type ChunkHeaders } from './upgrade/fetch.js';
 import { writePackageAsk } from '../src/wire/agent_package.js';
 import { packageRoot, readPending, confirm } from './upgrade/package_root.js';
 import { UPGRADE_WAIT_MS } from './apply/agent.js';
+import { readInstalled, statusPath } from './packages.js';
+import { packageChange, packagesDigest, type Package, type PackageChange } from '../src/wire/packages.js';
 
 /** The exit code that asks whoever runs mesh-host (systemd, mesh-host supervise) to start it again, from the current package. */
 export const RESTART_CODE = 75;
-import { readInstalled, statusPath } from './packages.js';
-import { packageChange, packagesDigest, type Package, type PackageChange } from '../src/wire/packages.js';
 
 /** A declaration read from the queue: what it says, its bytes as sent, and their digest. */
 interface Candidate {
