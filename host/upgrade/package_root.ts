@@ -14,7 +14,16 @@
 // often, or past its deadline, is switched back to the version before it by
 // the machine itself, with no word from the mesh (which may be what the new
 // agent cannot reach).
-import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeAtomic } from '../../src/sys/atomic.js';
 
@@ -107,11 +116,18 @@ export async function switchTo(root: string, version: string, sha256: string, wa
   return p;
 }
 
-/** The new agent reported: the upgrade is proven, and nothing rolls it back. */
+/**
+ * The new agent reported: the upgrade is proven, and nothing rolls it back.
+ * The versions it replaced are removed then, and not before: until now one
+ * of them was what a rollback would start; from now on none ever starts
+ * again, and each upgrade would otherwise leave a whole agent on the disk.
+ */
 export function confirm(root: string, version: string): boolean {
   const p = readPending(root);
   if (!p || p.version !== version) return false;
   rmSync(pendingPath(root), { force: true });
+  for (const d of readdirSync(versionsDir(root)))
+    if (d !== version) rmSync(join(versionsDir(root), d), { recursive: true, force: true });
   return true;
 }
 

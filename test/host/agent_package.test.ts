@@ -6,7 +6,7 @@
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { checkPackage, unpack } from '../../host/apply/agent.js';
@@ -98,10 +98,10 @@ T('chunks arriving in any order make the package, asked for a window at a time',
 T('the guard: an upgrade that ends at every start goes back to the version before after three starts', async () => {
   const root = mkdtempSync(join(work, 'root-'));
   mkdirSync(join(root, 'versions', '1.0.0'), { recursive: true });
-  mkdirSync(join(root, 'versions', '1.0.1'), { recursive: true });
   await switchTo(root, '1.0.0', 'e'.repeat(64), 60_000);
   assert.ok(await confirm(root, '1.0.0'));
   assert.equal(await guard(root), {}, 'a proven version is left alone');
+  mkdirSync(join(root, 'versions', '1.0.1'), { recursive: true });
   await switchTo(root, '1.0.1', 'f'.repeat(64), 60_000);
   assert.is(readlinkSync(join(root, 'current')), join('versions', '1.0.1'));
   for (let i = 1; i <= MAX_STARTS; i++) assert.is((await guard(root)).starting?.starts, i);
@@ -120,6 +120,21 @@ T('the guard: an upgrade past its deadline goes back, to the installed agent whe
   const g = await guard(root, Date.now() + 2000);
   assert.match(g.rolledBack?.reason ?? '', /deadline/);
   assert.not.ok(existsSync(join(root, 'current')), 'no current: the installed agent starts');
+});
+
+T('a proven upgrade removes the versions it replaced, and only then', async () => {
+  const root = mkdtempSync(join(work, 'root-'));
+  for (const v of ['1.0.0', '1.0.1', '1.0.2.partial']) mkdirSync(join(root, 'versions', v), { recursive: true });
+  await switchTo(root, '1.0.0', 'e'.repeat(64), 60_000);
+  assert.ok(await confirm(root, '1.0.0'));
+  assert.equal(readdirSync(join(root, 'versions')), ['1.0.0'], 'an older version and a half-unpacked one are gone');
+  mkdirSync(join(root, 'versions', '1.0.1'), { recursive: true });
+  await switchTo(root, '1.0.1', 'f'.repeat(64), 60_000);
+  assert.equal(readdirSync(join(root, 'versions')).sort(), ['1.0.0', '1.0.1'], 'pending: the version before is kept');
+  assert.not.ok(await confirm(root, '1.0.0'), 'another version reporting proves nothing');
+  assert.equal(readdirSync(join(root, 'versions')).sort(), ['1.0.0', '1.0.1'], 'nor removes anything');
+  assert.ok(await confirm(root, '1.0.1'));
+  assert.equal(readdirSync(join(root, 'versions')), ['1.0.1'], 'proven: only the version that runs is left');
 });
 
 T.after(() => {});
