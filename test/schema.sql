@@ -10976,11 +10976,25 @@ GRANT SELECT,INSERT,REFERENCES,TRIGGER ON TABLE audit.event TO mesh_audit;
 GRANT SELECT ON TABLE audit.event TO mesh_audit_reader;
 
 --
+-- Name: FUNCTION placements(); Type: ACL; Schema: catalogue; Owner: mesh_catalogue
+--
+
+REVOKE ALL ON FUNCTION catalogue.placements() FROM PUBLIC;
+GRANT ALL ON FUNCTION catalogue.placements() TO mesh_catalogue_reader;
+
+--
 -- Name: FUNCTION close_console_session(session_hash bytea); Type: ACL; Schema: inventory; Owner: mesh_inventory
 --
 
 REVOKE ALL ON FUNCTION inventory.close_console_session(session_hash bytea) FROM PUBLIC;
 GRANT ALL ON FUNCTION inventory.close_console_session(session_hash bytea) TO mesh_inventory_reader;
+
+--
+-- Name: FUNCTION delivered_declarations(); Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+REVOKE ALL ON FUNCTION inventory.delivered_declarations() FROM PUBLIC;
+GRANT ALL ON FUNCTION inventory.delivered_declarations() TO mesh_inventory_reader;
 
 --
 -- Name: FUNCTION spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval); Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11115,6 +11129,19 @@ REVOKE ALL ON FUNCTION "overlay".strand_spokes(down text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_assignment;
 GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_overlay_reader;
 GRANT ALL ON FUNCTION "overlay".strand_spokes(down text[]) TO mesh_assignment_reader;
+
+--
+-- Name: FUNCTION acknowledged_generation(secret_name text, node_name text); Type: ACL; Schema: provision; Owner: mesh_provision
+--
+
+REVOKE ALL ON FUNCTION provision.acknowledged_generation(secret_name text, node_name text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION settlement(secret_names text[]); Type: ACL; Schema: provision; Owner: mesh_provision
+--
+
+REVOKE ALL ON FUNCTION provision.settlement(secret_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION provision.settlement(secret_names text[]) TO mesh_assignment;
 
 --
 -- Name: TABLE declaration; Type: ACL; Schema: assignment; Owner: mesh_assignment

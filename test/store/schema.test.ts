@@ -51,4 +51,24 @@ S('the migrated schema is the one checked in as test/schema.sql', async ({ store
   }
 });
 
+S(
+  'no function that runs as its owner may be called by everyone: each grants execute to whom it serves',
+  async ({ store }) => {
+    // A security-definer function runs with its owner's rights; left to PUBLIC (PostgreSQL's default),
+    // any role that can see the schema (a context's reader, the console) calls it. Triggers cannot be called.
+    const open = await store.admin<{ fn: string }[]>`
+    select p.oid::regprocedure::text as fn
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname in ('inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment', 'audit')
+       and p.prosecdef and p.prorettype not in ('trigger'::regtype, 'event_trigger'::regtype)
+       and has_function_privilege('public', p.oid, 'execute')
+     order by 1`;
+    assert.equal(
+      open.map((r) => r.fn),
+      [],
+      'revoke execute on each from public in the migration that defines it, and grant it to the roles that call it',
+    );
+  },
+);
+
 S.run();
