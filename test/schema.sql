@@ -2516,6 +2516,21 @@ end $$;
 ALTER FUNCTION audit.refuse_change() OWNER TO mesh_audit;
 
 --
+-- Name: refuse_truncate(); Type: FUNCTION; Schema: audit; Owner: mesh_audit
+--
+
+CREATE FUNCTION audit.refuse_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  raise exception 'TRUNCATE on %.% refused: the history records each row removed from it, and a truncate removes rows with no word', tg_table_schema, tg_table_name
+    using errcode = 'MSH79',
+    hint = 'delete the rows instead (each delete is recorded); mesh node retire removes a node';
+end $$;
+
+ALTER FUNCTION audit.refuse_truncate() OWNER TO mesh_audit;
+
+--
 -- Name: row_text(audit.event); Type: FUNCTION; Schema: audit; Owner: mesh_audit
 --
 
@@ -10494,6 +10509,12 @@ CREATE CONSTRAINT TRIGGER audit_freeze_made AFTER INSERT OR DELETE ON assignment
 CREATE CONSTRAINT TRIGGER audit_freeze_overridden AFTER UPDATE OF overridden_at ON assignment."freeze" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.overridden_at IS DISTINCT FROM old.overridden_at)) EXECUTE FUNCTION audit.on_freeze();
 
 --
+-- Name: freeze audit_no_truncate; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON assignment."freeze" FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_truncate();
+
+--
 -- Name: rollout audit_rollout_held; Type: TRIGGER; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -10576,6 +10597,18 @@ CREATE CONSTRAINT TRIGGER audit_broker_changed AFTER UPDATE OF fingerprint, node
 --
 
 CREATE CONSTRAINT TRIGGER audit_broker_removed AFTER DELETE ON inventory.broker DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit.on_broker();
+
+--
+-- Name: broker audit_no_truncate; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON inventory.broker FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_truncate();
+
+--
+-- Name: node audit_no_truncate; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON inventory.node FOR EACH STATEMENT EXECUTE FUNCTION audit.refuse_truncate();
 
 --
 -- Name: node audit_node_enrolled; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory

@@ -426,6 +426,13 @@ export const REGISTER: readonly Code[] = [
       'treat the database as tampered with (only a superuser can do this): put the trigger back from sql/audit, and find who had superuser rights',
   },
   {
+    code: 'MSH79',
+    context: 'audit',
+    meaning:
+      'a TRUNCATE of a table whose row removals the history records (inventory.node, inventory.broker, assignment.freeze)',
+    remedy: 'nothing was removed; delete the rows instead, each recorded (mesh node retire removes a node)',
+  },
+  {
     code: 'MSH76',
     context: 'audit',
     meaning:

@@ -213,6 +213,25 @@ A(
   },
 );
 
+A(
+  'C3: a table whose row removals the history records cannot be truncated by its owner (MSH79), nor its guard dropped',
+  async (ctx) => {
+    await enrol(ctx.as, 'trunc1');
+    const before = await last(ctx);
+    for (const [role, table] of [
+      ['inventory', 'inventory.node'],
+      ['inventory', 'inventory.broker'],
+      ['assignment', 'assignment.freeze'],
+    ] as const) {
+      const e = await refusedWith(ctx.as[role].unsafe(`truncate ${table} cascade`), 'MSH79');
+      assert.match(e.message, new RegExp(`TRUNCATE on ${table.replace('.', '\\.')} refused`));
+      await refusedWith(ctx.as[role].unsafe(`drop trigger audit_no_truncate on ${table}`), 'MSH74');
+    }
+    assert.is((await ctx.as.inventory`select count(*)::int as n from inventory.node where name = 'trunc1'`)[0]!.n, 1);
+    assert.is(await last(ctx), before, 'nothing removed, nothing recorded');
+  },
+);
+
 A('C3: no other context can write, change or read the history, and the reader can only read', async (ctx) => {
   for (const role of ['inventory', 'assignment', 'secret', 'audit'] as const) {
     if (role === 'audit') {
