@@ -8,8 +8,9 @@
 --
 -- The openings a failure makes unreachable are found from the nodes that
 -- lose a path (the spokes stranded behind a hub down, and the nodes down)
--- before any opening's sources are read: the openings of those nodes, each
--- source; the others', only their sources among those nodes.
+-- before any opening is composed: the openings of those nodes, and those
+-- admitting one of them; at 10,000 nodes the whole firewall's sources cost
+-- far more than the answer.
 
 /* The openings over the overlay that become unreachable if the nodes DOWN
    fail: each source (a member whose overlay address an opening admits) that
@@ -20,37 +21,44 @@
    is computed again without DOWN (null: none). */
 create or replace function assignment.lose_openings(down text[])
 returns table (node text, proto text, port integer, port_to integer, why text, origin text, from_node text, lost_hub text, carried_by text)
-language sql stable security definer set search_path = pg_catalog, pg_temp set jit = off as $$
-  with r as materialized (select r.*, coalesce(r.route_now = any(coalesce(down, '{}')), false) as stranded
-                            from overlay.route_members(down) r),
-       -- The nodes that lose a path: the spokes stranded, and the nodes down.
-       l as materialized (select r.node from r where r.stranded union select x from unnest(coalesce(down, '{}')) x),
-       fm as materialized (select f.node, f.address from overlay.firewall_members(false) f),
-       la as materialized (select fm.node, fm.address from fm join l on l.node = fm.node),
-       o as materialized (select o.node, o.proto, o.port, o.port_to, o.why, o.origin, o.sources
-                            from assignment.firewall_openings(false) o where o.sources is not null),
-       src as materialized (
-         -- The openings of a node that loses a path: every source.
-         select o.node, o.proto, o.port, o.port_to, o.why, o.origin, f.node as from_node
-           from o join l on l.node = o.node cross join lateral unnest(o.sources) x(source) join fm f on f.address = x.source
-         union all
-         -- The openings of any other node: the sources that lose a path.
-         select o.node, o.proto, o.port, o.port_to, o.why, o.origin, la.node
-           from o cross join lateral unnest(o.sources) x(source) join la on la.address = x.source
-          where not exists (select 1 from l where l.node = o.node))
-  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, null::text, null::text
-    from src s
-   where s.node = any(coalesce(down, '{}')) and not (s.from_node = any(coalesce(down, '{}')))
-  union all
-  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node,
-         case when a.stranded then a.route_now else b.route_now end,
-         case when a.stranded then a.route_after else b.route_after end
-    from src s
-    join r a on a.node = s.from_node
-    join r b on b.node = s.node
-   where s.from_node <> s.node and (a.stranded or b.stranded)
-     and not overlay.peered(a.node, a.hub, a.route_now, a.site, a.dialable, b.node, b.hub, b.route_now, b.site, b.dialable)
-$$;
+language plpgsql stable security definer set search_path = pg_catalog, pg_temp set jit = off as $$
+declare
+  lose text[];     -- the nodes that lose a path: the spokes stranded, and the nodes down
+  lose_at text[];  -- their overlay addresses, as an opening's sources name them
+begin
+  down := coalesce(down, '{}');
+  select coalesce(array_agg(r.node), '{}') || down into lose from overlay.route_members(down) r where r.route_now = any(down);
+  select array_agg(f.address) into lose_at from overlay.firewall_members(false) f where f.node = any(lose);
+  -- As values, not a join: the planner takes them into each part of the
+  -- firewall, so only the openings of those nodes, and those admitting one
+  -- of them, are ever composed.
+  return query
+    with r as materialized (select r.*, coalesce(r.route_now = any(down), false) as stranded from overlay.route_members(down) r),
+         fm as materialized (select f.node, f.address from overlay.firewall_members(false) f),
+         o as materialized (select o.node, o.proto, o.port, o.port_to, o.why, o.origin, o.sources
+                              from assignment.firewall_openings(false) o
+                             where o.sources is not null and (o.node = any(lose) or o.sources && lose_at)),
+         src as materialized (
+           select o.node, o.proto, o.port, o.port_to, o.why, o.origin, f.node as from_node
+             from o cross join lateral unnest(o.sources) x(source) join fm f on f.address = x.source
+            where f.node <> o.node and (o.node = any(lose) or f.node = any(lose))),
+         -- Each source with its end of the graph, before the node's: joined to
+         -- both at once, the planner may pair every member with every other first.
+         sa as materialized (
+           select s.*, a.hub, a.route_now, a.route_after, a.site, a.dialable, a.stranded
+             from src s join r a on a.node = s.from_node)
+    select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, null::text, null::text
+      from src s
+     where s.node = any(down) and not (s.from_node = any(down))
+    union all
+    select a.node, a.proto, a.port, a.port_to, a.why, a.origin, a.from_node,
+           case when a.stranded then a.route_now else b.route_now end,
+           case when a.stranded then a.route_after else b.route_after end
+      from sa a
+      join r b on b.node = a.node
+     where (a.stranded or b.stranded)
+       and not overlay.peered(a.from_node, a.hub, a.route_now, a.site, a.dialable, b.node, b.hub, b.route_now, b.site, b.dialable);
+end $$;
 comment on function assignment.lose_openings(text[]) is 'Each opening over the overlay (provision, module, broker) and each source member that loses every path to it when DOWN fails: the hub lost (null: its node is down) and the hub that would carry it once the graph is computed again (null: none) (Q2).';
 
 /* Why FROM_NODE cannot reach TO_NODE (on TCP port PORT, when given): the
