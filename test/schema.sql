@@ -700,8 +700,8 @@ CREATE FUNCTION assignment.explain_path(from_node text, to_node text, port integ
     AS $$
 declare
   a record; b record; e record; x record;
-  via text; addr text; admits text; would text; issued timestamptz; owed bigint;
-  hop text;
+  ha text; hb text; vias text[] := '{}'; hops text[]; addr text; admits text; would text; issued timestamptz; owed bigint;
+  hop text; hub_is text;
 begin
   perform overlay.check_members(array[from_node, to_node]);
   if from_node = to_node then
@@ -714,19 +714,25 @@ begin
   select * into a from overlay.route_members(null) r where r.node = from_node;
   select * into b from overlay.route_members(null) r where r.node = to_node;
 
-  -- The graph: peers, or one route hub both carry the whole range through.
-  if not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable) then
-    if a.route_now is null or a.route_now is distinct from b.route_now then
+  -- The graph: peers, or through the hubs: each end that is a spoke sends
+  -- through its route hub, and the hubs (peers of each other, carrying each
+  -- other's blocks) pass it on.
+  if not overlay.peered(a.node, a.hub, a.route_now, a.site, a.dialable, b.node, b.hub, b.route_now, b.site, b.dialable) then
+    ha := case when a.hub then a.node else a.route_now end;
+    hb := case when b.hub then b.node else b.route_now end;
+    if ha is null or hb is null then
       return query select 'no edge'::text,
-        format('%s and %s are not peers (%s) and do not route through one hub (%s routes through %s, %s through %s)',
+        format('%s and %s are not peers (%s), and no hub carries them (%s routes through %s, %s through %s)',
                from_node, to_node,
                case when a.site <> b.site then format('sites %s and %s', a.site, b.site) else format('site %s, neither dialable', a.site) end,
-               from_node, coalesce(a.route_now, 'no hub'), to_node, coalesce(b.route_now, 'no hub')),
-        'name a dialable node a hub both route through (mesh overlay hub NODE), or give one end a dialable address at the other''s site'::text;
+               from_node, coalesce(ha, 'no hub'), to_node, coalesce(hb, 'no hub')),
+        'name a dialable node a hub (mesh overlay hub NODE), or give one end a dialable address at the other''s site'::text;
       return;
     end if;
-    via := a.route_now;
+    vias := array_remove(array[case when ha <> from_node then ha end, case when hb <> to_node and hb <> ha then hb end], null);
   end if;
+  hops := array[from_node] || vias || array[to_node];
+  hub_is := case when cardinality(vias) = 1 then 'the hub between them, ' else 'a hub between them, ' end;
 
   -- The firewall: an opening of PORT on TO_NODE that admits FROM_NODE's overlay address.
   if port is not null then
@@ -753,30 +759,32 @@ begin
     end if;
   end if;
 
-  -- The ends and the hub between them: in touch, holding a live declaration, applying it.
-  foreach hop in array array_remove(array[from_node, via, to_node], null) loop
+  -- The ends and the hubs between them: in touch, holding a live declaration, applying it.
+  foreach hop in array hops loop
     select * into e from inventory.path_end p where p.name = hop;
     if e.state not in ('here', 'wedged') then
       return query select 'end out of touch'::text,
-        format('%s%s is %s', case when hop = via then 'the hub between them, ' else '' end, hop, e.state),
+        format('%s%s is %s', case when hop = any(vias) then hub_is else '' end, hop, e.state),
         format('bring %s back: its mesh-host must run and reach the broker (mesh node show %s)', hop, hop);
       return;
     elsif e.stale then
       return query select 'end stale'::text,
-        format('%s%s holds a declaration that has expired', case when hop = via then 'the hub between them, ' else '' end, hop),
+        format('%s%s holds a declaration that has expired', case when hop = any(vias) then hub_is else '' end, hop),
         format('declare it again (mesh declare %s); a host with an expired declaration reports stale', hop);
       return;
     elsif e.failing > 0 then
       return query select 'end failing'::text,
-        format('%s%s could not finish its last apply (%s resource(s) failing)', case when hop = via then 'the hub between them, ' else '' end, hop, e.failing),
+        format('%s%s could not finish its last apply (%s resource(s) failing)', case when hop = any(vias) then hub_is else '' end, hop, e.failing),
         format('see what failed: mesh node show %s', hop);
       return;
     end if;
   end loop;
 
-  -- Keys: each holder on the path must have applied a declaration issued after its peer's key last changed.
-  for x in select h.holder, h.peer from (values (from_node, coalesce(via, to_node)), (coalesce(via, to_node), from_node),
-                                               (to_node, coalesce(via, from_node)), (coalesce(via, from_node), to_node)) h(holder, peer)
+  -- Keys: each holder on the path must have applied a declaration issued after its neighbour's key last changed.
+  for x in select h.holder, h.peer
+             from generate_series(1, cardinality(hops) - 1) i
+             cross join lateral (values (1, hops[i], hops[i + 1]), (2, hops[i + 1], hops[i])) h(k, holder, peer)
+            order by i, h.k
   loop
     select * into e from inventory.path_end p where p.name = x.peer;
     continue when e.overlay_key_at is null;
@@ -794,9 +802,9 @@ begin
     end if;
   end loop;
 
-  -- Delivery: nothing owed to an end or the hub between them (W1).
+  -- Delivery: nothing owed to an end or a hub between them (W1).
   select ob.node, ob.serial, ob.created_at, ob.attempts, ob.last_error into x from assignment.outbox ob
-   where ob.node = any(array_remove(array[from_node, via, to_node], null)) and ob.delivered_at is null
+   where ob.node = any(hops) and ob.delivered_at is null
    order by ob.id limit 1;
   if found then
     return query select 'declaration owed'::text,
@@ -807,8 +815,9 @@ begin
   end if;
 
   return query select 'path open'::text,
-    case when via is null then format('%s and %s are peers', from_node, to_node)
-         else format('%s reaches %s through hub %s', from_node, to_node, via) end
+    case cardinality(vias) when 0 then format('%s and %s are peers', from_node, to_node)
+         when 1 then format('%s reaches %s through hub %s', from_node, to_node, vias[1])
+         else format('%s reaches %s through hubs %s and %s', from_node, to_node, vias[1], vias[2]) end
       || case when port is not null then format('; %s admits tcp %s from %s', to_node, port, from_node) else '' end,
     null::text;
 end $$;
@@ -819,7 +828,7 @@ ALTER FUNCTION assignment.explain_path(from_node text, to_node text, port intege
 -- Name: FUNCTION explain_path(from_node text, to_node text, port integer); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) IS 'The first fact that blocks FROM_NODE reaching TO_NODE (on TCP PORT when given): no edge, no opening, end out of touch, end stale, end failing, key not applied, declaration owed; or path open. One row: fact, detail, remedy (Q2).';
+COMMENT ON FUNCTION assignment.explain_path(from_node text, to_node text, port integer) IS 'The first fact that blocks FROM_NODE reaching TO_NODE (on TCP PORT when given), along the path the hub groups give it (through one hub or two): no edge, no opening, end out of touch, end stale, end failing, key not applied, declaration owed; or path open. One row: fact, detail, remedy (Q2).';
 
 --
 -- Name: firewall_openings(boolean); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -1167,27 +1176,47 @@ ALTER FUNCTION assignment.latest_envelope(node_name text) OWNER TO mesh_assignme
 --
 
 CREATE FUNCTION assignment.lose_openings(down text[]) RETURNS TABLE(node text, proto text, port integer, port_to integer, why text, origin text, from_node text, lost_hub text, carried_by text)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with fm as materialized (select f.node, f.address from overlay.firewall_members(false) f),
-       r as materialized (select * from overlay.route_members(down)),
-       o as (select o.node, o.proto, o.port, o.port_to, o.why, o.origin, unnest(o.sources) as source
-               from assignment.firewall_openings(false) o where o.sources is not null),
-       src as (select o.*, fm.node as from_node from o join fm on fm.address = o.source where fm.node <> o.node)
-  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, null::text, null::text
-    from src s
-   where s.node = any(coalesce(down, '{}')) and not (s.from_node = any(coalesce(down, '{}')))
-  union all
-  select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, a.route_now,
-         case when a.route_after = b.route_after then a.route_after end
-    from src s
-    join r a on a.node = s.from_node
-    join r b on b.node = s.node
-   where a.route_now = any(coalesce(down, '{}')) and b.route_now = a.route_now
-     and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
-$$;
+declare
+  lose text[];     -- the nodes that lose a path: the spokes stranded, and the nodes down
+  lose_at text[];  -- their overlay addresses, as an opening's sources name them
+begin
+  down := coalesce(down, '{}');
+  select coalesce(array_agg(r.node), '{}') || down into lose from overlay.route_members(down) r where r.route_now = any(down);
+  select array_agg(f.address) into lose_at from overlay.firewall_members(false) f where f.node = any(lose);
+  -- As values, not a join: the planner takes them into each part of the
+  -- firewall, so only the openings of those nodes, and those admitting one
+  -- of them, are ever composed.
+  return query
+    with r as materialized (select r.*, coalesce(r.route_now = any(down), false) as stranded from overlay.route_members(down) r),
+         fm as materialized (select f.node, f.address from overlay.firewall_members(false) f),
+         o as materialized (select o.node, o.proto, o.port, o.port_to, o.why, o.origin, o.sources
+                              from assignment.firewall_openings(false) o
+                             where o.sources is not null and (o.node = any(lose) or o.sources && lose_at)),
+         src as materialized (
+           select o.node, o.proto, o.port, o.port_to, o.why, o.origin, f.node as from_node
+             from o cross join lateral unnest(o.sources) x(source) join fm f on f.address = x.source
+            where f.node <> o.node and (o.node = any(lose) or f.node = any(lose))),
+         -- Each source with its end of the graph, before the node's: joined to
+         -- both at once, the planner may pair every member with every other first.
+         sa as materialized (
+           select s.*, a.hub, a.route_now, a.route_after, a.site, a.dialable, a.stranded
+             from src s join r a on a.node = s.from_node)
+    select s.node, s.proto, s.port, s.port_to, s.why, s.origin, s.from_node, null::text, null::text
+      from src s
+     where s.node = any(down) and not (s.from_node = any(down))
+    union all
+    select a.node, a.proto, a.port, a.port_to, a.why, a.origin, a.from_node,
+           case when a.stranded then a.route_now else b.route_now end,
+           case when a.stranded then a.route_after else b.route_after end
+      from sa a
+      join r b on b.node = a.node
+     where (a.stranded or b.stranded)
+       and not overlay.peered(a.from_node, a.hub, a.route_now, a.site, a.dialable, b.node, b.hub, b.route_now, b.site, b.dialable);
+end $$;
 
 ALTER FUNCTION assignment.lose_openings(down text[]) OWNER TO mesh_assignment;
 
@@ -4025,6 +4054,33 @@ ALTER FUNCTION "overlay".check_members(names text[]) OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".check_members(names text[]) IS 'NAMES, when each is an overlay member; refuses none named (MSHY0) and names the overlay does not hold (MSHY1).';
 
 --
+-- Name: count_lost_paths(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".count_lost_paths(down text[]) RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as materialized (select x.*, r.dialable from overlay.strand_spokes(down) x join overlay.route_members(down) r on r.node = x.node),
+       t as (select count(*) as n from s),
+       -- Per site: the stranded spokes there, and how many of those can be dialled.
+       g as (select s.site, count(*) as n, count(*) filter (where s.dialable) as d from s group by s.site)
+  select coalesce(sum(2 * s.lost - (t.n - 1 - case when s.dialable then g.n - 1 else g.d end)), 0)::bigint
+    from s
+    join g on g.site = s.site
+    cross join t
+$$;
+
+ALTER FUNCTION "overlay".count_lost_paths(down text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION count_lost_paths(down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".count_lost_paths(down text[]) IS 'How many ordered pairs of members not in DOWN lose every path when DOWN fails: as many rows as overlay.lose_paths gives with no limit, counted without making them (Q2).';
+
+--
 -- Name: firewall_members(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -4151,14 +4207,16 @@ CREATE FUNCTION "overlay".lose_paths(down text[], max_pairs integer DEFAULT NULL
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with s as materialized (select * from overlay.route_members(down) r where r.route_now = any(coalesce(down, '{}')))
-  select a.node, b.node, a.route_now,
-         case when a.route_after = b.route_after then a.route_after end
-    from (select * from s order by s.node) a
+  with r as materialized (select r.*, coalesce(r.route_now = any(coalesce(down, '{}')), false) as stranded
+                            from overlay.route_members(down) r)
+  select a.node, b.node,
+         case when a.stranded then a.route_now else b.route_now end,
+         case when a.stranded then a.route_after else b.route_after end
+    from (select * from r order by r.node) a
     cross join lateral (
-      select * from s b
-       where b.route_now = a.route_now and b.node <> a.node
-         and not overlay.peered(a.hub, a.site, a.dialable, b.hub, b.site, b.dialable)
+      select * from r b
+       where b.node <> a.node and (a.stranded or b.stranded)
+         and not overlay.peered(a.node, a.hub, a.route_now, a.site, a.dialable, b.node, b.hub, b.route_now, b.site, b.dialable)
        order by b.node) b
    limit max_pairs
 $$;
@@ -4169,7 +4227,7 @@ ALTER FUNCTION "overlay".lose_paths(down text[], max_pairs integer) OWNER TO mes
 -- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) IS 'Ordered pairs of members not in DOWN that lose every path when DOWN fails, in order, at most MAX_PAIRS (null: all): the hub they lose and the hub that would carry them once the graph is computed again (null: none) (Q2).';
+COMMENT ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) IS 'Ordered pairs of members not in DOWN that lose every path when DOWN fails (one end or both stranded, not peers), in order, at most MAX_PAIRS (null: all): the hub lost and the hub that would carry that end once the graph is computed again (null: none) (Q2).';
 
 --
 -- Name: member_groups(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -4180,9 +4238,29 @@ CREATE FUNCTION "overlay".member_groups() RETURNS TABLE(name text, grp integer, 
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with s as (select network, hub_spokes from overlay.settings),
-       m as materialized (select * from overlay.member),
-       n as (select count(*) filter (where hub) as hubs, count(*) filter (where not hub) as spokes from m),
+  select * from overlay.member_groups_without(null)
+$$;
+
+ALTER FUNCTION "overlay".member_groups() OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION member_groups(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".member_groups() IS 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /20 block.';
+
+--
+-- Name: member_groups_without(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".member_groups_without(down text[]) RETURNS TABLE(name text, grp integer, groups integer, block text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network from overlay.settings),
+       m as materialized (select * from overlay.member x where not (x.name = any(coalesce(down, '{}')))),
+       n as (select count(*) filter (where hub) as hubs from m),
        g as (select greatest(1, n.hubs)::integer as groups from n)
   select m.name,
          case when m.hub
@@ -4194,13 +4272,13 @@ CREATE FUNCTION "overlay".member_groups() RETURNS TABLE(name text, grp integer, 
     from m cross join s cross join g
 $$;
 
-ALTER FUNCTION "overlay".member_groups() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".member_groups_without(down text[]) OWNER TO mesh_overlay;
 
 --
--- Name: FUNCTION member_groups(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION member_groups_without(down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".member_groups() IS 'Each overlay member''s hub group (O4), how many groups there are, and its address''s /20 block.';
+COMMENT ON FUNCTION "overlay".member_groups_without(down text[]) IS 'Each overlay member not in DOWN, its hub group as the graph would be computed without DOWN (O4), how many groups there would be, and its address''s /20 block.';
 
 --
 -- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -4263,7 +4341,26 @@ ALTER FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, 
 -- Name: FUNCTION peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean) IS 'True when two members are peers: one is a hub, or one site and one of them dialable (O1).';
+COMMENT ON FUNCTION "overlay".peered(a_hub boolean, a_site text, a_dialable boolean, b_hub boolean, b_site text, b_dialable boolean) IS 'The edge rule of a single hub (a hub a peer of every member), which is not the graph''s with two hubs or more; nothing reads it. The graph''s rule is overlay.peered(a, a_hub, a_route, a_site, a_dialable, b, ...) (O4).';
+
+--
+-- Name: peered(text, boolean, text, text, boolean, text, boolean, text, text, boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".peered(a text, a_hub boolean, a_route text, a_site text, a_dialable boolean, b text, b_hub boolean, b_route text, b_site text, b_dialable boolean) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  select (a_hub and b_hub) or a_route is not distinct from b or b_route is not distinct from a
+      or (not a_hub and not b_hub and a_site = b_site and (a_dialable or b_dialable))
+$$;
+
+ALTER FUNCTION "overlay".peered(a text, a_hub boolean, a_route text, a_site text, a_dialable boolean, b text, b_hub boolean, b_route text, b_site text, b_dialable boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION peered(a text, a_hub boolean, a_route text, a_site text, a_dialable boolean, b text, b_hub boolean, b_route text, b_site text, b_dialable boolean); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".peered(a text, a_hub boolean, a_route text, a_site text, a_dialable boolean, b text, b_hub boolean, b_route text, b_site text, b_dialable boolean) IS 'True when two members are peers: two hubs, a spoke and its route hub, or two spokes of one site with one end dialable (O1, O4). Each end as overlay.route_members gives it.';
 
 --
 -- Name: peers(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -4338,14 +4435,17 @@ CREATE FUNCTION "overlay".route_members(down text[]) RETURNS TABLE(node text, si
     SET jit TO 'off'
     AS $$
   with m as materialized (select * from overlay.member),
-       h as materialized (select m.name, m.site, m.name = any(coalesce(down, '{}')) as down from m where m.hub)
-  select a.name, a.site, a.dialable is not null, a.hub,
-         case when not a.hub then
-           (select h.name from h where h.name <> a.name order by (h.site = a.site) desc, h.name limit 1) end,
-         case when not a.hub then
-           (select h.name from h where h.name <> a.name and not h.down order by (h.site = a.site) desc, h.name limit 1) end
+       gn as materialized (select * from overlay.member_groups()),
+       ga as materialized (select * from overlay.member_groups_without(down)),
+       -- Each group's hub, now and once computed again.
+       hn as (select g.grp, g.name from gn g join m on m.name = g.name where m.hub),
+       ha as (select g.grp, g.name from ga g join m on m.name = g.name where m.hub)
+  select a.name, a.site, a.dialable is not null, a.hub, hn.name, ha.name
     from m a
-   where not (a.name = any(coalesce(down, '{}')))
+    join gn on gn.name = a.name
+    join ga on ga.name = a.name -- ga holds no node in DOWN
+    left join hn on not a.hub and hn.grp = gn.grp
+    left join ha on not a.hub and ha.grp = ga.grp
 $$;
 
 ALTER FUNCTION "overlay".route_members(down text[]) OWNER TO mesh_overlay;
@@ -4478,15 +4578,14 @@ CREATE FUNCTION "overlay".strand_spokes(down text[]) RETURNS TABLE(node text, si
     AS $$
   with r as materialized (select * from overlay.route_members(down)),
        s as materialized (select * from r where r.route_now = any(coalesce(down, '{}'))),
-       -- Per lost hub and site: how many of its stranded spokes there, and how many of those can be dialled.
-       g as (select s.route_now, s.site, count(*) as n, count(*) filter (where s.dialable) as d from s group by s.route_now, s.site),
-       t as (select s.route_now, count(*) as n from s group by s.route_now)
+       -- Per site: its spokes not down, and how many of those can be dialled.
+       g as (select r.site, count(*) as n, count(*) filter (where r.dialable) as d from r where not r.hub group by r.site),
+       t as (select count(*) as n from r)
   select s.node, s.site, s.route_now, s.route_after,
-         -- The others of its group, less its peers among them (one site, one end dialable).
          t.n - 1 - case when s.dialable then g.n - 1 else g.d end
     from s
-    join g on g.route_now = s.route_now and g.site = s.site
-    join t on t.route_now = s.route_now
+    join g on g.site = s.site
+    cross join t
 $$;
 
 ALTER FUNCTION "overlay".strand_spokes(down text[]) OWNER TO mesh_overlay;
@@ -11067,6 +11166,15 @@ GRANT ALL ON FUNCTION "overlay".check_members(names text[]) TO mesh_overlay_read
 GRANT ALL ON FUNCTION "overlay".check_members(names text[]) TO mesh_assignment_reader;
 
 --
+-- Name: FUNCTION count_lost_paths(down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".count_lost_paths(down text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".count_lost_paths(down text[]) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".count_lost_paths(down text[]) TO mesh_overlay_reader;
+GRANT ALL ON FUNCTION "overlay".count_lost_paths(down text[]) TO mesh_assignment_reader;
+
+--
 -- Name: FUNCTION firewall_members(); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
@@ -11115,6 +11223,12 @@ GRANT ALL ON FUNCTION "overlay".lose_paths(down text[], max_pairs integer) TO me
 --
 
 REVOKE ALL ON FUNCTION "overlay".member_groups() FROM PUBLIC;
+
+--
+-- Name: FUNCTION member_groups_without(down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".member_groups_without(down text[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION node_resources_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay

@@ -3,7 +3,8 @@
 // the pairs that lose every path, the openings over the overlay that become
 // unreachable, and which hub would carry each once the graph is computed
 // again without them. The rules are SQL (overlay.strand_spokes,
-// overlay.lose_paths, assignment.lose_openings); this only reads them.
+// overlay.lose_paths, overlay.count_lost_paths, assignment.lose_openings);
+// this only reads them.
 import { withStore } from '../store/with_store.js';
 import { nodeName } from '../wire/names.js';
 import type { Sql } from '../store/connect.js';
@@ -57,10 +58,11 @@ export async function readWhatIf(sql: Sql, down: string[], limit: number | null)
   // In the function's own order (node, then peer): at most LIMIT made, however many are lost.
   const pairs = await sql`select node, peer, hub, carried_by
                             from overlay.lose_paths(down => ${down}::text[], max_pairs => ${limit}::integer)`;
+  const [total] = await sql`select overlay.count_lost_paths(down => ${down}::text[]) as n`;
   const openings = await sql`select node, proto, port, port_to, why, origin, from_node, lost_hub, carried_by
                                from assignment.lose_openings(down => ${down}::text[])
                               order by node, proto, port, from_node`;
-  const pairsTotal = stranded.reduce((s, r) => s + Number(r.lost), 0);
+  const pairsTotal = Number(total!.n);
   return {
     down,
     stranded: stranded.map((r) => ({

@@ -102,8 +102,9 @@ function whatIfCommand(p: Program): void {
     .describe([
       'What the overlay loses if the nodes named in --down fail, read from the graph the declarations carry (the same as',
       "select * from overlay.strand_spokes('{HUB}'), overlay.lose_paths('{HUB}') and assignment.lose_openings('{HUB}')).",
-      "A spoke reaches its peers directly and everything else through its route hub (its own site's hub first, then by name),",
-      'so a hub failing strands its spokes: each keeps only its direct peers until the graph is computed again without it.',
+      "A spoke reaches its peers directly and everything else through its route hub (its group's hub: the group of its",
+      "address's /20 block among the hubs), and the hubs pass traffic between groups; so a hub failing strands its spokes:",
+      'each keeps only its direct peers (spokes of its site) until the graph is computed again without the hub.',
       'Printed: the stranded spokes, the pairs that lose every path (from reaches to), the openings over the overlay',
       '(provisions, module and broker ports) whose sources lose their path, and the hub that would carry each once the hub',
       'is taken out of the graph (mesh overlay hub HUB --off), or "none" when no other hub would.',
@@ -135,11 +136,11 @@ function whyCommand(p: Program): void {
     .command('overlay why <from> <to>')
     .describe([
       'Why FROM cannot reach TO over the overlay: the first fact that blocks it, looked for in this order, or "path open".',
-      '  no edge           the graph gives them no path: not peers, and no route hub in common',
+      '  no edge           the graph gives them no path: not peers, and no hub to carry them',
       '  no opening        (with --port) no rule on TO admits FROM there; names the module, site or provision rule that would',
-      '  end out of touch  FROM, TO or the hub between them is not here (also: end stale, end failing)',
+      '  end out of touch  FROM, TO or a hub between them (one, or two across groups) is not here (also: stale, failing)',
       "  key not applied   one side's overlay key changed and the other has not applied a declaration carrying it",
-      '  declaration owed  a declaration owed to an end or the hub is not yet delivered',
+      '  declaration owed  a declaration owed to an end or a hub between them is not yet delivered',
       "The same answer as select * from assignment.explain_path('FROM', 'TO', PORT).",
     ])
     .option('--port', 'A TCP port on TO that FROM wants to reach')

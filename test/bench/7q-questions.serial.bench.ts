@@ -2,7 +2,7 @@
 // fleet (bench 3's overlay: 100 sites, the first node of each dialable, 2
 // hubs), made in SQL, each through the real CLI from spawn to exit and as its
 // SQL alone, beside the raw query it is built on, in the same run:
-// - `mesh overlay what-if --down HUB` (the hub most spokes route through) and
+// - `mesh overlay what-if --down HUB` (the hub of the larger group) and
 //   `mesh overlay why A B --port P` across a provision-like module opening on
 //   every node of one site: beside the peer graph the declarations carry
 //   (overlay.peers) and the firewall's openings (assignment.firewall_openings);
@@ -83,8 +83,9 @@ await bench('7q questions', async (figs) => {
       .admin`insert into assignment.assignment (module, node) select 'db', name from inventory.node where site = 's2'`;
     // Nothing owed: why then reads the graph and the firewall through to "path open", its longest answer.
     await mesh.store.admin`update assignment.outbox set delivered_at = now() where delivered_at is null`;
-    const hub = nodeNameOf(1); // site s0's hub, and by name the route hub of every site without one of its own
-    const [from, to] = [nodeNameOf(104), nodeNameOf(103)]; // sites s3 and s2, both behind NAT, both routing through hub
+    // The first hub by name: its group holds /20 blocks 0 and 2 of the three 10,000 addresses span (O4).
+    const hub = nodeNameOf(1);
+    const [from, to] = [nodeNameOf(104), nodeNameOf(103)]; // sites s3 and s2, both behind NAT, both in hub's group
 
     // The answers whose SQL is quick first, each figure printed as it is measured; what-if and why last.
     await history(mesh, ok, dir, figs);
@@ -139,7 +140,7 @@ await bench('7q questions', async (figs) => {
         unit: 's',
         limit: graph,
         bound:
-          'each member and its route hub now and without the hub, then counts per site; the openings resolve their sources',
+          "each member's group now and without the hub, then counts per site; the openings of the nodes that lose a path resolve their sources",
         detail: parts,
       }),
       figure({

@@ -5,7 +5,8 @@
 // of 100,000 nodes holds 50,000). Each hub's declaration is verified and
 // applied by its host, and its live interface holds every peer declared; the
 // two hubs hold every spoke between them, each once; a spoke of one hub
-// reaches a spoke of the other through both hubs.
+// reaches a spoke of the other through both hubs; and when a hub stops, the
+// pings among the machines left are what `mesh overlay what-if` said (Q2).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
@@ -155,5 +156,52 @@ Hubs('a spoke of one hub reaches a spoke of the other, through both hubs', async
     if (!(await pings(ctx.lab, from, addr[to]!))) failed.push(`${from}->${to}`);
   assert.equal(failed, [], `paths that did not ping: ${failed.join(', ')}`);
 });
+
+Hubs(
+  'Q2: with hub2 stopped, the pings among the machines left are what what-if --down hub2 said, pair for pair',
+  async (ctx) => {
+    const left = ['hub1', 's1', 's2'];
+    const addr = Object.fromEntries(
+      (await ctx.mesh.store.admin`select name, host(address) as a from overlay.member where name = any(${left})`).map(
+        (r) => [r.name as string, r.a as string],
+      ),
+    );
+    const pairs = left.flatMap((a) => left.filter((b) => b !== a).map((b) => [a, b] as const));
+    const matrix = async (tries: number) =>
+      new Set(
+        (
+          await Promise.all(
+            pairs.map(async ([a, b]) => ((await pings(ctx.lab, a, addr[b]!, tries)) ? `${a}>${b}` : '')),
+          )
+        ).filter(Boolean),
+      );
+    const before = await matrix(5);
+    assert.is(before.size, pairs.length, `before hub2 stops every pair pings; these do: ${[...before].join(', ')}`);
+
+    // As an operator asks it; the fleet's spokes lose their pairs too, so every pair is listed and those here kept.
+    const w = JSON.parse(await cli(ctx, 'overlay', 'what-if', '--down', 'hub2', '--limit', '0', '--json')) as {
+      pairs: { node: string; peer: string }[];
+      pairsTotal: number;
+    };
+    assert.is(w.pairs.length, w.pairsTotal, 'every lost pair listed');
+    const lost = new Set(
+      w.pairs.filter((p) => left.includes(p.node) && left.includes(p.peer)).map((p) => `${p.node}>${p.peer}`),
+    );
+    // The prediction must say something both ways: s2 (hub2's group) cut off, hub1 and s1 (hub1's) kept.
+    assert.ok(lost.size > 0 && lost.size < pairs.length, `what-if predicts ${[...lost].join(', ')}`);
+
+    // hub2 stops: its host, and its interface (wireguard-go's, which outlives the host) with it.
+    await ctx.runs.hub2!.stop();
+    await ctx.lab.execAny('hub2', ['/usr/sbin/ip', 'link', 'delete', 'dev', IF]);
+    const gone = await ctx.lab.execAny('hub2', ['/usr/sbin/ip', 'link', 'show', 'dev', IF]);
+    assert.is.not(gone.code, 0, `hub2's ${IF} is still there: ${gone.stdout}`);
+    const after = await matrix(3);
+    const wrong = pairs
+      .map(([a, b]) => `${a}>${b}`)
+      .filter((p) => after.has(p) === lost.has(p))
+      .map((p) => `${p} ${after.has(p) ? 'pings' : 'does not ping'}, predicted ${lost.has(p) ? 'lost' : 'kept'}`);
+    assert.equal(wrong, [], `the pings differ from what-if --down hub2: ${wrong.join('; ')}`);
+  },
+);
 
 Hubs.run();
