@@ -11127,6 +11127,8 @@ GRANT ALL ON FUNCTION inventory.close_console_session(session_hash bytea) TO mes
 
 REVOKE ALL ON FUNCTION inventory.delivered_declarations() FROM PUBLIC;
 GRANT ALL ON FUNCTION inventory.delivered_declarations() TO mesh_inventory_reader;
+GRANT ALL ON FUNCTION inventory.delivered_declarations() TO mesh_assignment;
+GRANT ALL ON FUNCTION inventory.delivered_declarations() TO mesh_assignment_reader;
 
 --
 -- Name: FUNCTION spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval); Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11236,6 +11238,7 @@ REVOKE ALL ON FUNCTION "overlay".member_groups_without(down text[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) TO mesh_assignment;
+GRANT ALL ON FUNCTION "overlay".node_resources_of(node_names text[]) TO mesh_overlay_reader;
 
 --
 -- Name: FUNCTION peers(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -11385,12 +11388,6 @@ GRANT SELECT ON TABLE assignment.outbox TO mesh_assignment_reader;
 
 GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_inventory;
 GRANT SELECT ON TABLE assignment.delivered_newest TO mesh_assignment_reader;
-
---
--- Name: TABLE firewall_opening; Type: ACL; Schema: assignment; Owner: mesh_assignment
---
-
-GRANT SELECT ON TABLE assignment.firewall_opening TO mesh_assignment_reader;
 
 --
 -- Name: TABLE freeze_status; Type: ACL; Schema: assignment; Owner: mesh_assignment

@@ -71,4 +71,29 @@ S(
   },
 );
 
+S('every view a role may read runs for it: the functions it calls are granted with it', async ({ store }) => {
+  // PostgreSQL checks a view's function calls against the reader, so a view granted without them fails only when read.
+  const pairs = await store.admin<{ role: string; view: string }[]>`
+    select r.rolname as role, format('%I.%I', n.nspname, c.relname) as view
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      cross join pg_roles r
+     where c.relkind in ('v', 'm')
+       and n.nspname in ('inventory', 'catalogue', 'secret', 'provision', 'overlay', 'assignment', 'audit')
+       and r.rolname like 'mesh\\_%' and has_table_privilege(r.oid, c.oid, 'select')
+     order by 1, 2`;
+  assert.ok(pairs.length > 0);
+  const refused: string[] = [];
+  for (const { role, view } of pairs) {
+    try {
+      await store.admin.begin(async (tx) => {
+        await tx.unsafe(`set local role ${role}`);
+        await tx.unsafe(`explain select * from ${view}`);
+      });
+    } catch (err) {
+      refused.push(`${role} on ${view}: ${(err as Error).message}`);
+    }
+  }
+  assert.equal(refused, [], 'grant execute on the function to the role, in the migration that grants the view');
+});
+
 S.run();
