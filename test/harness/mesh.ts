@@ -107,6 +107,16 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, i
   };
 }
 
+/** PROC stopped (SIGSTOP) while FN runs, and let go on (SIGCONT) however FN ends: a serve held, so what is sent meanwhile waits in its queue. */
+export async function held<T>(proc: Proc, fn: () => Promise<T>): Promise<T> {
+  process.kill(proc.child.pid!, 'SIGSTOP');
+  try {
+    return await fn();
+  } finally {
+    process.kill(proc.child.pid!, 'SIGCONT');
+  }
+}
+
 export interface CliResult {
   code: number;
   stdout: string;
