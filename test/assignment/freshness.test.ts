@@ -5,9 +5,9 @@
 // broker of this suite's own, stopped under the running host.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { privateMesh, type PrivateMesh } from '../link/private_mesh.js';
+import { privateMesh, outageEnv, stopFleet, type PrivateMesh } from '../link/private_mesh.js';
 import type { Proc } from '../harness/mesh.js';
 import { root, until as untilShort } from '../declare/helpers.js';
 import { b64 } from '../../src/crypto/keys.js';
@@ -40,14 +40,7 @@ F.before(async (ctx) => {
   assert.is(set.code, 0, set.stderr);
   assert.is(JSON.parse(set.stdout).lifetime, '00:00:30');
   ctx.serve = await ctx.pm.serve();
-  const env = {
-    MESH_HOST_ROOTS: ctx.root,
-    MESH_HOST_RECONCILE_SECONDS: '3600',
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-    MESH_HOST_BACKOFF_MAX_SECONDS: '2',
-    MESH_HOST_BACKOFF_RESET_SECONDS: '30',
-  };
-  ctx.host = (await ctx.pm.joined('n1', env)).proc;
+  ctx.host = (await ctx.pm.joined('n1', outageEnv(ctx.root))).proc;
   const f = join(ctx.pm.home, 'web.json');
   writeFileSync(
     f,
@@ -74,10 +67,7 @@ F.before(async (ctx) => {
   });
 });
 
-F.after(async (ctx) => {
-  await ctx.pm?.stop();
-  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
-});
+F.after((ctx) => stopFleet(ctx));
 
 F('a lifetime outside 10 s to a year, or not a lifetime, is refused naming the form', async (ctx) => {
   const short = await ctx.pm.cli(['freshness', '--lifetime', '5s']);

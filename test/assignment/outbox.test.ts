@@ -5,57 +5,31 @@
 // drain loses nothing: the next serve re-sends what was not marked delivered.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { writeFileSync, rmSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { privateMesh, type PrivateMesh } from '../link/private_mesh.js';
+import { privateFleet, stopFleet, type PrivateFleet } from '../link/private_mesh.js';
+import { adminApi } from '../harness/rabbitmq.js';
 import type { Proc, Host } from '../harness/mesh.js';
-import { b64, root, until } from '../declare/helpers.js';
+import { b64, cli, until } from '../declare/helpers.js';
 import { declare } from '../../src/assignment/declare.js';
 import { readSigner } from '../../src/home/home.js';
-import { ManagementApi } from '../../src/broker/management.js';
 import { NODE_QUEUE_KEEPS } from '../../src/broker/accounts.js';
 import { VHOST } from '../../bundle/rabbitmq.js';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
 const OWED = 1000; // declarations owed at once in the SIGKILL test
 
-interface Ctx {
-  pm: PrivateMesh;
-  serve: Proc;
-  hosts: Record<string, { host: Host; proc: Proc }>;
-  root: string;
-}
+type Ctx = PrivateFleet;
 const O = suite<Ctx>('the outbox (W1, W2, W3)');
 
 O.before(async (ctx) => {
   // Serve's idle sweep every second, so a returning broker is found within the test's patience.
   process.env.MESH_SERVE_SWEEP_SECONDS = '1';
   process.env.MESH_SERVE_DRAIN_BATCH = '50';
-  ctx.pm = await privateMesh();
-  ctx.root = root();
-  ctx.serve = await ctx.pm.serve();
-  ctx.hosts = {};
-  for (const n of NODES) {
-    ctx.hosts[n] = await ctx.pm.joined(n, {
-      MESH_HOST_ROOTS: ctx.root,
-      MESH_HOST_RECONCILE_SECONDS: '3600',
-      MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-      MESH_HOST_BACKOFF_MAX_SECONDS: '2',
-      MESH_HOST_BACKOFF_RESET_SECONDS: '30',
-    });
-  }
+  await privateFleet(ctx, NODES);
 });
 
-O.after(async (ctx) => {
-  await ctx.pm?.stop();
-  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
-});
-
-async function mesh(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.pm.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+O.after(stopFleet);
 
 function moduleFile(ctx: Ctx, name: string, content: string): string {
   const f = join(ctx.pm.home, `${name}.json`);
@@ -99,12 +73,12 @@ O(
   'a change that affects no composition owes nothing; one that does owes exactly the nodes it changed (W2)',
   async (ctx) => {
     const before = await allRows(ctx);
-    const out = JSON.parse(await mesh(ctx, 'module', 'add', moduleFile(ctx, 'idle', 'x'), '--json'));
+    const out = JSON.parse(await cli(ctx.pm, 'module', 'add', moduleFile(ctx, 'idle', 'x'), '--json'));
     assert.equal(out.redeclared, [], 'a module assigned nowhere changes no composition');
-    assert.match(await mesh(ctx, 'module', 'add', moduleFile(ctx, 'idle', 'y')), /nothing to re-declare/);
+    assert.match(await cli(ctx.pm, 'module', 'add', moduleFile(ctx, 'idle', 'y')), /nothing to re-declare/);
     assert.is(await allRows(ctx), before, 'nothing was put in the outbox');
 
-    const a = JSON.parse(await mesh(ctx, 'assign', 'idle', 'n2', '--json'));
+    const a = JSON.parse(await cli(ctx.pm, 'assign', 'idle', 'n2', '--json'));
     assert.equal(
       a.redeclared.map((d: { node: string }) => d.node),
       ['n2'],
@@ -112,12 +86,12 @@ O(
     );
     assert.is(await allRows(ctx), before + 1);
     // Assigned again: no change, nothing owed.
-    const again = JSON.parse(await mesh(ctx, 'assign', 'idle', 'n2', '--json'));
+    const again = JSON.parse(await cli(ctx.pm, 'assign', 'idle', 'n2', '--json'));
     assert.equal(again.redeclared, []);
     assert.is(await allRows(ctx), before + 1);
     await allAtNewest(ctx);
     await until('delivered', async () => (await owedCount(ctx)) === 0);
-    assert.match(await mesh(ctx, 'outbox'), /nothing owed/);
+    assert.match(await cli(ctx.pm, 'outbox'), /nothing owed/);
   },
 );
 
@@ -126,9 +100,9 @@ O(
   async (ctx) => {
     const smark = ctx.serve.output().length;
     await ctx.pm.rabbit.halt();
-    await mesh(ctx, 'module', 'add', moduleFile(ctx, 'web', 'v1'));
+    await cli(ctx.pm, 'module', 'add', moduleFile(ctx, 'web', 'v1'));
     const sent: string[] = [];
-    for (const n of NODES) sent.push(await mesh(ctx, 'assign', 'web', n));
+    for (const n of NODES) sent.push(await cli(ctx.pm, 'assign', 'web', n));
     assert.ok(
       sent.every((s) => /re-declaring n\d/.test(s)),
       sent.join('\n'),
@@ -143,7 +117,7 @@ O(
         )[0]!.n === NODES.length,
       30_000,
     );
-    const owed = JSON.parse(await mesh(ctx, 'outbox', '--json')) as {
+    const owed = JSON.parse(await cli(ctx.pm, 'outbox', '--json')) as {
       node: string;
       attempts: number;
       last_error: string;
@@ -153,7 +127,7 @@ O(
       owed.every((o) => o.attempts > 0 && /broker cannot be reached/.test(o.last_error)),
       JSON.stringify(owed),
     );
-    const list = JSON.parse(await mesh(ctx, 'node', 'list', '--json')) as {
+    const list = JSON.parse(await cli(ctx.pm, 'node', 'list', '--json')) as {
       name: string;
       owed_serial: number | null;
     }[];
@@ -163,7 +137,7 @@ O(
       want,
       'node list shows the undelivered newest serial',
     );
-    const planned = JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[]; owed: { node: string }[] };
+    const planned = JSON.parse(await cli(ctx.pm, 'plan', '--json')) as { changed: string[]; owed: { node: string }[] };
     assert.equal(planned.changed, [], 'every change was declared by its command');
     assert.equal(planned.owed.map((o) => o.node).sort(), NODES, 'mesh plan shows what is owed');
     await ctx.serve.waitFor(/the outbox cannot reach the broker/, 20_000, smark);
@@ -171,7 +145,7 @@ O(
     await ctx.pm.rabbit.resume();
     await until('everything owed delivered', async () => (await owedCount(ctx)) === 0, 60_000);
     await allAtNewest(ctx);
-    const after = JSON.parse(await mesh(ctx, 'node', 'list', '--json')) as { owed_serial: number | null }[];
+    const after = JSON.parse(await cli(ctx.pm, 'node', 'list', '--json')) as { owed_serial: number | null }[];
     assert.ok(after.every((l) => l.owed_serial === null));
   },
 );
@@ -206,24 +180,24 @@ O('an enrolment whose re-declare fails is declared by serve once it can be, no c
     60_000,
   );
   await n5!.proc.stop();
-  await mesh(ctx, 'node', 'retire', 'n5');
+  await cli(ctx.pm, 'node', 'retire', 'n5');
 });
 
 O(
   'mesh plan with no node shows a change no declaration carries yet; declare --all --changed owes exactly it (W2)',
   async (ctx) => {
-    assert.match(await mesh(ctx, 'plan'), /every node's composition is declared\nnothing owed/);
+    assert.match(await cli(ctx.pm, 'plan'), /every node's composition is declared\nnothing owed/);
     // Behind the commands' back: a row written by hand owes nothing by itself.
     await ctx.pm.store.admin`insert into assignment.assignment (module, node) values ('idle', 'n3')`;
-    const planned = JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[]; owed: unknown[] };
+    const planned = JSON.parse(await cli(ctx.pm, 'plan', '--json')) as { changed: string[]; owed: unknown[] };
     assert.equal(planned.changed, ['n3']);
-    assert.match(await mesh(ctx, 'plan'), /changed, not yet declared \(mesh declare --all --changed owes them\): n3/);
-    const d = JSON.parse(await mesh(ctx, 'declare', '--all', '--changed', '--json')) as { node: string }[];
+    assert.match(await cli(ctx.pm, 'plan'), /changed, not yet declared \(mesh declare --all --changed owes them\): n3/);
+    const d = JSON.parse(await cli(ctx.pm, 'declare', '--all', '--changed', '--json')) as { node: string }[];
     assert.equal(
       d.map((x) => x.node),
       ['n3'],
     );
-    assert.equal((JSON.parse(await mesh(ctx, 'plan', '--json')) as { changed: string[] }).changed, []);
+    assert.equal((JSON.parse(await cli(ctx.pm, 'plan', '--json')) as { changed: string[] }).changed, []);
     await allAtNewest(ctx);
   },
 );
@@ -232,11 +206,7 @@ O(
   'a node away: its queue keeps only its newest few (the oldest dropped), and it applies its newest when it returns (W3)',
   async (ctx) => {
     const r = ctx.pm.rabbit;
-    const api = new ManagementApi({
-      url: `http://127.0.0.1:${r.mgmtPort}`,
-      user: r.admin.user,
-      password: r.admin.password,
-    });
+    const api = adminApi(r);
     const queue = async () =>
       (await api.queue(VHOST, 'node.n4')) as unknown as {
         messages: number;
@@ -273,11 +243,7 @@ O(
   'a broker restart drops what a node away had on its queue (not persistent); the node returns to its newest anyway, asked from SQL on connect (W3)',
   async (ctx) => {
     const r = ctx.pm.rabbit;
-    const api = new ManagementApi({
-      url: `http://127.0.0.1:${r.mgmtPort}`,
-      user: r.admin.user,
-      password: r.admin.password,
-    });
+    const api = adminApi(r);
     await ctx.hosts.n3!.proc.stop();
     Object.assign(process.env, ctx.pm.store.env);
     const [d] = await declare({ nodes: ['n3'], signer: readSigner(ctx.pm.env) });

@@ -14,13 +14,13 @@ import {
   envInt,
   startServe,
   tempDir,
-  removeDir,
   serverPids,
   describeCpu,
   summarizeProfile,
   describeProfile,
   sequentialMs,
   type Worker,
+  tearDown,
 } from './lib.js';
 import { issueTokens, startEcho, connectHosts, storm as stormOf } from './steps.js';
 
@@ -121,8 +121,6 @@ await bench('1 enrolment storm', async (figs) => {
     );
   } finally {
     await Promise.allSettled(workers.map((w) => w.stop()));
-    await serve?.stop();
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(profile);
+    await tearDown(mesh, serve, profile);
   }
 });

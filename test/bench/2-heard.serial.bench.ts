@@ -16,7 +16,6 @@ import {
   envInt,
   startServe,
   tempDir,
-  removeDir,
   cpuMeter,
   serverPids,
   describeCpu,
@@ -25,6 +24,7 @@ import {
   insertNodes,
   impersonator,
   admin,
+  tearDown,
 } from './lib.js';
 import { flood as floodOf, rawConsume, rawQueue } from './steps.js';
 
@@ -147,8 +147,6 @@ await bench('2 heard ingestion', async (figs) => {
       }),
     );
   } finally {
-    await serve?.stop();
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(profile);
+    await tearDown(mesh, serve, profile);
   }
 });

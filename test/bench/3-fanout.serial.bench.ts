@@ -19,21 +19,20 @@ import {
   envInt,
   startServe,
   tempDir,
-  removeDir,
   cpuMeter,
   serverPids,
   describeCpu,
   summarizeProfile,
   describeProfile,
-  insertNodes,
   purgeQueues,
   settle,
-  perNodeFiles,
   createQueues,
   admin,
   impersonator,
   rssOf,
   bareNodeRss,
+  tearDown,
+  fanoutFleet,
 } from './lib.js';
 import { composedBodies, signRate as signRateOf, publishAll, declareAll } from './steps.js';
 
@@ -51,8 +50,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
   const t00 = now();
   const stage = (what: string) => console.log(`[fan-out] ${((now() - t00) / 1000).toFixed(1)}s ${what}`);
   try {
-    const names = await insertNodes(mesh, N, { sites: SITES, hubs: HUBS });
-    await perNodeFiles(mesh, root);
+    const names = await fanoutFleet(mesh, N, root, { sites: SITES, hubs: HUBS });
     stage(`${N} nodes in SQL, ${SITES} sites, ${HUBS} hubs`);
     await createQueues(mesh, names);
     stage(`${N} queues`);
@@ -256,9 +254,6 @@ await bench('3 fan-out and serve memory', async (figs) => {
       }),
     );
   } finally {
-    await serve?.stop();
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(profile);
-    removeDir(root);
+    await tearDown(mesh, serve, profile, root);
   }
 });

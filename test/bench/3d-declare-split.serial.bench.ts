@@ -11,18 +11,7 @@ import { envelope, declare } from '../../src/assignment/declare.js';
 import { composeInParts, partsFor } from '../../src/assignment/compose_parts.js';
 import { bodyText, fresh } from '../../src/wire/declaration.js';
 import { createHash } from 'node:crypto';
-import {
-  bench,
-  now,
-  envInt,
-  tempDir,
-  removeDir,
-  insertNodes,
-  perNodeFiles,
-  cpuMeter,
-  serverPids,
-  figure,
-} from './lib.js';
+import { bench, now, envInt, tempDir, cpuMeter, serverPids, figure, tearDown, fanoutFleet } from './lib.js';
 
 const N = envInt('MESH_BENCH_FANOUT_NODES', 10_000);
 const ROUNDS = envInt('MESH_PROBE_ROUNDS', 3);
@@ -31,8 +20,7 @@ await bench('3d declare split', async (figs) => {
   const mesh = await freshMesh();
   const root = tempDir('split-root');
   try {
-    await insertNodes(mesh, N, { sites: 100, hubs: 2 });
-    await perNodeFiles(mesh, root);
+    await fanoutFleet(mesh, N, root);
     const adm = mesh.store.admin;
     const asg = await connect('assignment', { env: mesh.env, max: 3 });
     await asg`select overlay.allocate_addresses()`;
@@ -180,7 +168,6 @@ await bench('3d declare split', async (figs) => {
       figs.push(figure({ id: `split.${k}`, what: k, value: v.reduce((a, b) => a + b, 0) / v.length, unit: 's' }));
     await asg.end();
   } finally {
-    await mesh.stop().catch(() => {});
-    removeDir(root);
+    await tearDown(mesh, undefined, root);
   }
 });

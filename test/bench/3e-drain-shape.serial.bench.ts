@@ -14,9 +14,6 @@ import {
   now,
   envInt,
   tempDir,
-  removeDir,
-  insertNodes,
-  perNodeFiles,
   createQueues,
   purgeQueues,
   admin,
@@ -24,6 +21,8 @@ import {
   serverPids,
   settle,
   figure,
+  tearDown,
+  fanoutFleet,
 } from './lib.js';
 
 const N = envInt('MESH_BENCH_FANOUT_NODES', 10_000);
@@ -37,8 +36,7 @@ await bench('3e drain shape', async (figs) => {
   const mesh = await freshMesh();
   const root = tempDir('drain-root');
   try {
-    const names = await insertNodes(mesh, N, { sites: 100, hubs: 2 });
-    await perNodeFiles(mesh, root);
+    const names = await fanoutFleet(mesh, N, root);
     await createQueues(mesh, names);
     Object.assign(process.env, mesh.env);
     const asg = await connect('assignment', { env: mesh.env, max: 8 });
@@ -98,7 +96,6 @@ await bench('3e drain shape', async (figs) => {
     await conn.close();
     await asg.end();
   } finally {
-    await mesh.stop().catch(() => {});
-    removeDir(root);
+    await tearDown(mesh, undefined, root);
   }
 });

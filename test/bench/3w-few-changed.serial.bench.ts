@@ -17,13 +17,12 @@ import {
   now,
   sleep,
   envInt,
-  insertNodes,
-  perNodeFiles,
   createQueues,
   startServe,
   tempDir,
-  removeDir,
   nodeNameOf,
+  tearDown,
+  fanoutFleet,
 } from './lib.js';
 
 const N = envInt('MESH_BENCH_FEW_NODES', 100_000);
@@ -35,8 +34,7 @@ await bench('3w a change to few nodes', async (figs) => {
   const root = tempDir('few-root');
   let serve: Proc | undefined;
   try {
-    await insertNodes(mesh, N, { sites: 100, hubs: 2 });
-    await perNodeFiles(mesh, root);
+    await fanoutFleet(mesh, N, root);
     const mod = (v: string) => {
       const f = join(dir, 'app.json');
       writeFileSync(
@@ -112,9 +110,6 @@ await bench('3w a change to few nodes', async (figs) => {
       }),
     );
   } finally {
-    await serve?.stop();
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(dir);
-    removeDir(root);
+    await tearDown(mesh, serve, dir, root);
   }
 });

@@ -16,13 +16,10 @@
 // most 1.2 x the host floor of the same run; the floor itself is reported as
 // its ratio to raw. First, alone: one host's own cost of a declaration that
 // changes two files (test/bench/host_cost.ts), CPU and fsyncs.
-import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freshMesh, MESH, runCli, type Proc } from '../harness/mesh.js';
-import { servers } from '../harness/servers.js';
 import { EXCHANGE } from '../../src/broker/topology.js';
-import { b64 } from '../../src/crypto/keys.js';
 import { publish } from '../../src/broker/publish.js';
 import { PUBLISH_CHANNELS } from '../../src/serve/drain.js';
 import { queueOf } from '../../src/wire/names.js';
@@ -44,10 +41,11 @@ import {
   perNodeFiles,
   createAccounts,
   admin,
-  worker,
-  deal,
   percentile,
   type Worker,
+  tearDown,
+  simHosts,
+  connectHosts,
 } from './lib.js';
 
 const N = envInt('MESH_BENCH_PROP_HOSTS', 1000);
@@ -136,14 +134,9 @@ await bench('4 propagation', async (figs) => {
             : `strace -f counted ${cost.straced.toFixed(2)} fsync and fdatasync calls; src/sys/atomic.ts counted ${cost.fsyncs}`,
       }),
     );
-    const s = servers();
     const names = await insertNodes(mesh, N);
     await perNodeFiles(mesh, root);
-    const hosts = names.map((name) => ({
-      name,
-      user: `${mesh.prefix}node.${name}`,
-      password: randomBytes(24).toString('base64url'),
-    }));
+    const hosts = simHosts(mesh, names);
     const a0 = now();
     await createAccounts(mesh, hosts);
     console.log(
@@ -155,20 +148,7 @@ await bench('4 propagation', async (figs) => {
     const servePid = serve.child.pid!;
 
     const c0 = now();
-    for (const part of deal(hosts, PROCS)) {
-      const w = worker();
-      workers.push(w);
-      w.send({
-        type: 'connect',
-        hosts: part,
-        broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint },
-        signingKey: b64(mesh.signer.public),
-        mesh: mesh.signer.mesh,
-        root,
-        stateRoot: state,
-      });
-    }
-    await Promise.all(workers.map((w) => w.next('ready', 300_000)));
+    await connectHosts(mesh, hosts, PROCS, workers, { root, stateRoot: state });
     console.log(`[propagation] ${N} hosts connected over pinned TLS in ${((now() - c0) / 1000).toFixed(1)}s`);
     const collect = async (key: string) =>
       (
@@ -439,9 +419,7 @@ await bench('4 propagation', async (figs) => {
   } finally {
     await Promise.allSettled(workers.map((w) => w.stop()));
     serve?.child.kill('SIGCONT'); // a held serve takes no SIGTERM
-    await serve?.stop();
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(root);
+    await tearDown(mesh, serve, root);
     removeDir(state);
   }
 });

@@ -2,7 +2,7 @@
 // real `mesh serve`, connected, then left alone. Beside it, in the same run, a
 // bare `node` process doing nothing: the floor any Node program stands on.
 import { freshMesh } from '../harness/mesh.js';
-import { bench, figure, sleep, envInt, rssOf, bareNodeRss, tempDir, removeDir } from './lib.js';
+import { bench, figure, sleep, envInt, rssOf, bareNodeRss, tempDir, tearDown } from './lib.js';
 
 const SETTLE = envInt('MESH_BENCH_IDLE_SECONDS', 8);
 
@@ -28,7 +28,6 @@ await bench('5 idle host memory', async (figs) => {
       }),
     );
   } finally {
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(root);
+    await tearDown(mesh, undefined, root);
   }
 });

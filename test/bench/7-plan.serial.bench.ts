@@ -6,7 +6,7 @@
 // compares with what each node acknowledged.
 import { freshMesh, MESH, runCli } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
-import { bench, figure, now, envInt, insertNodes, tempDir, removeDir, appModule } from './lib.js';
+import { bench, figure, now, envInt, insertNodes, tempDir, appModule, tearDown } from './lib.js';
 
 const N = envInt('MESH_BENCH_PLAN_NODES', 100_000);
 
@@ -59,7 +59,6 @@ await bench('7 plan --all', async (figs) => {
       }),
     );
   } finally {
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(dir);
+    await tearDown(mesh, undefined, dir);
   }
 });

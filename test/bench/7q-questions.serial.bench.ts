@@ -24,10 +24,10 @@ import {
   envInt,
   insertNodes,
   tempDir,
-  removeDir,
   appModule,
   nodeNameOf,
   type Figure,
+  tearDown,
 } from './lib.js';
 import { b64 } from '../../src/crypto/keys.js';
 import { writeFileSync } from 'node:fs';
@@ -169,8 +169,7 @@ await bench('7q questions', async (figs) => {
       }),
     );
   } finally {
-    await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
-    removeDir(dir);
+    await tearDown(mesh, undefined, dir);
   }
 });
 

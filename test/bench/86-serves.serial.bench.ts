@@ -30,16 +30,15 @@ import {
   serverPids,
   beamPids,
   describeCpu,
-  insertNodes,
   purgeQueues,
   settle,
-  perNodeFiles,
   createQueues,
   admin,
   impersonator,
   loadavg,
   rssOf,
   type Figure,
+  fanoutFleet,
 } from './lib.js';
 import {
   issueTokens,
@@ -112,8 +111,7 @@ async function onBroker(
     postgres: () => serverPids().pg,
   });
   try {
-    const names = await insertNodes(mesh, FLEET, { sites: SITES, hubs: HUBS });
-    await perNodeFiles(mesh, root);
+    const names = await fanoutFleet(mesh, FLEET, root, { sites: SITES, hubs: HUBS });
     stage(`${where}: ${FLEET} nodes in SQL`);
     await createQueues(mesh, names, QUEUE_CHANNELS);
     stage(`${where}: ${FLEET} node queues made (${QUEUE_CHANNELS} channels); broker RSS ${brokerRss(rabbitPids())}`);

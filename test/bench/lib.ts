@@ -344,6 +344,17 @@ export function tempDir(what: string): string {
   return mkdtempSync(join(tmpdir(), `mesh-bench-${what}-`));
 }
 
+/**
+ * A bench's end, however its body ended: SERVE (when started) and the mesh
+ * stopped, saying what failed rather than throwing (the figures are kept),
+ * and the bench's temp DIRS removed.
+ */
+export async function tearDown(mesh: Mesh, serve: Proc | undefined, ...dirs: string[]): Promise<void> {
+  await serve?.stop();
+  await mesh.stop().catch((e) => console.error(`[bench] cleanup: ${(e as Error).message}`));
+  for (const d of dirs) removeDir(d);
+}
+
 export function removeDir(d: string): void {
   if (!process.env.MESH_TEST_KEEP) rmSync(d, { recursive: true, force: true });
 }
@@ -375,6 +386,18 @@ export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: numb
     await mesh.store
       .admin`insert into overlay.hub (node) select 'b' || lpad(i::text, 6, '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
   return Array.from({ length: n }, (_, i) => nodeNameOf(1 + i));
+}
+
+/** Bench 3's fleet: N nodes shaped by OVERLAY (100 sites and 2 hubs unless told), each with its own two files under ROOT; their names. */
+export async function fanoutFleet(
+  mesh: Mesh,
+  n: number,
+  root: string,
+  overlay = { sites: 100, hubs: 2 },
+): Promise<string[]> {
+  const names = await insertNodes(mesh, n, overlay);
+  await perNodeFiles(mesh, root);
+  return names;
 }
 
 /**
@@ -593,4 +616,37 @@ export function appModule(dir: string, v: string): string {
     }),
   );
   return f;
+}
+
+/** A simulated host for each of NAMES: its broker account's name and a fresh password (createAccounts makes the accounts). */
+export const simHosts = (mesh: Mesh, names: string[]) =>
+  names.map((name) => ({ name, user: `${mesh.prefix}node.${name}`, password: randomBytes(24).toString('base64url') }));
+
+/**
+ * HOSTS dealt over K new workers (pushed onto WORKERS as each starts), each
+ * connecting its share to the run's broker over pinned TLS, to keep and apply
+ * under DIRS.root with their state under DIRS.stateRoot; resolves once every
+ * worker in WORKERS is ready (five minutes at the most).
+ */
+export async function connectHosts(
+  mesh: Mesh,
+  hosts: { name: string; password: string }[],
+  k: number,
+  workers: Worker[],
+  dirs: { root: string; stateRoot: string; ownRoot?: boolean },
+): Promise<void> {
+  const s = servers();
+  for (const part of deal(hosts, k)) {
+    const w = worker();
+    workers.push(w);
+    w.send({
+      type: 'connect',
+      hosts: part,
+      broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint },
+      signingKey: b64(mesh.signer.public),
+      mesh: mesh.signer.mesh,
+      ...dirs,
+    });
+  }
+  await Promise.all(workers.map((w) => w.next('ready', 300_000)));
 }

@@ -11,11 +11,10 @@
 // forged one (lab/inject_forged.ts's forgery: another key) is still `forged`.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { rmSync } from 'node:fs';
 import amqp from 'amqplib';
-import { privateMesh, type PrivateMesh } from '../link/private_mesh.js';
-import type { Proc, Host } from '../harness/mesh.js';
-import { root, until } from '../declare/helpers.js';
+import { privateFleet, stopFleet, type PrivateFleet } from '../link/private_mesh.js';
+import { adminConnect } from '../harness/rabbitmq.js';
+import { cli, until } from '../declare/helpers.js';
 import { publish } from '../../src/broker/publish.js';
 import { envelope } from '../../src/assignment/declare.js';
 import { bodyText, fresh } from '../../src/wire/declaration.js';
@@ -27,47 +26,16 @@ import { VHOST } from '../../bundle/rabbitmq.js';
 const NODES = ['r1', 'r2', 'r3'];
 const FROZEN = 'r3';
 
-interface Ctx {
-  pm: PrivateMesh;
-  serve: Proc;
-  hosts: Record<string, { host: Host; proc: Proc }>;
-  root: string;
-}
+type Ctx = PrivateFleet;
 const R = suite<Ctx>('broker crashes under declarations and reports (W3, D1, D2)');
 
 R.before(async (ctx) => {
   // Serve's idle sweep every second, so a returning broker is found within the test's patience.
   process.env.MESH_SERVE_SWEEP_SECONDS = '1';
-  ctx.pm = await privateMesh();
-  ctx.root = root();
-  ctx.serve = await ctx.pm.serve();
-  ctx.hosts = {};
-  for (const n of NODES) {
-    ctx.hosts[n] = await ctx.pm.joined(n, {
-      MESH_HOST_ROOTS: ctx.root,
-      MESH_HOST_RECONCILE_SECONDS: '3600',
-      MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-      MESH_HOST_BACKOFF_MAX_SECONDS: '2',
-      MESH_HOST_BACKOFF_RESET_SECONDS: '30',
-    });
-  }
+  await privateFleet(ctx, NODES);
 });
 
-R.after(async (ctx) => {
-  try {
-    ctx.hosts?.[FROZEN]?.proc.child.kill('SIGCONT');
-  } catch {
-    /* gone */
-  }
-  await ctx.pm?.stop();
-  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
-});
-
-async function mesh(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.pm.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+R.after((ctx) => stopFleet(ctx, ctx.hosts?.[FROZEN]?.proc));
 
 /** Each node's newest serial in SQL, and the serial of its last report. */
 async function serials(ctx: Ctx): Promise<Record<string, { newest: number; reported: number | null }>> {
@@ -97,15 +65,7 @@ const refusals = (ctx: Ctx) =>
       from audit.event where kind like 'refused%' order by seq`;
 
 async function admin<T>(ctx: Ctx, f: (ch: amqp.ConfirmChannel) => Promise<T>): Promise<T> {
-  const r = ctx.pm.rabbit;
-  const conn = await amqp.connect({
-    protocol: 'amqp',
-    hostname: '127.0.0.1',
-    port: r.amqpPort,
-    username: r.admin.user,
-    password: r.admin.password,
-    vhost: VHOST,
-  });
+  const conn = await adminConnect(ctx.pm.rabbit, VHOST);
   try {
     return await f(await conn.createConfirmChannel());
   } finally {
@@ -125,10 +85,10 @@ R('three SIGKILLs of the broker with reports in flight: nobody says forged, ever
   await allAtNewest(ctx, 'joined');
 
   // Crash 1: a declare of every node, the broker killed the moment it is issued (declarations and reports in flight).
-  await mesh(ctx, 'declare', ...NODES);
+  await cli(ctx.pm, 'declare', ...NODES);
   await crash(ctx);
   await allAtNewest(ctx, 'after crash 1');
-  await mesh(ctx, 'declare', ...NODES);
+  await cli(ctx.pm, 'declare', ...NODES);
   await allAtNewest(ctx, 'declared after crash 1');
 
   // Crash 2, serve stopped: each host's `recover` waits in mesh.control for the next serve.
@@ -147,7 +107,7 @@ R('three SIGKILLs of the broker with reports in flight: nobody says forged, ever
     45_000,
   );
   // A newer declaration for every node: the frozen one's is delivered unacked behind the answer to its recover.
-  await mesh(ctx, 'declare', ...NODES);
+  await cli(ctx.pm, 'declare', ...NODES);
   await until('every declaration confirmed by the broker', async () => (await owed(ctx)) === 0, 30_000);
   const before = await serials(ctx);
 
@@ -162,7 +122,7 @@ R('three SIGKILLs of the broker with reports in flight: nobody says forged, ever
   frozen.child.kill('SIGCONT');
   const after = await allAtNewest(ctx, 'after crash 3');
   for (const n of NODES) assert.is(after[n]!.newest, before[n]!.newest, `${n}: nothing newer was declared meanwhile`);
-  await mesh(ctx, 'declare', ...NODES);
+  await cli(ctx.pm, 'declare', ...NODES);
   const last = await allAtNewest(ctx, 'declared after crash 3');
 
   const said = await refusals(ctx);

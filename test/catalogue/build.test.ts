@@ -20,6 +20,7 @@ import {
   startBuilder,
   credentialOf,
   BASE_IMAGE,
+  waiting,
   type Storage,
   type Repo,
   type BuilderProc,
@@ -253,10 +254,7 @@ B('only builders may answer, and a request is answered once (B1)', async (ctx) =
   );
   assert.is(row(await list(ctx), 'broken').origin, 'not built yet');
   await until('nothing left on the control queue', async () => {
-    const q = (await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.control`)).json()) as {
-      messages?: number;
-    };
-    return q.messages === 0;
+    return (await waiting(ctx.mesh, 'mesh.control')) === 0;
   });
 });
 
@@ -285,10 +283,7 @@ B(
     await until(
       'both requests queued',
       async () => {
-        const q = (await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.build`)).json()) as {
-          messages?: number;
-        };
-        return q.messages === 2;
+        return (await waiting(ctx.mesh, 'mesh.build')) === 2;
       },
       120_000,
     );

@@ -15,6 +15,7 @@ import {
   repo,
   startBuilder,
   BASE_IMAGE,
+  waiting,
   type Storage,
   type Repo,
   type BuilderProc,
@@ -81,10 +82,7 @@ H('the request goes to a second builder, which completes it; exactly one result 
   );
   assert.is(await ctx.registry.manifestDigest('slow', answer.digest), answer.digest);
   await until('nothing left on the build queue: acked once answered', async () => {
-    const q = (await (await ctx.mesh.mgmt('GET', `/queues/${ctx.mesh.vhost}/mesh.build`)).json()) as {
-      messages?: number;
-    };
-    return q.messages === 0;
+    return (await waiting(ctx.mesh, 'mesh.build')) === 0;
   });
 });
 

@@ -5,10 +5,10 @@
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync, copyFileSync, symlinkSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/sys/proc.js';
-import type { Mesh } from '../harness/mesh.js';
+import { spawnProc, type Mesh } from '../harness/mesh.js';
 
 export const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));
 export const BASE_IMAGE = 'localhost/mesh-base:latest';
@@ -100,56 +100,16 @@ export async function startBuilder(mesh: Mesh, name: string, registry: string, s
     MESH_BUILDER_PULL: 'never',
   };
   await run(process.execPath, [MESH_BUILDER, 'enrol'], { env, input: line });
-  const child = spawn(process.execPath, [MESH_BUILDER, 'run'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  const listeners = new Set<() => void>();
-  const onData = (d: Buffer) => {
-    out += d.toString();
-    for (const l of listeners) l();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise<void>((r) =>
-    child.once('exit', () => {
-      for (const l of listeners) l();
-      r();
-    }),
-  );
+  const p = spawnProc(process.execPath, [MESH_BUILDER, 'run'], env, undefined, true);
+  const child = p.child;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const alive = () => child.exitCode === null && child.signalCode === null;
   const b: BuilderProc = {
     name,
     dir,
     child,
-    output: () => out,
-    waitFor(re, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const m = out.match(re);
-          if (m) {
-            listeners.delete(check);
-            clearTimeout(t);
-            resolve(m);
-            return true;
-          }
-          if (!alive()) {
-            listeners.delete(check);
-            clearTimeout(t);
-            reject(new Error(`builder ${name} exited before ${re}; it said:\n${out}`));
-            return true;
-          }
-          return false;
-        };
-        const t = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`timed out waiting for ${re}; builder ${name} said:\n${out}`));
-        }, timeoutMs);
-        if (!check()) listeners.add(check);
-      });
-    },
+    output: p.output,
+    waitFor: (re, timeoutMs = 60_000) => p.waitFor(re, timeoutMs),
     async kill() {
       try {
         process.kill(-child.pid!, 'SIGKILL');
@@ -179,3 +139,9 @@ export async function startBuilder(mesh: Mesh, name: string, registry: string, s
 }
 
 export const credentialOf = (b: BuilderProc) => JSON.parse(readFileSync(join(b.dir, 'credential.json'), 'utf8'));
+
+/** How many messages wait on QUEUE in the mesh's vhost, as the broker's management API counts them (undefined until it has counted). */
+export async function waiting(mesh: Mesh, queue: string): Promise<number | undefined> {
+  const q = (await (await mesh.mgmt('GET', `/queues/${mesh.vhost}/${queue}`)).json()) as { messages?: number };
+  return q.messages;
+}

@@ -9,20 +9,15 @@
 // marked acknowledged, as serve does on its report.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { freshMesh, MESH, spawnProc, type Mesh, type Proc } from '../harness/mesh.js';
+import type { Page } from 'playwright-core';
+import { freshMesh, type Mesh } from '../harness/mesh.js';
 import { addModule, cli } from '../declare/helpers.js';
 import { b64 } from '../../src/crypto/keys.js';
 import { join } from 'node:path';
-import { launch, shotsDir } from './browser.js';
+import { signedConsole, stopConsole, shotsDir, type ConsoleCtx } from './browser.js';
 import { within } from '../harness/within.js';
 
-interface Ctx {
-  mesh: Mesh;
-  console: Proc;
-  base: string;
-  browser: Browser;
-  signed: BrowserContext;
+interface Ctx extends ConsoleCtx {
   /** Two times the test recorded: app v1 declared to both nodes, then app v2. */
   t1: string;
   t2: string;
@@ -99,26 +94,10 @@ A.before(async (ctx) => {
   const f = await cliJson(ctx, 'freeze', 'add', '--until', await clock(ctx.mesh, 7200));
   await cli(ctx.mesh, 'freeze', 'override', String(f.id), '--reason', HOSTILE);
 
-  ctx.console = spawnProc(process.execPath, [MESH, 'console', '--listen', '127.0.0.1:0'], {
-    ...ctx.mesh.env,
-    ...ctx.mesh.store.consoleEnv,
-  });
-  ctx.base = (await ctx.console.waitFor(/serving (http:\/\/\S+)/))[1]!;
-  ctx.browser = await launch();
-  ctx.signed = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const link = (await cliJson(ctx, 'console', 'token', '--listen', `127.0.0.1:${new URL(ctx.base).port}`)).link;
-  const p = await ctx.signed.newPage();
-  await p.goto(link);
-  await within('the sign-in button', 30_000, p.waitForSelector('#signin-form button'));
-  await p.click('#signin-form button');
-  await within('the fleet page after signing in', 30_000, p.waitForSelector('#fleet'));
+  const p = await signedConsole(ctx, '#fleet');
   await p.close();
 });
-A.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.console?.stop();
-  await ctx.mesh?.stop();
-});
+A.after(stopConsole);
 
 A('Q1: the promises page lists each promise, kept or broken and why, as mesh promise list does', async (ctx) => {
   const p = await open(ctx, '/promises');

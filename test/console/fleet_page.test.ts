@@ -7,9 +7,9 @@
 // cannot read is refused with its own code.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { freshMesh, MESH, spawnProc, type Mesh, type Proc } from '../harness/mesh.js';
-import { launch } from './browser.js';
+import type { Page } from 'playwright-core';
+import { freshMesh } from '../harness/mesh.js';
+import { signedConsole, stopConsole, type ConsoleCtx } from './browser.js';
 import { within } from '../harness/within.js';
 import { refusedWith } from '../sql/helpers.js';
 
@@ -17,12 +17,7 @@ import { refusedWith } from '../sql/helpers.js';
 const FLEET = 3000;
 const PAGE = 100;
 
-interface Ctx {
-  mesh: Mesh;
-  console: Proc;
-  base: string;
-  browser: Browser;
-  signed: BrowserContext;
+interface Ctx extends ConsoleCtx {
   page: Page;
 }
 const F = suite<Ctx>('the fleet page, one page at a time, on a fleet made in SQL');
@@ -59,28 +54,9 @@ F.before(async (ctx) => {
            case when i % 11 = 0 then null when i % 7 = 0 then now() - interval '10 minutes' else now() + interval '1 day' end
       from generate_series(1, ${FLEET}::int) i,
            lateral (select decode(md5(i::text) || md5('k' || i), 'hex') as k) x`;
-  // The console as it runs on a first node: each context as its reader (P1).
-  ctx.console = spawnProc(process.execPath, [MESH, 'console', '--listen', '127.0.0.1:0'], {
-    ...ctx.mesh.env,
-    ...ctx.mesh.store.consoleEnv,
-  });
-  ctx.base = (await ctx.console.waitFor(/serving (http:\/\/\S+)/, 60_000))[1]!;
-  ctx.browser = await launch();
-  const tok = await ctx.mesh.cli(['console', 'token', '--listen', `127.0.0.1:${new URL(ctx.base).port}`, '--json']);
-  if (tok.code !== 0) throw new Error(`mesh console token failed: ${tok.stderr}`);
-  ctx.signed = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const p = await ctx.signed.newPage();
-  await p.goto(JSON.parse(tok.stdout).link);
-  await within('the sign-in button', 30_000, p.waitForSelector('#signin-form button'));
-  await p.click('#signin-form button');
-  await within('the fleet page after signing in', 30_000, p.waitForSelector('body[data-ready]'));
-  ctx.page = p;
+  ctx.page = await signedConsole(ctx, 'body[data-ready]');
 });
-F.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.console?.stop();
-  await ctx.mesh?.stop();
-});
+F.after(stopConsole);
 
 F(
   'the first page holds the first 100 names, as mesh node list --limit 100 prints them, and counts the whole fleet',

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import amqp from 'amqplib';
+import { adminConnect } from '../harness/rabbitmq.js';
 import { servers } from '../harness/servers.js';
 import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { publish } from '../../src/broker/publish.js';
@@ -20,7 +20,8 @@ export async function addModule(mesh: Mesh, name: string, resources: unknown[]):
   if (r.code !== 0) throw new Error(`module add ${name}: ${r.stderr}`);
 }
 
-export async function cli(mesh: Mesh, ...args: string[]): Promise<string> {
+/** `mesh ARGS` to its end: its stdout, or an error with what it said. */
+export async function cli(mesh: Pick<Mesh, 'cli'>, ...args: string[]): Promise<string> {
   const r = await mesh.cli(args);
   if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout;
@@ -31,14 +32,7 @@ export const b64 = (s: string) => Buffer.from(s).toString('base64');
 /** Put raw bytes on a node's queue as the broker admin could: how forged and malformed messages arrive. */
 export async function inject(mesh: Mesh, node: string, bytes: Buffer, type = 'declaration'): Promise<void> {
   const s = servers();
-  const conn = await amqp.connect({
-    protocol: 'amqp',
-    hostname: '127.0.0.1',
-    port: s.rabbit.amqpPort,
-    username: s.rabbit.admin.user,
-    password: s.rabbit.admin.password,
-    vhost: mesh.vhost,
-  });
+  const conn = await adminConnect(s.rabbit, mesh.vhost);
   try {
     const ch = await conn.createConfirmChannel();
     await publish(ch, '', `node.${node}`, bytes, { type });

@@ -4,18 +4,11 @@
 // because the mesh confused "no account" with "an account of nothing".
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import postgres from 'postgres';
-import { freshStore, type Store } from '../harness/store.js';
+import { openRole, closeRole, type RoleCtx } from '../harness/store.js';
 
-const S = suite<{ store: Store; sql: postgres.Sql }>('R2 never reported is not reported nothing');
-S.before(async (ctx) => {
-  ctx.store = await freshStore();
-  ctx.sql = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
-});
-S.after(async (ctx) => {
-  await ctx.sql?.end();
-  await ctx.store?.drop();
-});
+const S = suite<RoleCtx>('R2 never reported is not reported nothing');
+S.before((ctx) => openRole(ctx, 'inventory'));
+S.after(closeRole);
 
 S(
   'node_status: no report row is null everywhere; an empty report is 0 held at its serial, with an age',

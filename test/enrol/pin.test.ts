@@ -7,7 +7,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshMesh, spawnProc, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
+import { held, freshMesh, spawnProc, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { connectBroker } from '../../src/broker/connect.js';
 import { adminEndpoint } from '../../src/broker/admin.js';
 import { publish } from '../../src/broker/publish.js';
@@ -25,16 +25,6 @@ P.before(async (ctx) => {
 P.after(async (ctx) => {
   await ctx.mesh.stop();
 });
-
-/** Serve stopped (SIGSTOP) while FN runs: the request waits in mesh.control, unanswered by the mesh. */
-async function held<T>(serve: Proc, fn: () => Promise<T>): Promise<T> {
-  process.kill(serve.child.pid!, 'SIGSTOP');
-  try {
-    return await fn();
-  } finally {
-    process.kill(serve.child.pid!, 'SIGCONT');
-  }
-}
 
 /** Every file under DIR with its text. */
 function files(dir: string): Record<string, string> {

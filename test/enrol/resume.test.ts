@@ -10,7 +10,7 @@
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, writeFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
+import { held, freshMesh, spawnProc, runCli, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import { holdProxy } from '../harness/hold_proxy.js';
 import { readToken, writeToken } from '../../src/wire/token.js';
 import type { ConsumeMessage } from 'amqplib';
@@ -44,16 +44,6 @@ const kept = (dir: string) => {
   return JSON.parse(readFileSync(pendingPath(dir), 'utf8')) as Kept;
 };
 const exited = async (p: Proc) => (await p.exited(60_000)) ?? -1;
-
-/** Serve held (SIGSTOP) while FN runs: whatever is sent meanwhile waits in mesh.control. */
-async function held<T>(serve: Proc, fn: () => Promise<T>): Promise<T> {
-  process.kill(serve.child.pid!, 'SIGSTOP');
-  try {
-    return await fn();
-  } finally {
-    process.kill(serve.child.pid!, 'SIGCONT');
-  }
-}
 
 /** The public keys SQL recorded for NODE, and those of the secret halves the host kept. */
 async function recorded(mesh: Mesh, node: string) {

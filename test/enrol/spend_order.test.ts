@@ -5,18 +5,11 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
-import { freshStore, type Store } from '../harness/store.js';
+import { openRole, closeRole, type RoleCtx, type Store } from '../harness/store.js';
 
-const S = suite<{ store: Store; sql: postgres.Sql }>('E2 spend first, record keys second');
-S.before(async (ctx) => {
-  ctx.store = await freshStore();
-  // As the context's own role, the way serve calls it.
-  ctx.sql = postgres(ctx.store.url('inventory'), { max: 1, onnotice: () => {} });
-});
-S.after(async (ctx) => {
-  await ctx.sql?.end();
-  await ctx.store?.drop();
-});
+const S = suite<RoleCtx>('E2 spend first, record keys second');
+S.before((ctx) => openRole(ctx, 'inventory'));
+S.after(closeRole);
 
 const hash = (s: string) => createHash('sha256').update(s).digest();
 const key = (n: number) => Buffer.alloc(32, n);

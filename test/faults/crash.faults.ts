@@ -5,7 +5,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import amqp from 'amqplib';
+import { adminConnect } from '../harness/rabbitmq.js';
 import { privateServers, type Private } from '../harness/private.js';
 import { freshMesh, spawnProc, MESH_HOST, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { addModule, cli, b64, root, until } from '../declare/helpers.js';
@@ -215,14 +215,7 @@ Crash('a host killed mid-apply leaves no half-written file; its next start compl
  *  back when the channel closes, so they stay queued). */
 async function controlQueue(ctx: Ctx): Promise<{ messageCount: number; consumerCount: number; keys: string[] }> {
   const r = ctx.srv.servers.rabbit;
-  const conn = await amqp.connect({
-    protocol: 'amqp',
-    hostname: '127.0.0.1',
-    port: r.amqpPort,
-    username: r.admin.user,
-    password: r.admin.password,
-    vhost: ctx.mesh.vhost,
-  });
+  const conn = await adminConnect(r, ctx.mesh.vhost);
   try {
     const ch = await conn.createChannel();
     const q = await ch.checkQueue('mesh.control');

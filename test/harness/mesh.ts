@@ -29,9 +29,12 @@ export interface Proc {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `input`, when given, is written to its stdin, which is then closed (a token: never on its command line). */
-export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Proc {
-  const child = spawn(cmd, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+/**
+ * `input`, when given, is written to its stdin, which is then closed (a token: never on its command line).
+ * `detached`: in a process group of its own, so a test can kill it and everything it started at once.
+ */
+export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string, detached = false): Proc {
+  const child = spawn(cmd, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached });
   if (input !== undefined) child.stdin!.end(input);
   let out = '';
   const listeners = new Set<() => void>();
@@ -57,10 +60,10 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, i
             resolve(m);
             return true;
           }
-          if (child.exitCode !== null) {
+          if (child.exitCode !== null || child.signalCode !== null) {
             listeners.delete(check);
             clearTimeout(t);
-            reject(new Error(`process exited (${child.exitCode}) before ${re}; it said:\n${out}`));
+            reject(new Error(`process exited (${child.exitCode ?? child.signalCode}) before ${re}; it said:\n${out}`));
             return true;
           }
           return false;
@@ -102,6 +105,16 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, i
       clearTimeout(t);
     },
   };
+}
+
+/** PROC stopped (SIGSTOP) while FN runs, and let go on (SIGCONT) however FN ends: a serve held, so what is sent meanwhile waits in its queue. */
+export async function held<T>(proc: Proc, fn: () => Promise<T>): Promise<T> {
+  process.kill(proc.child.pid!, 'SIGSTOP');
+  try {
+    return await fn();
+  } finally {
+    process.kill(proc.child.pid!, 'SIGCONT');
+  }
 }
 
 export interface CliResult {

@@ -32,6 +32,61 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
   return asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
+/** initdb into DATA (owned by the postgres user when run as root), with AUTH its --auth options. */
+export async function initdb(data: string, auth: string[]): Promise<void> {
+  const [c, a] = asPostgres(pgBin('initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    ...auth,
+    '-E',
+    'UTF8',
+    '--no-sync',
+    '--no-instructions',
+  ]);
+  await run(c, a);
+}
+
+/**
+ * postgres on DATA, listening on 127.0.0.1:PORT and in SOCKET_DIR, with
+ * SETTINGS (name=value each); resolves once pg_isready says it accepts, or
+ * fails with what it said if it exits or a minute passes.
+ */
+export async function spawnPostgres(
+  data: string,
+  port: number,
+  socketDir: string,
+  settings: string[],
+): Promise<ChildProcess> {
+  const [c, a] = asPostgres(pgBin('postgres'), [
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    socketDir,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    ...settings.flatMap((x) => ['-c', x]),
+  ]);
+  const child = spawn(c, a, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await run(pgBin('pg_isready'), ['-h', socketDir, '-p', String(port), '-U', 'postgres']);
+      return child;
+    } catch {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 export interface ClusterOptions {
   /**
    * Durable: synchronous_commit as PostgreSQL ships it (and as ALTER SYSTEM
@@ -66,18 +121,7 @@ export async function startPostgres(dir: string, opts: ClusterOptions = {}): Pro
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   mkdirSync(data, { mode: 0o700 });
   await ownedDir(data);
-  const [c1, a1] = asPostgres(pgBin('initdb'), [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    '--auth=trust',
-    '-E',
-    'UTF8',
-    '--no-sync',
-    '--no-instructions',
-  ]);
-  await run(c1, a1);
+  await initdb(data, ['--auth=trust']);
   return startCluster(dir, data, opts);
 }
 
@@ -86,48 +130,17 @@ export async function startCluster(dir: string, data: string, opts: ClusterOptio
   const socketDir = opts.socketDir ?? join(dir, 'pgsock');
   await ownedDir(socketDir);
   const port = await freePort();
-  const fast = [
-    '-c',
-    'fsync=off',
-    '-c',
-    'full_page_writes=off',
-    ...(opts.durable ? [] : ['-c', 'synchronous_commit=off']),
-  ];
-  const [c2, a2] = asPostgres(pgBin('postgres'), [
-    '-D',
-    data,
-    '-p',
-    String(port),
-    '-k',
-    socketDir,
-    '-c',
-    'listen_addresses=127.0.0.1',
+  const fast = ['fsync=off', 'full_page_writes=off', ...(opts.durable ? [] : ['synchronous_commit=off'])];
+  const settings = [
     ...fast,
-    '-c',
     'max_connections=400',
-    '-c',
     'shared_buffers=128MB',
-    '-c',
     'log_min_messages=fatal',
-    ...(opts.settings ?? []).flatMap((x) => ['-c', x]),
-  ]);
+    ...(opts.settings ?? []),
+  ];
   let child: ChildProcess;
   const start = async () => {
-    child = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let stderr = '';
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await run(pgBin('pg_isready'), ['-h', socketDir, '-p', String(port), '-U', 'postgres']);
-        return;
-      } catch {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    child = await spawnPostgres(data, port, socketDir, settings);
   };
   // As root the child is runuser, which does not pass a signal on to postgres:
   // pg_ctl stops the server itself, and runuser exits after it.

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import amqp from 'amqplib';
 import { freePort } from './ports.js';
 import { run } from '../../src/sys/proc.js';
 import { ManagementApi } from '../../src/broker/management.js';
@@ -39,6 +40,24 @@ export interface Rabbit {
 }
 
 export const BIN = '/usr/lib/rabbitmq/bin';
+
+/** What a test needs to act as a broker's admin (a Rabbit, or the run's broker in servers()). */
+type AdminOf = Pick<Rabbit, 'amqpPort' | 'mgmtPort' | 'admin'>;
+
+/** The broker's management API, as its admin. */
+export const adminApi = (r: AdminOf) =>
+  new ManagementApi({ url: `http://127.0.0.1:${r.mgmtPort}`, user: r.admin.user, password: r.admin.password });
+
+/** An AMQP connection to VHOST as the broker's admin, on the loopback plaintext port: a test acting behind the mesh's back. */
+export const adminConnect = (r: AdminOf, vhost: string) =>
+  amqp.connect({
+    protocol: 'amqp',
+    hostname: '127.0.0.1',
+    port: r.amqpPort,
+    username: r.admin.user,
+    password: r.admin.password,
+    vhost,
+  });
 
 /** A broker certificate made as the bundle makes one, written into DIR as broker.pem and broker.key (0600). */
 export async function makeCertificate(

@@ -112,3 +112,20 @@ export async function emptyStore(srv: Servers = servers()): Promise<Store> {
   }
   return open(db, srv);
 }
+
+/** A fresh store and one connection to it as CONTEXT's own role (the way serve calls it), for suites of one context's SQL. */
+export interface RoleCtx {
+  store: Store;
+  sql: postgres.Sql;
+}
+
+/** Fills CTX step by step, so closeRole ends what was opened even when a step failed. */
+export async function openRole(ctx: RoleCtx, context: Context): Promise<void> {
+  ctx.store = await freshStore();
+  ctx.sql = postgres(ctx.store.url(context), { max: 1, onnotice: () => {} });
+}
+
+export async function closeRole(ctx: Partial<RoleCtx>): Promise<void> {
+  await ctx.sql?.end();
+  await ctx.store?.drop();
+}

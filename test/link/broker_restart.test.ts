@@ -5,11 +5,11 @@
 // away. Serve reconnects too. On a broker of this suite's own.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, statSync, rmSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { privateMesh, type PrivateMesh } from './private_mesh.js';
+import { privateMesh, outageEnv, stopFleet, type PrivateMesh } from './private_mesh.js';
 import type { Proc, Host } from '../harness/mesh.js';
-import { b64, root, until } from '../declare/helpers.js';
+import { b64, cli, root, until } from '../declare/helpers.js';
 import { writeFileSync } from 'node:fs';
 
 interface Ctx {
@@ -26,11 +26,7 @@ B.before(async (ctx) => {
   ctx.root = root();
   ctx.serve = await ctx.pm.serve();
   const j = await ctx.pm.joined('web1', {
-    MESH_HOST_ROOTS: ctx.root,
-    MESH_HOST_RECONCILE_SECONDS: '3600',
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-    MESH_HOST_BACKOFF_MAX_SECONDS: '4',
-    MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+    ...outageEnv(ctx.root, 4),
     // The plain doubling: the test names each wait.
     MESH_HOST_BACKOFF_JITTER: 'none',
   });
@@ -38,21 +34,7 @@ B.before(async (ctx) => {
   ctx.proc = j.proc;
 });
 
-B.after(async (ctx) => {
-  try {
-    ctx.proc?.child.kill('SIGCONT');
-  } catch {
-    /* gone */
-  }
-  await ctx.pm?.stop();
-  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
-});
-
-async function mesh(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.pm.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+B.after((ctx) => stopFleet(ctx, ctx.proc));
 
 async function setModule(ctx: Ctx, content: string): Promise<void> {
   const f = join(ctx.pm.home, 'web.json');
@@ -63,7 +45,7 @@ async function setModule(ctx: Ctx, content: string): Promise<void> {
       resources: [{ kind: 'file', path: join(ctx.root, 'web.conf'), content: b64(content), mode: '0644' }],
     }),
   );
-  await mesh(ctx, 'module', 'add', f);
+  await cli(ctx.pm, 'module', 'add', f);
 }
 
 /** Same bytes, same inode, same mtime: never removed or rewritten. */
@@ -76,7 +58,7 @@ B('the host rides out a broker restart and applies what was declared while it wa
   const conf = join(ctx.root, 'web.conf');
   await setModule(ctx, 'v1');
   // Serial 1 was the node's firewall, at enrolment; the assignment owes 2.
-  await mesh(ctx, 'assign', 'web', 'web1');
+  await cli(ctx.pm, 'assign', 'web', 'web1');
   await ctx.proc.waitFor(/applied declaration 2\b/);
   await until(
     'report of 2',
@@ -114,7 +96,7 @@ B('the host rides out a broker restart and applies what was declared while it wa
     await ctx.serve.waitFor(/serve: consuming mesh\.control/, 60_000, smark);
     await setModule(ctx, 'v2');
     // The module change itself owes web1 serial 3 (W2): in the outbox or already on its queue.
-    const owed = JSON.parse(await mesh(ctx, 'outbox', '--json')) as { node: string; serial: number }[];
+    const owed = JSON.parse(await cli(ctx.pm, 'outbox', '--json')) as { node: string; serial: number }[];
     const [d] = await ctx.pm.store
       .admin`select max(serial)::int as serial from assignment.declaration where node = 'web1'`;
     assert.is(d!.serial, 3, 'owed while the host was away');

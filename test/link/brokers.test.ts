@@ -11,12 +11,10 @@ import tls from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import amqp from 'amqplib';
-import { privateMesh, type PrivateMesh } from './private_mesh.js';
-import { startRabbit, makeCertificate, type Rabbit } from '../harness/rabbitmq.js';
+import { privateMesh, outageEnv, type PrivateMesh } from './private_mesh.js';
+import { startRabbit, makeCertificate, adminApi, adminConnect, type Rabbit } from '../harness/rabbitmq.js';
 import type { Proc, Host } from '../harness/mesh.js';
 import { Accounts } from '../../src/broker/accounts.js';
-import { ManagementApi } from '../../src/broker/management.js';
 import { declareTopology } from '../../src/broker/topology.js';
 import { VHOST } from '../../bundle/rabbitmq.js';
 import { loadIdentity } from '../../host/identity.js';
@@ -49,12 +47,7 @@ L.before(async (ctx) => {
   await new Promise<void>((r) => ctx.impostor.listen(0, '127.0.0.2', r));
   ctx.impostorPort = (ctx.impostor.address() as { port: number }).port;
   await ctx.pm.serve();
-  const j = await ctx.pm.joined('web1', {
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-    MESH_HOST_BACKOFF_MAX_SECONDS: '2',
-    MESH_HOST_BACKOFF_RESET_SECONDS: '30',
-    MESH_HOST_RECONCILE_SECONDS: '3600',
-  });
+  const j = await ctx.pm.joined('web1', outageEnv());
   ctx.host = j.host;
   ctx.proc = j.proc;
   // Two independent brokers (not a cluster): the second is given what a cluster
@@ -66,14 +59,7 @@ L.before(async (ctx) => {
     password: r.admin.password,
     vhost: VHOST,
   }).createNode('web1', loadIdentity(ctx.host.dir)!.password);
-  const conn = await amqp.connect({
-    protocol: 'amqp',
-    hostname: '127.0.0.1',
-    port: r.amqpPort,
-    username: r.admin.user,
-    password: r.admin.password,
-    vhost: VHOST,
-  });
+  const conn = await adminConnect(r, VHOST);
   try {
     await declareTopology(conn);
   } finally {
@@ -127,11 +113,7 @@ L(
     );
     await ctx.proc.waitFor(new RegExp(`connected to 127\\.0\\.0\\.3:${ctx.second.amqpsPort}`), 30_000, mark);
     // The connection is the node's own account, on the second broker.
-    const api = new ManagementApi({
-      url: `http://127.0.0.1:${ctx.second.mgmtPort}`,
-      user: ctx.second.admin.user,
-      password: ctx.second.admin.password,
-    });
+    const api = adminApi(ctx.second);
     const users = async () =>
       ((await (await api.raw('GET', '/connections')).json()) as { user: string }[]).map((c) => c.user);
     for (let i = 0; i < 50 && !(await users()).includes('node.web1'); i++) await new Promise((r) => setTimeout(r, 200));

@@ -10,6 +10,7 @@ import { freshStore, type Store } from '../harness/store.js';
 import { startRabbit, type Rabbit } from '../harness/rabbitmq.js';
 import { VHOST } from '../../bundle/rabbitmq.js'; // the vhost the broker is made with, as on a first node
 import { spawnProc, runCli, MESH, MESH_HOST, type Proc, type Host, type CliResult } from '../harness/mesh.js';
+import { root } from '../declare/helpers.js';
 import { writeBroker, ensureSigner, type BrokerConfig } from '../../src/home/home.js';
 
 export interface PrivateMesh {
@@ -100,4 +101,41 @@ export async function privateMesh(): Promise<PrivateMesh> {
     await cleanup();
     throw err;
   }
+}
+
+/** A host's settings for riding out a broker outage: it writes under ROOT (when given), retries from half a second up to MAX seconds, and reconciles only when a declaration comes. */
+export const outageEnv = (root?: string, max = 2): NodeJS.ProcessEnv => ({
+  ...(root === undefined ? {} : { MESH_HOST_ROOTS: root }),
+  MESH_HOST_RECONCILE_SECONDS: '3600',
+  MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
+  MESH_HOST_BACKOFF_MAX_SECONDS: String(max),
+  MESH_HOST_BACKOFF_RESET_SECONDS: '30',
+});
+
+/** A private mesh with serve running and hosts joined, each writing under the one root. */
+export interface PrivateFleet {
+  pm: PrivateMesh;
+  serve: Proc;
+  hosts: Record<string, { host: Host; proc: Proc }>;
+  root: string;
+}
+
+/** Fills CTX step by step (so a suite's after hook stops what was started even when a step fails): the mesh, the root, serve, then NODES joined in turn with outageEnv. */
+export async function privateFleet(ctx: PrivateFleet, nodes: string[]): Promise<void> {
+  ctx.pm = await privateMesh();
+  ctx.root = root();
+  ctx.serve = await ctx.pm.serve();
+  ctx.hosts = {};
+  for (const n of nodes) ctx.hosts[n] = await ctx.pm.joined(n, outageEnv(ctx.root));
+}
+
+/** Stops what privateFleet started, as far as it got; FROZEN first (a host a test may have left SIGSTOPped) is let go on, so that it can be stopped. */
+export async function stopFleet(ctx: Partial<PrivateFleet>, frozen?: Proc): Promise<void> {
+  try {
+    frozen?.child.kill('SIGCONT');
+  } catch {
+    /* gone */
+  }
+  await ctx.pm?.stop();
+  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
 }

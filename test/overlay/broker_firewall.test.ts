@@ -10,8 +10,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
-import { parseResources } from '../../src/wire/parse_resources.js';
-import type { FirewallResource } from '../../src/wire/resources.js';
+import { cli } from '../declare/helpers.js';
+import { threeSites, firewallOf, rule, address } from './fleet.js';
 
 interface Ctx {
   mesh: Mesh;
@@ -25,36 +25,11 @@ const fp = () => [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0')
 B.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.dir = mkdtempSync(join(tmpdir(), 'fw-broker-'));
-  for (const [name, site, dialable] of [
-    ['hub', 'a', 'hub.example.net:51820'],
-    ['b1', 'b', null],
-    ['b2', 'b', null],
-    ['c1', 'c', null],
-  ] as const) {
-    await ctx.mesh.store
-      .admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
-                               values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, clock_timestamp())`;
-  }
-  await cli(ctx, 'overlay', 'hub', 'hub');
-  await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
+  await threeSites(ctx.mesh);
 });
 B.after(async (ctx) => {
   await ctx.mesh.stop();
 });
-
-async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.mesh.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
-async function firewallOf(ctx: Ctx, node: string): Promise<FirewallResource> {
-  const plan = JSON.parse(await cli(ctx, 'plan', node, '--json')) as { resources: unknown[] };
-  return parseResources(plan.resources).find((r) => r.kind === 'firewall') as FirewallResource;
-}
-const rule = (fw: FirewallResource, port: number) => fw.rules.filter((r) => r.port === port);
-const address = async (ctx: Ctx, node: string) =>
-  `${(await ctx.mesh.store.admin`select host(address) as a from overlay.address where node = ${node}`)[0]!.a}/32`;
 
 async function refusedWith(p: Promise<unknown>, code: string): Promise<void> {
   try {
@@ -68,32 +43,36 @@ async function refusedWith(p: Promise<unknown>, code: string): Promise<void> {
 
 B('no broker node recorded: no node opens epmd, the distribution or a broker port', async (ctx) => {
   for (const n of ['hub', 'b1', 'b2', 'c1']) {
-    const fw = await firewallOf(ctx, n);
+    const fw = await firewallOf(ctx.mesh, n);
     assert.equal([...rule(fw, EPMD), ...rule(fw, DIST), ...rule(fw, 5671)], [], n);
   }
 });
 
 B('one broker node opens TLS from anywhere, and no Erlang traffic while it has no other broker node', async (ctx) => {
-  await cli(ctx, 'broker', 'add', 'hub.example.net:5671', '--fingerprint', fp(), '--node', 'hub');
-  const hub = await firewallOf(ctx, 'hub');
+  await cli(ctx.mesh, 'broker', 'add', 'hub.example.net:5671', '--fingerprint', fp(), '--node', 'hub');
+  const hub = await firewallOf(ctx.mesh, 'hub');
   assert.equal(rule(hub, 5671), [{ proto: 'tcp', port: 5671, why: 'broker, TLS' }]);
   assert.equal([...rule(hub, EPMD), ...rule(hub, DIST)], [], 'nobody to admit yet: the rules are left out');
-  for (const n of ['b1', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx, n), 5671), [], n);
+  for (const n of ['b1', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx.mesh, n), 5671), [], n);
 });
 
 B(
   'X2: epmd and the distribution are admitted between broker nodes only, over the overlay, each from the others',
   async (ctx) => {
-    await cli(ctx, 'broker', 'add', 'b1.example.net:5671', '--fingerprint', fp(), '--node', 'b1');
-    const [hubA, b1A, b2A] = [await address(ctx, 'hub'), await address(ctx, 'b1'), await address(ctx, 'b2')];
-    const hub = await firewallOf(ctx, 'hub');
+    await cli(ctx.mesh, 'broker', 'add', 'b1.example.net:5671', '--fingerprint', fp(), '--node', 'b1');
+    const [hubA, b1A, b2A] = [
+      await address(ctx.mesh, 'hub'),
+      await address(ctx.mesh, 'b1'),
+      await address(ctx.mesh, 'b2'),
+    ];
+    const hub = await firewallOf(ctx.mesh, 'hub');
     assert.equal(rule(hub, EPMD), [
       { proto: 'tcp', port: EPMD, from: [b1A], via: 'mesh0', why: 'broker cluster: epmd' },
     ]);
     assert.equal(rule(hub, DIST), [
       { proto: 'tcp', port: DIST, from: [b1A], via: 'mesh0', why: 'broker cluster: Erlang distribution' },
     ]);
-    const b1 = await firewallOf(ctx, 'b1');
+    const b1 = await firewallOf(ctx.mesh, 'b1');
     assert.equal(rule(b1, EPMD)[0]!.from, [hubA]);
     assert.equal(rule(b1, DIST)[0]!.from, [hubA]);
     assert.equal(
@@ -102,19 +81,19 @@ B(
       'nodes dial the new broker node from anywhere',
     );
     for (const n of ['b2', 'c1']) {
-      const fw = await firewallOf(ctx, n);
+      const fw = await firewallOf(ctx.mesh, n);
       assert.equal([...rule(fw, EPMD), ...rule(fw, DIST), ...rule(fw, 5671)], [], `${n} runs no broker`);
     }
     // A third: each admits the other two, never itself, never a node that runs no broker.
-    await cli(ctx, 'broker', 'add', 'b2.example.net:5671', '--fingerprint', fp(), '--node', 'b2');
-    assert.equal(rule(await firewallOf(ctx, 'hub'), EPMD)[0]!.from, [b1A, b2A].sort());
-    assert.equal(rule(await firewallOf(ctx, 'b2'), DIST)[0]!.from, [hubA, b1A].sort());
-    assert.equal(rule(await firewallOf(ctx, 'c1'), EPMD), []);
+    await cli(ctx.mesh, 'broker', 'add', 'b2.example.net:5671', '--fingerprint', fp(), '--node', 'b2');
+    assert.equal(rule(await firewallOf(ctx.mesh, 'hub'), EPMD)[0]!.from, [b1A, b2A].sort());
+    assert.equal(rule(await firewallOf(ctx.mesh, 'b2'), DIST)[0]!.from, [hubA, b1A].sort());
+    assert.equal(rule(await firewallOf(ctx.mesh, 'c1'), EPMD), []);
   },
 );
 
 B('mesh firewall show says why each broker opening exists', async (ctx) => {
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as {
+  const shown = JSON.parse(await cli(ctx.mesh, 'firewall', 'show', 'b1', '--json')) as {
     openings: { port: number; origin: string; reason: string }[];
   };
   const broker = shown.openings
@@ -137,9 +116,9 @@ B("the first node's own broker module opening is not doubled by its broker node 
       resources: [{ kind: 'opening', name: 'broker', proto: 'tcp', port: 5671, from: 'any', why: 'broker, TLS' }],
     }),
   );
-  await cli(ctx, 'module', 'add', f);
-  await cli(ctx, 'assign', 'mesh-broker', 'hub');
-  assert.is(rule(await firewallOf(ctx, 'hub'), 5671).length, 1);
+  await cli(ctx.mesh, 'module', 'add', f);
+  await cli(ctx.mesh, 'assign', 'mesh-broker', 'hub');
+  assert.is(rule(await firewallOf(ctx.mesh, 'hub'), 5671).length, 1);
 });
 
 B('the ports follow overlay.set_broker_ports, which refuses anything but two different ports (MSH66)', async (ctx) => {
@@ -152,7 +131,7 @@ B('the ports follow overlay.set_broker_ports, which refuses anything but two dif
     await refusedWith(ctx.mesh.store.admin`select * from overlay.set_broker_ports(${e}::int, ${d}::int)`, 'MSH66');
   }
   await ctx.mesh.store.admin`select * from overlay.set_broker_ports(4400, 25700)`;
-  const hub = await firewallOf(ctx, 'hub');
+  const hub = await firewallOf(ctx.mesh, 'hub');
   assert.equal([...rule(hub, EPMD), ...rule(hub, DIST)], []);
   assert.is(rule(hub, 4400).length, 1);
   assert.is(rule(hub, 25700).length, 1);
@@ -160,12 +139,12 @@ B('the ports follow overlay.set_broker_ports, which refuses anything but two dif
 });
 
 B('a broker removed, or run outside the mesh (no node), opens nothing on any node', async (ctx) => {
-  await cli(ctx, 'broker', 'remove', 'b2.example.net:5671');
-  assert.equal([...rule(await firewallOf(ctx, 'b2'), EPMD), ...rule(await firewallOf(ctx, 'b2'), 5671)], []);
-  assert.equal(rule(await firewallOf(ctx, 'hub'), EPMD)[0]!.from, [await address(ctx, 'b1')]);
-  await cli(ctx, 'broker', 'add', 'mq.example.org:5671', '--fingerprint', fp());
-  assert.equal(rule(await firewallOf(ctx, 'hub'), EPMD)[0]!.from, [await address(ctx, 'b1')]);
-  assert.equal(rule(await firewallOf(ctx, 'c1'), 5671), []);
+  await cli(ctx.mesh, 'broker', 'remove', 'b2.example.net:5671');
+  assert.equal([...rule(await firewallOf(ctx.mesh, 'b2'), EPMD), ...rule(await firewallOf(ctx.mesh, 'b2'), 5671)], []);
+  assert.equal(rule(await firewallOf(ctx.mesh, 'hub'), EPMD)[0]!.from, [await address(ctx.mesh, 'b1')]);
+  await cli(ctx.mesh, 'broker', 'add', 'mq.example.org:5671', '--fingerprint', fp());
+  assert.equal(rule(await firewallOf(ctx.mesh, 'hub'), EPMD)[0]!.from, [await address(ctx.mesh, 'b1')]);
+  assert.equal(rule(await firewallOf(ctx.mesh, 'c1'), 5671), []);
 });
 
 B.run();

@@ -5,13 +5,13 @@
 // DBA view, `mesh firewall show` and the declaration a host parses.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
-import { parseResources } from '../../src/wire/parse_resources.js';
-import type { FirewallResource, FirewallRule } from '../../src/wire/resources.js';
+import { cli } from '../declare/helpers.js';
+import { threeSites, firewallOf, rule, address } from './fleet.js';
+import type { FirewallRule } from '../../src/wire/resources.js';
 
 interface Ctx {
   mesh: Mesh;
@@ -22,28 +22,11 @@ const Fw = suite<Ctx>('firewall in SQL (X2)');
 Fw.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.dir = mkdtempSync(join(tmpdir(), 'fw-sql-'));
-  for (const [name, site, dialable] of [
-    ['hub', 'a', 'hub.example.net:51820'],
-    ['b1', 'b', null],
-    ['b2', 'b', null],
-    ['c1', 'c', null],
-  ] as const) {
-    await ctx.mesh.store
-      .admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
-                               values (${name}, ${site}, ${dialable}, ${randomBytes(32)}, ${randomBytes(32)}, ${randomBytes(32)}, clock_timestamp())`;
-  }
-  await cli(ctx, 'overlay', 'hub', 'hub');
-  await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
+  await threeSites(ctx.mesh);
 });
 Fw.after(async (ctx) => {
   await ctx.mesh.stop();
 });
-
-async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.mesh.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
 
 async function moduleFile(ctx: Ctx, name: string, resources: unknown[]): Promise<string> {
   const f = join(ctx.dir, `${name}.json`);
@@ -52,33 +35,21 @@ async function moduleFile(ctx: Ctx, name: string, resources: unknown[]): Promise
 }
 
 async function addModule(ctx: Ctx, name: string, resources: unknown[], ...nodes: string[]): Promise<void> {
-  await cli(ctx, 'module', 'add', await moduleFile(ctx, name, resources));
-  for (const n of nodes) await cli(ctx, 'assign', name, n);
+  await cli(ctx.mesh, 'module', 'add', await moduleFile(ctx, name, resources));
+  for (const n of nodes) await cli(ctx.mesh, 'assign', name, n);
 }
-
-/** The firewall a node's next declaration carries, parsed as its host parses it. */
-async function firewallOf(ctx: Ctx, node: string): Promise<FirewallResource> {
-  const plan = JSON.parse(await cli(ctx, 'plan', node, '--json')) as { resources: unknown[] };
-  const fw = parseResources(plan.resources).filter((r) => r.kind === 'firewall');
-  assert.is(fw.length, 1, `${node} has one firewall`);
-  return fw[0] as FirewallResource;
-}
-
-const address = async (ctx: Ctx, node: string) =>
-  `${(await ctx.mesh.store.admin`select host(address) as a from overlay.address where node = ${node}`)[0]!.a}/32`;
-const rule = (fw: FirewallResource, port: number) => fw.rules.filter((r) => r.port === port);
 
 Fw('X1: every node keeps ssh open from anywhere; only the dialable node opens WireGuard', async (ctx) => {
   for (const n of ['hub', 'b1', 'b2', 'c1']) {
-    const fw = await firewallOf(ctx, n);
+    const fw = await firewallOf(ctx.mesh, n);
     assert.equal(rule(fw, 22), [{ proto: 'tcp', port: 22, why: 'ssh' }], `${n} ssh`);
   }
-  assert.equal(rule(await firewallOf(ctx, 'hub'), 51820), [{ proto: 'udp', port: 51820, why: 'WireGuard' }]);
-  assert.equal(rule(await firewallOf(ctx, 'b1'), 51820), [], 'a node behind NAT dials out and needs no opening');
+  assert.equal(rule(await firewallOf(ctx.mesh, 'hub'), 51820), [{ proto: 'udp', port: 51820, why: 'WireGuard' }]);
+  assert.equal(rule(await firewallOf(ctx.mesh, 'b1'), 51820), [], 'a node behind NAT dials out and needs no opening');
 });
 
 Fw("O2: every overlay member's firewall names the overlay interface its forward chain guards", async (ctx) => {
-  for (const n of ['hub', 'b1', 'b2', 'c1']) assert.is((await firewallOf(ctx, n)).forward, 'mesh0', n);
+  for (const n of ['hub', 'b1', 'b2', 'c1']) assert.is((await firewallOf(ctx.mesh, n)).forward, 'mesh0', n);
 });
 
 Fw("X2: a provision's consumers reach the provider's port over the overlay, and nobody else does", async (ctx) => {
@@ -89,20 +60,21 @@ Fw("X2: a provision's consumers reach the provider's port over the overlay, and 
   await ctx.mesh.store
     .admin`select provision.offer('pg', 'postgres', 'db', '{"host": "db.internal", "port": 5432}'::jsonb)`;
   await ctx.mesh.store.admin`select provision.grant('pg', 'app', '{"database": "app", "user": "app_pg"}'::jsonb)`;
-  const rules = rule(await firewallOf(ctx, 'b1'), 5432);
+  const rules = rule(await firewallOf(ctx.mesh, 'b1'), 5432);
   assert.equal(rules, [
     {
       proto: 'tcp',
       port: 5432,
-      from: [await address(ctx, 'b2'), await address(ctx, 'c1')].sort(),
+      from: [await address(ctx.mesh, 'b2'), await address(ctx.mesh, 'c1')].sort(),
       via: 'mesh0',
       why: 'provision pg: consumer app',
     },
   ]);
-  for (const n of ['hub', 'b2', 'c1']) assert.equal(rule(await firewallOf(ctx, n), 5432), [], `${n} provides nothing`);
+  for (const n of ['hub', 'b2', 'c1'])
+    assert.equal(rule(await firewallOf(ctx.mesh, n), 5432), [], `${n} provides nothing`);
   // Unassign a consumer: its address leaves the provider's rule.
-  await cli(ctx, 'unassign', 'app', 'c1');
-  assert.equal(rule(await firewallOf(ctx, 'b1'), 5432)[0]!.from, [await address(ctx, 'b2')]);
+  await cli(ctx.mesh, 'unassign', 'app', 'c1');
+  assert.equal(rule(await firewallOf(ctx.mesh, 'b1'), 5432)[0]!.from, [await address(ctx.mesh, 'b2')]);
 });
 
 Fw(
@@ -120,20 +92,32 @@ Fw(
       await ctx.mesh.store
         .admin`select provision.grant(${route}, 'site', ${ctx.mesh.store.admin.json({ name, port })}::jsonb)`;
     }
-    const site = await firewallOf(ctx, 'b2');
+    const site = await firewallOf(ctx.mesh, 'b2');
     assert.equal(rule(site, 8080), [
-      { proto: 'tcp', port: 8080, from: [await address(ctx, 'hub')], via: 'mesh0', why: 'route www: proxy to site' },
+      {
+        proto: 'tcp',
+        port: 8080,
+        from: [await address(ctx.mesh, 'hub')],
+        via: 'mesh0',
+        why: 'route www: proxy to site',
+      },
     ]);
     // Another route to the same consumer opens its own port from its own proxy, and neither proxy reaches the other's.
     assert.equal(rule(site, 8081), [
-      { proto: 'tcp', port: 8081, from: [await address(ctx, 'c1')], via: 'mesh0', why: 'route www2: proxy to site' },
+      {
+        proto: 'tcp',
+        port: 8081,
+        from: [await address(ctx.mesh, 'c1')],
+        via: 'mesh0',
+        why: 'route www2: proxy to site',
+      },
     ]);
     for (const n of ['hub', 'b1', 'c1'])
-      assert.equal(rule(await firewallOf(ctx, n), 8080), [], `${n} consumes nothing`);
+      assert.equal(rule(await firewallOf(ctx.mesh, n), 8080), [], `${n} consumes nothing`);
     // The proxy runs nowhere: no node may reach the consumer's port, so it is not opened at all.
-    await cli(ctx, 'unassign', 'proxy', 'hub');
-    assert.equal(rule(await firewallOf(ctx, 'b2'), 8080), []);
-    assert.equal(rule(await firewallOf(ctx, 'b2'), 8081).length, 1, 'the other route stays open');
+    await cli(ctx.mesh, 'unassign', 'proxy', 'hub');
+    assert.equal(rule(await firewallOf(ctx.mesh, 'b2'), 8080), []);
+    assert.equal(rule(await firewallOf(ctx.mesh, 'b2'), 8081).length, 1, 'the other route stays open');
   },
 );
 
@@ -158,14 +142,14 @@ Fw(
       ],
       'hub',
     );
-    const fw = await firewallOf(ctx, 'hub');
+    const fw = await firewallOf(ctx.mesh, 'hub');
     assert.equal(rule(fw, 443), [{ proto: 'tcp', port: 443, why: 'module web: https from any' }]);
     assert.equal(rule(fw, 9100), [
       {
         proto: 'tcp',
         port: 9100,
         to: 9102,
-        from: [await address(ctx, 'b1'), await address(ctx, 'b2')].sort(),
+        from: [await address(ctx.mesh, 'b1'), await address(ctx.mesh, 'b2')].sort(),
         via: 'mesh0',
         why: 'metrics for site b',
       },
@@ -174,12 +158,12 @@ Fw(
       {
         proto: 'tcp',
         port: 8443,
-        from: [await address(ctx, 'b2')],
+        from: [await address(ctx.mesh, 'b2')],
         via: 'mesh0',
         why: 'module web: admin from module:app',
       },
     ]);
-    const plan = JSON.parse(await cli(ctx, 'plan', 'hub', '--json')) as { resources: { kind: string }[] };
+    const plan = JSON.parse(await cli(ctx.mesh, 'plan', 'hub', '--json')) as { resources: { kind: string }[] };
     assert.equal(
       plan.resources.filter((r) => r.kind === 'opening'),
       [],
@@ -196,8 +180,8 @@ Fw(
       [{ kind: 'opening', name: 'x', proto: 'udp', port: 6000, from: 'module:nowhere' }],
       'c1',
     );
-    assert.equal(rule(await firewallOf(ctx, 'c1'), 6000), []);
-    const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'c1', '--json')) as {
+    assert.equal(rule(await firewallOf(ctx.mesh, 'c1'), 6000), []);
+    const shown = JSON.parse(await cli(ctx.mesh, 'firewall', 'show', 'c1', '--json')) as {
       openings: { port: number; inTable: boolean; reason: string }[];
     };
     const x = shown.openings.find((o) => o.port === 6000)!;
@@ -211,19 +195,19 @@ Fw('the DBA view, mesh firewall show and the declaration say the same openings, 
     .admin`select proto, port, why, reason from assignment.firewall_opening where node = 'b1' order by proto, port, why`;
   assert.ok(view.length >= 2);
   for (const v of view) assert.ok((v.reason as string).length > 0, `${v.port} has a reason`);
-  const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'b1', '--json')) as {
+  const shown = JSON.parse(await cli(ctx.mesh, 'firewall', 'show', 'b1', '--json')) as {
     openings: { proto: string; port: number; why: string }[];
   };
   assert.equal(
     shown.openings.map((o) => `${o.proto} ${o.port} ${o.why}`).sort(),
     view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort(),
   );
-  const fw = await firewallOf(ctx, 'b1');
+  const fw = await firewallOf(ctx.mesh, 'b1');
   assert.equal(
     fw.rules.map((r: FirewallRule) => `${r.proto} ${r.port} ${r.why}`).sort(),
     view.map((v) => `${v.proto} ${v.port} ${v.why}`).sort(),
   );
-  const human = await cli(ctx, 'firewall', 'show', 'b1');
+  const human = await cli(ctx.mesh, 'firewall', 'show', 'b1');
   assert.match(human, /input dropped unless loopback/);
   assert.match(human, /provision pg \(postgres\): consumer module app on b2/);
 });
@@ -235,27 +219,27 @@ Fw(
     const [wg] = await ctx.mesh.store
       .admin`select port, reason from assignment.firewall_opening where node = 'hub' and why = 'WireGuard'`;
     assert.is(wg!.reason, 'WireGuard: this node is dialable; dialled by b1, b2, c1');
-    const shown = JSON.parse(await cli(ctx, 'firewall', 'show', 'hub', '--json')) as {
+    const shown = JSON.parse(await cli(ctx.mesh, 'firewall', 'show', 'hub', '--json')) as {
       openings: { why: string; reason: string }[];
     };
     assert.is(shown.openings.find((o) => o.why === 'WireGuard')!.reason, wg!.reason);
-    assert.equal(rule(await firewallOf(ctx, 'hub'), wg!.port as number), [
+    assert.equal(rule(await firewallOf(ctx.mesh, 'hub'), wg!.port as number), [
       { proto: 'udp', port: wg!.port as number, why: 'WireGuard' },
     ]);
   },
 );
 
 Fw("the ssh port is the mesh's to set, and every firewall follows it", async (ctx) => {
-  await cli(ctx, 'firewall', 'ssh-port', '2222');
+  await cli(ctx.mesh, 'firewall', 'ssh-port', '2222');
   for (const n of ['hub', 'b1']) {
-    const fw = await firewallOf(ctx, n);
+    const fw = await firewallOf(ctx.mesh, n);
     assert.equal(rule(fw, 2222), [{ proto: 'tcp', port: 2222, why: 'ssh' }]);
     assert.equal(rule(fw, 22), []);
   }
   const r = await ctx.mesh.cli(['firewall', 'ssh-port', '70000']);
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /not a port number: give a port from 1 to 65535 \(MSH65\)/);
-  await cli(ctx, 'firewall', 'ssh-port', '22');
+  await cli(ctx.mesh, 'firewall', 'ssh-port', '22');
 });
 
 Fw('X2: mesh module add refuses a hostile opening, naming the field, and stores nothing', async (ctx) => {

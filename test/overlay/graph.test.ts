@@ -4,8 +4,9 @@
 // queue: declare records their declarations and says it could not send them).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { randomBytes } from 'node:crypto';
 import { freshMesh, type Mesh } from '../harness/mesh.js';
+import { cli } from '../declare/helpers.js';
+import { recordNode } from './fleet.js';
 import { parseResources } from '../../src/wire/parse_resources.js';
 import type { WireguardResource, WireguardPeer } from '../../src/wire/resources.js';
 
@@ -23,19 +24,9 @@ Graph.after(async (ctx) => {
   await ctx.mesh.stop();
 });
 
-async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.mesh.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
 /** A node as spend_token leaves it. */
 async function node(ctx: Ctx, name: string, site: string, dialable?: string): Promise<void> {
-  const overlay = randomBytes(32);
-  ctx.keys[name] = overlay.toString('base64');
-  await ctx.mesh.store
-    .admin`insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
-                             values (${name}, ${site}, ${dialable ?? null}, ${randomBytes(32)}, ${overlay}, ${randomBytes(32)}, clock_timestamp())`;
+  ctx.keys[name] = (await recordNode(ctx.mesh, name, site, dialable)).toString('base64');
 }
 
 /** Nodes `mesh declare` composed and recorded (sent or not: these nodes have no queue). */
@@ -75,7 +66,7 @@ Graph('a hub must be dialable; the refusal names the remedy', async (ctx) => {
   const r = await ctx.mesh.cli(['overlay', 'hub', 'a1']);
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /cannot be a hub.*--dialable.*\(MSH62\)/);
-  await cli(ctx, 'overlay', 'hub', 'hub');
+  await cli(ctx.mesh, 'overlay', 'hub', 'hub');
 });
 
 Graph(
@@ -98,7 +89,7 @@ Graph(
     );
     assert.equal(hub!.peers[0]!.allowedIps, [`${g.a1!.address.split('/')[0]}/32`]);
     // What `mesh plan` shows is the same resource, and a host's parser takes it.
-    const planned = parseResources(JSON.parse(await cli(ctx, 'plan', 'hub', '--json')).resources);
+    const planned = parseResources(JSON.parse(await cli(ctx.mesh, 'plan', 'hub', '--json')).resources);
     assert.equal(
       planned.find((r) => r.kind === 'wireguard'),
       hub,
@@ -209,7 +200,7 @@ Graph(
 );
 
 Graph('show prints the same graph as a table, as JSON and as DOT', async (ctx) => {
-  const json = JSON.parse(await cli(ctx, 'overlay', 'show', '--json'));
+  const json = JSON.parse(await cli(ctx.mesh, 'overlay', 'show', '--json'));
   assert.is(json.network, '10.99.0.0/16');
   const c2 = json.nodes.find((n: { name: string }) => n.name === 'c2');
   assert.equal(
@@ -217,14 +208,14 @@ Graph('show prints the same graph as a table, as JSON and as DOT', async (ctx) =
     ['c1', 'c3', 'hub'],
   );
   assert.is(c2.peers.find((p: { peer: string }) => p.peer === 'hub').route, true);
-  const dot = await cli(ctx, 'overlay', 'show', '--dot');
+  const dot = await cli(ctx.mesh, 'overlay', 'show', '--dot');
   assert.match(dot, /^graph overlay \{/);
   const edges = dot.split('\n').filter((l) => l.includes(' -- '));
   const pairs = json.nodes.reduce((a: number, n: { peers: unknown[] }) => a + n.peers.length, 0) / 2;
   assert.is(edges.length, pairs, 'one line per peered pair');
   assert.match(dot, /"hub" \[label="hub\\n10\.99\.0\.\d+\\nhub\.example\.net:51820", peripheries=2\]/);
   assert.match(dot, /"b2" -- "hub" \[style="dashed,bold"\]/);
-  const text = await cli(ctx, 'overlay', 'show');
+  const text = await cli(ctx.mesh, 'overlay', 'show');
   assert.match(text, /^overlay 10\.99\.0\.0\/16 on mesh0/);
   assert.match(
     text,
@@ -240,7 +231,7 @@ Graph('a pinned address must be free and in the range', async (ctx) => {
   assert.match(r.stderr, /held by node hub.*\(MSH64\)/);
   const out = await ctx.mesh.cli(['overlay', 'address', 'c2', '10.98.0.5']);
   assert.match(out.stderr, /not a host address in the overlay range.*\(MSH63\)/);
-  await cli(ctx, 'overlay', 'address', 'c2', '10.99.7.7');
+  await cli(ctx.mesh, 'overlay', 'address', 'c2', '10.99.7.7');
   assert.is((await graph(ctx)).c2!.address, '10.99.7.7/16');
 });
 

@@ -61,6 +61,15 @@ export function machines(lab: Lab, procs: Proc[]): (name: string) => Machine {
   };
 }
 
+/** Issue M's node a token (ISSUE: its `token issue` options), enrol inside M over its NAT, start its host; the host once connected. */
+export async function enrolInside(mesh: Mesh, m: Machine, issue: string[]): Promise<Proc> {
+  const r = await m.host(['enrol'], await mesh.token(m.name, issue));
+  if (r.code !== 0) throw new Error(`enrol ${m.name} inside its namespace failed: ${r.stderr}`);
+  const run = m.run();
+  await run.waitFor(/connected to /, 120_000);
+  return run;
+}
+
 /**
  * Until PROC (node NAME's host) applied the newest declaration SQL holds for
  * it, read again each time (an enrolment may still be owing one); its serial.

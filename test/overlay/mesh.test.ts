@@ -9,8 +9,8 @@ import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
-import { until } from '../declare/helpers.js';
+import { labFor, machines, enrolInside, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
+import { cli, until } from '../declare/helpers.js';
 
 const PORT = 51820;
 const IF = 'mesh0';
@@ -53,20 +53,10 @@ async function teardown(ctx: Ctx): Promise<void> {
 }
 E2E.after(teardown);
 
-async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.mesh.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
 /** Issue a token, enrol inside the machine (over NAT), start its host. */
 async function join(ctx: Ctx, name: string, site: string, dialable?: string): Promise<void> {
-  const token = await ctx.mesh.token(name, ['--site', site, ...(dialable ? ['--dialable', dialable] : [])]);
   const m = (ctx.m[name] = machines(ctx.lab, ctx.procs)(name));
-  const r = await m.host(['enrol'], token);
-  if (r.code !== 0) throw new Error(`enrol ${name} inside its namespace failed: ${r.stderr}`);
-  ctx.runs[name] = m.run();
-  await ctx.runs[name]!.waitFor(/connected to /, 120_000);
+  ctx.runs[name] = await enrolInside(ctx.mesh, m, ['--site', site, ...(dialable ? ['--dialable', dialable] : [])]);
 }
 
 async function applied(ctx: Ctx, name: string, serial: number): Promise<void> {
@@ -87,7 +77,9 @@ async function appliedNewest(ctx: Ctx, name: string): Promise<void> {
 }
 
 async function addresses(ctx: Ctx): Promise<void> {
-  const g = JSON.parse(await cli(ctx, 'overlay', 'show', '--json')) as { nodes: { name: string; address: string }[] };
+  const g = JSON.parse(await cli(ctx.mesh, 'overlay', 'show', '--json')) as {
+    nodes: { name: string; address: string }[];
+  };
   for (const n of g.nodes) ctx.addr[n.name] = n.address;
 }
 
@@ -103,7 +95,9 @@ E2E(
       join(ctx, 'b1', 'b'),
     ]);
     // The command itself owes every node whose peers changed a declaration (W2): nothing else typed.
-    const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--json')) as { redeclared: { node: string }[] };
+    const out = JSON.parse(await cli(ctx.mesh, 'overlay', 'hub', 'hub', '--json')) as {
+      redeclared: { node: string }[];
+    };
     assert.equal(out.redeclared.map((d) => d.node).sort(), ['a1', 'b1', 'hub']);
     await Promise.all(['hub', 'a1', 'b1'].map((n) => appliedNewest(ctx, n)));
     await addresses(ctx);
@@ -186,7 +180,7 @@ E2E(
 );
 
 E2E("O2: a hub made a spoke again takes its FORWARD rules away, leaving the other tenant's policy", async (ctx) => {
-  const out = JSON.parse(await cli(ctx, 'overlay', 'hub', 'hub', '--off', '--json')) as {
+  const out = JSON.parse(await cli(ctx.mesh, 'overlay', 'hub', 'hub', '--off', '--json')) as {
     redeclared: { node: string }[];
   };
   assert.ok(

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { freshMesh, MESH_HOST, type Mesh, type Proc } from '../harness/mesh.js';
 import type { Lab } from '../../lab/netns/topology.js';
-import { labFor, machines, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
-import { until } from '../declare/helpers.js';
+import { labFor, machines, enrolInside, pings, appliedNewest as newestApplied, type Machine } from './machines.js';
+import { cli, until } from '../declare/helpers.js';
 
 const PORT = 51820;
 const FOUND = '10.99.0.200';
@@ -40,18 +40,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function cli(ctx: Ctx, ...args: string[]): Promise<string> {
-  const r = await ctx.mesh.cli(args);
-  if (r.code !== 0) throw new Error(`mesh ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
 async function join_(ctx: Ctx, name: string, issue: string[]): Promise<void> {
   const m = (ctx.m[name] = machines(ctx.lab, ctx.procs)(name));
-  const r = await m.host(['enrol'], await ctx.mesh.token(name, issue));
-  if (r.code !== 0) throw new Error(`enrol ${name}: ${r.stderr}`);
-  ctx.runs[name] = m.run();
-  await ctx.runs[name]!.waitFor(/connected to /, 120_000);
+  ctx.runs[name] = await enrolInside(ctx.mesh, m, issue);
 }
 
 Take.before(async (ctx) => {
@@ -218,7 +209,7 @@ Take(
   'O3: a mesh interface that fails to start has the found tunnel started again; the mesh was told the key first',
   async (ctx) => {
     // The command itself owes t1 its new address (W2).
-    await cli(ctx, 'overlay', 'address', 't1', FOUND);
+    await cli(ctx.mesh, 'overlay', 'address', 't1', FOUND);
     await appliedNewest(ctx, 't1');
     // The mesh's interface cannot start: its file's place is taken by a directory.
     await ctx.lab.exec('t1', ['/usr/bin/rm', '-f', '/etc/wireguard/mesh0.conf']);
@@ -261,7 +252,7 @@ Take(
         (await ctx.lab.execAny('p1', ['/usr/bin/wg', 'show', 'mesh0', 'peers'])).stdout.includes(ctx.found.pub),
       120_000,
     );
-    const p1 = JSON.parse(await cli(ctx, 'overlay', 'show', '--json')).nodes.find(
+    const p1 = JSON.parse(await cli(ctx.mesh, 'overlay', 'show', '--json')).nodes.find(
       (n: { name: string }) => n.name === 'p1',
     ).address as string;
     assert.ok(await pings(ctx.lab, 'p1', FOUND), 'p1 -> t1 over the overlay');
@@ -277,7 +268,7 @@ Take(
     await ctx.lab.exec('t1', ['/usr/bin/wg-quick', 'up', 'wg0']);
     const mark = ctx.runs.t1!.output().length;
     const smark = ctx.serve.output().length;
-    await cli(ctx, 'declare', 't1');
+    await cli(ctx.mesh, 'declare', 't1');
     await ctx.runs.t1!.waitFor(
       /wireguard mesh0: wg0, the tunnel mesh0 took over, was started again by hand beside it: it is left running .*wg-quick down wg0/,
       120_000,

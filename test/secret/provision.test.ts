@@ -5,7 +5,6 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { cli, root, until as untilShort } from '../declare/helpers.js';
 import { moduleAdd } from '../../src/catalogue/module_add.js';
@@ -22,7 +21,7 @@ import { open, SealError } from '../../src/crypto/seal.js';
 import { agreementPair } from '../../src/crypto/keys.js';
 import { pgConnection } from '../../lab/modules/pg-consumer.js';
 import { loadRoutes, decide } from '../../lab/modules/route-proxy.js';
-import { startScramPostgres, type ScramPg } from './scram_pg.js';
+import { startScramPostgres, connectAs, refused, type ScramPg } from './scram_pg.js';
 
 interface Node {
   host: Host;
@@ -62,27 +61,6 @@ async function provisioner(ctx: Ctx): Promise<string> {
   });
   return done.map(said).join('\n');
 }
-
-/** Connect as a consumer would: from the files its node wrote. Resolves to the role, or rejects with the server's refusal. */
-async function connectAs(c: {
-  host: string;
-  port: number;
-  database: string;
-  user: string;
-  password: string;
-}): Promise<string> {
-  const sql = postgres({ ...c, max: 1, onnotice: () => {}, connect_timeout: 10 });
-  try {
-    return (await sql`select current_user as u, current_database() as d`).map((r) => `${r.u}@${r.d}`)[0]!;
-  } finally {
-    await sql.end();
-  }
-}
-const refused = (p: Promise<unknown>) =>
-  p.then(
-    () => false,
-    (e: { code?: string }) => e.code === '28P01',
-  );
 
 async function blobs(ctx: Ctx, secret: string) {
   return ctx.mesh.store

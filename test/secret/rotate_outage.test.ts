@@ -7,10 +7,9 @@
 // and a PostgreSQL that checks passwords.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import postgres from 'postgres';
-import { privateMesh, type PrivateMesh } from '../link/private_mesh.js';
+import { privateMesh, outageEnv, stopFleet, type PrivateMesh } from '../link/private_mesh.js';
 import type { Proc } from '../harness/mesh.js';
 import { root, until as untilShort } from '../declare/helpers.js';
 import { moduleAdd } from '../../src/catalogue/module_add.js';
@@ -18,8 +17,8 @@ import { assign } from '../../src/assignment/assign.js';
 import { setRoot, offer, grant } from '../../src/provision/grants.js';
 import { placeSecret } from '../../src/secret/accept.js';
 import { provision, said } from '../../lab/modules/pg-provisioner.js';
-import { pgConnection, type PgConnection } from '../../lab/modules/pg-consumer.js';
-import { startScramPostgres, type ScramPg } from './scram_pg.js';
+import { pgConnection } from '../../lab/modules/pg-consumer.js';
+import { startScramPostgres, connectAs, refused, type ScramPg } from './scram_pg.js';
 
 interface Ctx {
   pm: PrivateMesh;
@@ -52,21 +51,6 @@ async function provisioner(ctx: Ctx): Promise<string> {
     .join('\n');
 }
 
-async function connectAs(c: PgConnection): Promise<string> {
-  const sql = postgres({ ...c, max: 1, onnotice: () => {}, connect_timeout: 10 });
-  try {
-    return (await sql`select current_user as u, current_database() as d`).map((r) => `${r.u}@${r.d}`)[0]!;
-  } finally {
-    await sql.end();
-  }
-}
-/** Refused by the server: a wrong password, or a role that no longer exists (PostgreSQL says both as 28P01). */
-const refused = (p: Promise<unknown>) =>
-  p.then(
-    () => false,
-    (e: { code?: string }) => e.code === '28P01',
-  );
-
 async function rotation(ctx: Ctx) {
   const [r] = await ctx.pm.store
     .admin`select generation, settled, waiting_for from provision.rotation where secret = 'provision/appdb/app'`;
@@ -84,14 +68,7 @@ R.before(async (ctx) => {
   ctx.serve = await ctx.pm.serve();
   // Setup runs the command functions in this process; the rotation under test goes through the real CLI.
   Object.assign(process.env, ctx.pm.env);
-  const env = {
-    MESH_HOST_ROOTS: ctx.root,
-    MESH_HOST_RECONCILE_SECONDS: '3600',
-    MESH_HOST_BACKOFF_MIN_SECONDS: '0.5',
-    MESH_HOST_BACKOFF_MAX_SECONDS: '2',
-    MESH_HOST_BACKOFF_RESET_SECONDS: '30',
-  };
-  const [db1, web1] = await Promise.all(['db1', 'web1'].map((n) => ctx.pm.joined(n, env)));
+  const [db1, web1] = await Promise.all(['db1', 'web1'].map((n) => ctx.pm.joined(n, outageEnv(ctx.root))));
   ctx.db1 = db1!.proc;
   ctx.web1 = web1!.proc;
   await setRoot(ctx.root);
@@ -116,14 +93,8 @@ R.before(async (ctx) => {
 });
 
 R.after(async (ctx) => {
-  try {
-    ctx.web1?.child.kill('SIGCONT');
-  } catch {
-    /* gone */
-  }
-  await ctx.pm?.stop();
+  await stopFleet(ctx, ctx.web1);
   await ctx.pg?.stop();
-  if (ctx.root) rmSync(ctx.root, { recursive: true, force: true });
 });
 
 R(

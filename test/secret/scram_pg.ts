@@ -2,12 +2,12 @@
 // TCP): the run's shared server trusts every connection, so a credential
 // connecting there would prove nothing. Its superuser password is written to a
 // 0600 file and handed to the mesh as an accepted secret.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, chownSync, chmodSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { pgBin } from '../harness/postgres.js';
+import postgres from 'postgres';
+import { initdb, spawnPostgres } from '../harness/postgres.js';
 import { freePort } from '../harness/ports.js';
 import { run } from '../../src/sys/proc.js';
 
@@ -18,8 +18,6 @@ export interface ScramPg {
 }
 
 const asRoot = process.getuid?.() === 0;
-const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
-  asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 
 export async function startScramPostgres(): Promise<ScramPg> {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-scram-pg-'));
@@ -37,55 +35,15 @@ export async function startScramPostgres(): Promise<ScramPg> {
     const gid = Number((await run('id', ['-g', 'postgres'])).trim());
     for (const p of [data, sock, initPw]) chownSync(p, uid, gid);
   }
-  const [c1, a1] = asPostgres(pgBin('initdb'), [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    '--auth-local=trust',
-    '--auth-host=scram-sha-256',
-    `--pwfile=${initPw}`,
-    '-E',
-    'UTF8',
-    '--no-sync',
-    '--no-instructions',
-  ]);
-  await run(c1, a1);
+  await initdb(data, ['--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${initPw}`]);
   rmSync(initPw);
   const port = await freePort();
-  const [c2, a2] = asPostgres(pgBin('postgres'), [
-    '-D',
-    data,
-    '-p',
-    String(port),
-    '-k',
-    sock,
-    '-c',
-    'listen_addresses=127.0.0.1',
-    '-c',
+  const child = await spawnPostgres(data, port, sock, [
     'fsync=off',
-    '-c',
     'max_connections=40',
-    '-c',
     'shared_buffers=16MB',
-    '-c',
     'log_min_messages=fatal',
   ]);
-  const child: ChildProcess = spawn(c2, a2, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  let stderr = '';
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await run(pgBin('pg_isready'), ['-h', sock, '-p', String(port), '-U', 'postgres']);
-      break;
-    } catch {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
   return {
     port,
     passwordFile,
@@ -101,3 +59,26 @@ export async function startScramPostgres(): Promise<ScramPg> {
     },
   };
 }
+
+/** Connect as a consumer would, from the files its node wrote: the role and database it is, or the server's refusal. */
+export async function connectAs(c: {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+}): Promise<string> {
+  const sql = postgres({ ...c, max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    return (await sql`select current_user as u, current_database() as d`).map((r) => `${r.u}@${r.d}`)[0]!;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Refused by the server: a wrong password, or a role that no longer exists (PostgreSQL says both as 28P01). */
+export const refused = (p: Promise<unknown>) =>
+  p.then(
+    () => false,
+    (e: { code?: string }) => e.code === '28P01',
+  );

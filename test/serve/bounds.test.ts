@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { until } from '../declare/helpers.js';
-import { connectBroker, type Connection } from '../../src/broker/connect.js';
+import { connectAsHost } from '../harness/node_account.js';
+import type { Connection } from '../../src/broker/connect.js';
 import { EXCHANGE, CONTROL_QUEUE } from '../../src/broker/topology.js';
 import { publish } from '../../src/broker/publish.js';
-import { loadIdentity } from '../../host/identity.js';
 import { writeReport, REPORT_CAPS } from '../../src/wire/report.js';
 import { INTAKE_LIMITS, PREFETCH } from '../../src/serve/intake.js';
 import { CONTROL_QUEUE_BOUND, NODE_ACCOUNT_LIMITS } from '../../src/broker/accounts.js';
@@ -58,20 +58,9 @@ async function asNode(ctx: Ctx, name: string): Promise<{ ch: ConfirmChannel; use
   const h = ctx.mesh.host(name);
   const r = await h.enrol(await ctx.mesh.token(name));
   assert.is(r.code, 0, r.stderr);
-  const id = loadIdentity(h.dir)!;
-  const conn = await connectBroker(
-    {
-      host: id.broker.host,
-      port: id.broker.port,
-      vhost: id.broker.vhost,
-      user: id.broker.user,
-      password: id.password,
-      fingerprint: id.broker.fingerprint,
-    },
-    { name: `node ${name}` },
-  );
+  const { conn, user } = await connectAsHost(h.dir, `node ${name}`);
   ctx.conns.push(conn);
-  return { ch: await conn.createConfirmChannel(), user: id.broker.user };
+  return { ch: await conn.createConfirmChannel(), user };
 }
 
 const count = (p: Proc, re: RegExp) => (p.output().match(new RegExp(re.source, 'g')) ?? []).length;

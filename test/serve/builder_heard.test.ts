@@ -9,11 +9,11 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { until } from '../declare/helpers.js';
+import { connectAsHost } from '../harness/node_account.js';
 import { connectBroker, type Connection } from '../../src/broker/connect.js';
 import { Accounts } from '../../src/broker/accounts.js';
 import { EXCHANGE, BUILD_QUEUE } from '../../src/broker/topology.js';
 import { publish } from '../../src/broker/publish.js';
-import { loadIdentity } from '../../host/identity.js';
 
 interface Ctx {
   mesh: Mesh;
@@ -76,21 +76,10 @@ H(
     await publish(bch, EXCHANGE, 'report', Buffer.from('{}'), { userId: builderUser });
 
     // web2's own heard, sent after: once it moved web2's last_seen, serve has read the builder's heard.
-    const id = loadIdentity(hosts.web2!.dir)!;
-    const node = await connectBroker(
-      {
-        host: id.broker.host,
-        port: id.broker.port,
-        vhost: id.broker.vhost,
-        user: id.broker.user,
-        password: id.password,
-        fingerprint: id.broker.fingerprint,
-      },
-      { name: 'node web2' },
-    );
+    const { conn: node, user: web2User } = await connectAsHost(hosts.web2!.dir, 'node web2');
     ctx.conns.push(node);
     const nch = await node.createConfirmChannel();
-    await publish(nch, EXCHANGE, 'heard', Buffer.from('web2'), { userId: id.broker.user });
+    await publish(nch, EXCHANGE, 'heard', Buffer.from('web2'), { userId: web2User });
     await until('web2 heard on its own account', async () => (await state(ctx, 'web2')).state === 'here', 20_000);
     // The report and recover go by the builder account's own lane, in order: the report's line says both were read.
     await ctx.serve.waitFor(/report: dropped one from "web1", which is not a node account/, 20_000, smark);

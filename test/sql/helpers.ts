@@ -85,3 +85,31 @@ export async function putModule(as: Roles, name: string, resources: unknown[] = 
 export async function assign(as: Roles, module: string, node: string): Promise<void> {
   await as.assignment`select assignment.assign(module_name => ${module}::text, node_name => ${node}::text)`;
 }
+
+/** The pair the provision suites start from: modules pg and app, db1 enrolled and running pg, web1 enrolled and running app. */
+export async function pgAndApp(as: Roles): Promise<{ db1: Enrolled; web1: Enrolled }> {
+  for (const m of ['pg', 'app']) await putModule(as, m);
+  const db1 = await enrol(as, 'db1');
+  const web1 = await enrol(as, 'web1');
+  await assign(as, 'pg', 'db1');
+  await assign(as, 'app', 'web1');
+  return { db1, web1 };
+}
+
+/** Thrown to end a transaction a test means to roll back; caught by whoever threw it. */
+export class Rollback extends Error {}
+
+/** F as the superuser with ordinary and event triggers off (replica mode), rolled back after: tampering only a superuser can do, not outliving the test. */
+export async function tampered<T>(ctx: SqlCtx, f: (sql: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  let out: T | undefined;
+  await ctx.store.admin
+    .begin(async (sql) => {
+      await sql`set local session_replication_role = replica`;
+      out = await f(sql);
+      throw new Rollback();
+    })
+    .catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+  return out as T;
+}

@@ -3,24 +3,22 @@
 // behind a real `mesh serve`; one file in a module, changed with `mesh module
 // add` (which re-declares every node assigned it, W2), until every host's
 // report of the new declaration is recorded in SQL.
-import { randomBytes } from 'node:crypto';
 import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { freshMesh, MESH, runCli, type Mesh, type Proc } from '../../harness/mesh.js';
-import { servers } from '../../harness/servers.js';
 import { b64 } from '../../../src/crypto/keys.js';
 import {
   insertNodes,
   createAccounts,
   startServe,
-  worker,
-  deal,
   now,
   sleep,
   cpuMeter,
   serverPids,
   describeCpu,
   type Worker,
+  simHosts,
+  connectHosts,
 } from '../lib.js';
 
 export interface Fleet {
@@ -86,33 +84,14 @@ export async function meshFleet(
   const workers: Worker[] = [];
   let serve: Proc | undefined;
   try {
-    const s = servers();
     const names = await insertNodes(mesh, n);
-    const hosts = names.map((name) => ({
-      name,
-      user: `${mesh.prefix}node.${name}`,
-      password: randomBytes(24).toString('base64url'),
-    }));
+    const hosts = simHosts(mesh, names);
     await createAccounts(mesh, hosts);
     const mod = join(dir, 'bench-module.json');
     await moduleAdd(mesh, mod, path, content(1));
     await mesh.store.admin`insert into assignment.assignment (module, node) select 'bench', name from inventory.node`;
     serve = await startServe(mesh); // its start declares every node whose composition changed: all of them, with generation 1
-    for (const part of deal(hosts, Math.min(procs, n))) {
-      const w = worker();
-      workers.push(w);
-      w.send({
-        type: 'connect',
-        hosts: part,
-        broker: { host: '127.0.0.1', port: s.rabbit.amqpsPort, vhost: mesh.vhost, fingerprint: s.rabbit.fingerprint },
-        signingKey: b64(mesh.signer.public),
-        mesh: mesh.signer.mesh,
-        root,
-        stateRoot: state,
-        ownRoot: true,
-      });
-    }
-    await Promise.all(workers.map((w) => w.next('ready', 300_000)));
+    await connectHosts(mesh, hosts, Math.min(procs, n), workers, { root, stateRoot: state, ownRoot: true });
     const d = await runCli(MESH, ['declare', '--all'], mesh.env);
     if (d.code !== 0) throw new Error(`mesh declare --all failed (${d.code}): ${d.stderr.slice(0, 500)}`);
     await acknowledged(mesh, n, 0, 300_000);

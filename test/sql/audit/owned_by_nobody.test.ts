@@ -9,7 +9,7 @@ import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import postgres from 'postgres';
 import { CONTEXTS } from '../../../src/store/contexts.js';
-import { openRoles, closeRoles, refusedWith, enrol, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, enrol, Rollback, tampered, type SqlCtx } from '../helpers.js';
 
 const N = suite<SqlCtx>('the history owned by nobody who writes it');
 N.before(async (ctx) => {
@@ -20,29 +20,12 @@ N.after(async (ctx) => {
   await closeRoles(ctx);
 });
 
-class Rollback extends Error {}
-
 /** STATEMENTS in one transaction, rolled back whatever happens: a refusal is its error; an accepted change does not outlive the test. */
 const attempt = (sql: postgres.Sql, ...statements: string[]) =>
   sql.begin(async (tx) => {
     for (const s of statements) await tx.unsafe(s);
     throw new Rollback(`${statements.join('; ')} was accepted`);
   });
-
-/** F as the superuser with ordinary and event triggers off (replica mode), rolled back after: tampering only a superuser can do. */
-async function tampered<T>(ctx: SqlCtx, f: (sql: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  let out: T | undefined;
-  await ctx.store.admin
-    .begin(async (sql) => {
-      await sql`set local session_replication_role = replica`;
-      out = await f(sql);
-      throw new Rollback();
-    })
-    .catch((e) => {
-      if (!(e instanceof Rollback)) throw e;
-    });
-  return out as T;
-}
 
 const head = async (sql: postgres.Sql | postgres.TransactionSql) =>
   (await sql`select head_seq::int as seq, head from audit.check_history()`)[0] as { seq: number; head: string };

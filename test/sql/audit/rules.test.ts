@@ -6,7 +6,7 @@ import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { openRoles, closeRoles, refusedWith, enrol, key, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, enrol, key, Rollback, tampered, type SqlCtx } from '../helpers.js';
 
 const A = suite<SqlCtx>('audit rules, as the roles that reach the history');
 A.before(async (ctx) => {
@@ -33,22 +33,6 @@ const last = async (ctx: SqlCtx) =>
   Number((await ctx.as.audit`select coalesce(max(seq), 0) as seq from audit.event`)[0]!.seq);
 const verify = async (ctx: SqlCtx, sql: postgres.Sql | postgres.TransactionSql = ctx.as.audit) =>
   (await sql`select seq::int, problem from audit.verify()`)[0] as { seq: number; problem: string } | undefined;
-
-/** Run F as the superuser with every ordinary trigger off, then roll it all back: tampering that does not outlive the test. */
-async function tampered<T>(ctx: SqlCtx, f: (sql: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  let out: T | undefined;
-  await ctx.store.admin
-    .begin(async (sql) => {
-      await sql`set local session_replication_role = replica`;
-      out = await f(sql);
-      throw new Rollback();
-    })
-    .catch((e) => {
-      if (!(e instanceof Rollback)) throw e;
-    });
-  return out as T;
-}
-class Rollback extends Error {}
 
 A('the facts of inventory, assignment and secret each land as a row of their kind, with who', async (ctx) => {
   const n = await enrol(ctx.as, 'web1');

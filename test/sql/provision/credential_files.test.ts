@@ -4,7 +4,7 @@
 // credential at all, while the other end's copy still is (S3).
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, enrol, putModule, assign, type SqlCtx, type Enrolled } from '../helpers.js';
+import { openRoles, closeRoles, pgAndApp, enrol, assign, type SqlCtx, type Enrolled } from '../helpers.js';
 
 interface Ctx extends SqlCtx {
   db1: Enrolled;
@@ -15,11 +15,7 @@ const SECRET = 'provision/appdb/app';
 
 C.before(async (ctx) => {
   Object.assign(ctx, await openRoles());
-  for (const m of ['pg', 'app']) await putModule(ctx.as, m);
-  ctx.db1 = await enrol(ctx.as, 'db1');
-  ctx.web1 = await enrol(ctx.as, 'web1');
-  await assign(ctx.as, 'pg', 'db1');
-  await assign(ctx.as, 'app', 'web1');
+  Object.assign(ctx, await pgAndApp(ctx.as));
   await ctx.as
     .provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg',
     provision_facts => ${ctx.as.provision.json({ host: '127.0.0.1', port: 5432 })}::jsonb)`;

@@ -6,16 +6,7 @@
 // recorded and acknowledged the way declare and serve's report handler do.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import {
-  openRoles,
-  closeRoles,
-  refusedWith,
-  enrol,
-  putModule,
-  assign,
-  type SqlCtx,
-  type Enrolled,
-} from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, pgAndApp, enrol, assign, type SqlCtx, type Enrolled } from '../helpers.js';
 
 interface Ctx extends SqlCtx {
   db1: Enrolled;
@@ -27,11 +18,7 @@ const SECRET = 'provision/appdb/app';
 
 R.before(async (ctx) => {
   Object.assign(ctx, await openRoles());
-  for (const m of ['pg', 'app']) await putModule(ctx.as, m);
-  ctx.db1 = await enrol(ctx.as, 'db1');
-  ctx.web1 = await enrol(ctx.as, 'web1');
-  await assign(ctx.as, 'pg', 'db1');
-  await assign(ctx.as, 'app', 'web1');
+  Object.assign(ctx, await pgAndApp(ctx.as));
   await ctx.as.provision`select provision.set_files_root('/etc/mesh/provision')`;
   await ctx.as
     .provision`select provision.offer(provision_name => 'appdb', provision_kind => 'postgres', provider_module => 'pg', provision_facts => '{"host": "db1", "port": 5432}'::jsonb)`;
