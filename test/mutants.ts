@@ -13,12 +13,14 @@ import {
   copyFileSync,
   symlinkSync,
   rmSync,
+  appendFileSync,
   statSync,
   chmodSync,
 } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { readRows, rowProblem, type Row } from './mutation_rows.js';
@@ -179,6 +181,7 @@ async function mutant(base: string, row: Row): Promise<Result> {
       ...process.env,
       MESH_TEST_FILE_TIMEOUT: process.env.MESH_TEST_FILE_TIMEOUT ?? '300',
       MESH_TEST_DISCARD: '1',
+      MESH_TEST_BAIL: '1',
     };
     const test = await run(process.execPath, ['dist/test/run.js', ...row.filters], dir, env);
     const plain = test.out.replace(/\x1b\[[0-9;]*m/g, '');
@@ -214,7 +217,52 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.exit(130);
   });
 
-const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table] [--generated [--list]]
+/**
+ * The tree a run judges, as one digest of every file's path and bytes: a journal's verdicts
+ * count only for the very tree they were reached on.
+ */
+function treeDigest(files: string[]): string {
+  const h = createHash('sha256');
+  for (const f of [...files].sort())
+    h.update(f)
+      .update('\0')
+      .update(readFileSync(join(ROOT, f)))
+      .update('\0');
+  return h.digest('hex');
+}
+
+/** A row's own identity in a journal: its id, file and edit, so a row rewritten is run again. */
+const rowKey = (r: Row) =>
+  createHash('sha256')
+    .update(JSON.stringify([r.id, r.file, r.find, r.replace, r.filters]))
+    .digest('hex');
+
+interface JournalLine {
+  tree: string;
+  row: string;
+  id: string;
+  verdict: Verdict;
+  why: string;
+  seconds: number;
+}
+
+function readJournal(path: string, tree: string): Map<string, JournalLine> {
+  const done = new Map<string, JournalLine>();
+  if (!existsSync(path)) return done;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    let j: JournalLine;
+    try {
+      j = JSON.parse(line);
+    } catch {
+      continue; // a line cut short by a stop mid-write: that mutant runs again
+    }
+    if (j.tree === tree && j.verdict !== 'error') done.set(j.row, j); // an error (a server that did not start) runs again
+  }
+  return done;
+}
+
+const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table] [--generated [--list]] [--journal FILE]
   no ID        every row of test/mutations.tsv (45-100 minutes on 2 cores)
   ID           a row (D2.1) or every row of an invariant (D2)
   --generated  the generated mutants instead of the table's (test/mutants_generated.ts): every refusal
@@ -224,7 +272,10 @@ const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] 
   --list       with --generated: print the generated mutants and the codes no test names, run nothing
   --jobs N     N mutants at once, each in its own copy with its own servers
   --check      only whether each row applies (its file, a unique find string, SQL not redefined later); no build
-  --table      after the run, the results also as a markdown table (invariant, mutant, result)`;
+  --table      after the run, the results also as a markdown table (invariant, mutant, result)
+  --journal F  append each verdict to F as it is reached, and take from F the verdicts already reached
+               on this very tree (every file's bytes) for this very row: a run stopped part-way goes on
+               where it stopped; a changed tree or row runs again`;
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
@@ -234,7 +285,7 @@ async function main(): Promise<number> {
   }
   // An option mistyped must not start a run of every row (an hour of both cores).
   const unknown = args.filter(
-    (a) => a.startsWith('-') && !['--table', '--check', '--jobs', '--generated', '--list'].includes(a),
+    (a) => a.startsWith('-') && !['--table', '--check', '--jobs', '--generated', '--list', '--journal'].includes(a),
   );
   if (unknown.length) {
     console.error(`unknown option ${unknown.join(' ')}.\n${USAGE}`);
@@ -248,7 +299,13 @@ async function main(): Promise<number> {
     console.error('--jobs takes a whole number of mutants to run at once, 1 or more: --jobs 2.');
     return 2;
   }
-  const only = args.filter((a, i) => !a.startsWith('--') && !(j >= 0 && i === j + 1));
+  const jn = args.indexOf('--journal');
+  const journal = jn < 0 ? undefined : args[jn + 1];
+  if (jn >= 0 && (!journal || journal.startsWith('-'))) {
+    console.error('--journal takes the file to keep verdicts in: --journal /root/mutants.journal.');
+    return 2;
+  }
+  const only = args.filter((a, i) => !a.startsWith('--') && !(j >= 0 && i === j + 1) && !(jn >= 0 && i === jn + 1));
   const generated = args.includes('--generated');
   if (args.includes('--list') && !generated) {
     console.error(`--list lists the generated mutants: give --generated with it.\n${USAGE}`);
@@ -298,7 +355,10 @@ async function main(): Promise<number> {
   const base = mkdtempSync(join(tmpdir(), 'mesh-mutants-base-'));
   dirs.add(base);
   try {
-    copyTree(ROOT, base, treeFiles());
+    const files = treeFiles();
+    const tree = treeDigest(files);
+    const journalled = journal ? readJournal(journal, tree) : new Map<string, JournalLine>();
+    copyTree(ROOT, base, files);
     const build = await tsc(base);
     if (build.code !== 0) {
       console.error(`the unmutated tree does not build; fix that first:\n${tail(build.out)}`);
@@ -315,9 +375,32 @@ async function main(): Promise<number> {
 
     // Results are kept in the table's order whatever order the mutants finish in.
     const results: Result[] = new Array(rows.length);
+    let fromJournal = 0;
+    rows.forEach((r, i) => {
+      const j = journalled.get(rowKey(r));
+      if (!j) return;
+      fromJournal++;
+      results[i] = report({ row: r, verdict: j.verdict, why: `${j.why} (journal)`, seconds: j.seconds });
+    });
+    if (journal)
+      console.log(`[mutants] ${fromJournal} verdicts taken from ${journal} (same tree ${tree.slice(0, 12)})`);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < rows.length; i = next++) results[i] = await report(await mutant(base, rows[i]));
+      for (let i = next++; i < rows.length; i = next++) {
+        if (results[i]) continue;
+        const r = (results[i] = report(await mutant(base, rows[i])));
+        if (journal) {
+          const line: JournalLine = {
+            tree,
+            row: rowKey(r.row),
+            id: r.row.id,
+            verdict: r.verdict,
+            why: r.why,
+            seconds: r.seconds,
+          };
+          appendFileSync(journal, JSON.stringify(line) + '\n');
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, rows.length) }, worker));
 
@@ -325,7 +408,8 @@ async function main(): Promise<number> {
     const survivors = results.filter((r) => r.verdict === 'survived');
     const errors = results.filter((r) => r.verdict === 'error');
     console.log(
-      `\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s`,
+      `\nkilled ${killed} of ${results.length} (${((100 * killed) / results.length).toFixed(0)}%) in ${((Date.now() - t0) / 1000).toFixed(0)}s` +
+        (journal ? `, ${fromJournal} of them from the journal; tree ${tree.slice(0, 12)}` : ''),
     );
     if (survivors.length) console.log(`survived: ${survivors.map((r) => `${r.row.id} (${r.row.note})`).join('; ')}`);
     if (gen) {

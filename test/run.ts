@@ -153,6 +153,8 @@ async function main(): Promise<number> {
   // Suites marked serial (their name ends .serial.test.js) run alone: they stop the broker.
   const serial = queue.filter((f) => f.includes('.serial.'));
   const parallel = queue.filter((f) => !f.includes('.serial.'));
+  // MESH_TEST_BAIL (set by test/mutants.ts): one red file answers, so no file starts after one failed.
+  const bailed = () => !!process.env.MESH_TEST_BAIL && anyFailed;
   const report = (o: Outcome) => {
     if (o.failed) anyFailed = true;
     const mark = o.failed ? 'FAIL' : 'ok  ';
@@ -170,10 +172,10 @@ async function main(): Promise<number> {
   };
   await Promise.all(
     Array.from({ length: Math.max(1, jobs) }, async () => {
-      for (let f = parallel.shift(); f; f = parallel.shift()) report(await runFile(f, env));
+      for (let f = parallel.shift(); f && !bailed(); f = parallel.shift()) report(await runFile(f, env));
     }),
   );
-  for (const f of serial) report(await runFile(f, env));
+  for (const f of serial) if (!bailed()) report(await runFile(f, env));
   const passed = outcomes.reduce((a, o) => a + o.passed, 0);
   const failed = outcomes.reduce((a, o) => a + o.failed, 0);
   const skipped = outcomes.reduce((a, o) => a + o.skipped, 0);

@@ -43,8 +43,23 @@ export function suite<T = Record<string, any>>(title = '', context?: T): Test<T>
   s.after = Object.assign((fn: Callback<T>) => after(loud(title, 'after', fn)), {
     each: (fn: Callback<T>) => after.each(loud(title, 'after.each', fn)),
   });
-  return s;
+  if (!process.env.MESH_TEST_BAIL) return s;
+  // A mutant's run (test/mutants.ts) needs one red test, not all of them: after the first failure the
+  // file's later tests return at once, and its `after` hooks still run, so nothing it started is left.
+  const bailing = ((name: string, fn: Callback<T>) =>
+    s(name, async (ctx) => {
+      if (failedTests) return;
+      try {
+        await fn(ctx);
+      } catch (err) {
+        failedTests++;
+        throw err;
+      }
+    })) as Test<T>;
+  return Object.assign(bailing, s);
 }
+
+let failedTests = 0;
 
 /** uvu's unnamed suite, for a file of a few tests. */
 export const test = suite();

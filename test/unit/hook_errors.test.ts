@@ -39,6 +39,27 @@ S('a fixture whose hooks all hold passes: the failure above is the hook, not the
   assert.equal([o.passed, o.failed, o.code], [2, 0, 0], o.out);
 });
 
+const bailFixture = fileURLToPath(new URL('./fixtures/bail.js', import.meta.url));
+const runBail = (bail: boolean) => {
+  const env = { ...process.env };
+  if (bail) env.MESH_TEST_BAIL = '1';
+  else delete env.MESH_TEST_BAIL;
+  return runFile(bailFixture, { env, limitMs: 60_000, label: 'bail' });
+};
+
+S('MESH_TEST_BAIL: after the first red test the later bodies do not run, the after hook does', async () => {
+  const o = await runBail(true);
+  assert.ok(o.failed >= 1 && o.code !== 0, `counted ${o.passed} passed, ${o.failed} failed:\n${o.out}`);
+  assert.not.match(o.out, 'second body ran');
+  assert.match(o.out, 'after hook ran');
+});
+
+S('without MESH_TEST_BAIL every test runs after a red one', async () => {
+  const o = await runBail(false);
+  assert.equal([o.passed, o.failed], [1, 1], o.out);
+  assert.match(o.out, 'second body ran');
+});
+
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
