@@ -178,6 +178,15 @@ A(
       'truncate audit.event',
     ];
     for (const change of changes) await refusedWith(attempt(ctx.as.audit, change), '42501');
+    // The owner itself holds none of them, until it grants them back to itself.
+    const [held] = await ctx.store.admin`select has_table_privilege('mesh_audit', 'audit.event', 'UPDATE') as u,
+                                                has_table_privilege('mesh_audit', 'audit.event', 'DELETE') as d,
+                                                has_table_privilege('mesh_audit', 'audit.event', 'TRUNCATE') as t`;
+    assert.equal(
+      { ...held },
+      { u: false, d: false, t: false },
+      'the owner of audit.event keeps no UPDATE, DELETE or TRUNCATE',
+    );
     // The owner (no process logs in as it: a superuser acting as it) may grant itself the privilege back: the trigger still refuses.
     for (const change of changes) {
       const e = await refusedWith(
