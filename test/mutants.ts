@@ -13,25 +13,23 @@ import {
   copyFileSync,
   symlinkSync,
   rmSync,
-  appendFileSync,
   statSync,
   chmodSync,
 } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn, execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { readRows, rowProblem, type Row } from './mutation_rows.js';
 import { generate, type Generated } from './mutants_generated.js';
+import { treeDigest, readJournal, appendJournal, rowKey, type JournalLine, type Verdict } from './mutants_journal.js';
 import { REGISTER } from '../src/sys/errors.js';
 import { CONTEXTS } from '../src/store/contexts.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TABLE = join(ROOT, 'test', 'mutations.tsv');
 
-type Verdict = 'killed' | 'survived' | 'error';
 interface Result {
   row: Row;
   verdict: Verdict;
@@ -217,53 +215,8 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.exit(130);
   });
 
-/**
- * The tree a run judges, as one digest of every file's path and bytes: a journal's verdicts
- * count only for the very tree they were reached on.
- */
-function treeDigest(files: string[]): string {
-  const h = createHash('sha256');
-  for (const f of [...files].sort())
-    h.update(f)
-      .update('\0')
-      .update(readFileSync(join(ROOT, f)))
-      .update('\0');
-  return h.digest('hex');
-}
-
-/** A row's own identity in a journal: its id, file and edit, so a row rewritten is run again. */
-const rowKey = (r: Row) =>
-  createHash('sha256')
-    .update(JSON.stringify([r.id, r.file, r.find, r.replace, r.filters]))
-    .digest('hex');
-
-interface JournalLine {
-  tree: string;
-  row: string;
-  id: string;
-  verdict: Verdict;
-  why: string;
-  seconds: number;
-}
-
-function readJournal(path: string, tree: string): Map<string, JournalLine> {
-  const done = new Map<string, JournalLine>();
-  if (!existsSync(path)) return done;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    let j: JournalLine;
-    try {
-      j = JSON.parse(line);
-    } catch {
-      continue; // a line cut short by a stop mid-write: that mutant runs again
-    }
-    if (j.tree === tree && j.verdict !== 'error') done.set(j.row, j); // an error (a server that did not start) runs again
-  }
-  return done;
-}
-
 const USAGE = `usage: npm run mutants -- [ID|INVARIANT...] [--jobs N] [--check] [--table] [--generated [--list]] [--journal FILE]
-  no ID        every row of test/mutations.tsv (45-100 minutes on 2 cores)
+  no ID        every row of test/mutations.tsv (hours on 2 cores: see --journal)
   ID           a row (D2.1) or every row of an invariant (D2)
   --generated  the generated mutants instead of the table's (test/mutants_generated.ts): every refusal
                code's raise sites made unreachable, every guard of the functions that spend, mark, take,
@@ -356,7 +309,7 @@ async function main(): Promise<number> {
   dirs.add(base);
   try {
     const files = treeFiles();
-    const tree = treeDigest(files);
+    const tree = treeDigest(ROOT, files);
     const journalled = journal ? readJournal(journal, tree) : new Map<string, JournalLine>();
     copyTree(ROOT, base, files);
     const build = await tsc(base);
@@ -389,17 +342,7 @@ async function main(): Promise<number> {
       for (let i = next++; i < rows.length; i = next++) {
         if (results[i]) continue;
         const r = (results[i] = report(await mutant(base, rows[i])));
-        if (journal) {
-          const line: JournalLine = {
-            tree,
-            row: rowKey(r.row),
-            id: r.row.id,
-            verdict: r.verdict,
-            why: r.why,
-            seconds: r.seconds,
-          };
-          appendFileSync(journal, JSON.stringify(line) + '\n');
-        }
+        if (journal) appendJournal(journal, tree, r.row, r);
       }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, rows.length) }, worker));
