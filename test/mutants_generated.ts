@@ -41,8 +41,8 @@ export interface Generation {
 const GUARDED = /^(spend|mark|take|release|halt)_|settle/;
 /** Test folders not run here: booted machines, the lab, benchmarks. */
 const NOT_RUN = /^(machine|lab|bench)\//;
-/** Test files that hold the register to the tree: they name codes to check the scan, not a refusal's behaviour. */
-const NOT_BEHAVIOUR = new Set(['sys/errors.test.ts']);
+/** Test files that name codes to check a scan (the register's, the generator's own fixture), not a refusal's behaviour. */
+const NOT_BEHAVIOUR = new Set(['sys/errors.test.ts', 'unit/mutants_generated.test.ts']);
 
 function walk(dir: string, out: string[] = []): string[] {
   if (!existsSync(dir)) return out;
@@ -85,6 +85,8 @@ export function maskSql(sql: string): string {
 }
 
 const FUNCTION = /create\s+(?:or\s+replace\s+)?function\s+([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)\s*\(/gi;
+/** A function dropped: a later migration may drop one and define none again, leaving its raises text no database runs. */
+const DROP = /drop\s+function\s+(?:if\s+exists\s+)?([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
 
 interface Definition {
   name: string;
@@ -93,7 +95,7 @@ interface Definition {
   end: number;
 }
 
-/** The newest definition of each function: contexts in migration order, files in order, a later create replacing. */
+/** The newest definition of each function: contexts in migration order, files in order, a later create replacing, a drop removing. */
 export function newestDefinitions(root: string, contexts: readonly string[]): Map<string, Definition> {
   const last = new Map<string, Definition>();
   for (const ctx of contexts) {
@@ -104,9 +106,14 @@ export function newestDefinitions(root: string, contexts: readonly string[]): Ma
       .sort()) {
       const file = `sql/${ctx}/${f}`;
       const masked = maskSql(readFileSync(join(root, file), 'utf8'));
+      const drops = [...masked.matchAll(DROP)];
+      const dropUpTo = (to: number) => {
+        while (drops.length && drops[0]!.index! < to) last.delete(drops.shift()![1]!.toLowerCase());
+      };
       let at = 0;
       for (const m of masked.matchAll(FUNCTION)) {
         if (m.index! < at) continue;
+        dropUpTo(m.index!);
         const open = /\$([A-Za-z_]*)\$/g;
         open.lastIndex = m.index! + m[0].length;
         const q = open.exec(masked);
@@ -116,6 +123,7 @@ export function newestDefinitions(root: string, contexts: readonly string[]): Ma
         at = close + q[0].length;
         last.set(m[1]!.toLowerCase(), { name: m[1]!.toLowerCase(), file, start: q.index + q[0].length, end: close });
       }
+      dropUpTo(masked.length);
     }
   }
   return last;

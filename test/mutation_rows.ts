@@ -60,8 +60,9 @@ export function readRows(text: string, table = 'test/mutations.tsv'): Row[] {
   return rows;
 }
 
+// A later create defines a name again; a later drop leaves the earlier text run by no database.
 const DEFINES =
-  /create\s+(?:or\s+replace\s+)?(?:materialized\s+)?(function|procedure|view)\s+([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
+  /(create\s+(?:or\s+replace\s+)?(?:materialized\s+)?|drop\s+(?:materialized\s+)?)(function|procedure|view)\s+(?:if\s+exists\s+)?([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)/gi;
 
 const STATEMENT =
   /create\s+(?:or\s+replace\s+)?(?:constraint\s+|materialized\s+|unique\s+|temp(?:orary)?\s+)*(\w+)\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_.]*)/gi;
@@ -82,8 +83,8 @@ export function definitionAt(text: string, at: number): string | null {
   return last[2]!.toLowerCase();
 }
 
-/** The later migration (of any context) that defines NAME again, or null. */
-function redefinedAfter(root: string, file: string, name: string): string | null {
+/** The later migration (of any context) that defines NAME again or drops it, and which, or null. */
+function redefinedAfter(root: string, file: string, name: string): { file: string; drops: boolean } | null {
   const sqlDir = join(root, 'sql');
   const here = basename(file);
   for (const ctx of readdirSync(sqlDir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
@@ -92,9 +93,10 @@ function redefinedAfter(root: string, file: string, name: string): string | null
       .filter((f) => f.endsWith('.sql') && (join('sql', ctx.name) !== dirname(file) || f > here))
       .sort();
     for (const f of later) {
-      for (const m of readFileSync(join(dir, f), 'utf8').matchAll(DEFINES)) {
-        if (m[2]!.toLowerCase() === name) return `sql/${ctx.name}/${f}`;
-      }
+      const touches = [...readFileSync(join(dir, f), 'utf8').matchAll(DEFINES)].filter(
+        (m) => m[3]!.toLowerCase() === name,
+      );
+      if (touches.length) return { file: `sql/${ctx.name}/${f}`, drops: touches.every((m) => /^drop/i.test(m[1]!)) };
     }
   }
   return null;
@@ -115,7 +117,8 @@ export function rowProblem(root: string, r: Row): string | null {
   const name = definitionAt(text, text.indexOf(r.find));
   if (!name) return null;
   const later = redefinedAfter(root, r.file, name);
-  return later
-    ? `line ${r.line}: ${r.file} defines ${name}, but ${later} defines it again: the mutant edits text no database runs; point the row at ${later}`
-    : null;
+  if (!later) return null;
+  return later.drops
+    ? `line ${r.line}: ${r.file} defines ${name}, but ${later.file} drops it: the mutant edits text no database runs; point the row at the rule's live home, or remove it`
+    : `line ${r.line}: ${r.file} defines ${name}, but ${later.file} defines it again: the mutant edits text no database runs; point the row at ${later.file}`;
 }

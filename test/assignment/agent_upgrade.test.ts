@@ -5,7 +5,8 @@
 // wave 2 is pinned to a package whose agent ends at once. The rollout halts
 // naming it, that node is back on its previous agent by itself, the others
 // of wave 2 keep the new one, and wave 3 never starts. The control plane's
-// refusals each name their code (the host's: test/host/agent_package).
+// refusals each name their code, a pin on a node not enrolled too (the
+// host's: test/host/agent_package).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, readlinkSync, writeFileSync, readFileSync } from 'node:fs';
@@ -105,6 +106,9 @@ U(
   'waves 1,50%,100%: the broken node of wave 2 halts the rollout and goes back by itself; the rest keep theirs',
   async (ctx) => {
     ok(await ctx.mesh.cli(['agent', 'add', await makePackage(ctx.work, NEXT)]));
+    // A pin names an enrolled node: a token issued, or a typo, is not one.
+    refused(await ctx.mesh.cli(['agent', 'upgrade', '--to', NEXT, '--node', 'nobody']), 'MSH21');
+    assert.is((await ctx.mesh.store.admin`select count(*)::int as n from assignment.agent_target`)[0]!.n, 0);
     ok(await ctx.mesh.cli(['agent', 'add', await makePackage(ctx.work, BROKEN, { broken: true })]));
     ok(await ctx.mesh.cli(['rollout', 'hold']));
     assert.match(ok(await ctx.mesh.cli(['agent', 'upgrade', '--to', NEXT])), /held by the rollout/);

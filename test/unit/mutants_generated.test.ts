@@ -1,9 +1,10 @@
 // The generated mutants (test/mutants_generated.ts) on a small tree of their
-// own: a raise is taken from a function's newest definition only, a guard's
-// conditions and comparisons are found in code and never in a comment or a
-// string, a code no runnable test names is reported by name and not run, a
-// refusal kept as a value is said to be skipped, and every mutant's find
-// string occurs once in its file and its replace changes it.
+// own: a raise is taken from a function's newest definition only (never from
+// one a later migration drops), a guard's conditions and comparisons are found
+// in code and never in a comment or a string, a code no runnable test names is
+// reported by name and not run, a refusal kept as a value is said to be
+// skipped, and every mutant's find string occurs once in its file and its
+// replace changes it.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
@@ -26,8 +27,13 @@ end $$;
 create function inventory.count_things() returns integer language sql as $$
   select count(*)::int from inventory.thing where expires_at > now()
 $$;
+create function inventory.spend_gone(h text) returns boolean language plpgsql as $$
+begin
+  raise exception 'a raise no database runs once migrated' using errcode = 'MSH01';
+end $$;
 `,
   'sql/inventory/0002-spend-once.sql': `-- a comment that says where x > 1 and y < 2
+drop function inventory.spend_gone(text);
 create or replace function inventory.spend_thing(h text) returns boolean language plpgsql as $$
 begin
   if h is null then

@@ -20,7 +20,7 @@ test('every row of test/mutations.tsv applies, and none edits SQL a later migrat
   assert.equal(problems, []);
 });
 
-test('a row on a view a later migration replaces is refused, naming the later file', () => {
+test('a row on a view a later migration replaces, or a function it drops, is refused, naming the later file', () => {
   const root = mkdtempSync(join(tmpdir(), 'mesh-rows-'));
   try {
     mkdirSync(join(root, 'sql', 'inventory'), { recursive: true });
@@ -54,6 +54,20 @@ test('a row on a view a later migration replaces is refused, naming the later fi
     // Another schema's function of the same short name is another function.
     assert.is(rowProblem(root, row('sql/inventory/0007-old.sql', 'select 1')), null);
     assert.match(rowProblem(root, row('sql/inventory/0007-old.sql', 'nowhere'))!, /occurs 0 times/);
+    // A function a later migration drops and never defines again is text no database runs;
+    // one dropped and made again in the same file is defined again there.
+    writeFileSync(
+      join(root, 'sql', 'inventory', '0007-gone.sql'),
+      'create function inventory.gone() returns int language sql as $$ select 3 $$;\n' +
+        'create function inventory.again() returns int language sql as $$ select 4 $$;\n',
+    );
+    writeFileSync(
+      join(root, 'sql', 'inventory', '0009-drop.sql'),
+      'drop function inventory.gone();\ndrop function if exists inventory.again();\n' +
+        'create function inventory.again(n int) returns int language sql as $$ select n $$;\n',
+    );
+    assert.match(rowProblem(root, row('sql/inventory/0007-gone.sql', 'select 3'))!, /0009-drop\.sql drops it/);
+    assert.match(rowProblem(root, row('sql/inventory/0007-gone.sql', 'select 4'))!, /0009-drop\.sql defines it again/);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
