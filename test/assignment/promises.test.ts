@@ -94,6 +94,8 @@ P(
       'web-nginx': 'kept',
     });
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--hubs', '2', '--runs', 'nginx']), 'MSHQ3');
+    // Two kinds each whole on its own: neither is taken in silence.
+    refused(await ctx.mesh.cli(['promise', 'add', 'x', '--module', 'web', '--runs', 'nginx', '--hubs', '2']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--node', 'web1', '--reaches', 'db1']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--closed', '5432']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'Not_A_Name', '--hubs', '1']), 'MSHB7');
@@ -102,6 +104,7 @@ P(
     assert.match(broken, '2 hubs (h1, h2), fewer than 3');
     assert.not.ok('three-hubs' in (await state(ctx.mesh)), 'a refused promise is not kept');
     refused(await ctx.mesh.cli(['promise', 'remove', 'ghost']), 'MSHQ5');
+    assert.not.ok('x' in (await state(ctx.mesh)), 'no malformed promise is kept');
   },
 );
 

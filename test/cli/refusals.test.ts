@@ -81,6 +81,7 @@ const CASES: [string, string[], string][] = [
   ],
   ['a secret made with no holder', ['secret', 'make', 's', '--path', '/etc/s'], 'MSH47'],
   ['a secret made with no --path', ['secret', 'make', 's', '--node', 'a1'], 'MSH48'],
+  ['a secret accepted with no --path', ['secret', 'accept', 's', '--node', 'a1'], 'MSH48'],
   ['a provision offered without --kind', ['provision', 'offer', 'p', '--provider', 'm'], 'MSHB0'],
   [
     'a postgres provision without --host',
