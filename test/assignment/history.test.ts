@@ -123,6 +123,7 @@ H('a time that is not one, and a node never declared, are refused', async (ctx) 
   refused(await ctx.mesh.cli(['node', 'show', 'n1', '--at', 'yesterday-ish']), 'MSHQ6');
   refused(await ctx.mesh.cli(['diff', 'n1', '--to', 'now']), 'MSHQ6');
   refused(await ctx.mesh.cli(['node', 'show', 'ghost', '--at', '2h']), 'MSHQ7');
+  refused(await ctx.mesh.cli(['diff', 'ghost', '--from', '2h', '--to', 'now']), 'MSHQ7');
 });
 
 H.run();

@@ -98,6 +98,8 @@ P(
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--module', 'web', '--runs', 'nginx', '--hubs', '2']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--node', 'web1', '--reaches', 'db1']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'x', '--closed', '5432']), 'MSHQ3');
+    // A port by name is no number: refused as a promise, not as SQL's cast.
+    refused(await ctx.mesh.cli(['promise', 'add', 'x', '--site', 'dmz', '--closed', 'https']), 'MSHQ3');
     refused(await ctx.mesh.cli(['promise', 'add', 'Not_A_Name', '--hubs', '1']), 'MSHB7');
     refused(await ctx.mesh.cli(['promise', 'add', 'two-hubs', '--hubs', '1']), 'MSHQ4');
     const broken = refused(await ctx.mesh.cli(['promise', 'add', 'three-hubs', '--hubs', '3']), 'MSHQ2');
