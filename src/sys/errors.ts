@@ -894,7 +894,6 @@ export const REGISTER: readonly Code[] = [
     context: 'overlay',
     meaning: 'a question about paths that names no node',
     remedy: 'name at least one node, e.g. --down hub1',
-    raisedIn: ['src/cli/overlay.ts'],
   },
   {
     code: 'MSHY1',

@@ -184,7 +184,16 @@ H(
     }
     const notHead = await ctx.mesh.cli(['audit', 'verify', '--head', conf(ctx)]);
     assert.is(notHead.code, 1);
-    assert.match(notHead.stderr, /is not a kept audit head.*\(MSH77\)/);
+    assert.match(notHead.stderr, /is not a kept audit head \(Unexpected token.*\(MSH77\)/, 'says why it is not JSON');
+    const gone = await ctx.mesh.cli(['audit', 'verify', '--head', join(ctx.root, 'no-such-head.json')]);
+    assert.is(gone.code, 1);
+    assert.match(gone.stderr, /is not a kept audit head \(ENOENT.*\(MSH77\)/, 'says the file is not there');
+    // JSON that is no head is refused, never read as "no head given" (which would check nothing).
+    const partial = join(ctx.root, 'partial-head.json');
+    writeFileSync(partial, JSON.stringify({ seq: 3, hash: 'not hex' }));
+    const half = await ctx.mesh.cli(['audit', 'verify', '--head', partial]);
+    assert.is(half.code, 1, half.stdout);
+    assert.match(half.stderr, /is not a kept audit head: it needs a seq .*\(MSH77\)/);
     // A trigger only a superuser could take away (the guard stops every other role) is named by verify.
     await admin.begin(async (sql) => {
       await sql`set local session_replication_role = replica`;

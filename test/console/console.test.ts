@@ -281,6 +281,14 @@ C('Q2: the overlay page asks what-if and why of the same SQL as mesh overlay wha
   await p.selectOption('#why select[name=to]', 'b1');
   await p.click('#why button');
   await within('path open', 20_000, p.waitForSelector('#why-answer p.open', { timeout: 20_000 }));
+  // A port that is no number is refused by the console before SQL casts it; one out of range, by explain_path.
+  const asked = (port: string) =>
+    p.evaluate(async (q) => {
+      const r = await fetch(`/api/overlay/why?from=b2&to=b1&port=${q}`);
+      return [r.status, ((await r.json()) as { code?: string }).code];
+    }, port);
+  assert.equal(await asked('https'), [400, 'MSHY3']);
+  assert.equal(await asked('70000'), [400, 'MSHY3']);
   await p.selectOption('#what-if select[name=down]', 'b1');
   await p.click('#what-if button');
   await within('the what-if answer', 20_000, p.waitForSelector('#what-if-answer p.count', { timeout: 20_000 }));
