@@ -216,6 +216,8 @@ async function main(): Promise<void> {
   if (process.getuid?.() !== 0)
     throw refuse('MSH93', 'the first-node bundle runs as root (it starts PostgreSQL as postgres and loads nftables)');
   const p = paths(o);
+  // Refused before anything is made: a broker node is added only from a machine this install enrolled.
+  const self = clusterSelf(o);
   const said: string[] = [];
   const step = (what: string, changed: string[]) => {
     console.log(`${what}: ${changed.length ? changed.join(', ') : 'as it was'}`);
@@ -231,7 +233,7 @@ async function main(): Promise<void> {
   if (o.users) step('users', await ensureUsers(o.users));
   makeDirectories(o, p);
   const homeOwned = await ownHome(o);
-  const renaming = await becomeClusterNode(o);
+  const renaming = await becomeClusterNode(o, self);
   const broker = await ensureSecrets(o);
   const specs = specsOf(o, p);
   const parts = planOf(o, p, broker, specs, systemd);
@@ -267,16 +269,22 @@ function makeDirectories(o: Options, p: ReturnType<typeof paths>): void {
   mkdirSync(o.hostDir, { recursive: true, mode: 0o700 });
 }
 
+/** This machine's name when adding a broker node makes its broker a cluster node first; not enrolled, refused (MSH94). */
+function clusterSelf(o: InstallOptions): string | undefined {
+  if (!o.addBroker || o.brokerAddress) return undefined;
+  const self = loadIdentity(o.hostDir)?.name;
+  if (!self)
+    throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
+  return self;
+}
+
 /**
  * Adding a broker node: this node's broker becomes a node of a cluster
  * first, named by its overlay address (the store says it; the first install
  * enrolled this node), so the plan raises it so (renamed, restarted). True when it does.
  */
-async function becomeClusterNode(o: InstallOptions): Promise<boolean> {
-  if (!o.addBroker || o.brokerAddress) return false;
-  const self = loadIdentity(o.hostDir)?.name;
-  if (!self)
-    throw refuse('MSH94', 'this machine is not enrolled yet', 'run the install without --add-broker-node first');
+async function becomeClusterNode(o: InstallOptions, self: string | undefined): Promise<boolean> {
+  if (!self) return false;
   o.brokerAddress = await overlayAddress(o, self);
   o.brokerName = self;
   console.log(

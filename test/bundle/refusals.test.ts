@@ -63,7 +63,26 @@ B('install.js, standby.js and broker_node.js refuse their options with codes, an
     ['install', [...temp, '--add-broker-node', 'b2'], 'MSH90'],
     ['install', [...temp, '--pg-port', '0'], 'MSH91'],
     ['install', [...temp, '--host-env', 'PATH=/tmp'], 'MSH92'],
+    // Adding a broker node from a machine not enrolled: refused before a user or folder is made.
+    ['install', [...temp, '--add-broker-node', 'b2', '--broker-public', '192.0.2.2'], 'MSH94'],
     ['standby', ['primary', '--state', state], 'MSH95'],
+    [
+      'standby',
+      [
+        'primary',
+        '--state',
+        state,
+        '--host-dir',
+        join(dir, 'host'),
+        '--standby',
+        'b2',
+        '--standby-address',
+        '10.99.0.2',
+        '--listen',
+        '10.99.0.1',
+      ],
+      'MSH94',
+    ],
     ['standby', ['standby', '--state', state], 'MSH96'],
     [
       'standby',
@@ -89,7 +108,11 @@ B('install.js, standby.js and broker_node.js refuse their options with codes, an
     ],
   ];
   for (const [program, argv, code] of cases) {
-    const r = await runAny(process.execPath, [bundleJs(program), ...argv], { env: { PATH: process.env.PATH } });
+    // In a network namespace of its own: were a refusal gone (a mutant), the firewall the install
+    // would load goes with the namespace, not onto the machine running the tests.
+    const r = await runAny('unshare', ['--net', process.execPath, bundleJs(program), ...argv], {
+      env: { PATH: process.env.PATH },
+    });
     assert.is(r.code, 1, `${program} ${argv.join(' ')}: ${r.stderr}`);
     assert.ok(r.stderr.startsWith('bundle: '), r.stderr);
     coded(r.stderr, code);
@@ -104,7 +127,7 @@ B("a daemon's user that already exists as a login account is refused with MSHT0,
   await rejectsCoded(ensureUsers({ serve: 'root', console: 'root', broker: 'root' }), 'MSHT0');
 });
 
-B('a bundle step run without root is refused with MSH93 before it reads anything', async () => {
+B('a bundle step run without root is refused with MSH93 before it reads anything', async ({ dir }) => {
   // Not root: in a user namespace of its own the step runs as uid 65534 and
   // holds no capability on this machine, yet reads files as their owner does.
   // So it loads from a checkout under a directory others cannot enter (/root,
@@ -112,9 +135,15 @@ B('a bundle step run without root is refused with MSH93 before it reads anything
   const notRoot = ['--user', '--', process.execPath];
   const uid = await runAny('unshare', [...notRoot, '-e', 'process.stdout.write(String(process.getuid()))']);
   assert.is(uid.stdout, '65534', `the step runs as another user than root: ${uid.stderr}`);
-  const r = await runAny('unshare', [...notRoot, bundleJs('standby'), 'primary'], { env: { PATH: process.env.PATH } });
-  assert.is(r.code, 1, r.stderr);
-  coded(r.stderr, 'MSH93');
+  for (const argv of [
+    [bundleJs('standby'), 'primary'],
+    [bundleJs('install')],
+    [bundleJs('broker_node'), '--broker-node', '--join', 'b1', '--hand-over', join(dir, 'h.json')],
+  ]) {
+    const r = await runAny('unshare', [...notRoot, ...argv], { env: { PATH: process.env.PATH } });
+    assert.is(r.code, 1, r.stderr);
+    coded(r.stderr, 'MSH93');
+  }
 });
 
 B(
