@@ -253,7 +253,7 @@ export function generate(root: string, opts: { codes: readonly string[]; context
   };
 
   // Refusals: where each code is raised.
-  const sites: { code: string; file: string; s: number; e: number; by: string; what: string }[] = [];
+  const sites: { code: string; file: string; s: number; e: number; by: string; what: string; fault?: string }[] = [];
   const defs = newestDefinitions(root, opts.contexts);
   for (const d of defs.values()) {
     const text = readFileSync(join(root, d.file), 'utf8');
@@ -314,6 +314,7 @@ export function generate(root: string, opts: { codes: readonly string[]; context
           e: m.index! + t.length,
           by: 'void ',
           what: `throw new WireError(${m[1]}) made unreachable`,
+          fault: m[1]!,
         });
       }
     }
@@ -323,7 +324,9 @@ export function generate(root: string, opts: { codes: readonly string[]; context
   for (const code of opts.codes) {
     const here = sites.filter((x) => x.code === code);
     if (here.length === 0) continue;
-    const named = naming(code);
+    // A WireError is asserted by its fault (fault: 'malformed') as often as by its code.
+    const faults = new Set(here.flatMap((x) => (x.fault ? [`'${x.fault}'`] : [])));
+    const named = [...new Set([...naming(code), ...[...faults].flatMap((f) => naming(f))])];
     const runnable = named.filter((t) => t.runnable).map((t) => pattern(t.file));
     if (runnable.length === 0) {
       untested.push(

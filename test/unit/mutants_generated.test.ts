@@ -54,7 +54,14 @@ export function check(bad: boolean, worse: boolean) {
   return kept;
 }
 `,
+  'src/wire_thing.ts': `import { WireError } from './wire/envelope.js';
+export function parse(v: unknown) {
+  if (typeof v !== 'string') throw new WireError('malformed', 'not a thing');
+  return v;
+}
+`,
   'test/things/spend.test.ts': `// asserts MSH01 of spend_thing, and MSH05\n`,
+  'test/things/parse.test.ts': `// asserts fault 'malformed', never its code\n`,
   'test/machine/booted.test.ts': `// asserts MSH02 on a booted machine\n`,
   'test/things/helpers.ts': `// names MSH04, but is no test file\n`,
 };
@@ -71,10 +78,14 @@ function fixture(): string {
 G('from a small tree: raises of the newest definitions, guards in code only, untested codes by name', () => {
   const root = fixture();
   try {
-    const g = generate(root, { codes: ['MSH01', 'MSH02', 'MSH04', 'MSH05', 'MSH09'], contexts: ['inventory'] });
+    const g = generate(root, {
+      codes: ['MSH01', 'MSH02', 'MSH04', 'MSH05', 'MSH09', 'MSHN0'],
+      contexts: ['inventory'],
+    });
     const ids = g.rows.map((r) => `${r.id} ${r.note.replace(/^\S+: /, '')}`);
     assert.equal(ids, [
       'raise:MSH01.1 inventory.spend_thing raises MSH01',
+      'raise:MSHN0.1 throw new WireError(malformed) made unreachable',
       'guard:inventory.spend_thing.1 condition hash = h dropped',
       'guard:inventory.spend_thing.2 condition spent_at is null dropped',
       'guard:inventory.spend_thing.3 condition expires_at > now() dropped',
@@ -82,7 +93,8 @@ G('from a small tree: raises of the newest definitions, guards in code only, unt
       "guard:inventory.spend_thing.5 > turned to >= in: where hash = h and spent_at is null and expires_at > now() and hash <> '';",
     ]);
     for (const r of g.rows) {
-      assert.equal(r.filters, ['things/spend.test'], `${r.id} runs the test file that names it`);
+      const by = r.id.startsWith('raise:MSHN0') ? 'things/parse.test' : 'things/spend.test';
+      assert.equal(r.filters, [by], `${r.id} runs the test file that names its code, or a WireError's fault`);
       assert.is(rowProblem(root, r), null, `${r.id} applies`);
       assert.is.not(r.replace, r.find, `${r.id} changes the text`);
     }
