@@ -24,6 +24,7 @@ import ts from 'typescript';
 import { readRows, rowProblem, type Row } from './mutation_rows.js';
 import { generate, type Generated } from './mutants_generated.js';
 import { treeDigest, readJournal, appendJournal, rowKey, type JournalLine, type Verdict } from './mutants_journal.js';
+import { verdictOf } from './mutant_verdict.js';
 import { REGISTER } from '../src/sys/errors.js';
 import { CONTEXTS } from '../src/store/contexts.js';
 
@@ -183,14 +184,9 @@ async function mutant(base: string, row: Row): Promise<Result> {
     };
     const test = await run(process.execPath, ['dist/test/run.js', ...row.filters], dir, env);
     const plain = test.out.replace(/\x1b\[[0-9;]*m/g, '');
-    const totals = /^(\d+) passed, (\d+) failed/m.exec(plain);
-    if (!totals) return done('error', `the tests did not run (exit ${test.code}):\n${tail(plain)}`);
-    const failing = plain
-      .split('\n')
-      .filter((l) => l.startsWith('FAIL '))
-      .map((l) => l.slice(5).trim().split(/\s+/)[0]);
-    if (Number(totals[2]) > 0 || test.code !== 0) return done('killed', failing.join(', ') || `exit ${test.code}`);
-    return done('survived', `${totals[0]}\n${tail(plain, 12)}`);
+    const v = verdictOf(plain, test.code);
+    if (!v) return done('error', `the tests did not run (exit ${test.code}):\n${tail(plain)}`);
+    return done(v.verdict, v.verdict === 'survived' ? `${v.why}\n${tail(plain, 12)}` : v.why);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     dirs.delete(dir);

@@ -74,6 +74,18 @@ const CASES: [string, () => unknown, string, string][] = [
     'MSHN1',
   ],
   [
+    // One signature, one spelling: the same 64 bytes without their padding would be another envelope's bytes.
+    'a genuine declaration whose signature is spelled another way',
+    () => {
+      const env = JSON.parse(Buffer.from(signText(decl(), signer.secret)).toString()) as { sig: string };
+      const sig = env.sig.replace(/=+$/, '');
+      assert.is.not(sig, env.sig);
+      return readDeclaration(Buffer.from(JSON.stringify({ ...env, sig })), signer.public, me);
+    },
+    'forged',
+    'MSHN1',
+  ],
+  [
     'a genuine declaration for another node',
     () => readDeclaration(signText(decl('web2'), signer.secret), signer.public, me),
     'forged',
