@@ -97,6 +97,8 @@ U(
     const junk = join(ctx.work, 'junk.deb');
     writeFileSync(junk, 'not a package');
     refused(await ctx.mesh.cli(['agent', 'add', junk]), 'MSHZ5');
+    // A real package, but at a version that is not MAJOR.MINOR.PATCH.
+    refused(await ctx.mesh.cli(['agent', 'add', await makePackage(ctx.work, '1.2', { empty: true })]), 'MSHZ5');
     const pins = await ctx.mesh.store.admin`select count(*)::int as n from assignment.agent_target`;
     assert.is(pins[0]!.n, 0, 'nothing refused was declared');
   },

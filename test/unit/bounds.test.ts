@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import type { ConsumeMessage } from 'amqplib';
 import { readReport, REPORT_CAPS } from '../../src/wire/report.js';
+import { readPackageChange, PACKAGES_CAP } from '../../src/wire/packages.js';
 import { overLimit, INTAKE_LIMITS } from '../../src/serve/intake.js';
 import { WireError } from '../../src/wire/envelope.js';
 import { writeEnrolRequest } from '../../src/wire/enrol.js';
@@ -64,6 +65,17 @@ P2('a report whose list is over its cap is refused whole (MSHS2); one at the cap
     readReport(report(list, cap));
     refused(() => readReport(report(list, cap + 1)), 'MSHS2');
   }
+});
+
+P2("a report's package change over its cap is refused whole (MSHS2); one at the cap is read", () => {
+  const change = (n: number) => ({
+    digest: 'a'.repeat(64),
+    base: null,
+    set: Array.from({ length: n - 1 }, (_, i) => [`p${i}`, 'amd64', '1.0-1', `p${i}`]),
+    gone: [['old', 'amd64']],
+  });
+  assert.is(readPackageChange(change(PACKAGES_CAP)).set.length, PACKAGES_CAP - 1);
+  refused(() => readPackageChange(change(PACKAGES_CAP + 1)), 'MSHS2');
 });
 
 /** A ServeContext whose store answers each query by its text, and whose redeclarer counts. */
