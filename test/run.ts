@@ -41,7 +41,11 @@ const suffix = mode === 'bench' ? '.bench.js' : mode === 'faults' ? '.faults.js'
 let files = find(here, suffix);
 if (mode === 'test') files = files.concat(find(here, '.faults.js'));
 // Matched within dist/test/ only: a checkout whose own path holds NAME (a directory named for `--bench peers`) would match every file.
-if (only.length) files = files.filter((f) => only.some((o) => relative(here, f).includes(o)));
+if (only.length) {
+  // In the order the names were given: a mutant's run stops at its first red file, so its cheapest tests go first.
+  const first = (f: string) => only.findIndex((o) => relative(here, f).includes(o));
+  files = files.filter((f) => first(f) >= 0).sort((a, b) => first(a) - first(b));
+}
 if (files.length === 0) {
   console.error(`no ${suffix} files matched ${only.join(' ')}`);
   process.exit(2);

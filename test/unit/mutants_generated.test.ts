@@ -62,6 +62,7 @@ export function parse(v: unknown) {
 `,
   'test/things/spend.test.ts': `// asserts MSH01 of spend_thing, and MSH05\n`,
   'test/things/parse.test.ts': `// asserts fault 'malformed', never its code\n`,
+  'test/unit/parse.test.ts': `// asserts fault 'malformed' without servers: the cheapest, so run first\n`,
   'test/machine/booted.test.ts': `// asserts MSH02 on a booted machine\n`,
   'test/things/helpers.ts': `// names MSH04, but is no test file\n`,
 };
@@ -93,8 +94,12 @@ G('from a small tree: raises of the newest definitions, guards in code only, unt
       "guard:inventory.spend_thing.5 > turned to >= in: where hash = h and spent_at is null and expires_at > now() and hash <> '';",
     ]);
     for (const r of g.rows) {
-      const by = r.id.startsWith('raise:MSHN0') ? 'things/parse.test' : 'things/spend.test';
-      assert.equal(r.filters, [by], `${r.id} runs the test file that names its code, or a WireError's fault`);
+      const by = r.id.startsWith('raise:MSHN0') ? ['unit/parse.test', 'things/parse.test'] : ['things/spend.test'];
+      assert.equal(
+        r.filters,
+        by,
+        `${r.id} runs the test files that name its code, or a WireError's fault, unit/ first`,
+      );
       assert.is(rowProblem(root, r), null, `${r.id} applies`);
       assert.is.not(r.replace, r.find, `${r.id} changes the text`);
     }
