@@ -9,8 +9,9 @@
 // nothing as a replay. The history's chain still verifies.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, mkdirSync, copyFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import postgres from 'postgres';
 import { freshMesh, deleteVhost, type Mesh, type Proc } from '../harness/mesh.js';
@@ -29,6 +30,8 @@ interface Ctx {
   root: string;
   file: string;
   scratch: string;
+  /** The broker's certificate folder, named with --broker-tls: never the machine's own /var/lib/mesh. */
+  tls: string;
 }
 
 const R = suite<Ctx>('a restore from an older backup brings every node back above the serial it held (V3)');
@@ -54,6 +57,12 @@ R.before(async (ctx) => {
   ctx.root = root();
   ctx.scratch = mkdtempSync(join(tmpdir(), 'mesh-backup-test-'));
   ctx.file = join(ctx.scratch, 'mesh.tar');
+  // The run's own broker certificate and key, as the bundle's broker holds them.
+  ctx.tls = join(ctx.scratch, 'tls');
+  mkdirSync(ctx.tls, { mode: 0o700 });
+  const cert = servers().rabbit.certPath;
+  copyFileSync(cert, join(ctx.tls, 'broker.pem'));
+  copyFileSync(join(dirname(cert), 'broker.key'), join(ctx.tls, 'broker.key'));
   ctx.procs = {};
   ctx.dirs = {};
   // The module is one file all three write to: each node's content is the same, and the one file says the truth.
@@ -78,13 +87,16 @@ R(
   'destroyed after three declares, restored from the backup after the first: every node above its serial, no token',
   async (ctx) => {
     // Declare 1 was the assignment (serial 2). The backup, then declares 2 and 3 (serials 3 and 4).
-    const b = await ctx.mesh.cli(['backup', ctx.file, '--json']);
+    const b = await ctx.mesh.cli(['backup', ctx.file, '--json', '--broker-tls', ctx.tls]);
     assert.is(b.code, 0, b.stderr);
     assert.is(statSync(ctx.file).mode & 0o777, 0o600, 'the backup holds the signing key: 0600');
     const taken = JSON.parse(b.stdout) as { members: { name: string }[] };
     assert.equal(
       taken.members.map((m) => m.name),
-      ['store.sql', 'signing.key', 'broker-definitions.json'],
+      ['store.sql', 'signing.key', 'broker-definitions.json', 'broker.pem', 'broker.key'],
+    );
+    const tlsAtBackup = Object.fromEntries(
+      ['broker.pem', 'broker.key'].map((f) => [f, readFileSync(join(ctx.tls, f), 'utf8')]),
     );
     const tokensAtBackup = await count(ctx.mesh, 'tokens');
     const enrolledAtBackup = await count(ctx.mesh, 'enrolled');
@@ -111,6 +123,14 @@ R(
     await ctx.mesh.mgmt('PUT', `/vhosts/${encodeURIComponent(ctx.mesh.vhost)}`, {});
     rmSync(join(ctx.mesh.home, 'signing.key'));
     await ensureSigner(ctx.mesh.env);
+    // The broker's certificate files lost too; the folder the new install made is empty.
+    for (const f of ['broker.pem', 'broker.key']) rmSync(join(ctx.tls, f));
+    // ... and broker.json pins the certificate the new install's broker made.
+    const brokerJson = join(ctx.mesh.home, 'broker.json');
+    const fresh = JSON.parse(readFileSync(brokerJson, 'utf8')) as { fingerprint: string };
+    writeFileSync(brokerJson, JSON.stringify({ ...fresh, fingerprint: fresh.fingerprint.replace(/[0-9A-F]/g, '0') }), {
+      mode: 0o600,
+    });
     assert.is.not(
       readFileSync(join(ctx.mesh.home, 'signing.key'), 'utf8'),
       key,
@@ -118,8 +138,22 @@ R(
     );
 
     const marks = Object.fromEntries(NODES.map((n) => [n, ctx.procs[n]!.output().length]));
-    const r = await ctx.mesh.cli(['restore', ctx.file, '--json']);
+    const r = await ctx.mesh.cli(['restore', ctx.file, '--json', '--broker-tls', ctx.tls]);
     assert.is(r.code, 0, r.stderr);
+    assert.is((JSON.parse(r.stdout) as { brokerTls: boolean }).brokerTls, true, r.stdout);
+    for (const [f, mode] of [
+      ['broker.pem', 0o644],
+      ['broker.key', 0o600],
+    ] as const) {
+      assert.is(readFileSync(join(ctx.tls, f), 'utf8'), tlsAtBackup[f], `${f} is back`);
+      assert.is(statSync(join(ctx.tls, f)).mode & 0o777, mode, `${f} ${mode.toString(8)}`);
+    }
+    const pinned = JSON.parse(readFileSync(brokerJson, 'utf8')) as { fingerprint: string };
+    assert.is(
+      pinned.fingerprint,
+      new X509Certificate(tlsAtBackup['broker.pem']!).fingerprint256,
+      'broker.json pins it',
+    );
     assert.is(readFileSync(join(ctx.mesh.home, 'signing.key'), 'utf8'), key, "the mesh's own key is back");
     ctx.serve = await ctx.mesh.serve();
     // The nodes were backing off from a broker that refused them: roused, they try at once (L3).

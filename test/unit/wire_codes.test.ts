@@ -42,6 +42,19 @@ const CASES: [string, () => unknown, string, string][] = [
     'MSHN0',
   ],
   [
+    // Genuinely signed, yet its body is no object: read as malformed, never as a TypeError of the reader.
+    'a signed declaration whose body is null',
+    () => readDeclaration(signText('null', signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a signed declaration whose body is a number',
+    () => readDeclaration(signText('7', signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
     'a declaration carrying a resource the host cannot read',
     () =>
       readDeclaration(
