@@ -147,14 +147,8 @@ function whyCommand(p: Program): void {
     .example('overlay why web1 db1 --port 5432')
     .action(
       p.wrap(async (from: string, to: string, o: { port?: string | number; json?: boolean }) => {
-        let port: number | null = null;
-        if (o.port !== undefined) {
-          // A number here; its range is assignment.explain_path's rule (MSHY3).
-          port = Number(o.port);
-          if (!Number.isInteger(port)) throw refuse('MSHY3', `--port ${JSON.stringify(o.port)} is not a port number`);
-        }
         emit(
-          await overlayWhy(String(from), String(to), port),
+          await overlayWhy(String(from), String(to), o.port ?? null),
           o,
           (d) => `${d.from} -> ${d.to}${d.port ? `:${d.port}` : ''}: ${d.fact}
   ${d.detail}${

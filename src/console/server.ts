@@ -375,10 +375,7 @@ async function pathAnswer({ stores }: Ctx, url: URL, res: ServerResponse): Promi
   try {
     if (url.pathname === '/api/overlay/what-if')
       return json(res, await readWhatIf(stores.assignment, q('down').split(',').filter(Boolean), 200));
-    const port = q('port') ? Number(q('port')) : null;
-    if (port !== null && !Number.isInteger(port))
-      throw refuse('MSHY3', `port ${JSON.stringify(q('port'))} is not a port number`);
-    json(res, await readWhy(stores.assignment, q('from'), q('to'), port));
+    json(res, await readWhy(stores.assignment, q('from'), q('to'), q('port')));
   } catch (raw) {
     const err = storeError(raw);
     if (!(err instanceof MeshError)) throw raw;

@@ -913,7 +913,7 @@ export const REGISTER: readonly Code[] = [
     context: 'assignment',
     meaning: 'a path asked on a port that is not a port number',
     remedy: 'give a TCP port from 1 to 65535',
-    raisedIn: ['src/cli/overlay.ts', 'src/console/server.ts'],
+    raisedIn: ['src/assignment/why.ts'],
   },
   {
     code: 'MSHY4',

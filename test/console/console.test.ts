@@ -289,6 +289,7 @@ C('Q2: the overlay page asks what-if and why of the same SQL as mesh overlay wha
     }, port);
   assert.equal(await asked('https'), [400, 'MSHY3']);
   assert.equal(await asked('70000'), [400, 'MSHY3']);
+  assert.equal(await asked('4294967296'), [400, 'MSHY3']);
   await p.selectOption('#what-if select[name=down]', 'b1');
   await p.click('#what-if button');
   await within('the what-if answer', 20_000, p.waitForSelector('#what-if-answer p.count', { timeout: 20_000 }));
