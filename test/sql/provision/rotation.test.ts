@@ -6,7 +6,17 @@
 // recorded and acknowledged the way declare and serve's report handler do.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, refusedWith, pgAndApp, enrol, assign, type SqlCtx, type Enrolled } from '../helpers.js';
+import {
+  openRoles,
+  closeRoles,
+  refusedWith,
+  pgAndApp,
+  enrol,
+  assign,
+  putModule,
+  type SqlCtx,
+  type Enrolled,
+} from '../helpers.js';
 
 interface Ctx extends SqlCtx {
   db1: Enrolled;
@@ -34,10 +44,10 @@ R.after(async (ctx) => {
 const blob = (holder: string, gen: number) => Buffer.from(`${holder} generation ${gen}`).toString('base64');
 
 /** A rotation's store step, as the secret context does it. */
-async function rotate(ctx: Ctx, holders: Enrolled[] = [ctx.db1, ctx.web1]): Promise<number> {
+async function rotate(ctx: Ctx, holders: Enrolled[] = [ctx.db1, ctx.web1], secret = SECRET): Promise<number> {
   ctx.gen++;
   const [r] = await ctx.as
-    .secret`select secret.put_made(secret_name => ${SECRET}::text, holders => ${holders.map((h) => h.name)}::text[],
+    .secret`select secret.put_made(secret_name => ${secret}::text, holders => ${holders.map((h) => h.name)}::text[],
     sealed_to => ${holders.map((h) => h.sealing.toString('hex'))}::text[],
     blobs => ${holders.map((h) => blob(h.name, ctx.gen))}::text[]) as g`;
   return Number(r!.g);
@@ -204,6 +214,36 @@ R(
     await acknowledge(ctx, 'web2', w2);
     assert.equal(await rotation(ctx), { generation: ctx.gen, settled: ctx.gen, waiting: [] });
     assert.equal((await held(ctx, 'db1')).logins, [`app_user-${ctx.gen}`], 'every holder acknowledged: dropped now');
+  },
+);
+
+R(
+  "S5: a holder of two pairs is told of each pair settled by that pair's own earlier copies, never the other's",
+  async (ctx) => {
+    // The first pair starts clean: settled at its newest, nothing earlier kept.
+    const first = (await rotation(ctx)).settled as number;
+    await ctx.as.secret`select secret.forget_earlier(${SECRET}, ${first})`;
+    // A second pair on the same provider, held by web1 too.
+    const OTHER = 'provision/appdb/app3';
+    await putModule(ctx.as, 'app3');
+    await ctx.as
+      .provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app3', grant_facts => '{"database": "app3", "user": "app3_user"}'::jsonb)`;
+    await assign(ctx.as, 'app3', 'web1');
+    for (let i = 0; i < 2; i++) {
+      await rotate(ctx, [ctx.db1, ctx.web1], OTHER);
+      for (const n of ['db1', 'web1']) await acknowledge(ctx, n, await declare(ctx, n));
+    }
+    // The other pair settled at its second generation, a copy of its first still kept.
+    // The first pair made a generation nobody acknowledged: its kept copies are of the settled one, none older.
+    await rotate(ctx);
+    const now = await rotation(ctx);
+    assert.equal([now.generation, now.settled], [first + 1, first]);
+    assert.ok(first > 1, 'the first pair settled past the generation the other pair keeps');
+    assert.equal(
+      await settledBy(ctx, 'web1'),
+      [[OTHER, 2]],
+      'only the pair whose own copies are older than it settled',
+    );
   },
 );
 
