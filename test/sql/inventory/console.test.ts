@@ -6,7 +6,7 @@ import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { openRoles, closeRoles, refusedWith, enrol, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, enrol, tampered, type SqlCtx } from '../helpers.js';
 
 const S = suite<SqlCtx>('console sign-in, as mesh_inventory');
 S.before(async (ctx) => {
@@ -61,6 +61,22 @@ S('an unknown or expired link is refused (MSH09), and so is the secret where its
   await refusedWith(spend(ctx.as.inventory, fresh), 'MSH09');
   await spend(ctx.as.inventory, sha(fresh));
 });
+
+S(
+  'a link expiring at the very instant it is spent is expired (MSH09): a link lives until, not through, its expiry',
+  async (ctx) => {
+    // Issued a minute ago, expiring at the spending transaction's own now(): the one instant > and >= disagree.
+    const h = sha(randomBytes(32));
+    const outcome = await tampered(ctx, async (sql) => {
+      await sql`insert into inventory.console_token (token_hash, issued_at, expires_at) values (${h}, now() - interval '1 minute', now())`;
+      return sql`select inventory.spend_console_token(token_hash => ${h}::bytea, session_hash => ${sha(randomBytes(32))}::bytea, session_ttl => ${'1 hour'}::interval)`.then(
+        () => 'open',
+        (e) => (e as postgres.PostgresError).code,
+      );
+    });
+    assert.is(outcome, 'MSH09');
+  },
+);
 
 S('only hashes are stored: a column holds 32 bytes, nothing else', async (ctx) => {
   await refusedWith(issue(ctx.as.inventory, Buffer.from('a link secret in the clear')), '23514');
