@@ -139,4 +139,15 @@ W('a failure marks only the rows it names: the others keep their attempts and st
   );
 });
 
+W("a failure said of a row already delivered changes nothing: the broker's confirm stands", async (ctx) => {
+  // Two drains' answers for one row can cross (a confirm, then a late error on a closed channel).
+  const [d] = await ctx.as
+    .assignment`select id, attempts, last_error from assignment.outbox where delivered_at is not null order by id limit 1`;
+  assert.ok(d, 'the drains above delivered rows');
+  await ctx.as.assignment`select assignment.mark_failed(${[String(d!.id)]}::bigint[], ${['too late']}::text[])`;
+  const [a] = await ctx.as
+    .assignment`select attempts, last_error, delivered_at is not null as delivered from assignment.outbox where id = ${d!.id}`;
+  assert.equal({ ...a }, { attempts: d!.attempts, last_error: d!.last_error, delivered: true });
+});
+
 W.run();
