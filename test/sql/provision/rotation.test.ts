@@ -244,6 +244,8 @@ R(
       [[OTHER, 2]],
       'only the pair whose own copies are older than it settled',
     );
+    // web2 holds none of the other pair: its settlement is no news to web2.
+    assert.equal(await settledBy(ctx, 'web2'), [], 'only the pairs the node holds');
   },
 );
 
