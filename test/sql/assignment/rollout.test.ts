@@ -1,0 +1,93 @@
+// C1 in SQL, as mesh_assignment: assignment.advance_rollout judges the open
+// rollout by its own nodes and waves alone. An earlier rollout's waves, nodes
+// and failures are history: they neither lengthen nor halt the one rolling.
+// Declarations are recorded and acknowledged as declare and serve's report
+// handler do (signature aside); the rollouts through real hosts are in
+// test/assignment/rollout.test.ts.
+import { suite } from '../../harness/suite.js';
+import * as assert from 'uvu/assert';
+import { openRoles, closeRoles, enrol, assign, putModule, type SqlCtx } from '../helpers.js';
+
+const NODES = ['r1', 'r2', 'r3'];
+const R = suite<SqlCtx>('rollout steps in SQL, as mesh_assignment');
+
+/** The module every node runs, at version V: changing it changes all three compositions. */
+const web = (ctx: SqlCtx, v: string) =>
+  putModule(ctx.as, 'web', [
+    {
+      id: 'file:/etc/web.conf',
+      kind: 'file',
+      path: '/etc/web.conf',
+      content: Buffer.from(v).toString('base64'),
+      mode: '0644',
+    },
+  ]);
+
+/** Compose, record and owe NODE's declaration as declare does; its serial. */
+async function declare(ctx: SqlCtx, node: string): Promise<number> {
+  const a = ctx.as.assignment;
+  const [c] =
+    await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
+  const [s] = await a`select serial from assignment.allocate_serials(array[${node}]::text[])`;
+  const serial = Number(s!.serial);
+  const env = JSON.stringify({
+    v: 1,
+    body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`,
+    sig: 'unsigned',
+  });
+  await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
+            array[${c!.h as string}]::text[], ${env}::text)`;
+  return serial;
+}
+const applied = async (ctx: SqlCtx, node: string) =>
+  ctx.as.assignment`select assignment.acknowledge(${node}, ${await declare(ctx, node)}, '{}'::bigint[])`;
+
+/** One step, as serve takes it: the rollout's state and wave after it, each released node declared and applied. */
+async function step(ctx: SqlCtx): Promise<{ state: string; wave: number }> {
+  const [r] = await ctx.as.assignment`select state, wave, undeclared from assignment.advance_rollout()`;
+  for (const n of r!.undeclared as string[]) await applied(ctx, n);
+  return { state: r!.state as string, wave: r!.wave as number };
+}
+
+/** Hold, change the module to V, and start over WAVES. */
+async function rollout(ctx: SqlCtx, v: string, waves: string[]): Promise<void> {
+  await ctx.as.assignment`select assignment.hold_changes()`;
+  await web(ctx, v);
+  await ctx.as
+    .assignment`select assignment.start_rollout(wave_list => ${waves}::text[], wait => '1 hour'::interval, failing_allowed => 0, canaries => '{}'::text[])`;
+}
+
+R.before(async (ctx) => {
+  Object.assign(ctx, await openRoles());
+  await web(ctx, 'v0');
+  for (const n of NODES) {
+    await enrol(ctx.as, n);
+    await assign(ctx.as, 'web', n);
+  }
+  for (const n of NODES) await applied(ctx, n);
+});
+R.after(async (ctx) => {
+  await closeRoles(ctx);
+});
+
+R('a rollout in three waves passes each when its nodes applied, and is done after the third', async (ctx) => {
+  await rollout(ctx, 'v1', ['1', '2', '3']);
+  const seen = [];
+  for (let i = 0; i < 4; i++) seen.push(await step(ctx));
+  assert.equal(seen, [
+    { state: 'rolling', wave: 1 },
+    { state: 'rolling', wave: 2 },
+    { state: 'rolling', wave: 3 },
+    { state: 'done', wave: 3 },
+  ]);
+});
+
+R("a later rollout of one wave is done after its one wave: the earlier one's three are not its own", async (ctx) => {
+  await rollout(ctx, 'v2', ['100%']);
+  assert.equal(await step(ctx), { state: 'rolling', wave: 1 });
+  assert.equal(await step(ctx), { state: 'done', wave: 1 });
+  const [s] = await ctx.as.assignment`select count(*)::int as n from assignment.rollout where state = 'done'`;
+  assert.is(s!.n, 2);
+});
+
+R.run();
