@@ -11,6 +11,7 @@ import { readLastReport, writeLastReport } from '../../src/wire/last_report.js';
 import { readReport, writeReport, REFUSAL_FAULTS, type Report } from '../../src/wire/report.js';
 import { readRekey } from '../../src/wire/rekey.js';
 import { readBuildRequest, readBuildNews } from '../../src/wire/build.js';
+import { readBuilderEnrol } from '../../src/wire/builder_line.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { codeEntry, MeshError } from '../../src/sys/errors.js';
 
@@ -51,6 +52,19 @@ const CASES: [string, () => unknown, string, string][] = [
   [
     'a signed declaration whose body is a number',
     () => readDeclaration(signText('7', signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    // The password a builder chooses replaces its line's: one weaker than a node's is never taken (B3).
+    'a builder enrolment whose password is short',
+    () => readBuilderEnrol(Buffer.from(JSON.stringify({ v: 1, password: 'short' }))),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a builder enrolment with no password',
+    () => readBuilderEnrol(Buffer.from(JSON.stringify({ v: 1 }))),
     'malformed',
     'MSHN0',
   ],
