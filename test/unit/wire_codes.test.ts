@@ -9,7 +9,7 @@ import { WireError, LIMITS, signEnvelope, signText } from '../../src/wire/envelo
 import { readDeclaration, bodyText, fresh } from '../../src/wire/declaration.js';
 import { readLastReport, writeLastReport } from '../../src/wire/last_report.js';
 import { readReport, writeReport, REFUSAL_FAULTS, type Report } from '../../src/wire/report.js';
-import { readRekey } from '../../src/wire/rekey.js';
+import { readRekey, readRekeyReply } from '../../src/wire/rekey.js';
 import { readBuildRequest, readBuildNews } from '../../src/wire/build.js';
 import { readBuilderEnrol } from '../../src/wire/builder_line.js';
 import { signingPair } from '../../src/crypto/keys.js';
@@ -68,6 +68,71 @@ const CASES: [string, () => unknown, string, string][] = [
     'malformed',
     'MSHN0',
   ],
+  [
+    'a genuine declaration with a field no declaration has',
+    () =>
+      readDeclaration(signText(decl().replace('"serial":7', '"serial":7,"extra":1'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a genuine declaration whose mesh is no mesh id',
+    () => readDeclaration(signText(decl(me.node, 'NOT-A-MESH-ID'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a genuine declaration signed at no time',
+    () => readDeclaration(signText(decl().replace(/"signed":\d+/, '"signed":0'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a genuine declaration expiring before it was signed',
+    () => readDeclaration(signText(decl().replace(/"expires":\d+/, '"expires":1'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a genuine declaration whose node is no node name',
+    () => readDeclaration(signText(decl('Web_1'), signer.secret), signer.public, me),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a last report whose packages are no digest',
+    () =>
+      readLastReport(
+        signEnvelope({ ...me, held: null, reportedAt: null, floor: null, packages: 'nope' }, signer.secret),
+        signer.public,
+        me,
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a last report whose held list is no list',
+    () =>
+      readLastReport(
+        signEnvelope({ ...me, held: 'all', reportedAt: null, floor: null }, signer.secret),
+        signer.public,
+        me,
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    'a rekey whose keys are not keys',
+    () =>
+      readRekey(
+        signEnvelope({ v: 1, kind: 'rekey', node: 'web1', left: 'x', taken: 'y', tunnel: 'mesh0' }, other.secret),
+      ),
+    'malformed',
+    'MSHN0',
+  ],
+  ['a rekey reply of neither kind', () => readRekeyReply(Buffer.from('{"ok":"maybe"}')), 'malformed', 'MSHN0'],
+  ['build news over the limit', () => readBuildNews(Buffer.alloc(LIMITS.message + 1, 0x20)), 'too-large', 'MSHN2'],
+  ['a builder enrolment over its limit', () => readBuilderEnrol(Buffer.alloc(1001, 0x20)), 'too-large', 'MSHN2'],
   [
     'a declaration carrying a resource the host cannot read',
     () =>
