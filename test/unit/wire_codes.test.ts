@@ -12,6 +12,7 @@ import { readReport, writeReport, REFUSAL_FAULTS, type Report } from '../../src/
 import { readRekey, readRekeyReply } from '../../src/wire/rekey.js';
 import { readBuildRequest, readBuildNews } from '../../src/wire/build.js';
 import { readBuilderEnrol } from '../../src/wire/builder_line.js';
+import { readEnrolReply } from '../../src/wire/enrol.js';
 import { signingPair } from '../../src/crypto/keys.js';
 import { codeEntry, MeshError } from '../../src/sys/errors.js';
 
@@ -127,6 +128,13 @@ const CASES: [string, () => unknown, string, string][] = [
       readRekey(
         signEnvelope({ v: 1, kind: 'rekey', node: 'web1', left: 'x', taken: 'y', tunnel: 'mesh0' }, other.secret),
       ),
+    'malformed',
+    'MSHN0',
+  ],
+  // A welcome without the mesh's signing key would leave the host nothing to verify with.
+  [
+    'an enrolment reply of neither kind',
+    () => readEnrolReply(Buffer.from('{"ok":true,"mesh":"m"}')),
     'malformed',
     'MSHN0',
   ],
