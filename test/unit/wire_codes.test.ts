@@ -21,6 +21,7 @@ const W = suite('the wire refuses with a fault kind and a code');
 const signer = signingPair();
 const other = signingPair();
 const me = { mesh: '0123456789abcdef', node: 'web1' };
+const KEY = Buffer.alloc(32, 7).toString('base64');
 const decl = (node = me.node, mesh = me.mesh, resources = '[]') => bodyText(mesh, node, 7, resources, fresh());
 
 // [what arrives, how it is read, its fault, its code]
@@ -135,6 +136,19 @@ const CASES: [string, () => unknown, string, string][] = [
   [
     'an enrolment reply of neither kind',
     () => readEnrolReply(Buffer.from('{"ok":true,"mesh":"m"}')),
+    'malformed',
+    'MSHN0',
+  ],
+  [
+    // Every other field well formed: only the rekey's own shape is wrong.
+    'a rekey naming a tunnel that is no interface name',
+    () =>
+      readRekey(
+        signEnvelope(
+          { v: 1, kind: 'rekey', node: 'web1', left: KEY, taken: KEY, tunnel: 'mesh0; ip link del' },
+          other.secret,
+        ),
+      ),
     'malformed',
     'MSHN0',
   ],
