@@ -38,6 +38,16 @@ B(
   },
 );
 
+B(
+  'an answer to a node retired meanwhile is not kept, and is no error: the handler that gave it goes on',
+  async (ctx) => {
+    const sql = ctx.as.inventory;
+    await sql`select inventory.mark_answered('gone', 'recover', 'a')`;
+    const [n] = await sql`select count(*)::int as n from inventory.answered where node = 'gone'`;
+    assert.is(n!.n, 0);
+  },
+);
+
 B('a message set aside is kept with why; a node keeps only its newest few', async (ctx) => {
   const sql = ctx.as.inventory;
   const kept = Number((await sql`select letters_kept from inventory.bounds_setting`)[0]!.letters_kept);
