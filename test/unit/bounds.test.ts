@@ -97,6 +97,7 @@ function fakeContext(answers: Record<string, unknown[]>) {
     on: () => {},
   };
   const whys: string[] = [];
+  const logs: string[] = [];
   const ctx = {
     stores: { inventory: sql, assignment: sql },
     channel,
@@ -109,9 +110,9 @@ function fakeContext(answers: Record<string, unknown[]>) {
         return [];
       },
     },
-    log: () => {},
+    log: (line: string) => logs.push(line),
   } as unknown as ServeContext;
-  return { ctx, whys, published, queries };
+  return { ctx, whys, published, queries, logs };
 }
 
 P2('an enrolment answered again is answered, and composes nothing', async () => {
@@ -149,5 +150,49 @@ P2('a rekey told again is answered, and composes nothing; each rekey is checked 
   await rekey(first.ctx, message('rekey', body, props));
   assert.equal(first.whys, ["hog's new overlay key"]);
 });
+
+P2(
+  "a rekey not signed by the node's identity key, or from a node the mesh holds no identity for, is refused as forged (MSHN1); one for another node (MSHN4)",
+  async () => {
+    const keys = nodeKeys();
+    const props = { replyTo: 'amq.rabbitmq.reply-to.x', correlationId: 'c' };
+    const body = (signer: Uint8Array) =>
+      writeRekey({ node: 'hog', left: randomBytes(32), taken: randomBytes(32), tunnel: 'wg0' }, signer);
+    const cases: [string, Buffer | null, Uint8Array, RegExp][] = [
+      [
+        'signed by another key',
+        Buffer.from(keys.identity.public),
+        nodeKeys().identity.secret,
+        /is not signed by its identity key/,
+      ],
+      ['no identity held', null, keys.identity.secret, /which the mesh holds no identity for/],
+    ];
+    for (const [what, held, signer, said] of cases) {
+      const f = fakeContext({
+        'inventory.identity_of': [{ key: held }],
+        'inventory.set_overlay_key': [{ outcome: 'rekeyed' }],
+      });
+      await rekey(f.ctx, message('rekey', body(signer), props));
+      assert.not.ok(
+        f.queries.some((q) => q.includes('inventory.set_overlay_key')),
+        `${what}: no overlay key is changed`,
+      );
+      assert.equal(f.whys, [], `${what}: nothing composed`);
+      assert.equal(f.published, ['amq.rabbitmq.reply-to.x rekey-reply'], `${what}: the node is told`);
+      const line = f.logs.find((l) => l.startsWith('rekey: refused hog: forged: ')) ?? f.logs.join('\n');
+      assert.match(line, said);
+      assert.match(line, /\(MSHN1\)/);
+    }
+    // From hog's own account, signed by hog, but speaking for another node: refused before any key is read.
+    const f = fakeContext({ 'inventory.identity_of': [{ key: Buffer.from(keys.identity.public) }] });
+    const other = writeRekey(
+      { node: 'calm', left: randomBytes(32), taken: randomBytes(32), tunnel: 'wg0' },
+      keys.identity.secret,
+    );
+    await rekey(f.ctx, message('rekey', other, props));
+    assert.not.ok(f.queries.some((q) => q.includes('inventory.set_overlay_key')));
+    assert.match(f.logs.join('\n'), /rekey: refused hog: forged: rekey from hog speaks for calm.*\(MSHN4\)/);
+  },
+);
 
 P2.run();
