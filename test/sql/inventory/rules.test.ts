@@ -75,6 +75,9 @@ I('E1/E3: a token is refused for another node, unknown, or expired, each said ap
     'again',
     'the same identity asking twice is a redelivery',
   );
+  const [b] = await ctx.as.inventory`select last_seen from inventory.node where name = 'brief'`;
+  assert.ok(b, 'brief is a node, issued a token');
+  assert.is(b!.last_seen, null, "a redelivery of mine's enrolment moves no other node's last_seen");
   const [t] = await ctx.as.inventory`select octet_length(token_hash) as n from inventory.token where node = 'mine'`;
   assert.is(t!.n, 32, 'stored hashed');
 });
