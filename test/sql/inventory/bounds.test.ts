@@ -137,6 +137,17 @@ B(
     assert.equal(await take('hog', 0, 1), [0, 1]);
     const [kept] = await sql`select count(*)::int as n from inventory.chunk_handed where node = 'hog'`;
     assert.is(kept!.n, 2, 'the node keeps only the marks of the interval');
+    const [theirs] = await sql`select count(*)::int as n from inventory.chunk_handed where node = 'calm'`;
+    assert.is(theirs!.n, 4, "hog's pruning leaves calm's marks");
+    // The interval over is over at its very end: an interval of 0 hands a chunk again even at the same instant.
+    const again = await sql.begin(async (tx) => [
+      (await tx`select inventory.take_chunks('hog', ${pkg}, 0, 1) as n`)[0]!.n as number[],
+      (await tx`select inventory.take_chunks('hog', ${pkg}, 0, 1) as n`)[0]!.n as number[],
+    ]);
+    assert.equal(again, [
+      [0, 1],
+      [0, 1],
+    ]);
     await sql`select inventory.set_answer_every(interval '15 seconds')`;
   },
 );

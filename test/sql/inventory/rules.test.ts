@@ -4,7 +4,7 @@ import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { openRoles, closeRoles, refusedWith, enrol, key, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, refusedWith, enrol, key, tampered, type SqlCtx } from '../helpers.js';
 
 const I = suite<SqlCtx>('inventory rules, as mesh_inventory');
 I.before(async (ctx) => {
@@ -78,6 +78,14 @@ I('E1/E3: a token is refused for another node, unknown, or expired, each said ap
   const [b] = await ctx.as.inventory`select last_seen from inventory.node where name = 'brief'`;
   assert.ok(b, 'brief is a node, issued a token');
   assert.is(b!.last_seen, null, "a redelivery of mine's enrolment moves no other node's last_seen");
+  // A token expiring at the spending transaction's own now() is expired: the one instant > and >= disagree.
+  const edge = hash();
+  await issue(ctx, 'edge', '1 hour', edge);
+  const atEdge = await tampered(ctx, async (sql) => {
+    await sql`update inventory.token set issued_at = now() - interval '1 minute', expires_at = now() where token_hash = ${edge}`;
+    return spend(sql as unknown as postgres.Sql, edge, 'edge');
+  });
+  assert.is(atEdge, 'token expired');
   const [t] = await ctx.as.inventory`select octet_length(token_hash) as n from inventory.token where node = 'mine'`;
   assert.is(t!.n, 32, 'stored hashed');
 });
