@@ -229,6 +229,11 @@ R(
     await ctx.as
       .provision`select provision.grant(provision_name => 'appdb', consumer_module => 'app3', grant_facts => '{"database": "app3", "user": "app3_user"}'::jsonb)`;
     await assign(ctx.as, 'app3', 'web1');
+    const other = async () =>
+      (
+        await ctx.as.provision`select generation, settled, waiting_for from provision.rotation where secret = ${OTHER}`
+      ).map((r) => ({ ...r }));
+    assert.equal(await other(), [], 'granted, no credential made yet: no rotation to follow');
     for (let i = 0; i < 2; i++) {
       await rotate(ctx, [ctx.db1, ctx.web1], OTHER);
       for (const n of ['db1', 'web1']) await acknowledge(ctx, n, await declare(ctx, n));
@@ -246,6 +251,8 @@ R(
     );
     // web2 holds none of the other pair: its settlement is no news to web2.
     assert.equal(await settledBy(ctx, 'web2'), [], 'only the pairs the node holds');
+    // Each pair's newest generation is its own, whatever the other pair made since.
+    assert.equal(await other(), [{ generation: 2, settled: 2, waiting_for: [] }]);
   },
 );
 
