@@ -90,4 +90,15 @@ R("a later rollout of one wave is done after its one wave: the earlier one's thr
   assert.is(s!.n, 2);
 });
 
+R('a hold released lets its own changes out and leaves the rollouts before it as they ended', async (ctx) => {
+  await ctx.as.assignment`select assignment.hold_changes()`;
+  await web(ctx, 'v3');
+  await ctx.as.assignment`select assignment.release_hold()`;
+  const rows = await ctx.as.assignment`select state from assignment.rollout order by id`;
+  assert.equal(
+    rows.map((r) => r.state),
+    ['done', 'done', 'released'],
+  );
+});
+
 R.run();
