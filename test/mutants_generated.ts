@@ -11,8 +11,8 @@
 //   release (the newest definition of each in sql/): each `where`/`and`
 //   condition dropped in turn (a lone condition becomes `true`), each
 //   comparison turned to its neighbour (> and >=, < and <=), run against the
-//   test files that name the function, or, where none does, those named for
-//   what it acts on (advance_rollout: rollout), else its context's.
+//   test files that name the function and those named for what it acts on
+//   (advance_rollout: rollout), else its context's.
 // Each mutant is a Row as test/mutations.tsv's are, with a find string made
 // unique in its file, so the runner applies, builds and judges it the same
 // way: a mutant that does not apply or does not build is an error, never a kill.
@@ -352,10 +352,15 @@ export function generate(root: string, opts: { codes: readonly string[]; context
     const body = masked.slice(d.start, d.end);
     const short = d.name.split('.')[1]!;
     if (!GUARDED.test(short) && !/set\s+state\s*=\s*'(halted|released)'/i.test(text.slice(d.start, d.end))) continue;
-    let named = naming(new RegExp(`\\b${short}\\b`)).filter((t) => t.runnable);
-    // None names it: the test files named for what it acts on (advance_rollout: rollout), else its context's.
+    // The test files that name it and those named for what it acts on (advance_rollout: rollout):
+    // a SQL test naming the function must not narrow the set to itself. Neither: its context's.
     const noun = short.split('_').slice(1).join('_');
-    if (named.length === 0 && noun) named = tests.filter((t) => t.runnable && t.file.includes(noun));
+    let named = [
+      ...new Set([
+        ...naming(new RegExp(`\\b${short}\\b`)).filter((t) => t.runnable),
+        ...(noun ? tests.filter((t) => t.runnable && t.file.includes(noun)) : []),
+      ]),
+    ];
     if (named.length === 0) {
       const ctx = d.name.split('.')[0]!;
       named = tests.filter((t) => t.runnable && (t.file.startsWith(`sql/${ctx}/`) || t.file.startsWith(`${ctx}/`)));

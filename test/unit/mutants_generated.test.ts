@@ -94,7 +94,12 @@ G('from a small tree: raises of the newest definitions, guards in code only, unt
       "guard:inventory.spend_thing.5 > turned to >= in: where hash = h and spent_at is null and expires_at > now() and hash <> '';",
     ]);
     for (const r of g.rows) {
-      const by = r.id.startsWith('raise:MSHN0') ? ['unit/parse.test', 'things/parse.test'] : ['things/spend.test'];
+      // A guard runs the files naming its function and those named for what it acts on (spend_thing: thing).
+      const by = r.id.startsWith('raise:MSHN0')
+        ? ['unit/parse.test', 'things/parse.test']
+        : r.id.startsWith('guard:')
+          ? ['things/spend.test', 'things/parse.test']
+          : ['things/spend.test'];
       assert.equal(
         r.filters,
         by,
