@@ -96,6 +96,23 @@ export async function pgAndApp(as: Roles): Promise<{ db1: Enrolled; web1: Enroll
   return { db1, web1 };
 }
 
+/** Compose, record and owe NODE's declaration as declare does (signature aside), as assignment's role; its serial. */
+export async function declareOne(as: Roles, node: string): Promise<number> {
+  const a = as.assignment;
+  const [c] =
+    await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
+  const [s] = await a`select serial from assignment.allocate_serials(array[${node}]::text[])`;
+  const serial = Number(s!.serial);
+  const env = JSON.stringify({
+    v: 1,
+    body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`,
+    sig: 'unsigned',
+  });
+  await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
+            array[${c!.h as string}]::text[], ${env}::text)`;
+  return serial;
+}
+
 /** Thrown to end a transaction a test means to roll back; caught by whoever threw it. */
 export class Rollback extends Error {}
 

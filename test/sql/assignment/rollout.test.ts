@@ -6,7 +6,7 @@
 // test/assignment/rollout.test.ts.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, enrol, assign, putModule, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, enrol, assign, putModule, declareOne, type SqlCtx } from '../helpers.js';
 
 const NODES = ['r1', 'r2', 'r3'];
 const R = suite<SqlCtx>('rollout steps in SQL, as mesh_assignment');
@@ -23,24 +23,8 @@ const web = (ctx: SqlCtx, v: string) =>
     },
   ]);
 
-/** Compose, record and owe NODE's declaration as declare does; its serial. */
-async function declare(ctx: SqlCtx, node: string): Promise<number> {
-  const a = ctx.as.assignment;
-  const [c] =
-    await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
-  const [s] = await a`select serial from assignment.allocate_serials(array[${node}]::text[])`;
-  const serial = Number(s!.serial);
-  const env = JSON.stringify({
-    v: 1,
-    body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`,
-    sig: 'unsigned',
-  });
-  await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
-            array[${c!.h as string}]::text[], ${env}::text)`;
-  return serial;
-}
 const applied = async (ctx: SqlCtx, node: string) =>
-  ctx.as.assignment`select assignment.acknowledge(${node}, ${await declare(ctx, node)}, '{}'::bigint[])`;
+  ctx.as.assignment`select assignment.acknowledge(${node}, ${await declareOne(ctx.as, node)}, '{}'::bigint[])`;
 
 /** One step, as serve takes it: the rollout's state and wave after it, each released node declared and applied. */
 async function step(ctx: SqlCtx): Promise<{ state: string; wave: number }> {

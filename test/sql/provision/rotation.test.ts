@@ -14,6 +14,7 @@ import {
   enrol,
   assign,
   putModule,
+  declareOne,
   type SqlCtx,
   type Enrolled,
 } from '../helpers.js';
@@ -53,22 +54,7 @@ async function rotate(ctx: Ctx, holders: Enrolled[] = [ctx.db1, ctx.web1], secre
   return Number(r!.g);
 }
 
-/** Compose, record and owe one node's declaration as declare does (signature aside); its serial. */
-async function declare(ctx: Ctx, node: string): Promise<number> {
-  const a = ctx.as.assignment;
-  const [c] =
-    await a`select resources::text as r, encode(resources_hash, 'hex') as h from assignment.compose_each(array[${node}]::text[])`;
-  const [s] = await a`select serial from assignment.allocate_serials(array[${node}]::text[])`;
-  const serial = Number(s!.serial);
-  const env = JSON.stringify({
-    v: 1,
-    body: `{"mesh":"0123456789abcdef","node":"${node}","serial":${serial},"resources":${c!.r}}`,
-    sig: 'unsigned',
-  });
-  await a`select assignment.record_declarations(array[${node}]::text[], array[${serial}]::bigint[], array[${'00'.repeat(32)}]::text[],
-            array[${c!.h as string}]::text[], ${env}::text)`;
-  return serial;
-}
+const declare = (ctx: Ctx, node: string) => declareOne(ctx.as, node);
 const acknowledge = (ctx: Ctx, node: string, serial: number) =>
   ctx.as.assignment`select assignment.acknowledge(${node}, ${serial}, '{}'::bigint[])`;
 
