@@ -40,6 +40,14 @@ const path = (...parts: string[]) => parts.map(encodeURIComponent).join('/');
 /** How often a close of a user's connections is asked while the broker is closing them itself. */
 const CLOSE_ATTEMPTS = 5;
 
+/** A call the broker answered with an error: its status and the start of what it said. */
+async function refused(method: string, p: string, r: Response): Promise<BrokerAdminError> {
+  return new BrokerAdminError(
+    `the broker refused ${method} ${p}: ${r.status} ${(await r.text()).slice(0, 200)}`,
+    r.status,
+  );
+}
+
 export class ManagementApi {
   private readonly urls: string[];
   /** The node that answered last: asked first next time. */
@@ -85,11 +93,7 @@ export class ManagementApi {
   async call<T = unknown>(method: string, p: string, body?: unknown, absentOk = false): Promise<T | undefined> {
     const r = await this.raw(method, p, body);
     if (absentOk && r.status === 404) return undefined;
-    if (!r.ok)
-      throw new BrokerAdminError(
-        `the broker refused ${method} ${p}: ${r.status} ${(await r.text()).slice(0, 200)}`,
-        r.status,
-      );
+    if (!r.ok) throw await refused(method, p, r);
     const text = await r.text();
     return text ? (JSON.parse(text) as T) : undefined;
   }
@@ -175,13 +179,10 @@ export class ManagementApi {
    */
   async closeConnectionsOf(user: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const r = await this.raw('DELETE', `/connections/username/${path(user)}`);
+      const p = `/connections/username/${path(user)}`;
+      const r = await this.raw('DELETE', p);
       if (r.ok || r.status === 404) return;
-      if (r.status !== 500 || attempt === CLOSE_ATTEMPTS)
-        throw new BrokerAdminError(
-          `the broker refused DELETE /connections/username/${user}: ${r.status} ${(await r.text()).slice(0, 200)}`,
-          r.status,
-        );
+      if (r.status !== 500 || attempt === CLOSE_ATTEMPTS) throw await refused('DELETE', p, r);
       await r.body?.cancel();
       await new Promise((res) => setTimeout(res, 100 * attempt));
     }
