@@ -150,4 +150,15 @@ W("a failure said of a row already delivered changes nothing: the broker's confi
   assert.equal({ ...a }, { attempts: d!.attempts, last_error: d!.last_error, delivered: true });
 });
 
+W('a row is due at the very instant of its next attempt, not a tick later', async (ctx) => {
+  // In SQL throughout: a timestamptz has microseconds, a JavaScript Date only milliseconds.
+  const [r] = await ctx.as.assignment`
+    with waiting as (select min(next_attempt_at) as t from assignment.outbox where delivered_at is null and next_attempt_at > now())
+    select (select count(*)::int from assignment.outbox, waiting where delivered_at is null and next_attempt_at = waiting.t) as exact,
+           (select count(*)::int from waiting, assignment.take_owed(100, waiting.t - interval '1 microsecond')) as before,
+           (select count(*)::int from waiting, assignment.take_owed(100, waiting.t)) as at`;
+  assert.ok(r!.exact > 0, 'the suite left rows waiting out their backoff');
+  assert.is(r!.at, r!.before + r!.exact, 'the rows due at that instant are taken at it');
+});
+
 W.run();
