@@ -4,7 +4,7 @@
 // PID 1 is systemd; commands enter all its namespaces with nsenter. A
 // `reboot` inside ends nspawn with 133 and the lab boots the same tree again.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { until, sleep } from '../handle.js';
 import { runAny, type Ran } from '../../src/sys/proc.js';
@@ -16,6 +16,24 @@ export interface BootOptions {
   netns: string;
   /** Host paths bound into the machine read-only: [host, inside]. */
   bindRo?: [string, string][];
+}
+
+/**
+ * The machine's own name, resolved from /etc/hosts as Debian's installer
+ * writes it (127.0.1.1). Why: mmdebstrap leaves the build host's hostname and
+ * resolver in the tree, and the lab's namespaces reach no resolver, so each
+ * lookup of the hostname waited out DNS timeouts: RabbitMQ (whose node name is
+ * rabbit@HOSTNAME) took over a minute to start, and past the boot limit on a
+ * loaded machine. With no resolver named, a lookup that /etc/hosts does not
+ * answer fails at once.
+ */
+function named(root: string, name: string): void {
+  writeFileSync(join(root, 'etc/hostname'), `${name}\n`);
+  writeFileSync(
+    join(root, 'etc/hosts'),
+    `127.0.0.1\tlocalhost\n127.0.1.1\t${name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\n`,
+  );
+  writeFileSync(join(root, 'etc/resolv.conf'), '# the lab reaches no resolver: names are in /etc/hosts\n');
 }
 
 export class Booted {
@@ -43,6 +61,7 @@ export class Booted {
     // One copy per machine: nspawn refuses a tree another nspawn uses.
     const cp = await runAny('cp', ['-a', '--reflink=auto', tree, join(opts.dir, 'root')]);
     if (cp.code !== 0) throw new Error(`copying ${tree} failed: ${cp.stderr.trim()}`);
+    named(join(opts.dir, 'root'), name);
     const m = new Booted(name, opts);
     await m.boot();
     return m;

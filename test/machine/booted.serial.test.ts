@@ -166,7 +166,9 @@ test.after(async () => {
   await first?.stop().catch(() => {});
   await second?.stop().catch(() => {});
   await lab?.down().catch(() => {});
-  if (!process.env.MESH_TEST_KEEP) rmSync(work, { recursive: true, force: true });
+  // The trees go (two Debian copies); the logs stay with the suite's temp dir, which the run keeps only if it failed.
+  if (!process.env.MESH_TEST_KEEP)
+    for (const m of ['first', 'second']) rmSync(join(work, m, 'root'), { recursive: true, force: true });
 });
 
 test("the operator's install from the bundle succeeds, and every unit is active", async () => {
