@@ -85,4 +85,37 @@ R('a hold released lets its own changes out and leaves the rollouts before it as
   );
 });
 
+/** Every rollout and rollout node as it stands: what a later rollout's steps must leave alone. */
+const everything = async (ctx: SqlCtx) => ({
+  rollouts: (await ctx.as.assignment`select id::int, state, wave from assignment.rollout order by id`).map((r) => ({
+    ...r,
+  })),
+  nodes: (
+    await ctx.as
+      .assignment`select rollout::int, node, wave, released_at from assignment.rollout_node order by rollout, node`
+  ).map((r) => ({ ...r })),
+});
+
+R(
+  'a waiting wave hands back only its nodes not yet declared, and leaves earlier rollouts as they ended',
+  async (ctx) => {
+    const before = await everything(ctx);
+    await rollout(ctx, 'v4', ['100%']);
+    const [first] = await ctx.as.assignment`select state, wave, undeclared from assignment.advance_rollout()`;
+    assert.equal([...first!.undeclared].sort(), NODES, 'the wave released all three');
+    await declareOne(ctx.as, 'r1');
+    const [waiting] = await ctx.as.assignment`select state, wave, undeclared from assignment.advance_rollout()`;
+    assert.equal(
+      { ...waiting, undeclared: [...waiting!.undeclared].sort() },
+      { state: 'rolling', wave: 1, undeclared: ['r2', 'r3'] },
+      'r1 is declared and not yet applied: owed nothing more',
+    );
+    for (const n of NODES) await applied(ctx, n);
+    assert.equal(await step(ctx), { state: 'done', wave: 1 });
+    const after = await everything(ctx);
+    assert.equal(after.rollouts.slice(0, -1), before.rollouts, 'the waves and ends of the earlier rollouts');
+    assert.equal(after.nodes.slice(0, before.nodes.length), before.nodes, 'when each of their nodes was released');
+  },
+);
+
 R.run();
