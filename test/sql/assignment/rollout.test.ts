@@ -26,11 +26,11 @@ const web = (ctx: SqlCtx, v: string) =>
 const applied = async (ctx: SqlCtx, node: string) =>
   ctx.as.assignment`select assignment.acknowledge(${node}, ${await declareOne(ctx.as, node)}, '{}'::bigint[])`;
 
-/** One step, as serve takes it: the rollout's state and wave after it, each released node declared and applied. */
-async function step(ctx: SqlCtx): Promise<{ state: string; wave: number }> {
+/** One step, as serve takes it: the rollout's state and wave after it and how many nodes it released, each declared and applied. */
+async function step(ctx: SqlCtx): Promise<{ state: string; wave: number; released: number }> {
   const [r] = await ctx.as.assignment`select state, wave, undeclared from assignment.advance_rollout()`;
   for (const n of r!.undeclared as string[]) await applied(ctx, n);
-  return { state: r!.state as string, wave: r!.wave as number };
+  return { state: r!.state as string, wave: r!.wave as number, released: r!.undeclared.length as number };
 }
 
 /** Hold, change the module to V, and start over WAVES. */
@@ -59,17 +59,17 @@ R('a rollout in three waves passes each when its nodes applied, and is done afte
   const seen = [];
   for (let i = 0; i < 4; i++) seen.push(await step(ctx));
   assert.equal(seen, [
-    { state: 'rolling', wave: 1 },
-    { state: 'rolling', wave: 2 },
-    { state: 'rolling', wave: 3 },
-    { state: 'done', wave: 3 },
+    { state: 'rolling', wave: 1, released: 1 },
+    { state: 'rolling', wave: 2, released: 1 },
+    { state: 'rolling', wave: 3, released: 1 },
+    { state: 'done', wave: 3, released: 0 },
   ]);
 });
 
 R("a later rollout of one wave is done after its one wave: the earlier one's three are not its own", async (ctx) => {
   await rollout(ctx, 'v2', ['100%']);
-  assert.equal(await step(ctx), { state: 'rolling', wave: 1 });
-  assert.equal(await step(ctx), { state: 'done', wave: 1 });
+  assert.equal(await step(ctx), { state: 'rolling', wave: 1, released: 3 });
+  assert.equal(await step(ctx), { state: 'done', wave: 1, released: 0 });
   const [s] = await ctx.as.assignment`select count(*)::int as n from assignment.rollout where state = 'done'`;
   assert.is(s!.n, 2);
 });
@@ -111,7 +111,7 @@ R(
       'r1 is declared and not yet applied: owed nothing more',
     );
     for (const n of NODES) await applied(ctx, n);
-    assert.equal(await step(ctx), { state: 'done', wave: 1 });
+    assert.equal(await step(ctx), { state: 'done', wave: 1, released: 0 });
     const after = await everything(ctx);
     assert.equal(after.rollouts.slice(0, -1), before.rollouts, 'the waves and ends of the earlier rollouts');
     assert.equal(after.nodes.slice(0, before.nodes.length), before.nodes, 'when each of their nodes was released');
