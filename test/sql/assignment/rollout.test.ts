@@ -6,7 +6,7 @@
 // test/assignment/rollout.test.ts.
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
-import { openRoles, closeRoles, enrol, assign, putModule, declareOne, type SqlCtx } from '../helpers.js';
+import { openRoles, closeRoles, enrol, assign, putModule, declareOne, tampered, type SqlCtx } from '../helpers.js';
 
 const NODES = ['r1', 'r2', 'r3'];
 const R = suite<SqlCtx>('rollout steps in SQL, as mesh_assignment');
@@ -117,5 +117,20 @@ R(
     assert.equal(after.nodes.slice(0, before.nodes.length), before.nodes, 'when each of their nodes was released');
   },
 );
+
+R('a wave is late only past its wait: at the very instant the wait ends it still waits', async (ctx) => {
+  await rollout(ctx, 'v5', ['100%']);
+  assert.equal((await ctx.as.assignment`select state from assignment.advance_rollout()`)[0]!.state, 'rolling');
+  // The wave's start moved back by exactly its wait (and a microsecond more), in a transaction undone after.
+  const after = (more: string) =>
+    tampered(ctx, async (sql) => {
+      await sql`update assignment.rollout set wave_started = now() - wait_healthy - ${more}::interval where state = 'rolling'`;
+      return (await sql`select state from assignment.advance_rollout()`)[0]!.state as string;
+    });
+  assert.is(await after('0'), 'rolling', 'waited exactly its wait: not yet late');
+  assert.is(await after('1 microsecond'), 'halted', 'a microsecond past its wait: late');
+  for (const n of NODES) await applied(ctx, n);
+  assert.equal(await step(ctx), { state: 'done', wave: 1, released: 0 });
+});
 
 R.run();
