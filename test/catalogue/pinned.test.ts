@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '../harness/mesh.js';
 import { enrolBuilder } from '../../src/builder/enrol.js';
 import { MeshError } from '../../src/sys/errors.js';
+import { within } from '../harness/within.js';
 
 const MESH_BUILDER = fileURLToPath(new URL('../../src/builder/cli.js', import.meta.url));
 
@@ -163,9 +164,10 @@ B(
     process.kill(serve.child.pid!, 'SIGSTOP');
     let err: unknown;
     try {
-      await enrolBuilder(text, dir, { timeoutMs: 2000 });
+      // Its own deadline: an enrol that never gives up would otherwise hold serve stopped until the file's limit.
+      await within('the builder to give up after its 2 s', 30_000, enrolBuilder(text, dir, { timeoutMs: 2000 }));
     } catch (e) {
-      err = e;
+      err = (e as Error).cause ?? e;
     } finally {
       process.kill(serve.child.pid!, 'SIGCONT');
     }

@@ -152,9 +152,22 @@ export interface Mesh {
 }
 
 /** A CLI run to its end; `input` is written to its stdin (a token, a builder's line: never on its command line). */
-export function runCli(file: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
-  return runAny(process.execPath, [file, ...args], { env, input });
+export function runCli(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  input?: string,
+  timeoutMs?: number,
+): Promise<CliResult> {
+  return runAny(process.execPath, [file, ...args], { env, input, timeoutMs });
 }
+
+/**
+ * How long a test's `mesh-host enrol` may take: seconds in every test, but an
+ * enrolment that waits for ever (a request nobody takes) is killed and named
+ * well inside a suite's time limit, rather than hanging the file until it.
+ */
+const ENROL_DEADLINE_MS = 90_000;
 
 /** The run's one broker, or a suite's own cluster (test/harness/rabbit_cluster.ts): what freshMesh needs of either. */
 function brokerOf(s: Servers, cluster?: RabbitCluster) {
@@ -230,7 +243,7 @@ export async function freshMesh(
       name,
       dir,
       env: henv,
-      enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', ...extra], henv, t),
+      enrol: (t, extra = []) => runCli(MESH_HOST, ['enrol', ...extra], henv, t, ENROL_DEADLINE_MS),
       run: () => {
         const p = spawnProc(process.execPath, [MESH_HOST, 'run'], henv);
         procs.push(p);
