@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freshStore, type Store } from './store.js';
@@ -33,6 +33,23 @@ export interface Proc {
  * `input`, when given, is written to its stdin, which is then closed (a token: never on its command line).
  * `detached`: in a process group of its own, so a test can kill it and everything it started at once.
  */
+/** PID's descendants, read while PID lives: once it dies they are init's, and no longer found from it. */
+function descendants(pid: number): number[] {
+  const kids = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+}
+
 export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string, detached = false): Proc {
   const child = spawn(cmd, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached });
   if (input !== undefined) child.stdin!.end(input);
@@ -100,7 +117,10 @@ export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, i
       if (child.exitCode !== null || child.signalCode !== null) return;
       const done = new Promise((r) => child.once('exit', r));
       child.kill(signal);
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // What it started goes too: an orphan holding the pipes of its output keeps the test's process alive.
+      const t = setTimeout(() => {
+        for (const pid of [child.pid!, ...descendants(child.pid!)]) kill(pid);
+      }, 10_000);
       await done;
       clearTimeout(t);
     },
