@@ -29,10 +29,6 @@ export interface Proc {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/**
- * `input`, when given, is written to its stdin, which is then closed (a token: never on its command line).
- * `detached`: in a process group of its own, so a test can kill it and everything it started at once.
- */
 /** PID's descendants, read while PID lives: once it dies they are init's, and no longer found from it. */
 function descendants(pid: number): number[] {
   const kids = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
@@ -50,6 +46,10 @@ function kill(pid: number): void {
   }
 }
 
+/**
+ * `input`, when given, is written to its stdin, which is then closed (a token: never on its command line).
+ * `detached`: in a process group of its own, so a test can kill it and everything it started at once.
+ */
 export function spawnProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string, detached = false): Proc {
   const child = spawn(cmd, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached });
   if (input !== undefined) child.stdin!.end(input);
