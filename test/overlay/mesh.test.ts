@@ -108,9 +108,6 @@ E2E(
   'O1/O2: all nine paths ping over the overlay, spoke to spoke through a hub whose FORWARD policy is DROP',
   async (ctx) => {
     const failed: string[] = [];
-    // Spokes first: a spoke behind NAT is reachable from the hub only once it
-    // has spoken to the hub (its keepalive is 25 s); a spoke whose interface was
-    // updated in place, not made, has not necessarily spoken yet.
     for (const from of ['a1', 'b1', 'hub']) {
       for (const to of ['hub', 'a1', 'b1']) {
         if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
@@ -176,6 +173,28 @@ E2E(
       if (!(await pings(ctx.lab, from, ctx.addr[to]!))) failed.push(`${from}->${to}`);
     }
     assert.equal(failed, [], `paths that did not ping after b2 joined: ${failed.join(', ')}`);
+  },
+);
+
+E2E(
+  'a spoke updated in place keeps its port: its hub reaches it at once, not after its next keepalive',
+  async (ctx) => {
+    // A spoke behind NAT is known to its hub by the NAT's mapping of its port;
+    // a new port is a new mapping the hub learns only when the spoke next speaks.
+    const port = async () => (await ctx.lab.exec('a1', ['/usr/bin/wg', 'show', IF, 'listen-port'])).trim();
+    const before = await port();
+    const mark = ctx.runs.a1!.output().length;
+    const declare = async () => {
+      await cli(ctx.mesh, 'declare', 'a1');
+      await appliedNewest(ctx, 'a1');
+    };
+    await ctx.mesh.store.admin`update overlay.settings set keepalive = 50`;
+    await declare();
+    await ctx.runs.a1!.waitFor(/wireguard mesh0: updated in place/, 30_000, mark);
+    assert.is(await port(), before, "a1's listen port");
+    assert.ok(await pings(ctx.lab, 'hub', ctx.addr.a1!, 2), 'hub -> a1 right after the update');
+    await ctx.mesh.store.admin`update overlay.settings set keepalive = default`;
+    await declare();
   },
 );
 

@@ -207,7 +207,12 @@ async function down(wgDir: string, name: string): Promise<void> {
 async function reflect(r: WireguardResource, key: string, why: string, ctx: DriverContext): Promise<void> {
   const addrs = await run('ip', ['-o', 'addr', 'show', 'dev', r.name]);
   if (addrs.split(/\s+/).includes(r.address)) {
-    await syncconf(ctx.wgDir, r.name, renderWgConf(r, key));
+    // wg syncconf sets every interface field, and a file with no ListenPort
+    // sets port 0: a fresh random port. A spoke behind NAT would then speak
+    // from a new mapping while its hub answers the old one until the next
+    // keepalive, so the port it holds is kept.
+    const listenPort = r.listenPort ?? parseDump(await run('wg', ['show', r.name, 'dump'])).listenPort;
+    await syncconf(ctx.wgDir, r.name, renderWgConf({ ...r, listenPort }, key));
     await syncRoutes(r);
     const still = await differs(r, key);
     if (!still) {
