@@ -92,6 +92,34 @@ C(
   },
 );
 
+C('a serve starting beside owed nodes consumes while its re-declare waits for the declare turn (W2)', async (ctx) => {
+  const { mesh } = ctx;
+  await ctx.serve.stop();
+  // A change with no declare after it, as a command killed between the two leaves it: web1 is owed.
+  await mesh.store
+    .admin`select * from catalogue.put_module(module_name => 'owed', module_resources => ${mesh.store.admin.json([{ id: 'file:/etc/mesh-owed', kind: 'file', path: '/etc/mesh-owed', content: 'b3dlZAo=', mode: '0644' }] as never)}::jsonb, module_origin => 'handed')`;
+  await mesh.store.admin`select assignment.assign('owed', 'web1')`;
+  const before = await mesh.store.admin`select max(serial)::int as s from assignment.declaration where node = 'web1'`;
+  const other = await mesh.store.admin.reserve();
+  try {
+    await other`begin`;
+    await other`select assignment.take_declare_turn()`;
+    // Consuming mesh.control (what mesh.serve() waits for) while the re-declare cannot take its turn.
+    ctx.serve = await mesh.serve();
+    const [still] = await mesh.store
+      .admin`select max(serial)::int as s from assignment.declaration where node = 'web1'`;
+    assert.is(still!.s, before[0]!.s, 'web1 is not declared while the turn is held');
+    await other`commit`;
+  } finally {
+    await other`rollback`.catch(() => {});
+    other.release();
+  }
+  await ctx.serve.waitFor(/serve: re-declaring web1 \d+ \(since their last declaration\)/, 30_000);
+  tally.tried++;
+  tally.survived++;
+  say('serve start', 'consumed while its re-declare of the owed waited for the turn, then re-declared them');
+});
+
 C('50 parallel spends of one token: exactly one enrolment', async ({ mesh }) => {
   const hash = createHash('sha256').update('s').digest();
   await mesh.store.admin`select inventory.issue_token('racer', ${hash}, null, null, interval '1 hour')`;
