@@ -74,6 +74,7 @@ export class Redeclarer {
         this.log(`serve: ${holders.join(', ')} holds no current copy of ${f.secret}: ${f.reason}`);
       const d = r.redeclared;
       if (d.length) this.log(`serve: re-declaring ${d.map((x) => `${x.node} ${x.serial}`).join(', ')} (${why})`);
+      else this.log(`serve: no node's composition changed (${why})`);
       return r;
     } catch (err) {
       if (!this.stopped) {

@@ -5,7 +5,7 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
-import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
+import { freshMesh, spawnProc, MESH, type Mesh, type Proc } from '../harness/mesh.js';
 import { declare } from '../../src/assignment/declare.js';
 import { tally, say, summary } from './tally.js';
 import { cli, until } from '../declare/helpers.js';
@@ -16,6 +16,7 @@ C.before(async (ctx) => {
   ctx.serve = await ctx.mesh.serve();
 });
 C.after(async (ctx) => {
+  await ctx.serve?.stop();
   await ctx.mesh.stop();
 });
 
@@ -104,8 +105,9 @@ C('a serve starting beside owed nodes consumes while its re-declare waits for th
   try {
     await other`begin`;
     await other`select assignment.take_declare_turn()`;
-    // Consuming mesh.control (what mesh.serve() waits for) while the re-declare cannot take its turn.
-    ctx.serve = await mesh.serve();
+    // Consuming mesh.control while the re-declare cannot take its turn (mesh.serve() would wait for the re-declare too).
+    ctx.serve = spawnProc(process.execPath, [MESH, 'serve'], mesh.env);
+    await ctx.serve.waitFor(/consuming mesh\.control/);
     const [still] = await mesh.store
       .admin`select max(serial)::int as s from assignment.declaration where node = 'web1'`;
     assert.is(still!.s, before[0]!.s, 'web1 is not declared while the turn is held');

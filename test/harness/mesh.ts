@@ -171,6 +171,9 @@ export interface Mesh {
   stop(): Promise<void>;
 }
 
+/** What serve says when its start's re-declare of the nodes owed is done: a test's serve() waits for it, as a bench's does. */
+export const START_REDECLARED = /serve: (re-declaring|no node's composition changed)[^\n]*since their last declaration/;
+
 /** A CLI run to its end; `input` is written to its stdin (a token, a builder's line: never on its command line). */
 export function runCli(
   file: string,
@@ -287,6 +290,7 @@ export async function freshMesh(
       const p = spawnProc(process.execPath, [MESH, 'serve'], { ...env, ...opts.serveEnv });
       procs.push(p);
       await p.waitFor(/consuming mesh\.control/);
+      await p.waitFor(START_REDECLARED);
       return p;
     },
     async joined(name, extraEnv = {}, issueArgs = []) {
