@@ -175,6 +175,12 @@ Hubs(
           )
         ).filter(Boolean),
       );
+    // Q2 is asked of the machines: every pair a fleet of 100,000 made in SQL loses with a hub is 5·10^9
+    // rows, so above 10,000 the made spokes go first (the live interfaces keep them; no ping needs them).
+    if (FLEET > 10_000) {
+      await ctx.mesh.store.admin`delete from overlay.address where node like 'q%'`;
+      await ctx.mesh.store.admin`delete from inventory.node where name like 'q%'`;
+    }
     const before = await matrix(5);
     assert.is(before.size, pairs.length, `before hub2 stops every pair pings; these do: ${[...before].join(', ')}`);
 
