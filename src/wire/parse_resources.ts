@@ -183,10 +183,14 @@ const serviceName: Check = (v, at) => {
   return v;
 };
 
-// A hub peers with every node of the fleet, and a port may admit every node of
-// it: such lists are as long as the fleet,
-// bounded in bytes by the declaration's own limit.
-const FLEET = 65_536;
+// A hub peers with every node of its group, and a port may admit every node of
+// the fleet: such lists are as long as the fleet, bounded first in bytes by the
+// declaration's own limit (8 MiB holds 524,288 of the shortest item, an address).
+const FLEET = 1 << 19;
+// A hub's peer for another hub routes that hub's group: its /32 and each /20
+// block the group holds, at most every block of the widest overlay (a /8,
+// overlay.settings.network): 4,096.
+const PEER_ROUTES = 1 + 4096;
 
 const common = { id: [str(300), true], kind: [str(20), true], restartOn: [arr(str(4096), 256), false] } as Record<
   string,
@@ -235,7 +239,7 @@ const KINDS: Record<string, Check> = {
         shape({
           publicKey: [key, true],
           endpoint: [endpoint, false],
-          allowedIps: [arr(cidr, 64), true],
+          allowedIps: [arr(cidr, PEER_ROUTES), true],
           keepalive: [seconds, false],
         }),
         FLEET,

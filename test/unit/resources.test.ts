@@ -50,20 +50,50 @@ R('a port admitting 10,000 nodes', () => {
   assert.is(r.rules[0]!.from.length, 10_000);
 });
 
+R('a port admitting 100,000 nodes', () => {
+  const r = parseResource(firewall(100_000), 'resources[0]') as { rules: { from: unknown[] }[] };
+  assert.is(r.rules[0]!.from.length, 100_000);
+});
+
+/** A hub whose peer for another hub routes BLOCKS /20 blocks of that hub's group, beside its /32. */
+const hubRoutes = (blocks: number) => ({
+  ...hub(1),
+  peers: [
+    {
+      publicKey: Buffer.alloc(32, 7).toString('base64'),
+      allowedIps: [
+        '10.0.0.1/32',
+        ...Array.from({ length: blocks }, (_, i) => `${10 + (i >> 12)}.${(i >> 4) & 255}.${(i & 15) << 4}.0/20`),
+      ],
+    },
+  ],
+});
+
+R("a hub's peer for another hub in a /8 overlay: its /32 and all 4,096 blocks; one more is refused", () => {
+  const r = parseResource(hubRoutes(4096), 'resources[0]') as { peers: { allowedIps: unknown[] }[] };
+  assert.is(r.peers[0]!.allowedIps.length, 4097);
+  assert.throws(
+    () => parseResource(hubRoutes(4097), 'resources[0]'),
+    (err: unknown) =>
+      err instanceof WireError &&
+      /resources\[0\]\.peers\[0\]\.allowedIps must be a list of at most 4097/.test(err.message),
+  );
+});
+
 R('longer than any fleet is refused, the field named', () => {
   for (const [what, v] of [
-    ['peers', hub(65_537)],
-    ['rules[0].from', firewall(65_537)],
+    ['peers', hub(524_289)],
+    ['rules[0].from', firewall(524_289)],
   ] as const) {
     try {
       parseResource(v, 'resources[0]');
-      assert.unreachable(`${what} of 65,537 was taken`);
+      assert.unreachable(`${what} of 524,289 was taken`);
     } catch (err) {
       assert.instance(err, WireError);
       assert.is((err as WireError).fault, 'malformed');
       assert.match(
         (err as Error).message,
-        new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 65536`),
+        new RegExp(`resources\\[0\\]\\.${what.replace(/[[\].]/g, '\\$&')} must be a list of at most 524288`),
       );
     }
   }
