@@ -441,13 +441,15 @@ ALTER FUNCTION assignment.compose(node_name text) OWNER TO mesh_assignment;
 --
 
 CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node text, resources text, resources_hash bytea, changed boolean)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET jit TO 'off'
     SET work_mem TO '64MB'
-    AS $$
+    AS $_$
+begin
+  return query execute $q$
   with want as materialized (
     select e.name as node, e.enrolled_at from inventory.enrolled_node e
-     where node_names is null or e.name in (select unnest(node_names))),
+     where $1 is null or e.name in (select unnest($1))),
   held as materialized (
     select h.node, h.kind from assignment.agent_holds h join want w on w.node = h.node),
   -- One list for every node, or no row at all while inventory.broker is empty (0020).
@@ -462,8 +464,15 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
       join catalogue.module_resources m on m.name = a.module
       cross join lateral jsonb_array_elements(m.resources) e
      where e.value->>'kind' is distinct from 'opening'
-    union all select x.node, x.resource from secret.node_resources x join want w on w.node = x.node
-    union all select x.node, x.resource from provision.node_resources x join want w on w.node = x.node
+    -- A context's view for a few names: each name looked up in it (offset 0 keeps the lookup a
+    -- lookup; a join reads the view whole). For many, the view read once: its rows of nodes not
+    -- wanted are dropped with want below.
+    union all select x.node, x.resource from secret.node_resources x where $1 is null or cardinality($1) > 1000
+    union all select x.node, x.resource from unnest($1) n
+      cross join lateral (select * from secret.node_resources x where x.node = n offset 0) x where cardinality($1) <= 1000
+    union all select x.node, x.resource from provision.node_resources x where $1 is null or cardinality($1) > 1000
+    union all select x.node, x.resource from unnest($1) n
+      cross join lateral (select * from provision.node_resources x where x.node = n offset 0) x where cardinality($1) <= 1000
     union all select f.node, f.resource from assignment.firewalls((select array_agg(node) from want)) f
     union all select w.node, b.resource from want w cross join brokers b
     union all select t.node, jsonb_build_object('id', 'agent', 'kind', 'agent', 'version', t.version,
@@ -490,7 +499,8 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
            sha256(convert_to('[]'::jsonb::text, 'utf8')))
     from c cross join lateral (select sha256(convert_to(c.resources, 'utf8')) as hash) h
    order by c.node
-$$;
+  $q$ using node_names;
+end $_$;
 
 ALTER FUNCTION assignment.compose_each(node_names text[]) OWNER TO mesh_assignment;
 
@@ -836,23 +846,60 @@ COMMENT ON FUNCTION assignment.explain_path(from_node text, to_node text, port i
 
 CREATE FUNCTION assignment.firewall_openings(with_reasons boolean) RETURNS TABLE(node text, proto text, port integer, port_to integer, sources text[], via text, why text, origin text, reason text)
     LANGUAGE sql STABLE
+    AS $$
+  select * from assignment.firewall_openings_of(null, with_reasons)
+$$;
+
+ALTER FUNCTION assignment.firewall_openings(with_reasons boolean) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION firewall_openings(with_reasons boolean); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.firewall_openings(with_reasons boolean) IS 'Every opening in every node''s firewall (X2), as assignment.firewall_opening, broker nodes'' TLS, epmd and distribution openings among them; with_reasons false leaves the WireGuard opening''s reason null and does not compute the peer graph.';
+
+--
+-- Name: firewall_openings_of(text[], boolean); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.firewall_openings_of(node_names text[], with_reasons boolean) RETURNS TABLE(node text, proto text, port integer, port_to integer, sources text[], via text, why text, origin text, reason text)
+    LANGUAGE plpgsql STABLE
+    SET jit TO 'off'
     AS $_$
-  with fm as materialized (select * from overlay.firewall_members(with_reasons)),
+begin
+  return query execute $q$
+  with want as materialized (
+    select e.name as node from inventory.enrolled_node e where $1 is null or e.name in (select unnest($1))),
+fm as materialized (select * from overlay.firewall_members_of(null, $2)),
+-- The named nodes' own files, looked up for a few (as compose_each does), read whole for many.
+own as (
+  select x.node, x.resource from provision.node_resources x where $1 is null or cardinality($1) > 1000
+  union all select x.node, x.resource from unnest($1) n
+    cross join lateral (select * from provision.node_resources x where x.node = n offset 0) x where cardinality($1) <= 1000),
 binds as materialized (
   select x.node, x.resource->>'path' as path,
          convert_from(decode(x.resource->>'content', 'base64'), 'utf8')::jsonb as facts
-    from provision.node_resources x
+    from own x
    where x.resource->>'kind' = 'file' and x.resource->>'path' like '%.binds'),
+-- The providers' binds a route's sources are read from: every node's, read only when a node
+-- asked for uses a route (for many, binds is already every node's).
+provides as materialized (
+  select * from binds where $1 is null or cardinality($1) > 1000
+  union all
+  select x.node, x.resource->>'path', convert_from(decode(x.resource->>'content', 'base64'), 'utf8')::jsonb
+    from provision.node_resources x
+   where cardinality($1) <= 1000 and exists (select 1 from binds c where c.facts->>'kind' = 'route' and c.path like '%/uses/%')
+     and x.resource->>'kind' = 'file' and x.resource->>'path' like '%/provides/%.binds'),
 placed as (select a.module, a.node from assignment.assignment a),
 ssh as (
   select e.name as node, 'tcp'::text as proto, overlay.ssh_port() as port, null::int as port_to,
          null::text[] as sources, null::text as via, 'ssh' as why, 'base' as origin,
          'ssh, so an operator is never locked out (overlay.firewall_setting.ssh_port)' as reason
-    from inventory.enrolled_node e),
+    from (select w.node as name from want w) e),
 wg as (
   select m.node, 'udp', m.listen_port, null::int, null::text[], null::text, 'WireGuard', 'overlay',
-         case when with_reasons then 'WireGuard: this node is dialable; dialled by ' || coalesce(nullif(array_to_string(m.dialled_by, ', '), ''), 'no peer yet') end
-    from fm m where m.listen_port is not null),
+         case when $2 then 'WireGuard: this node is dialable; dialled by ' || coalesce(nullif(array_to_string(m.dialled_by, ', '), ''), 'no peer yet') end
+    from fm m where m.listen_port is not null and m.node in (select node from want)),
 pg as (
   -- A postgres provider's binds (one per consumer) say the port it serves;
   -- the consumer module's nodes may reach it over the overlay.
@@ -870,7 +917,7 @@ route as (
   -- A route's consumer serves the port its grant names; the proxy's nodes
   -- (those holding the provider's binds for it) may reach it over the overlay.
   select c.node, 'tcp', (c.facts->>'port')::int, null::int,
-         coalesce((select array_agg(distinct a.address order by a.address) from binds p join fm a on a.node = p.node
+         coalesce((select array_agg(distinct a.address order by a.address) from provides p join fm a on a.node = p.node
                     where p.path like '%/provides/%' and p.facts->>'provision' = c.facts->>'provision'
                       and p.facts->>'consumer' = c.facts->>'consumer'), '{}'),
          (select interface from fm limit 1),
@@ -885,7 +932,7 @@ opening as (
     from placed pl
     join catalogue.module_resources m on m.name = pl.module
     cross join lateral jsonb_array_elements(m.resources) o
-   where o.value->>'kind' = 'opening'),
+   where o.value->>'kind' = 'opening' and pl.node in (select node from want)),
 module as (
   select o.node, o.proto, o.port, o.port_to,
          case when o."from" = 'any' then null
@@ -908,7 +955,7 @@ broker_tls as (
   select bn.node, 'tcp', bn.amqps, null::int, null::text[], null::text, 'broker, TLS', 'broker',
          'broker node ' || bn.address || ': every node may dial its broker over TLS (inventory.broker_nodes)'
     from bn
-   where not exists (select 1 from opening o where o.node = bn.node and o.proto = 'tcp' and o.port = bn.amqps and o.port_to is null and o."from" = 'any')),
+   where bn.node in (select node from want) and not exists (select 1 from opening o where o.node = bn.node and o.proto = 'tcp' and o.port = bn.amqps and o.port_to is null and o."from" = 'any')),
 bp as (select * from overlay.broker_ports()),
 broker_erl as (
   -- epmd and the Erlang distribution: from the other broker nodes' overlay
@@ -920,22 +967,23 @@ broker_erl as (
          'broker cluster: ' || x.what, 'broker',
          'broker cluster: ' || x.what || ' from the other broker nodes ('
            || coalesce((select string_agg(distinct o.node, ', ' order by o.node) from bn o where o.node <> n.node), 'none yet') || ') over the overlay'
-    from (select distinct node from bn) n
+    from (select distinct node from bn where node in (select node from want)) n
    cross join lateral (select 'epmd' as what, bp.epmd_port as port from bp
                        union all select 'Erlang distribution', bp.dist_port from bp) x)
 select node, proto, port, port_to, sources, via, left(why, 128) as why, origin, reason
   from (select * from ssh union all select * from wg union all select * from pg union all select * from route union all select * from module
         union all select * from broker_tls union all select * from broker_erl) x
  where port is not null
-$_$;
+  $q$ using node_names, with_reasons;
+end $_$;
 
-ALTER FUNCTION assignment.firewall_openings(with_reasons boolean) OWNER TO mesh_assignment;
+ALTER FUNCTION assignment.firewall_openings_of(node_names text[], with_reasons boolean) OWNER TO mesh_assignment;
 
 --
--- Name: FUNCTION firewall_openings(with_reasons boolean); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+-- Name: FUNCTION firewall_openings_of(node_names text[], with_reasons boolean); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
 --
 
-COMMENT ON FUNCTION assignment.firewall_openings(with_reasons boolean) IS 'Every opening in every node''s firewall (X2), as assignment.firewall_opening, broker nodes'' TLS, epmd and distribution openings among them; with_reasons false leaves the WireGuard opening''s reason null and does not compute the peer graph.';
+COMMENT ON FUNCTION assignment.firewall_openings_of(node_names text[], with_reasons boolean) IS 'assignment.firewall_openings for the nodes named (null: every node).';
 
 --
 -- Name: firewalls(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
@@ -954,10 +1002,10 @@ CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text,
              'to', case when o.port_to is distinct from o.port then o.port_to end,
              'from', to_jsonb(o.sources), 'via', o.via, 'why', o.why))
            order by o.proto, o.port, o.why, o.sources::text) as rules
-      from assignment.firewall_openings(false) o join want w on w.node = o.node
+      from assignment.firewall_openings_of(node_names, false) o join want w on w.node = o.node
      where o.sources is null or cardinality(o.sources) > 0
      group by o.node),
-  fm as (select m.node, m.interface from overlay.firewall_members(false) m join want w on w.node = m.node)
+  fm as (select m.node, m.interface from overlay.firewall_members_of(node_names, false) m join want w on w.node = m.node)
   select w.node, jsonb_strip_nulls(jsonb_build_object('id', 'firewall:mesh', 'kind', 'firewall', 'name', 'mesh',
                                                       'rules', coalesce(o.rules, '[]'::jsonb), 'forward', fm.interface))
     from want w left join o on o.node = w.node left join fm on fm.node = w.node
@@ -4103,14 +4151,7 @@ CREATE FUNCTION "overlay".firewall_members(with_dialled_by boolean) RETURNS TABL
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with s as (select listen_port, interface from overlay.settings),
-       f as (select ssh_port from overlay.firewall_setting),
-       d as (select p.peer, array_agg(p.node order by p.node) as dialled_by from overlay.peers() p where with_dialled_by group by p.peer)
-  select m.name, m.site, host(m.address) || '/32', s.interface,
-         case when m.dialable is not null then s.listen_port end,
-         case when with_dialled_by then coalesce(d.dialled_by, '{}') end,
-         f.ssh_port
-    from overlay.member m cross join s cross join f left join d on d.peer = m.name
+  select * from overlay.firewall_members_of(null, with_dialled_by)
 $$;
 
 ALTER FUNCTION "overlay".firewall_members(with_dialled_by boolean) OWNER TO mesh_overlay;
@@ -4120,6 +4161,35 @@ ALTER FUNCTION "overlay".firewall_members(with_dialled_by boolean) OWNER TO mesh
 --
 
 COMMENT ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) IS 'Each overlay member for the firewall: address, interface, WireGuard port when dialable, the ssh port, and (only when asked: it computes the peer graph) the peers that dial it.';
+
+--
+-- Name: firewall_members_of(text[], boolean); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".firewall_members_of(node_names text[], with_dialled_by boolean) RETURNS TABLE(node text, site text, address text, interface text, listen_port integer, dialled_by text[], ssh_port integer)
+    LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select listen_port, interface from overlay.settings),
+       f as (select ssh_port from overlay.firewall_setting),
+       d as (select p.peer, array_agg(p.node order by p.node) as dialled_by from overlay.peers() p where with_dialled_by group by p.peer),
+       m as (select * from overlay.member m where node_names is null
+             union all select * from overlay.member m where m.name in (select unnest(node_names)))
+  select m.name, m.site, host(m.address) || '/32', s.interface,
+         case when m.dialable is not null then s.listen_port end,
+         case when with_dialled_by then coalesce(d.dialled_by, '{}') end,
+         f.ssh_port
+    from m cross join s cross join f left join d on d.peer = m.name
+$$;
+
+ALTER FUNCTION "overlay".firewall_members_of(node_names text[], with_dialled_by boolean) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION firewall_members_of(node_names text[], with_dialled_by boolean); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".firewall_members_of(node_names text[], with_dialled_by boolean) IS 'overlay.firewall_members for the nodes named (null: every member).';
 
 --
 -- Name: interface_texts_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -11189,6 +11259,13 @@ GRANT ALL ON FUNCTION "overlay".firewall_members() TO mesh_assignment;
 
 REVOKE ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".firewall_members(with_dialled_by boolean) TO mesh_assignment;
+
+--
+-- Name: FUNCTION firewall_members_of(node_names text[], with_dialled_by boolean); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".firewall_members_of(node_names text[], with_dialled_by boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".firewall_members_of(node_names text[], with_dialled_by boolean) TO mesh_assignment;
 
 --
 -- Name: FUNCTION interface_texts_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay

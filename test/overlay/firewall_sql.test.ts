@@ -259,4 +259,40 @@ Fw('X2: mesh module add refuses a hostile opening, naming the field, and stores 
   assert.is((await ctx.mesh.store.admin`select name from catalogue.module where name = 'evil'`).length, 0);
 });
 
+Fw(
+  'a few nodes composed alone are what composing the fleet gives them; past 1,000 names the views are read whole',
+  async (ctx) => {
+    const a = ctx.mesh.store.admin;
+    const OPENINGS = (names: string[] | null) => a`select node, proto, port, port_to, sources, via, why, origin
+      from assignment.firewall_openings_of(${names}::text[], false) order by node, proto, port, why, sources::text`;
+    const COMPOSE = (names: string[] | null) =>
+      a`select node, resources from assignment.compose_each(${names}::text[]) order by node`;
+    const plain = (rows: readonly Record<string, unknown>[]) => rows.map((r) => ({ ...r }));
+    const fleet = plain(await COMPOSE(null));
+    const openings = plain(await OPENINGS(null));
+    // The fixture holds what the named lookup must still find: a provision's and a route's openings, a module's.
+    for (const why of [/^provision pg/, /^route www/, /^web serves|^module web/])
+      assert.ok(
+        openings.some((o) => why.test(String(o.why))),
+        `an opening matching ${why} in the fixture`,
+      );
+    for (const { node } of fleet) {
+      const n = node as string;
+      assert.equal(
+        plain(await COMPOSE([n])),
+        fleet.filter((r) => r.node === n),
+        `${n} composed alone`,
+      );
+      assert.equal(
+        plain(await OPENINGS([n])),
+        openings.filter((o) => o.node === n),
+        `${n}'s openings alone`,
+      );
+    }
+    const many = [...fleet.map((r) => r.node as string), ...Array.from({ length: 1000 }, (_, i) => `ghost-${i}`)];
+    assert.equal(plain(await COMPOSE(many)), fleet, 'the fleet named among 1,000 names no node has');
+    assert.equal(plain(await OPENINGS(many)), openings);
+  },
+);
+
 Fw.run();
