@@ -178,6 +178,18 @@ function clamp(key: string): string {
 }
 
 /** wg prints allowed IPs with host bits cleared; compare the same way. */
+/** Whether IPv4 prefix OUTER contains prefix INNER (false for anything else): what `ip route show match` answers. */
+export function covers(outer: string, inner: string): boolean {
+  const a = CIDR4.exec(outer.trim());
+  const b = CIDR4.exec(inner.trim());
+  if (!a || !b) return false;
+  const bits = Number(a[5]);
+  if (bits > 32 || bits > Number(b[5])) return false;
+  const n = (m: RegExpExecArray) => m.slice(1, 5).reduce((x, o) => (x << 8) | Number(o), 0) >>> 0;
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return (n(a) & mask) >>> 0 === (n(b) & mask) >>> 0;
+}
+
 export function normCidr(c: string): string {
   const m = CIDR4.exec(c.trim());
   if (!m) return c.trim().toLowerCase();
