@@ -290,7 +290,7 @@ export async function freshMesh(
       const p = spawnProc(process.execPath, [MESH, 'serve'], { ...env, ...opts.serveEnv });
       procs.push(p);
       await p.waitFor(/consuming mesh\.control/);
-      await p.waitFor(START_REDECLARED);
+      await p.waitFor(START_REDECLARED, 120_000);
       return p;
     },
     async joined(name, extraEnv = {}, issueArgs = []) {
