@@ -177,7 +177,6 @@ function clamp(key: string): string {
   return b.toString('base64');
 }
 
-/** wg prints allowed IPs with host bits cleared; compare the same way. */
 /** Whether IPv4 prefix OUTER contains prefix INNER (false for anything else): what `ip route show match` answers. */
 export function covers(outer: string, inner: string): boolean {
   const a = CIDR4.exec(outer.trim());
@@ -185,11 +184,10 @@ export function covers(outer: string, inner: string): boolean {
   if (!a || !b) return false;
   const bits = Number(a[5]);
   if (bits > 32 || bits > Number(b[5])) return false;
-  const n = (m: RegExpExecArray) => m.slice(1, 5).reduce((x, o) => (x << 8) | Number(o), 0) >>> 0;
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return (n(a) & mask) >>> 0 === (n(b) & mask) >>> 0;
+  return normCidr(`${b.slice(1, 5).join('.')}/${bits}`) === normCidr(outer);
 }
 
+/** wg prints allowed IPs with host bits cleared; compare the same way. */
 export function normCidr(c: string): string {
   const m = CIDR4.exec(c.trim());
   if (!m) return c.trim().toLowerCase();
