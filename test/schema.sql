@@ -1562,8 +1562,9 @@ CREATE FUNCTION assignment.plan_changes(node_names text[] DEFAULT NULL::text[]) 
     AS $$
   with nxt as materialized (select c.node, c.resources::jsonb as resources from assignment.compose_each(node_names) c),
   applied as materialized (
-    -- The newest declaration each node acknowledged since it enrolled: what it runs now.
-    select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::jsonb->>'body')::jsonb)->'resources' as resources
+    -- The newest declaration each node acknowledged since it enrolled: what it runs now. The envelope
+    -- read as json (checked, not built), only its body as jsonb: a third of the parse at 100,000 nodes.
+    select distinct on (d.node) d.node, ((convert_from(d.envelope, 'utf8')::json->>'body')::jsonb)->'resources' as resources
       from assignment.declaration d
       join inventory.enrolled_node e on e.name = d.node and d.issued_at >= e.enrolled_at
      where d.acknowledged_at is not null and d.node in (select n.node from nxt n)
@@ -4267,6 +4268,33 @@ ALTER FUNCTION "overlay".interfaces_of(node_names text[]) OWNER TO mesh_overlay;
 --
 
 COMMENT ON FUNCTION "overlay".interfaces_of(node_names text[]) IS 'overlay.interfaces for the nodes named (null: all).';
+
+--
+-- Name: long_peer_lists(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".long_peer_lists() RETURNS TABLE(node text, peers bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  -- From the enrolled nodes, not overlay.member: the weight needs no address, and the join to
+  -- every address cost more than the split saves.
+  with e as materialized (select name, site, dialable is not null as dialable from inventory.enrolled_node),
+       h as (select h.node from overlay.hub h join e on e.name = h.node and e.dialable),
+       n as (select (select count(*) from e) as members, (select count(*) from h) as hubs),
+       s as (select site, count(*) as members from e group by site)
+  select e.name, case when e.name in (select node from h) then n.members / greatest(n.hubs, 1) else s.members end
+    from e cross join n join s on s.site is not distinct from e.site
+   where e.dialable
+$$;
+
+ALTER FUNCTION "overlay".long_peer_lists() OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION long_peer_lists(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".long_peer_lists() IS 'Hubs and dialable nodes with about how many peers each holds (a hub its group, a dialable node its site): the weight a composition in parts is split by.';
 
 --
 -- Name: lose_paths(text[], integer); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -11287,6 +11315,13 @@ GRANT ALL ON FUNCTION "overlay".interfaces() TO mesh_assignment;
 
 REVOKE ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".interfaces_of(node_names text[]) TO mesh_assignment;
+
+--
+-- Name: FUNCTION long_peer_lists(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".long_peer_lists() FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".long_peer_lists() TO mesh_assignment;
 
 --
 -- Name: FUNCTION lose_paths(down text[], max_pairs integer); Type: ACL; Schema: overlay; Owner: mesh_overlay

@@ -48,11 +48,10 @@ export async function composeInParts<T>(
   const snapshot = String(s!.id);
   // SET TRANSACTION SNAPSHOT takes a literal, not a parameter: the id is PostgreSQL's own (hex and dashes).
   if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9A-F]+)?$/i.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
-  // Contiguous ranges of the sorted names, so each part's rows come back sorted as the whole would.
-  const size = Math.ceil(targets.length / parts);
-  const shares = Array.from({ length: parts }, (_, i) => targets.slice(i * size, (i + 1) * size)).filter(
-    (p) => p.length,
-  );
+  // Contiguous ranges of the sorted names, so each part's rows come back sorted as the whole would;
+  // as long as each other by weight, a node with a long peer list weighing more.
+  const long = await tx`select node, peers from overlay.long_peer_lists()`;
+  const shares = splitByWeight(targets, new Map(long.map((r) => [r.node as string, Number(r.peers)])), parts);
   let handed: Promise<unknown> = Promise.resolve();
   const made = await Promise.all(
     shares.map(async (share) => {
@@ -77,4 +76,22 @@ export async function composeInParts<T>(
     }),
   );
   return made.flat();
+}
+
+/** A peer in a node's list costs about this fraction of composing a node (hubs and dialable nodes, 100,000 nodes). */
+export const NODES_A_PEER = 0.1;
+
+/** TARGETS in at most PARTS contiguous ranges of about equal weight: 1 a node, and NODES_A_PEER for each of its PEERS. */
+export function splitByWeight(targets: string[], peers: Map<string, number>, parts: number): string[][] {
+  const weight = (n: string) => 1 + NODES_A_PEER * (peers.get(n) ?? 0);
+  const total = targets.reduce((a, n) => a + weight(n), 0);
+  const shares: string[][] = [[]];
+  let run = 0;
+  for (const n of targets) {
+    // A new range once this one holds its share: the k-th closes at k/PARTS of the total.
+    if (run >= (total * shares.length) / parts && shares.length < parts) shares.push([]);
+    shares[shares.length - 1]!.push(n);
+    run += weight(n);
+  }
+  return shares.filter((p) => p.length);
 }

@@ -78,13 +78,16 @@ await bench('3 fan-out and serve memory', async (figs) => {
       const rate = await publishAll(chs.slice(0, channels), names, envs, persistent);
       const out = { rate, cpu: m.stop() };
       await purgeQueues(mesh, names);
+      stage(`raw publish${persistent ? ', persistent' : ''} over ${channels} channel(s): ${rate.toFixed(0)}/s; purged`);
       return out;
     };
     // The first message a queue ever holds costs the broker more (its index files are made): the limit is
-    // the second round, queues in the state declare finds them in (used, emptied, the broker idle).
-    const cold = await rawPublish(true);
-    const persistent = await rawPublish(true);
-    const oneChannel = await rawPublish(true, 1);
+    // a later round, queues in the state declare finds them in (used, emptied, the broker idle). Past
+    // 10,000 nodes one round, the drain's own mode: each round's purge asks 100,000 queues in turn.
+    const large = N > 10_000;
+    const cold = large ? undefined : await rawPublish(true);
+    const persistent = large ? undefined : await rawPublish(true);
+    const oneChannel = large ? undefined : await rawPublish(true, 1);
     const transient = await rawPublish(false);
     // The drain's delivery mode (W3): not persistent.
     const publishRate = transient.rate;
@@ -153,7 +156,11 @@ await bench('3 fan-out and serve memory', async (figs) => {
           unit: '/s',
         },
         target: { text: '>= 0.7 of raw, same delivery mode', met: N / drainSeconds >= 0.7 * transient.rate },
-        bound: `${describeCpu(cpu)}; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`,
+        bound:
+          describeCpu(cpu) +
+          (persistent
+            ? `; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`
+            : `; the raw round is the drain's own mode, not persistent (W3)`),
       }),
     );
     figs.push(
@@ -196,7 +203,10 @@ await bench('3 fan-out and serve memory', async (figs) => {
         value: rate,
         unit: '/s',
         limit: { what: 'raw publish+confirm, same queues, not persistent', value: publishRate, unit: '/s' },
-        bound: `raw persistent publish: ${describeCpu(persistent.cpu)}; to queues that never held a message: ${cold.rate.toFixed(0)}/s; over one channel instead of ${PUBLISH_CHANNELS}: ${oneChannel.rate.toFixed(0)}/s, ${describeCpu(oneChannel.cpu)}; the same not persistent: ${transient.rate.toFixed(0)}/s, ${describeCpu(transient.cpu)}`,
+        bound:
+          persistent && cold && oneChannel
+            ? `raw persistent publish: ${describeCpu(persistent.cpu)}; to queues that never held a message: ${cold.rate.toFixed(0)}/s; over one channel instead of ${PUBLISH_CHANNELS}: ${oneChannel.rate.toFixed(0)}/s, ${describeCpu(oneChannel.cpu)}; the same not persistent: ${transient.rate.toFixed(0)}/s, ${describeCpu(transient.cpu)}`
+            : `raw publish, not persistent: ${describeCpu(transient.cpu)}`,
         detail: { cold, persistent, oneChannel, transient },
       }),
     );

@@ -77,4 +77,18 @@ P('a change committed after the snapshot was exported is in no part', async (ctx
   );
 });
 
+P('hubs and dialable nodes weigh their peers: a hub its group, a dialable node its site', async (ctx) => {
+  await ctx.as.overlay`select overlay.set_hub('p1', true)`;
+  try {
+    const got = await ctx.as.assignment`select node, peers::int from overlay.long_peer_lists() order by node`;
+    // p1 is the only hub (its group: all 6); p4 is site b's dialable node (3 members).
+    assert.equal(plain(got), [
+      { node: 'p1', peers: 6 },
+      { node: 'p4', peers: 3 },
+    ]);
+  } finally {
+    await ctx.as.overlay`select overlay.set_hub('p1', false)`;
+  }
+});
+
 P.run();
