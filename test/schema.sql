@@ -3323,9 +3323,7 @@ CREATE FUNCTION inventory.keep_here_since() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 begin
-  if new.last_seen is not null and (old.last_seen is null or new.last_seen - old.last_seen > interval '150 seconds') then
-    new.here_since := new.last_seen;
-  end if;
+  new.here_since := new.last_seen;
   return new;
 end $$;
 
@@ -10847,7 +10845,7 @@ CREATE TRIGGER node_changed AFTER INSERT OR DELETE ON inventory.node FOR EACH RO
 -- Name: node node_here_since; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory
 --
 
-CREATE TRIGGER node_here_since BEFORE UPDATE OF last_seen ON inventory.node FOR EACH ROW EXECUTE FUNCTION inventory.keep_here_since();
+CREATE TRIGGER node_here_since BEFORE UPDATE OF last_seen ON inventory.node FOR EACH ROW WHEN (((new.last_seen IS NOT NULL) AND ((old.last_seen IS NULL) OR ((new.last_seen - old.last_seen) > '00:02:30'::interval)))) EXECUTE FUNCTION inventory.keep_here_since();
 
 --
 -- Name: node node_updated; Type: TRIGGER; Schema: inventory; Owner: mesh_inventory

@@ -254,8 +254,9 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     tries: new Tries(),
     prefetch,
     base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
-    // A batch as large as serve may hold: a full one is written at once.
-    heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix, prefetch),
+    // A batch of half what serve may hold: while one is written, the broker hands out the next
+    // (a full batch left nothing in flight, and each waited out the write before it).
+    heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix, Math.max(1, prefetch >> 1)),
   };
   const { drainer, notifier } = drainerOf(stores.assignment, broker, metrics, opts.env);
   const listen = opts.metrics ?? parseMetricsListen(opts.env?.MESH_SERVE_METRICS ?? process.env.MESH_SERVE_METRICS);

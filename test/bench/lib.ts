@@ -363,6 +363,7 @@ export function removeDir(d: string): void {
 
 // ---- A fleet at scale, straight into SQL and the broker --------------------------
 
+// Six digits at least, as insertNodes names them in SQL (lpad would cut a seventh).
 export const nodeNameOf = (i: number) => `b${String(i).padStart(6, '0')}`;
 
 /**
@@ -378,15 +379,15 @@ export async function insertNodes(mesh: Mesh, n: number, overlay?: { sites: numb
   if (n > 60_000) await mesh.store.admin`update overlay.settings set network = '10.64.0.0/12'`;
   await mesh.store.admin`
     insert into inventory.node (name, site, dialable, identity_key, overlay_key, sealing_key, enrolled_at)
-    select 'b' || lpad(i::text, 6, '0'),
+    select 'b' || lpad(i::text, greatest(6, length(i::text)), '0'),
            case when ${sites}::int > 0 then 's' || ((i - 1) % ${sites}::int) else 'default' end,
-           case when ${sites}::int > 0 and i <= ${sites}::int then 'b' || lpad(i::text, 6, '0') || '.bench:51820' end,
+           case when ${sites}::int > 0 and i <= ${sites}::int then 'b' || lpad(i::text, greatest(6, length(i::text)), '0') || '.bench:51820' end,
            k, k, k, now()
       from generate_series(1, ${n}::int) i,
            lateral (select decode(md5(i::text) || md5('k' || i), 'hex') as k) x`;
   if (overlay?.hubs)
     await mesh.store
-      .admin`insert into overlay.hub (node) select 'b' || lpad(i::text, 6, '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
+      .admin`insert into overlay.hub (node) select 'b' || lpad(i::text, greatest(6, length(i::text)), '0') from generate_series(1, ${Math.min(overlay.hubs, sites)}::int) i`;
   return Array.from({ length: n }, (_, i) => nodeNameOf(1 + i));
 }
 

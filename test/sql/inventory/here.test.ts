@@ -31,6 +31,24 @@ H('in SQL: heard 149 s ago is here, 151 s ago is out of touch', async (ctx) => {
   assert.is(await stateAt(ctx, 'silent', 151), 'out of touch 2m');
 });
 
+H('here_since: set when first heard and when heard after 150 s of silence, kept while heard within it', async (ctx) => {
+  await enrol(ctx.as, 'back');
+  const since = async () =>
+    (await ctx.as.inventory`select here_since from inventory.node where name = 'back'`)[0]!.here_since as Date | null;
+  const heardAgo = (secs: number) =>
+    ctx.as.inventory`update inventory.node set last_seen = now() - make_interval(secs => ${secs}) where name = 'back'`;
+  const heard = () => ctx.as.inventory`select inventory.mark_heard_many(array['back'])`;
+  await ctx.as.inventory`update inventory.node set last_seen = null, here_since = null where name = 'back'`;
+  await heardAgo(100);
+  const first = await since();
+  assert.ok(first, 'the first heard sets it');
+  await heard();
+  assert.equal(await since(), first, 'heard again 100 s later: still here since the first');
+  await heardAgo(151);
+  await heard();
+  assert.ok((await since())!.getTime() > first!.getTime(), 'heard after 151 s of silence: here since now');
+});
+
 /**
  * What `mesh node list` says when, at the instant it reads, each node was last
  * heard AGES seconds before. The CLI's read is made to wait on a lock we hold;
