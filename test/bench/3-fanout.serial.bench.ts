@@ -33,6 +33,8 @@ import {
   bareNodeRss,
   tearDown,
   fanoutFleet,
+  brokerWatermark,
+  brokerMemory,
 } from './lib.js';
 import { composedBodies, signRate as signRateOf, publishAll, declareAll } from './steps.js';
 
@@ -52,6 +54,8 @@ await bench('3 fan-out and serve memory', async (figs) => {
   try {
     const names = await fanoutFleet(mesh, N, root, { sites: SITES, hubs: HUBS });
     stage(`${N} nodes in SQL, ${SITES} sites, ${HUBS} hubs`);
+    // 100,000 queues hold about 12 GB of the broker's memory: set as an operator would for such a fleet.
+    if (N > 10_000) await brokerWatermark(0.8);
     await createQueues(mesh, names);
     stage(`${N} queues`);
     serve = await startServe(mesh);
@@ -250,6 +254,7 @@ await bench('3 fan-out and serve memory', async (figs) => {
     }
     await sleep(1000);
     const busyServe = rssOf(servePid);
+    const broker = await brokerMemory();
     const bare = await bareNodeRss();
     await imp.close();
     await conn.close();
@@ -261,6 +266,19 @@ await bench('3 fan-out and serve memory', async (figs) => {
         unit: 'MB',
         limit: { what: 'a bare node process', value: bare, unit: 'MB' },
         detail: { idleAtStart: idleServe, afterHeards: busyServe },
+      }),
+    );
+    figs.push(
+      figure({
+        id: 'memory.broker',
+        what: `the broker's memory at ${broker.queues} queues, ${((broker.usedMB * 1000) / broker.queues).toFixed(0)} KB a queue`,
+        value: broker.usedMB,
+        unit: 'MB',
+        limit: {
+          what: 'the memory it may use before it blocks publishers (its watermark)',
+          value: broker.limitMB,
+          unit: 'MB',
+        },
       }),
     );
   } finally {

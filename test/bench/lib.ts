@@ -15,6 +15,8 @@ import { Accounts } from '../../src/broker/accounts.js';
 import { management } from '../../src/broker/admin.js';
 import { QUORUM } from '../../src/broker/topology.js';
 import { b64 } from '../../src/crypto/keys.js';
+import { run } from '../../src/sys/proc.js';
+import { BIN } from '../harness/rabbitmq.js';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RESULTS = join(REPO, 'bench-results.json');
@@ -473,6 +475,34 @@ export const createQueues = (mesh: Mesh, names: string[], channels?: number) => 
   const args = management(mesh.broker).quorumNodeQueues ? { ...QUORUM } : {};
   return onQueues(mesh, names, (ch, q) => ch.assertQueue(q, { durable: true, arguments: args }), channels);
 };
+
+/**
+ * The run's broker may use RELATIVE of the machine's memory before it blocks publishers, as an
+ * operator sets it for a broker of many queues (rabbitmqctl set_vm_memory_high_watermark): at
+ * 100,000 node queues RabbitMQ 3.10 holds about 12 GB, past its default 0.4 of 24 GB.
+ */
+export async function brokerWatermark(relative: number): Promise<void> {
+  const r = servers().rabbit;
+  await run(join(BIN, 'rabbitmqctl'), ['-q', '-n', r.nodename, 'set_vm_memory_high_watermark', String(relative)], {
+    env: { ...process.env, ...r.ctlEnv },
+    timeoutMs: 60_000,
+  });
+}
+
+/** The broker's memory now, and its limit, from its management API. */
+export async function brokerMemory(): Promise<{ usedMB: number; limitMB: number; queues: number }> {
+  const r = servers().rabbit;
+  const get = async (path: string) => {
+    const res = await fetch(`http://127.0.0.1:${r.mgmtPort}/api${path}`, {
+      headers: { authorization: `Basic ${Buffer.from(`${r.admin.user}:${r.admin.password}`).toString('base64')}` },
+    });
+    if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
+    return res.json() as Promise<unknown>;
+  };
+  const [node] = (await get('/nodes')) as { mem_used: number; mem_limit: number }[];
+  const overview = (await get('/overview')) as { object_totals: { queues: number } };
+  return { usedMB: node!.mem_used / 1e6, limitMB: node!.mem_limit / 1e6, queues: overview.object_totals.queues };
+}
 
 /** Empty every node's queue, so each measurement finds the queues as the last one did not leave them. */
 export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) =>

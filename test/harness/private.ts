@@ -46,6 +46,7 @@ export async function startServers(tmp: string): Promise<Private> {
         fingerprint: rabbit.fingerprint,
         certPath: rabbit.certPath,
         nodename: rabbit.nodename,
+        ctlEnv: rabbit.ctlEnv,
       },
       template,
     };

@@ -29,6 +29,8 @@ export interface Rabbit {
   certPath: string;
   nodename: string;
   env: NodeJS.ProcessEnv;
+  /** What rabbitmqctl needs besides the process's own environment to reach this node (paths, ports: no secret). */
+  ctlEnv: Record<string, string>;
   stop(): Promise<void>;
   /** Stop the broker (keeping its data) and start it again later: for link tests. */
   halt(): Promise<void>;
@@ -106,11 +108,8 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
   writeFileSync(join(dir, 'enabled_plugins'), PLUGINS);
   writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
   if (spec.cookie) writeFileSync(join(dir, '.erlang.cookie'), spec.cookie, { mode: 0o400 });
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...brokerEnv(dir, nodename, { dist: ports.dist, epmd: ports.epmd }),
-    RABBITMQ_NODE_PORT: String(ports.amqp),
-  };
+  const ctlEnv = brokerEnv(dir, nodename, { dist: ports.dist, epmd: ports.epmd });
+  const env: NodeJS.ProcessEnv = { ...process.env, ...ctlEnv, RABBITMQ_NODE_PORT: String(ports.amqp) };
   let child: ChildProcess | undefined;
   const api = new ManagementApi(
     { url: `http://127.0.0.1:${ports.mgmt}`, user: admin.user, password: admin.password },
@@ -176,6 +175,7 @@ export async function brokerNode(spec: NodeSpec): Promise<Rabbit> {
     certPath: cert,
     nodename,
     env,
+    ctlEnv,
     halt,
     kill,
     resume: start,

@@ -14,6 +14,8 @@ export interface Servers {
     fingerprint: string;
     certPath: string;
     nodename: string;
+    /** rabbitmqctl's way to the node (paths and ports, no secret): a bench sets what an operator would. */
+    ctlEnv: Record<string, string>;
   };
   template: string;
 }
