@@ -4354,18 +4354,7 @@ CREATE FUNCTION "overlay".member_groups_without(down text[]) RETURNS TABLE(name 
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET jit TO 'off'
     AS $$
-  with s as (select network from overlay.settings),
-       m as materialized (select * from overlay.member x where not (x.name = any(coalesce(down, '{}')))),
-       n as (select count(*) filter (where hub) as hubs from m),
-       g as (select greatest(1, n.hubs)::integer as groups from n)
-  select m.name,
-         case when m.hub
-           then (row_number() over (partition by m.hub order by m.name) - 1)::integer
-           else (((m.address - set_masklen(s.network::inet, 32)) >> 12) % g.groups)::integer
-         end,
-         g.groups,
-         host(network(set_masklen(m.address, 20))) || '/20'
-    from m cross join s cross join g
+  select name, grp, groups, block from overlay.members_grouped(null, down)
 $$;
 
 ALTER FUNCTION "overlay".member_groups_without(down text[]) OWNER TO mesh_overlay;
@@ -4375,6 +4364,43 @@ ALTER FUNCTION "overlay".member_groups_without(down text[]) OWNER TO mesh_overla
 --
 
 COMMENT ON FUNCTION "overlay".member_groups_without(down text[]) IS 'Each overlay member not in DOWN, its hub group as the graph would be computed without DOWN (O4), how many groups there would be, and its address''s /20 block.';
+
+--
+-- Name: members_grouped(text[], text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+--
+
+CREATE FUNCTION "overlay".members_grouped(node_names text[], down text[]) RETURNS TABLE(name text, site text, dialable text, public_key text, address inet, hub boolean, grp integer, groups integer, block text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+  with s as (select network from overlay.settings),
+       h as materialized (
+         select x.name, (row_number() over (order by x.name) - 1)::integer as grp
+           from overlay.member x
+          where x.name in (select node from overlay.hub) and x.hub and not (x.name = any(coalesce(down, '{}')))),
+       g as (select greatest(1, count(*))::integer as groups from h),
+       -- Two branches, not one with an OR: the OR kept the planner from looking names up.
+       m as materialized (
+         select * from (select * from overlay.member x where node_names is null
+                        union all select * from overlay.member x where x.name in (select unnest(node_names))) x
+          where not (x.name = any(coalesce(down, '{}'))))
+  select m.name, m.site, m.dialable, m.public_key, m.address, m.hub,
+         case when m.hub then hh.grp
+           else (((m.address - set_masklen(s.network::inet, 32)) >> 12) % g.groups)::integer
+         end,
+         g.groups,
+         host(network(set_masklen(m.address, 20))) || '/20'
+    from m cross join s cross join g left join h hh on hh.name = m.name
+$$;
+
+ALTER FUNCTION "overlay".members_grouped(node_names text[], down text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION members_grouped(node_names text[], down text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".members_grouped(node_names text[], down text[]) IS 'Each overlay member named (null: every member) not in DOWN, with its hub group as the graph would be computed without DOWN (O4), how many groups there would be, and its address''s /20 block.';
 
 --
 -- Name: node_resources_of(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -4482,7 +4508,27 @@ CREATE FUNCTION "overlay".peers_of(node_names text[]) RETURNS TABLE(node text, p
     SET jit TO 'off'
     AS $$
   with s as (select network, keepalive from overlay.settings),
-       m as materialized (select m.*, g.grp, g.block from overlay.member m join overlay.member_groups() g on g.name = m.name),
+       -- Who can be a peer of the nodes asked for (O1, O4). A spoke's peers are its group's hub,
+       -- its site's dialable nodes, and, if it is dialable, its whole site: for a few spokes,
+       -- those members alone are read (the pairs below are the same rule over fewer rows). For
+       -- a hub, for many, or for all: every member.
+       few as (select node_names is not null and cardinality(node_names) <= 1000
+                      and not exists (select 1 from overlay.hub h where h.node = any(node_names)) as yes),
+       asked as materialized (
+         select e.name, e.site, e.dialable from inventory.enrolled_node e, few
+          where few.yes and e.name in (select unnest(node_names))),
+       -- The sites' dialable nodes through inventory's index of them; a whole site only for a
+       -- dialable spoke asked for (rare: then its site is read).
+       reach as (
+         select name from asked
+         union select h.node from overlay.hub h
+         union select e.name from inventory.enrolled_node e
+                where e.dialable is not null and e.site in (select site from asked)
+         union select e.name from inventory.enrolled_node e
+                where exists (select 1 from asked where dialable is not null)
+                  and e.site in (select site from asked where dialable is not null)),
+       m as materialized (select * from overlay.members_grouped(
+                            case when (select yes from few) then array(select name from reach) end, null)),
        h as materialized (select * from m where hub),
        d as materialized (select * from m where dialable is not null and not hub),
        -- The nodes whose lists are wanted; a semi-join, not = any() (10,000 × 10,000 comparisons).
@@ -10651,6 +10697,12 @@ CREATE INDEX correction_by_resource ON inventory.correction USING btree (node, r
 CREATE INDEX dead_letter_by_node ON inventory.dead_letter USING btree (node, id);
 
 --
+-- Name: node_dialable_site; Type: INDEX; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE INDEX node_dialable_site ON inventory.node USING btree (site) WHERE (dialable IS NOT NULL);
+
+--
 -- Name: node_package_name; Type: INDEX; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -11341,6 +11393,12 @@ REVOKE ALL ON FUNCTION "overlay".member_groups() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION "overlay".member_groups_without(down text[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION members_grouped(node_names text[], down text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
+--
+
+REVOKE ALL ON FUNCTION "overlay".members_grouped(node_names text[], down text[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION node_resources_of(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
