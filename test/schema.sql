@@ -274,6 +274,35 @@ ALTER FUNCTION assignment.affected_nodes() OWNER TO mesh_assignment;
 COMMENT ON FUNCTION assignment.affected_nodes() IS 'Enrolled nodes whose composition differs from their newest declaration (W2).';
 
 --
+-- Name: agent_holds_of(text[]); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.agent_holds_of(node_names text[]) RETURNS TABLE(node text, kind text, agent_version text, first_version text)
+    LANGUAGE sql STABLE
+    AS $$
+  -- No node is read while no kind needs a newer agent (most of the time).
+  with n as materialized (
+    select * from (select v.name, v.agent_version from inventory.node_agent_version v where node_names is null
+                   union all select v.name, v.agent_version from inventory.node_agent_version v where v.name in (select unnest(node_names))) v
+     where exists (select 1 from assignment.agent_feature)),
+  old as (
+    select v.agent_version, f.kind, f.first_version
+      from (select distinct agent_version from n) v
+      join assignment.agent_feature f
+        on inventory.version_parts(v.agent_version) < inventory.version_parts(f.first_version))
+  select n.name, o.kind, n.agent_version, o.first_version
+    from n join old o on o.agent_version = n.agent_version
+$$;
+
+ALTER FUNCTION assignment.agent_holds_of(node_names text[]) OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION agent_holds_of(node_names text[]); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.agent_holds_of(node_names text[]) IS 'agent_holds for the nodes named (null: every node).';
+
+--
 -- Name: agent_targets(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -448,10 +477,9 @@ CREATE FUNCTION assignment.compose_each(node_names text[]) RETURNS TABLE(node te
 begin
   return query execute $q$
   with want as materialized (
-    select e.name as node, e.enrolled_at from inventory.enrolled_node e
-     where $1 is null or e.name in (select unnest($1))),
-  held as materialized (
-    select h.node, h.kind from assignment.agent_holds h join want w on w.node = h.node),
+    select e.name as node, e.enrolled_at from inventory.enrolled_node e where $1 is null
+    union all select e.name, e.enrolled_at from inventory.enrolled_node e where e.name in (select unnest($1))),
+  held as materialized (select h.node, h.kind from assignment.agent_holds_of($1) h),
   -- One list for every node, or no row at all while inventory.broker is empty (0020).
   brokers as materialized (
     select jsonb_build_object('id', 'brokers', 'kind', 'brokers', 'brokers',
@@ -868,9 +896,10 @@ CREATE FUNCTION assignment.firewall_openings_of(node_names text[], with_reasons 
     AS $_$
 begin
   return query execute $q$
+  -- Two branches, not one with an OR: the OR kept the planner from looking names up.
   with want as materialized (
-    select e.name as node from inventory.enrolled_node e where $1 is null or e.name in (select unnest($1))),
-fm as materialized (select * from overlay.firewall_members_of(null, $2)),
+    select e.name as node from inventory.enrolled_node e where $1 is null
+    union all select e.name from inventory.enrolled_node e where e.name in (select unnest($1))),
 -- The named nodes' own files, looked up for a few (as compose_each does), read whole for many.
 own as (
   select x.node, x.resource from provision.node_resources x where $1 is null or cardinality($1) > 1000
@@ -896,6 +925,41 @@ ssh as (
          null::text[] as sources, null::text as via, 'ssh' as why, 'base' as origin,
          'ssh, so an operator is never locked out (overlay.firewall_setting.ssh_port)' as reason
     from (select w.node as name from want w) e),
+opening as (
+  select pl.node, o.value->>'proto' as proto, (o.value->>'port')::int as port, (o.value->>'to')::int as port_to,
+         o.value->>'from' as "from", o.value->>'name' as name, pl.module, o.value->>'why' as why
+    from placed pl
+    join catalogue.module_resources m on m.name = pl.module
+    cross join lateral jsonb_array_elements(m.resources) o
+   where o.value->>'kind' = 'opening' and pl.node in (select node from want)),
+-- Broker nodes: the mesh nodes named in inventory.broker_nodes.node.
+bn as materialized (
+  select b.node, b.address, substring(b.address from ':([0-9]{1,5})$')::int as amqps
+    from inventory.broker_nodes b join inventory.enrolled_node e on e.name = b.node),
+broker_tls as (
+  -- Every node dials a broker node (W3: its link tries each broker in turn),
+  -- from wherever it is: TLS from anywhere, as the first node's (X1). Left out
+  -- where a module already opens that port to anyone (the first node's
+  -- mesh-broker module, the bundle's), so no port is opened twice.
+  select bn.node, 'tcp', bn.amqps, null::int, null::text[], null::text, 'broker, TLS', 'broker',
+         'broker node ' || bn.address || ': every node may dial its broker over TLS (inventory.broker_nodes)'
+    from bn
+   where bn.node in (select node from want) and not exists (select 1 from opening o where o.node = bn.node and o.proto = 'tcp' and o.port = bn.amqps and o.port_to is null and o."from" = 'any')),
+bp as (select * from overlay.broker_ports()),
+-- The members whose addresses the openings name: for a few nodes, those alone (the nodes
+-- themselves, the nodes of the modules and sites their openings admit, a provision's
+-- consumers, a route's proxies, the broker nodes, and one member for the interface's name);
+-- for many, every member.
+few as (select $1 is not null and cardinality($1) <= 1000 as yes),
+needed as (
+  select node from want
+  union select pl.node from placed pl where pl.module in (select substr(o."from", 8) from opening o where o."from" like 'module:%')
+  union select e.name from inventory.enrolled_node e where e.site in (select substr(o."from", 6) from opening o where o."from" like 'site:%')
+  union select pl.node from placed pl where pl.module in (select b.facts->>'consumer' from binds b where b.facts->>'kind' = 'postgres' and b.path like '%/provides/%')
+  union select p.node from provides p where p.path like '%/provides/%'
+  union select bn.node from bn
+  union (select m.name from overlay.member m limit 1)),
+fm as materialized (select * from overlay.firewall_members_of(case when (select yes from few) then array(select node from needed) end, $2)),
 wg as (
   select m.node, 'udp', m.listen_port, null::int, null::text[], null::text, 'WireGuard', 'overlay',
          case when $2 then 'WireGuard: this node is dialable; dialled by ' || coalesce(nullif(array_to_string(m.dialled_by, ', '), ''), 'no peer yet') end
@@ -926,13 +990,6 @@ route as (
     from binds c
    where c.facts->>'kind' = 'route' and c.path like '%/uses/%'
      and (c.facts->>'port') ~ '^[0-9]{1,5}$' and (c.facts->>'port')::int between 1 and 65535),
-opening as (
-  select pl.node, o.value->>'proto' as proto, (o.value->>'port')::int as port, (o.value->>'to')::int as port_to,
-         o.value->>'from' as "from", o.value->>'name' as name, pl.module, o.value->>'why' as why
-    from placed pl
-    join catalogue.module_resources m on m.name = pl.module
-    cross join lateral jsonb_array_elements(m.resources) o
-   where o.value->>'kind' = 'opening' and pl.node in (select node from want)),
 module as (
   select o.node, o.proto, o.port, o.port_to,
          case when o."from" = 'any' then null
@@ -943,20 +1000,6 @@ module as (
          coalesce(o.why, 'module ' || o.module || ': ' || o.name || ' from ' || o."from"), 'module',
          'module ' || o.module || ' serves ' || o.name || ' (' || o.proto || ' ' || o.port || coalesce('-' || o.port_to, '') || ') to ' || o."from"
     from opening o),
--- Broker nodes: the mesh nodes named in inventory.broker_nodes.node.
-bn as materialized (
-  select b.node, b.address, substring(b.address from ':([0-9]{1,5})$')::int as amqps
-    from inventory.broker_nodes b join inventory.enrolled_node e on e.name = b.node),
-broker_tls as (
-  -- Every node dials a broker node (W3: its link tries each broker in turn),
-  -- from wherever it is: TLS from anywhere, as the first node's (X1). Left out
-  -- where a module already opens that port to anyone (the first node's
-  -- mesh-broker module, the bundle's), so no port is opened twice.
-  select bn.node, 'tcp', bn.amqps, null::int, null::text[], null::text, 'broker, TLS', 'broker',
-         'broker node ' || bn.address || ': every node may dial its broker over TLS (inventory.broker_nodes)'
-    from bn
-   where bn.node in (select node from want) and not exists (select 1 from opening o where o.node = bn.node and o.proto = 'tcp' and o.port = bn.amqps and o.port_to is null and o."from" = 'any')),
-bp as (select * from overlay.broker_ports()),
 broker_erl as (
   -- epmd and the Erlang distribution: from the other broker nodes' overlay
   -- addresses, over the overlay, and from nothing else (the cookie is all
@@ -994,8 +1037,8 @@ CREATE FUNCTION assignment.firewalls(node_names text[]) RETURNS TABLE(node text,
     SET jit TO 'off'
     AS $$
   with want as materialized (
-    select e.name as node from inventory.enrolled_node e
-     where node_names is null or e.name in (select unnest(node_names))),
+    select e.name as node from inventory.enrolled_node e where node_names is null
+    union all select e.name from inventory.enrolled_node e where e.name in (select unnest(node_names))),
   o as (
     select o.node, jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
              'proto', o.proto, 'port', o.port,
@@ -5255,6 +5298,128 @@ COMMENT ON COLUMN assignment.agent_feature.kind IS 'A resource kind as a declara
 COMMENT ON COLUMN assignment.agent_feature.first_version IS 'The first agent version that applies it.';
 
 --
+-- Name: agent_holds; Type: VIEW; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE VIEW assignment.agent_holds AS
+ SELECT agent_holds_of.node,
+    agent_holds_of.kind,
+    agent_holds_of.agent_version,
+    agent_holds_of.first_version
+   FROM assignment.agent_holds_of(NULL::text[]) agent_holds_of(node, kind, agent_version, first_version);
+
+ALTER TABLE assignment.agent_holds OWNER TO mesh_assignment;
+
+--
+-- Name: VIEW agent_holds; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON VIEW assignment.agent_holds IS 'Each node and resource kind its reported agent is too old to apply: its declarations carry nothing of that kind until it reports a version that does (V1).';
+
+--
+-- Name: agent_target; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.agent_target (
+    node text NOT NULL,
+    version text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT agent_target_node_check CHECK (((node = ''::text) OR (node ~ '^[a-z][a-z0-9-]{0,62}$'::text)))
+);
+
+ALTER TABLE assignment.agent_target OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE agent_target; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.agent_target IS 'Which mesh-host version nodes must run: the row with node '''' for every node, a row naming a node for that node alone (a pin). No row: nodes are declared no agent and run what they were installed with.';
+
+--
+-- Name: COLUMN agent_target.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.node IS 'The node pinned, or '''' for the whole fleet.';
+
+--
+-- Name: COLUMN agent_target.version; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.version IS 'A version of catalogue.agent_packages.';
+
+--
+-- Name: COLUMN agent_target.set_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.agent_target.set_at IS 'When it was said.';
+
+--
+-- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.assignment (
+    module text NOT NULL,
+    node text NOT NULL,
+    assigned_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
+
+--
+-- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
+
+--
+-- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
+
+--
+-- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
+
+--
+-- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE TABLE assignment.node_serial (
+    node text NOT NULL,
+    serial bigint NOT NULL,
+    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
+);
+
+ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
+
+--
+-- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
+
+--
+-- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
+
+--
+-- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
+
+--
 -- Name: node; Type: TABLE; Schema: inventory; Owner: mesh_inventory
 --
 
@@ -5367,155 +5532,6 @@ COMMENT ON COLUMN inventory.node.agent_version_at IS 'When the node first report
 --
 
 COMMENT ON COLUMN inventory.node.overlay_key_at IS 'When its overlay key last changed (a rekey, O3); null while it holds the key it enrolled with.';
-
---
--- Name: node_agent_version; Type: VIEW; Schema: inventory; Owner: mesh_inventory
---
-
-CREATE VIEW inventory.node_agent_version AS
- SELECT n.name,
-    n.agent_version
-   FROM inventory.node n
-  WHERE (n.agent_version IS NOT NULL);
-
-ALTER TABLE inventory.node_agent_version OWNER TO mesh_inventory;
-
---
--- Name: VIEW node_agent_version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
---
-
-COMMENT ON VIEW inventory.node_agent_version IS 'Each node whose reports named its agent''s version, and that version: what assignment reads to declare a node only what its agent applies.';
-
---
--- Name: agent_holds; Type: VIEW; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE VIEW assignment.agent_holds AS
- WITH old AS (
-         SELECT v.agent_version,
-            f.kind,
-            f.first_version
-           FROM (( SELECT DISTINCT node_agent_version.agent_version
-                   FROM inventory.node_agent_version) v
-             JOIN assignment.agent_feature f ON ((inventory.version_parts(v.agent_version) < inventory.version_parts(f.first_version))))
-        )
- SELECT n.name AS node,
-    o.kind,
-    n.agent_version,
-    o.first_version
-   FROM (inventory.node_agent_version n
-     JOIN old o ON ((o.agent_version = n.agent_version)));
-
-ALTER TABLE assignment.agent_holds OWNER TO mesh_assignment;
-
---
--- Name: VIEW agent_holds; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON VIEW assignment.agent_holds IS 'Each node and resource kind its reported agent is too old to apply: its declarations carry nothing of that kind until it reports a version that does (V1).';
-
---
--- Name: agent_target; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.agent_target (
-    node text NOT NULL,
-    version text NOT NULL,
-    set_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT agent_target_node_check CHECK (((node = ''::text) OR (node ~ '^[a-z][a-z0-9-]{0,62}$'::text)))
-);
-
-ALTER TABLE assignment.agent_target OWNER TO mesh_assignment;
-
---
--- Name: TABLE agent_target; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.agent_target IS 'Which mesh-host version nodes must run: the row with node '''' for every node, a row naming a node for that node alone (a pin). No row: nodes are declared no agent and run what they were installed with.';
-
---
--- Name: COLUMN agent_target.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.agent_target.node IS 'The node pinned, or '''' for the whole fleet.';
-
---
--- Name: COLUMN agent_target.version; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.agent_target.version IS 'A version of catalogue.agent_packages.';
-
---
--- Name: COLUMN agent_target.set_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.agent_target.set_at IS 'When it was said.';
-
---
--- Name: assignment; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.assignment (
-    module text NOT NULL,
-    node text NOT NULL,
-    assigned_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-ALTER TABLE assignment.assignment OWNER TO mesh_assignment;
-
---
--- Name: TABLE assignment; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.assignment IS 'Module M runs on node N. Names are checked against catalogue and inventory when assigned.';
-
---
--- Name: COLUMN assignment.module; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.module IS 'A catalogue module name.';
-
---
--- Name: COLUMN assignment.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.node IS 'An inventory node name.';
-
---
--- Name: COLUMN assignment.assigned_at; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.assignment.assigned_at IS 'When it was assigned.';
-
---
--- Name: node_serial; Type: TABLE; Schema: assignment; Owner: mesh_assignment
---
-
-CREATE TABLE assignment.node_serial (
-    node text NOT NULL,
-    serial bigint NOT NULL,
-    CONSTRAINT node_serial_serial_check CHECK ((serial > 0))
-);
-
-ALTER TABLE assignment.node_serial OWNER TO mesh_assignment;
-
---
--- Name: TABLE node_serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON TABLE assignment.node_serial IS 'The last serial issued to each node. Allocating is an UPDATE of this row, so parallel declares for one node queue on its lock and serials stay unique and ordered (D2).';
-
---
--- Name: COLUMN node_serial.node; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.node IS 'The node.';
-
---
--- Name: COLUMN node_serial.serial; Type: COMMENT; Schema: assignment; Owner: mesh_assignment
---
-
-COMMENT ON COLUMN assignment.node_serial.serial IS 'The highest serial issued to it.';
 
 --
 -- Name: enrolled_node; Type: VIEW; Schema: inventory; Owner: mesh_inventory
@@ -8412,6 +8428,24 @@ ALTER TABLE inventory.migration_digest OWNER TO mesh_inventory;
 --
 
 COMMENT ON TABLE inventory.migration_digest IS 'sha256 of each migration file as it ran; an edited file is refused (M1)';
+
+--
+-- Name: node_agent_version; Type: VIEW; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE VIEW inventory.node_agent_version AS
+ SELECT n.name,
+    n.agent_version
+   FROM inventory.node n
+  WHERE (n.agent_version IS NOT NULL);
+
+ALTER TABLE inventory.node_agent_version OWNER TO mesh_inventory;
+
+--
+-- Name: VIEW node_agent_version; Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON VIEW inventory.node_agent_version IS 'Each node whose reports named its agent''s version, and that version: what assignment reads to declare a node only what its agent applies.';
 
 --
 -- Name: wedge_setting; Type: TABLE; Schema: inventory; Owner: mesh_inventory
@@ -11482,21 +11516,6 @@ GRANT SELECT ON TABLE assignment.acknowledged_sealed TO mesh_assignment_reader;
 GRANT SELECT ON TABLE assignment.agent_feature TO mesh_assignment_reader;
 
 --
--- Name: TABLE node; Type: ACL; Schema: inventory; Owner: mesh_inventory
---
-
-GRANT TRIGGER ON TABLE inventory.node TO mesh_audit;
-GRANT SELECT ON TABLE inventory.node TO mesh_inventory_reader;
-
---
--- Name: TABLE node_agent_version; Type: ACL; Schema: inventory; Owner: mesh_inventory
---
-
-GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment;
-GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_inventory_reader;
-GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment_reader;
-
---
 -- Name: TABLE agent_holds; Type: ACL; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -11519,6 +11538,13 @@ GRANT SELECT ON TABLE assignment.assignment TO mesh_assignment_reader;
 --
 
 GRANT SELECT ON TABLE assignment.node_serial TO mesh_assignment_reader;
+
+--
+-- Name: TABLE node; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT TRIGGER ON TABLE inventory.node TO mesh_audit;
+GRANT SELECT ON TABLE inventory.node TO mesh_inventory_reader;
 
 --
 -- Name: TABLE enrolled_node; Type: ACL; Schema: inventory; Owner: mesh_inventory
@@ -11883,6 +11909,14 @@ GRANT SELECT ON TABLE inventory.drift TO mesh_inventory_reader;
 --
 
 GRANT SELECT ON TABLE inventory.migration_digest TO mesh_inventory_reader;
+
+--
+-- Name: TABLE node_agent_version; Type: ACL; Schema: inventory; Owner: mesh_inventory
+--
+
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment;
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_inventory_reader;
+GRANT SELECT ON TABLE inventory.node_agent_version TO mesh_assignment_reader;
 
 --
 -- Name: TABLE wedge_setting; Type: ACL; Schema: inventory; Owner: mesh_inventory
