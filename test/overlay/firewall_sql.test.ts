@@ -268,8 +268,20 @@ Fw(
     const COMPOSE = (names: string[] | null) =>
       a`select node, resources from assignment.compose_each(${names}::text[]) order by node`;
     const plain = (rows: readonly Record<string, unknown>[]) => rows.map((r) => ({ ...r }));
+    // An opening from a module whose nodes nothing else of b1's names: its sources come from that module alone.
+    await addModule(
+      ctx,
+      'watch',
+      [{ kind: 'opening', name: 'w', proto: 'tcp', port: 7070, from: 'module:lonely' }],
+      'b1',
+    );
     const fleet = plain(await COMPOSE(null));
     const openings = plain(await OPENINGS(null));
+    assert.equal(
+      openings.filter((o) => o.node === 'b1' && o.port === 7070).map((o) => o.sources),
+      [[await address(ctx.mesh, 'c1')]],
+      "b1's opening from module lonely admits c1",
+    );
     // The fixture holds what the named lookup must still find: a provision's and a route's openings, a module's.
     for (const why of [/^provision pg/, /^route www/, /^web serves|^module web/])
       assert.ok(
