@@ -608,7 +608,10 @@ COMMENT ON FUNCTION assignment.count_held_changes() IS 'The held nodes whose com
 CREATE FUNCTION assignment.declarable(node_names text[]) RETURNS TABLE(node text)
     LANGUAGE sql STABLE
     AS $$
-  select name from inventory.enrolled_node where node_names is null or name = any(node_names) order by name
+  select * from (select name from inventory.enrolled_node where node_names is null
+                 union all
+                 select name from inventory.enrolled_node where name = any(node_names)) d
+   order by 1
 $$;
 
 ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
@@ -4019,10 +4022,10 @@ $$;
 ALTER FUNCTION inventory.version_parts(version text) OWNER TO mesh_inventory;
 
 --
--- Name: allocate_addresses(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+-- Name: allocate_addresses(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
-CREATE FUNCTION "overlay".allocate_addresses() RETURNS integer
+CREATE FUNCTION "overlay".allocate_addresses(node_names text[] DEFAULT NULL::text[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -4031,12 +4034,19 @@ declare
   n record;
   made integer := 0;
 begin
-  if not exists (select 1 from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name))
+  if node_names is not null then
+    if not exists (select 1 from inventory.enrolled_node e
+                    where e.name = any(node_names) and not exists (select 1 from overlay.address a where a.node = e.name)) then
+      return 0;
+    end if;
+  elsif not exists (select 1 from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name))
      and not exists (select 1 from overlay.address a where not exists (select 1 from inventory.enrolled_node e where e.name = a.node)) then
     return 0;
   end if;
   lock table overlay.address in share row exclusive mode;
-  delete from overlay.address a where not exists (select 1 from inventory.enrolled_node e where e.name = a.node);
+  if node_names is null then
+    delete from overlay.address a where not exists (select 1 from inventory.enrolled_node e where e.name = a.node);
+  end if;
   select s.network into net from overlay.settings s;
   -- One statement for every node waiting, lowest free addresses first: a
   -- loop that searched the range once per node was quadratic, minutes for
@@ -4044,7 +4054,8 @@ begin
   with want as (
     select e.name, row_number() over (order by e.enrolled_at, e.name) as rn
       from inventory.enrolled_node e
-     where not exists (select 1 from overlay.address a where a.node = e.name)),
+     where (node_names is null or e.name = any(node_names))
+       and not exists (select 1 from overlay.address a where a.node = e.name)),
   free as (
     select set_masklen(net::inet, 32) + g as c, row_number() over (order by g) as rn
       from generate_series(1::bigint, (2::bigint ^ (32 - masklen(net)))::bigint - 2) g
@@ -4054,15 +4065,23 @@ begin
   insert into overlay.address (node, address)
   select w.name, f.c from want w join free f on f.rn = w.rn;
   get diagnostics made = row_count;
-  if exists (select 1 from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name)) then
-    select e.name into n from inventory.enrolled_node e where not exists (select 1 from overlay.address a where a.node = e.name) limit 1;
+  select e.name into n from inventory.enrolled_node e
+   where (node_names is null or e.name = any(node_names))
+     and not exists (select 1 from overlay.address a where a.node = e.name) limit 1;
+  if found then
     raise exception 'the overlay range % has no free address for node %', net, n.name using errcode = 'MSH60',
       hint = 'retire nodes that are gone (mesh node retire NAME), or widen overlay.settings.network';
   end if;
   return made;
 end $$;
 
-ALTER FUNCTION "overlay".allocate_addresses() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".allocate_addresses(node_names text[]) OWNER TO mesh_overlay;
+
+--
+-- Name: FUNCTION allocate_addresses(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+--
+
+COMMENT ON FUNCTION "overlay".allocate_addresses(node_names text[]) IS 'Addresses for the enrolled nodes of NODE_NAMES (null: all) that have none, lowest free first; null also releases the addresses of nodes no longer enrolled. Refuses (MSH60) when the range is full.';
 
 --
 -- Name: broker_ports(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -4084,34 +4103,38 @@ ALTER FUNCTION "overlay".broker_ports() OWNER TO mesh_overlay;
 COMMENT ON FUNCTION "overlay".broker_ports() IS 'The broker cluster''s epmd and distribution ports, for the firewall (assignment 0021).';
 
 --
--- Name: check_hub_capacity(); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
+-- Name: check_hub_capacity(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
 --
 
-CREATE FUNCTION "overlay".check_hub_capacity() RETURNS integer
+CREATE FUNCTION "overlay".check_hub_capacity(node_names text[] DEFAULT NULL::text[]) RETURNS integer
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   hubs bigint; spokes bigint; cap integer; need bigint;
 begin
-  select count(*) filter (where hub), count(*) filter (where not hub) into hubs, spokes from overlay.member;
+  select count(*) into hubs from overlay.member m where m.name in (select node from overlay.hub) and m.hub;
+  if hubs = 0 or (node_names is not null and not exists (select 1 from overlay.hub h where h.node = any(node_names))) then
+    return greatest(1, hubs)::integer;
+  end if;
+  select count(*) - hubs into spokes from inventory.enrolled_node e join overlay.address a on a.node = e.name;
   select hub_spokes into cap from overlay.settings;
   need := ceil(spokes::numeric / cap);
-  if hubs > 0 and need > hubs then
+  if need > hubs then
     raise exception '% spokes need at least % hubs of at most % spokes each, and the overlay has %', spokes, need, cap, hubs
       using errcode = 'MSHT1',
       hint = format('name %s more dialable nodes hubs (mesh overlay hub NODE); each hub''s declaration would otherwise pass the size limit', need - hubs);
   end if;
-  return greatest(1, hubs)::integer;
+  return hubs::integer;
 end $$;
 
-ALTER FUNCTION "overlay".check_hub_capacity() OWNER TO mesh_overlay;
+ALTER FUNCTION "overlay".check_hub_capacity(node_names text[]) OWNER TO mesh_overlay;
 
 --
--- Name: FUNCTION check_hub_capacity(); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION check_hub_capacity(node_names text[]); Type: COMMENT; Schema: overlay; Owner: mesh_overlay
 --
 
-COMMENT ON FUNCTION "overlay".check_hub_capacity() IS 'The number of hub groups, one a hub (O4); refuses (MSHT1) when the spokes need more hubs than there are.';
+COMMENT ON FUNCTION "overlay".check_hub_capacity(node_names text[]) IS 'The number of hub groups, one a hub (O4); refuses (MSHT1) when the spokes need more hubs than there are and a hub is among NODE_NAMES (null: all).';
 
 --
 -- Name: check_members(text[]); Type: FUNCTION; Schema: overlay; Owner: mesh_overlay
@@ -11320,11 +11343,11 @@ REVOKE ALL ON FUNCTION inventory.spend_console_token(token_hash bytea, session_h
 GRANT ALL ON FUNCTION inventory.spend_console_token(token_hash bytea, session_hash bytea, session_ttl interval) TO mesh_inventory_reader;
 
 --
--- Name: FUNCTION allocate_addresses(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION allocate_addresses(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
-REVOKE ALL ON FUNCTION "overlay".allocate_addresses() FROM PUBLIC;
-GRANT ALL ON FUNCTION "overlay".allocate_addresses() TO mesh_assignment;
+REVOKE ALL ON FUNCTION "overlay".allocate_addresses(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".allocate_addresses(node_names text[]) TO mesh_assignment;
 
 --
 -- Name: FUNCTION broker_ports(); Type: ACL; Schema: overlay; Owner: mesh_overlay
@@ -11334,11 +11357,11 @@ REVOKE ALL ON FUNCTION "overlay".broker_ports() FROM PUBLIC;
 GRANT ALL ON FUNCTION "overlay".broker_ports() TO mesh_assignment;
 
 --
--- Name: FUNCTION check_hub_capacity(); Type: ACL; Schema: overlay; Owner: mesh_overlay
+-- Name: FUNCTION check_hub_capacity(node_names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay
 --
 
-REVOKE ALL ON FUNCTION "overlay".check_hub_capacity() FROM PUBLIC;
-GRANT ALL ON FUNCTION "overlay".check_hub_capacity() TO mesh_assignment;
+REVOKE ALL ON FUNCTION "overlay".check_hub_capacity(node_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION "overlay".check_hub_capacity(node_names text[]) TO mesh_assignment;
 
 --
 -- Name: FUNCTION check_members(names text[]); Type: ACL; Schema: overlay; Owner: mesh_overlay

@@ -118,9 +118,14 @@ async function recordDeclarations(sql: Sql, tx: Tx, opts: DeclareOptions, signer
   const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
   // A node's overlay address exists before the composition that carries it; composed in parts, the
   // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
-  await (parts > 1 ? sql`select overlay.allocate_addresses()` : tx`select overlay.allocate_addresses()`);
-  // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1).
-  await tx`select overlay.check_hub_capacity()`;
+  // A declare that names its nodes addresses those alone (an unaddressed node is nobody's peer); one over
+  // the fleet addresses every node waiting and releases the forgotten nodes' addresses (sql/overlay/0150).
+  const fleet = !opts.scope && !opts.nodes && !opts.dueOnly && !opts.restore;
+  const allocate = (q: Sql | Tx) => q`select overlay.allocate_addresses(${fleet ? null : targets}::text[])`;
+  await (parts > 1 ? allocate(sql) : allocate(tx));
+  // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1),
+  // when a hub is among the nodes composed.
+  await tx`select overlay.check_hub_capacity(${fleet ? null : targets}::text[])`;
   const issuer = new Issuer(tx, signer, await freshness(tx));
   const held: string[] = [];
   // Every target composed (the overlay graph once, not once a node); a changed composition a rollout

@@ -166,7 +166,17 @@ Graph('addresses are unique, kept across declarations, and released only when th
   await ctx.mesh.store.admin`select inventory.retire_node('b1')`;
   delete ctx.keys.b1;
   await node(ctx, 'd1', 'd');
-  await ctx.mesh.store.admin`select overlay.allocate_addresses()`;
+  const addresses = async () =>
+    Object.fromEntries(
+      (await ctx.mesh.store.admin`select node, host(address) as a from overlay.address`).map((r) => [r.node, r.a]),
+    );
+  // A declare naming its nodes addresses those alone; one over the fleet addresses d1 and releases b1's.
+  const named = await ctx.mesh.cli(['declare', 'a1']);
+  assert.ok(named.code === 0 || named.code === 3, named.stderr);
+  const between = await addresses();
+  assert.is(between.d1, undefined, 'd1 was not named: no address yet');
+  assert.is(between.b1, b1, "a named declare leaves the retired node's address");
+  await declared(ctx);
   const after = Object.fromEntries(
     (await ctx.mesh.store.admin`select node, host(address) as a from overlay.address`).map((r) => [r.node, r.a]),
   );

@@ -1,5 +1,5 @@
 // overlay's rules as mesh_overlay: hubs and pinned addresses (MSH61-MSH64), the ssh port (MSH65),
-// a full range (MSH60), and the peer graph across sites (O1).
+// addresses for named nodes, a full range (MSH60), and the peer graph across sites (O1).
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import type postgres from 'postgres';
@@ -123,6 +123,9 @@ O(
     // Three spokes, one each at most: three hubs needed, two named.
     await ctx.as.overlay`update overlay.settings set hub_spokes = 1`;
     await refusedWith(ctx.as.overlay`select overlay.check_hub_capacity()`, 'MSHT1');
+    // Only a hub's declaration grows with the spokes: a declare composing spokes alone checks nothing.
+    assert.is((await ctx.as.overlay`select overlay.check_hub_capacity(array['a1', 'b2']) as g`)[0]!.g, 2);
+    await refusedWith(ctx.as.overlay`select overlay.check_hub_capacity(array['a1', 'hub-b'])`, 'MSHT1');
     await ctx.as.overlay`update overlay.settings set hub_spokes = 2`;
     assert.is((await ctx.as.overlay`select overlay.check_hub_capacity() as g`)[0]!.g, 2);
     const lists = await ctx.as.overlay`select node, peer, allowed_ips from overlay.peering order by node, peer`;
@@ -147,6 +150,22 @@ O(
     await ctx.as.overlay`update overlay.settings set hub_spokes = default`;
   },
 );
+
+O("addresses for the named nodes alone; the fleet's call also releases a forgotten node's address", async (ctx) => {
+  await enrol(ctx.as, 'c1', { site: 'c' });
+  await enrol(ctx.as, 'c2', { site: 'c' });
+  const held = async () =>
+    (await ctx.as.overlay`select node from overlay.address order by node`).map((r) => r.node as string);
+  assert.is((await ctx.as.overlay`select overlay.allocate_addresses(array['c1', 'nobody']) as n`)[0]!.n, 1);
+  assert.equal(await held(), ['a1', 'b1', 'b2', 'c1', 'hub-a', 'hub-b'], 'c2 was not named: no address');
+  await ctx.as.inventory`select inventory.retire_node('c1')`;
+  await ctx.as.overlay`select overlay.allocate_addresses(array['a1'])`;
+  assert.ok((await held()).includes('c1'), "a named call leaves a forgotten node's address");
+  assert.is((await ctx.as.overlay`select overlay.allocate_addresses() as n`)[0]!.n, 1);
+  assert.equal(await held(), ['a1', 'b1', 'b2', 'c2', 'hub-a', 'hub-b'], "c1's released, c2 addressed");
+  await ctx.as.inventory`select inventory.retire_node('c2')`;
+  await ctx.as.overlay`select overlay.allocate_addresses()`;
+});
 
 O('a range with no free address left is refused (MSH60) and nothing is allocated', async (ctx) => {
   await ctx.as.overlay`update overlay.settings set network = '10.98.0.0/30'`;
