@@ -157,7 +157,9 @@ async function connectOne(spec: HostSpec): Promise<Sim> {
       return;
     }
     const t = msg.properties.type;
-    const job = t === 'declaration' ? onDeclaration : t === 'bench.ping' ? onPing : undefined;
+    // Without the mesh's key (bench 1 measures enrolment alone), the first declaration serve sends
+    // each node after its welcome (W2) is taken off the queue and left.
+    const job = t === 'declaration' && setup.signingKey ? onDeclaration : t === 'bench.ping' ? onPing : undefined;
     if (!job) {
       ch.ack(msg);
       return;
