@@ -27,8 +27,8 @@ export async function connect(ctx: Context, opts: { max?: number; env?: NodeJS.P
     // bigint columns (serials) arrive as BigInt, not strings; JSON output turns them into numbers.
     types: { bigint: postgres.BigInt },
     // The command and the user running it, as pg_stat_activity shows a session (the audit history records the role, never this).
-    // JIT off: our statements read indexed rows, and PostgreSQL compiled for longer than they ran (at 100,000
-    // nodes, 0.08 s on a compose of 100 and 0.28 s on the hubs' check); the fleet's compose is no slower without it.
+    // JIT off: our statements read indexed rows, and PostgreSQL's JIT compiled for longer than they ran; composing
+    // the whole fleet is no slower without it (docs/design.md, W2).
     connection: { application_name: whoAmI(), jit: 'off' },
   }) as unknown as Sql;
   await waitForStore(url, () => sql`select 1`);
