@@ -177,9 +177,7 @@ Graph('addresses are unique, kept across declarations, and released only when th
   assert.is(between.d1, undefined, 'd1 was not named: no address yet');
   assert.is(between.b1, b1, "a named declare leaves the retired node's address");
   await declared(ctx);
-  const after = Object.fromEntries(
-    (await ctx.mesh.store.admin`select node, host(address) as a from overlay.address`).map((r) => [r.node, r.a]),
-  );
+  const after = await addresses();
   for (const n of Object.keys(ctx.keys)) if (n !== 'd1') assert.is(after[n], before[n], `${n} keeps its address`);
   assert.is(after.d1, b1, "the retired node's address is free again, and the lowest");
   await ctx.mesh.store.admin`select inventory.retire_node('d1')`;
