@@ -99,11 +99,14 @@ async function settle(dir: string, passed: boolean): Promise<string[]> {
       await root.end();
     }
   }
+  const failed: string[] = [];
   for (const v of left)
     if (v.kind === 'vhost' && v.mgmtPort === shared.rabbit.mgmtPort)
-      await deleteVhost(v.mgmtPort, shared.rabbit.admin, v.name, v.prefix).catch(() => {});
+      await deleteVhost(v.mgmtPort, shared.rabbit.admin, v.name, v.prefix).catch((e: Error) =>
+        failed.push(`could not remove broker vhost ${v.name} (${e.message}): its queues stay until the run ends`),
+      );
   rmSync(dir, { recursive: true, force: true });
-  return [];
+  return failed;
 }
 
 function describe(dir: string, left: Leftover[]): string[] {

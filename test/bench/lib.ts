@@ -512,6 +512,11 @@ export async function brokerMemory(): Promise<{ usedMB: number; limitMB: number;
 export const purgeQueues = (mesh: Mesh, names: string[], channels?: number) =>
   onQueues(mesh, names, (ch, q) => ch.purgeQueue(q), channels);
 
+/** Delete every node's queue: the run removes a bench's vhost after it through the management API, whose one
+ * request cannot delete 100,000 queues within its timeout (the queues would stay for every bench after). */
+export const deleteQueues = (mesh: Mesh, names: string[], channels?: number) =>
+  onQueues(mesh, names, (ch, q) => ch.deleteQueue(q), channels);
+
 /** Wait until PIDS use under a tenth of a core for 2 s (at most MAXMS, a minute unless told): a broker still writing out the last measurement would be charged to the next. */
 export async function settle(pids: number[], maxMs = 60_000): Promise<number> {
   const t0 = now();
