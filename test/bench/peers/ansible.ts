@@ -50,7 +50,7 @@ async function keygen(file: string, log: string): Promise<string> {
  * sshd by its pid and deletes every namespace, also after a partial start.
  */
 export async function startTargets(dir: string, n: number, targets: string, path: string): Promise<Targets> {
-  if (n > 254) throw new Error('at most 254 sshd targets (one /24 each)');
+  if (n > 16_000) throw new Error('at most 16,000 sshd targets (a /30 each in 10.78.0.0/16)');
   const tag = randomBytes(3).toString('hex');
   const ctl = `mpc-${tag}`;
   const log = join(dir, 'logs', 'netns.log');
@@ -106,13 +106,15 @@ export async function startTargets(dir: string, n: number, targets: string, path
     const inventory: string[] = ['[targets]'];
     for (const [i, name] of names.entries()) {
       const ns = `mpt-${tag}-${name}`;
-      const net = `10.78.${i + 1}`;
+      // A /30 a target: .1 the controller's end, .2 the target's.
+      const base = (i + 1) * 4;
+      const at = (k: number) => `10.78.${base >> 8}.${(base & 255) + k}`;
       await ip(['netns', 'add', ns], log);
       namespaces.push(ns);
       await ip(['link', 'add', `c${name}`, 'netns', ctl, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns], log);
-      await ip(['-n', ctl, 'addr', 'add', `${net}.1/24`, 'dev', `c${name}`], log);
+      await ip(['-n', ctl, 'addr', 'add', `${at(1)}/30`, 'dev', `c${name}`], log);
       await ip(['-n', ctl, 'link', 'set', `c${name}`, 'up'], log);
-      await ip(['-n', ns, 'addr', 'add', `${net}.2/24`, 'dev', 'eth0'], log);
+      await ip(['-n', ns, 'addr', 'add', `${at(2)}/30`, 'dev', 'eth0'], log);
       await ip(['-n', ns, 'link', 'set', 'eth0', 'up'], log);
       await ip(['-n', ns, 'link', 'set', 'lo', 'up'], log);
       const sshdLog = join(dir, 'logs', `sshd-${name}.log`);
@@ -122,9 +124,9 @@ export async function startTargets(dir: string, n: number, targets: string, path
         join(dir, 'logs', `sshd-${name}.out`),
       );
       sshds.push({ kill: () => child.kill('SIGTERM'), done });
-      known.push(`${net}.2 ${hostPub.split(' ').slice(0, 2).join(' ')}`);
+      known.push(`${at(2)} ${hostPub.split(' ').slice(0, 2).join(' ')}`);
       mkdirSync(join(targets, name, path, '..'), { recursive: true });
-      inventory.push(`${name} ansible_host=${net}.2 bench_dest=${join(targets, name)}${path}`);
+      inventory.push(`${name} ansible_host=${at(2)} bench_dest=${join(targets, name)}${path}`);
     }
     writeFileSync(join(ssh, 'known_hosts'), known.join('\n') + '\n');
     writeFileSync(join(dir, 'hosts'), inventory.join('\n') + '\n');
