@@ -24,8 +24,8 @@ const only = args.filter((a) => !a.startsWith('--'));
 const jobs = Number(process.env.MESH_TEST_JOBS ?? 2);
 const fileTimeout = Number(process.env.MESH_TEST_FILE_TIMEOUT ?? 600) * 1000;
 // A serial suite may boot whole machines (test/machine): the first run also makes their root tree.
-// A bench may install its peers (Puppet, Ansible) and run them at 100 machines: an hour.
-const serialTimeout = Number(process.env.MESH_TEST_SERIAL_FILE_TIMEOUT ?? (mode === 'bench' ? 3600 : 2400)) * 1000;
+// A bench may install its peers (Puppet, Ansible) and run Ansible at 1,000 machines: two hours at most.
+const serialTimeout = Number(process.env.MESH_TEST_SERIAL_FILE_TIMEOUT ?? (mode === 'bench' ? 7200 : 2400)) * 1000;
 
 function find(dir: string, suffix: string): string[] {
   const out: string[] = [];
