@@ -221,7 +221,7 @@ async function exchange(
   // The channel closed under us (its queue refused, say): as good as a lost connection, never a wait without end.
   ch.on('close', () => loss.gone('the channel closed'));
   ch.on('error', () => {});
-  const reply = replyOn(conn, ch, token, pending, stale, dropped);
+  const { reply, judged } = replyOn(conn, ch, token, pending, stale, dropped);
   const unsent = await sendRequest(ch, token, pending, body, loss);
   if (unsent !== undefined) return unsent;
   sent();
@@ -231,6 +231,8 @@ async function exchange(
   });
   try {
     const got = await Promise.race([reply, loss.lost, timedOut]);
+    // Another enrolment's reply that came first is judged (dropped or given back) before the channel goes.
+    if (typeof got !== 'string') await judged();
     // The answer was acked: the channel's close waits until the broker has taken the ack, which a connection's
     // close alone does not. An answer refused here (E6) must not come back to the next run.
     if (typeof got !== 'string') await ch.close().catch(() => {});
@@ -269,7 +271,7 @@ function replyOn(
   pending: Pending,
   stale: string | undefined,
   dropped: (correlationId: string | undefined) => void,
-): Promise<ConsumeMessage> {
+): { reply: Promise<ConsumeMessage>; judged: () => Promise<unknown> } {
   /**
    * A reply to another enrolment. Another machine trying the same token reads its own: it goes back to the
    * queue. With no other reader it is nobody's (a pending file removed, a run before it), and requeued it
@@ -295,7 +297,8 @@ function replyOn(
       /* the connection went: the broker gives the message back */
     }
   };
-  return new Promise<ConsumeMessage>((resolve) => {
+  const judging = new Set<Promise<void>>();
+  const reply = new Promise<ConsumeMessage>((resolve) => {
     void ch
       .consume(queueOf(token.node), (msg) => {
         if (!msg) return;
@@ -311,10 +314,15 @@ function replyOn(
           ch.ack(msg);
           return;
         }
-        if (msg.properties.type === 'enrol-reply') void otherReply(msg, id);
+        if (msg.properties.type === 'enrol-reply') {
+          const judge = otherReply(msg, id);
+          judging.add(judge);
+          void judge.finally(() => judging.delete(judge));
+        }
       })
       .catch(() => {});
   });
+  return { reply, judged: () => Promise.all(judging) };
 }
 
 /** The request published, confirmed: undefined once sent, or why the connection was lost before it was. */

@@ -1,6 +1,6 @@
 // What a handler is given: the stores of the contexts it may touch, the
-// broker channel to answer on, the signer and the account manager.
-import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+// way to answer a node, the signer and the account manager.
+import type { ConsumeMessage } from 'amqplib';
 import type { Sql } from '../store/connect.js';
 import type { Accounts } from '../broker/accounts.js';
 import type { Signer } from '../home/home.js';
@@ -8,6 +8,7 @@ import type { Redeclarer } from './redeclare.js';
 import type { LogFields } from '../sys/log.js';
 import type { Context } from '../store/contexts.js';
 import { accountFrom } from '../wire/names.js';
+import type { Answer } from './answers.js';
 
 /**
  * The contexts serve works in, and so the only store URLs it is handed (P1):
@@ -26,7 +27,8 @@ export type Stores = Record<(typeof SERVE_CONTEXTS)[number], Sql>;
 
 export interface ServeContext {
   stores: Stores;
-  channel: ConfirmChannel;
+  /** The one way serve answers a node: on a connection of its own (src/serve/answers.ts). */
+  answer: Answer;
   accounts: Accounts;
   signer: Signer;
   /** The broker's account prefix for this mesh (broker.json accountPrefix). */

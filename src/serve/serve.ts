@@ -4,7 +4,7 @@
 // loss. Stateless: several serve processes may share the queue.
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { connect, type Sql } from '../store/connect.js';
-import type { Connection, Endpoint } from '../broker/connect.js';
+import { connectBroker, type Connection, type Endpoint } from '../broker/connect.js';
 import { Accounts } from '../broker/accounts.js';
 import { declareTopology, CONTROL_QUEUE } from '../broker/topology.js';
 import { Mover } from './move.js';
@@ -27,6 +27,7 @@ import { parseMetricsListen, type Listen } from './metrics_listen.js';
 import { Notifier } from '../sys/notify.js';
 import { VERSION } from '../sys/version.js';
 import { overLimit, PREFETCH, Tries, TRIES } from './intake.js';
+import { answersOn, Held } from './answers.js';
 
 export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
@@ -99,6 +100,13 @@ async function handle(
       });
       tries.forget(msg);
       ch.ack(msg);
+    } else if (err instanceof Held) {
+      // Not the message's fault: the broker holds serve's answers. Back to the queue, no try counted.
+      outcome = 'retried';
+      ctx.log(`serve: ${kind} from ${msg.properties.userId ?? '?'} handed back: ${(err as Error).message}`, {
+        node: sender(msg, ctx.prefix).name,
+      });
+      await handBack(ch, msg);
     } else {
       const tried = tries.failed(msg);
       const from = sender(msg, ctx.prefix).name;
@@ -129,12 +137,7 @@ async function handle(
           level: 'warn',
         },
       );
-      await new Promise((r) => setTimeout(r, 1000));
-      try {
-        ch.nack(msg, false, true);
-      } catch {
-        /* channel gone: the broker redelivers */
-      }
+      await handBack(ch, msg);
     }
   } finally {
     timer();
@@ -142,14 +145,24 @@ async function handle(
   }
 }
 
+/** A second later, the message back to the queue for another try. */
+async function handBack(ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1000));
+  try {
+    ch.nack(msg, false, true);
+  } catch {
+    /* channel gone: the broker redelivers */
+  }
+}
+
 interface Running {
   broker: BrokerConfig;
-  base: Omit<ServeContext, 'channel'>;
+  base: Omit<ServeContext, 'answer'>;
   heard: HeardBatcher;
   chains: Chains;
   tries: Tries;
   prefetch: number;
-  /** The channel of the connection now, for the heard batcher's answers. */
+  /** The consuming channel of the connection now, on which the heard batcher settles. */
   channel?: ConfirmChannel;
   metrics: ServeMetrics;
   /** The control queue is being consumed now (readiness). */
@@ -158,8 +171,9 @@ interface Running {
   consumedBefore: boolean;
 }
 
-/** One connection: declare the topology, consume the control queue until the connection closes. */
-async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void> {
+/** One connection: declare the topology, consume the control queue until either connection closes. */
+async function consume(s: Running, conn: Connection, answers: Connection, at: Endpoint): Promise<void> {
+  const answer = await answersOn(answers, s.base.log);
   const ch = await conn.createConfirmChannel();
   s.channel = ch;
   const { moving } = await declareTopology(conn);
@@ -185,10 +199,12 @@ async function consume(s: Running, conn: Connection, at: Endpoint): Promise<void
       ),
   );
   await ch.prefetch(s.prefetch);
-  const ctx: ServeContext = { ...s.base, channel: ch };
+  const ctx: ServeContext = { ...s.base, answer };
   const closed = new Promise<void>((resolve) => {
-    conn.on('close', () => resolve());
-    conn.on('error', () => {});
+    for (const c of [conn, answers]) {
+      c.on('close', () => resolve());
+      c.on('error', () => {});
+    }
   });
   // mesh.control, and while it moves to quorum the queue that holds its traffic meanwhile (src/serve/move.ts).
   const mover = new Mover(conn, ch, {
@@ -330,7 +346,13 @@ async function holdBroker(s: Running, signal: AbortSignal | undefined): Promise<
     try {
       const c = await turns.connect('mesh serve');
       conn = c.conn;
-      await consume(s, conn, c.endpoint);
+      // P2: serve's answers on a connection of their own, so a broker that holds publishers never holds its acks.
+      const answers = await connectBroker(c.endpoint, { name: 'mesh serve answers' }).catch(async (err) => {
+        await c.conn.close().catch(() => {});
+        throw err;
+      });
+      // Either lost (or consume failing) ends both: the next turn opens the pair again.
+      await consume(s, conn, answers, c.endpoint).finally(() => Promise.allSettled([c.conn.close(), answers.close()]));
       // It held: the next failure starts the waits from the bottom again.
       delay = 1000;
       turns.moveOn();

@@ -109,7 +109,17 @@ P2(
       "calm's report recorded",
       async () => (await mesh.store.admin`select 1 from inventory.report where node = 'calm'`).length > 0,
       120_000,
-    );
+    ).catch((err: Error) => {
+      // What held it up is in what serve and calm said last, the flood's own lines left out.
+      const tail = (p: Proc) =>
+        p
+          .output()
+          .split('\n')
+          .filter((l) => !l.includes('hog'))
+          .slice(-40)
+          .join('\n');
+      throw new Error(`${err.message}\n--- serve said last:\n${tail(serve)}\n--- calm said last:\n${tail(calm.proc)}`);
+    });
     await flood;
     assert.is(sent.unread + sent.capped + sent.recover + sent.rejected, 1500, 'every publish was confirmed or refused');
 

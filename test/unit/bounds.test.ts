@@ -1,7 +1,7 @@
 // P2 without servers: what serve refuses unread (MSHS1), the caps on a
 // report's lists (MSHS2), and that an enrolment or rekey answered "again"
-// never makes serve compose the fleet: the handlers run against a store and
-// channel that only answer, and the redeclarer is a counter.
+// never makes serve compose the fleet: the handlers run against a store that
+// only answers and an answer that only counts, and the redeclarer is a counter.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
@@ -88,19 +88,14 @@ function fakeContext(answers: Record<string, unknown[]>) {
     return Promise.resolve([]);
   }) as unknown;
   const published: string[] = [];
-  const channel = {
-    publish: (_e: string, key: string, _b: Buffer, props: { type?: string }, cb: (err: unknown) => void) => {
-      published.push(`${key} ${props.type}`);
-      cb(null);
-      return true;
-    },
-    on: () => {},
+  const answer = async (queue: string, _b: Buffer, props: { type?: string } = {}) => {
+    published.push(`${queue} ${props.type}`);
   };
   const whys: string[] = [];
   const logs: string[] = [];
   const ctx = {
     stores: { inventory: sql, assignment: sql },
-    channel,
+    answer,
     accounts: { setPassword: async () => {} },
     signer: { mesh: 'm', public: randomBytes(32), secret: randomBytes(32) },
     prefix: '',

@@ -11,7 +11,6 @@ import { readPackageAsk } from '../../wire/agent_package.js';
 import { WireError } from '../../wire/envelope.js';
 import { queueOf } from '../../wire/names.js';
 import { sender, type ServeContext } from '../context.js';
-import { toNode } from '../../broker/publish.js';
 import { storeError } from '../../sys/errors.js';
 
 export async function agentPackage(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
@@ -58,7 +57,7 @@ export async function agentPackage(ctx: ServeContext, msg: ConsumeMessage): Prom
                                           where c.sha256 = ${ask.sha256} and c.n = any(${taken}::int[])
                                           order by c.n`;
   for (const r of rows)
-    await toNode(ctx.channel, queueOf(from.name), r.bytes as Buffer, {
+    await ctx.answer(queueOf(from.name), r.bytes as Buffer, {
       type: 'agent-chunk',
       headers: { sha256: ask.sha256, n: Number(r.n), of: Number(r.chunks) },
     });

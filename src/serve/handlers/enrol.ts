@@ -8,12 +8,11 @@ import { WireError } from '../../wire/envelope.js';
 import { queueOf } from '../../wire/names.js';
 import { b64 } from '../../crypto/keys.js';
 import { sender, type ServeContext } from '../context.js';
-import { toNode } from '../../broker/publish.js';
 
 export async function enrol(ctx: ServeContext, msg: ConsumeMessage): Promise<void> {
   const from = sender(msg, ctx.prefix);
   const answer = (body: unknown) =>
-    toNode(ctx.channel, queueOf(from.name), Buffer.from(JSON.stringify(body)), {
+    ctx.answer(queueOf(from.name), Buffer.from(JSON.stringify(body)), {
       correlationId: msg.properties.correlationId,
       type: 'enrol-reply',
     });

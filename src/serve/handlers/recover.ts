@@ -11,7 +11,6 @@ import type { ConsumeMessage } from 'amqplib';
 import { writeLastReport } from '../../wire/last_report.js';
 import { queueOf } from '../../wire/names.js';
 import { sender, type ServeContext } from '../context.js';
-import { toNode } from '../../broker/publish.js';
 import { readRecover } from '../../wire/recover.js';
 import { declare } from '../../assignment/declare.js';
 
@@ -102,8 +101,8 @@ async function answer(ctx: ServeContext, node: string, when: string, applied: nu
     ctx.signer.secret,
   );
   // Declaration first: the host applies it, then removes what the old report lists beyond it.
-  if (decl?.envelope) await toNode(ctx.channel, queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
-  await toNode(ctx.channel, queueOf(from.name), last, { type: 'last-report' });
+  if (decl?.envelope) await ctx.answer(queueOf(from.name), decl.envelope as Buffer, { type: 'declaration' });
+  await ctx.answer(queueOf(from.name), last, { type: 'last-report' });
   // Marked once given: an answer lost before it went out is given on redelivery.
   await ctx.stores.inventory`select inventory.mark_answered(${from.name}, 'recover', ${answer})`;
   ctx.log(

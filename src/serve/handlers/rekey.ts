@@ -9,7 +9,6 @@ import { readRekey, type RekeyReply } from '../../wire/rekey.js';
 import { WireError } from '../../wire/envelope.js';
 import { sender, type ServeContext } from '../context.js';
 import { codeEntry } from '../../sys/errors.js';
-import { toNode } from '../../broker/publish.js';
 
 /** What a rekey is answered: the key left and the key taken. */
 const answerOf = (r: { left: Uint8Array; taken: Uint8Array }) =>
@@ -21,7 +20,7 @@ export async function rekey(ctx: ServeContext, msg: ConsumeMessage): Promise<voi
   // Only ever a direct reply-to: a node naming another node's queue gets nothing published there.
   const answer = async (r: RekeyReply) => {
     if (!replyTo.startsWith('amq.rabbitmq.reply-to.')) return;
-    await toNode(ctx.channel, replyTo, Buffer.from(JSON.stringify(r)), {
+    await ctx.answer(replyTo, Buffer.from(JSON.stringify(r)), {
       correlationId: msg.properties.correlationId,
       type: 'rekey-reply',
     });
