@@ -235,6 +235,13 @@ export class Drainer {
       const { conn } = await this.turns.connect('mesh serve outbox');
       const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
       conn.on('error', () => {});
+      // A broker short of memory or disk holds every publisher: said, so an outbox that grows meanwhile has its why.
+      conn.on('blocked', (reason: unknown) =>
+        this.opts.log(
+          `serve: the broker holds the outbox's publishes (${String(reason || 'a resource alarm')}); what is owed waits until it lets go`,
+        ),
+      );
+      conn.on('unblocked', () => this.opts.log("serve: the broker lets the outbox's publishes go again"));
       conn.on('close', () => {
         if (this.conn === conn) {
           this.conn = undefined;

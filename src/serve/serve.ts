@@ -347,12 +347,15 @@ async function holdBroker(s: Running, signal: AbortSignal | undefined): Promise<
       const c = await turns.connect('mesh serve');
       conn = c.conn;
       // P2: serve's answers on a connection of their own, so a broker that holds publishers never holds its acks.
-      const answers = await connectBroker(c.endpoint, { name: 'mesh serve answers' }).catch(async (err) => {
-        await c.conn.close().catch(() => {});
+      const answers = await connectBroker(c.endpoint, { name: 'mesh serve answers' }).catch((err) => {
+        void c.conn.close().catch(() => {});
         throw err;
       });
-      // Either lost (or consume failing) ends both: the next turn opens the pair again.
-      await consume(s, conn, answers, c.endpoint).finally(() => Promise.allSettled([c.conn.close(), answers.close()]));
+      // Either lost (or consume failing) ends both: the next turn opens the pair again. Not awaited: amqplib's
+      // close waits for the broker's close-ok, which a broker going away never sends.
+      await consume(s, conn, answers, c.endpoint).finally(() => {
+        for (const x of [c.conn, answers]) void x.close().catch(() => {});
+      });
       // It held: the next failure starts the waits from the bottom again.
       delay = 1000;
       turns.moveOn();

@@ -3,7 +3,8 @@
 // a connection of its own, so while the broker holds it serve still settles
 // what needs no answer (the broker reads its acks and the control queue
 // drains), an ask that needs an answer is handed back without counting as a
-// try, and once the broker lets go the ask is answered, not set aside.
+// try, and once the broker lets go the ask is answered, not set aside. The
+// outbox's own connection is held too, and serve says so.
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { privateServers, type Private } from '../harness/private.js';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { BIN } from '../harness/rabbitmq.js';
 import { connectAsHost } from '../harness/node_account.js';
-import { until } from '../declare/helpers.js';
+import { cli, until } from '../declare/helpers.js';
 import { run } from '../../src/sys/proc.js';
 import { publish } from '../../src/broker/publish.js';
 import { EXCHANGE, CONTROL_QUEUE } from '../../src/broker/topology.js';
@@ -101,6 +102,9 @@ Alarm(
         60_000,
       );
       assert.is(count(serve, /recover: handed asker /), 0, 'no answer while the broker holds publishers');
+      // A declaration owed meanwhile waits in the outbox, and serve says why.
+      await cli(mesh, 'declare', 'asker');
+      await serve.waitFor(/the broker holds the outbox's publishes \(.+\); what is owed waits until it lets go/);
     } finally {
       await ctl(ctx, ['set_vm_memory_high_watermark', '0.4']);
     }
@@ -112,6 +116,12 @@ Alarm(
       60_000,
     );
     assert.ok(/the broker lets serve's answers go again/.test(serve.output()), serve.output());
+    await serve.waitFor(/the broker lets the outbox's publishes go again/);
+    await until('the owed declaration delivered', async () => {
+      const [o] = await mesh.store
+        .admin`select count(*)::int as n from assignment.outbox where node = 'asker' and delivered_at is null`;
+      return o!.n === 0;
+    });
     const [d] = await mesh.store.admin`select count(*)::int as n from inventory.dead_letter`;
     assert.is(d!.n, 0, 'nothing set aside');
     await until('the control queue empty', async () => (await waiting(ctx)) === 0, 30_000);
