@@ -139,6 +139,8 @@ export class Drainer {
   private channels?: ConfirmChannel[];
   private brokerError?: string;
   private lost = false;
+  /** Why the broker holds the outbox's publishes now (a resource alarm), or undefined. */
+  private held?: string;
   private woken = false;
   private wake?: () => void;
   private stopped = false;
@@ -184,7 +186,7 @@ export class Drainer {
         this.woken = false;
         // Idle: one cheap query a sweep, and only while the broker is reachable (else every sweep retries).
         if (woken || !this.channels || (await this.sql`select assignment.owed_now() as owed`)[0]!.owed)
-          await this.drainAll();
+          await this.goingRound(this.drainAll());
       } catch (err) {
         this.opts.log(`serve: the outbox was not drained (${(err as Error).message}); trying again at the next sweep`);
       }
@@ -198,6 +200,22 @@ export class Drainer {
         };
       });
       this.wake = undefined;
+    }
+  }
+
+  /**
+   * DRAIN awaited. While the broker holds the outbox's publishes its confirms wait for the broker,
+   * and the loop still says it turns each sweep: it knows why it waits, and systemd restarting serve
+   * would not make the broker let go. A drain that stalls for any other reason says nothing: wedged.
+   */
+  private async goingRound(drain: Promise<void>): Promise<void> {
+    const done = drain.then(() => true);
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const tick = new Promise<false>((r) => (timer = setTimeout(() => r(false), this.sweepMs)));
+      const finished = await Promise.race([done, tick]).finally(() => clearTimeout(timer));
+      if (finished) return;
+      if (this.held) this.opts.turned?.();
     }
   }
 
@@ -236,14 +254,19 @@ export class Drainer {
       const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
       conn.on('error', () => {});
       // A broker short of memory or disk holds every publisher: said, so an outbox that grows meanwhile has its why.
-      conn.on('blocked', (reason: unknown) =>
+      conn.on('blocked', (reason: unknown) => {
+        this.held = String(reason || 'a resource alarm');
         this.opts.log(
-          `serve: the broker holds the outbox's publishes (${String(reason || 'a resource alarm')}); what is owed waits until it lets go`,
-        ),
-      );
-      conn.on('unblocked', () => this.opts.log("serve: the broker lets the outbox's publishes go again"));
+          `serve: the broker holds the outbox's publishes (${this.held}); what is owed waits until it lets go`,
+        );
+      });
+      conn.on('unblocked', () => {
+        this.held = undefined;
+        this.opts.log("serve: the broker lets the outbox's publishes go again");
+      });
       conn.on('close', () => {
         if (this.conn === conn) {
+          this.held = undefined;
           this.conn = undefined;
           this.channels = undefined;
           this.lost = true;

@@ -4,10 +4,13 @@
 // what needs no answer (the broker reads its acks and the control queue
 // drains), an ask that needs an answer is handed back without counting as a
 // try, and once the broker lets go the ask is answered, not set aside. The
-// outbox's own connection is held too, and serve says so.
+// outbox's own connection is held too: serve says so, and its drain loop,
+// which feeds systemd's watchdog, still says alive while the broker holds it
+// (a restart would not make the broker let go).
 import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
+import { notifySocket, type NotifySocket } from '../harness/notify_socket.js';
 import { privateServers, type Private } from '../harness/private.js';
 import { freshMesh, type Mesh, type Proc } from '../harness/mesh.js';
 import { BIN } from '../harness/rabbitmq.js';
@@ -21,6 +24,7 @@ import type { Connection } from '../../src/broker/connect.js';
 
 interface Ctx {
   srv: Private;
+  notify: NotifySocket;
   mesh: Mesh;
   serve?: Proc;
   conn?: Connection;
@@ -29,12 +33,17 @@ const Alarm = suite<Ctx>('P2 a broker that holds publishers does not hold serve'
 
 Alarm.before(async (ctx) => {
   ctx.srv = await privateServers();
-  ctx.mesh = await freshMesh({ servers: ctx.srv.servers });
+  const socket = join(ctx.srv.servers.tmp, 'notify.sock');
+  ctx.notify = await notifySocket(socket);
+  // A third of this between pings: a drain loop sweep a second.
+  const serveEnv = { NOTIFY_SOCKET: socket, WATCHDOG_USEC: '3000000' };
+  ctx.mesh = await freshMesh({ servers: ctx.srv.servers, serveEnv });
 });
 Alarm.after(async (ctx) => {
   await ctx.conn?.close().catch(() => {});
   await ctx.mesh.stop().catch(() => {});
   await ctx.srv.stop();
+  ctx.notify?.stop();
 });
 
 const ctl = (ctx: Ctx, args: string[]) => {
@@ -105,6 +114,8 @@ Alarm(
       // A declaration owed meanwhile waits in the outbox, and serve says why.
       await cli(mesh, 'declare', 'asker');
       await serve.waitFor(/the broker holds the outbox's publishes \(.+\); what is owed waits until it lets go/);
+      const pinged = ctx.notify.pings();
+      await until('the drain loop says alive while the broker holds it', async () => ctx.notify.pings() >= pinged + 3);
     } finally {
       await ctl(ctx, ['set_vm_memory_high_watermark', '0.4']);
     }

@@ -10,10 +10,10 @@ import { suite } from '../harness/suite.js';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
 import { freshMesh, type Mesh, type Proc, type Host } from '../harness/mesh.js';
 import { addModule, cli, root, b64, until } from '../declare/helpers.js';
 import { lockPath } from '../../host/apply/lock.js';
+import { notifySocket, type NotifySocket } from '../harness/notify_socket.js';
 
 interface Ctx {
   mesh: Mesh;
@@ -21,20 +21,9 @@ interface Ctx {
   proc: Proc;
   root: string;
   socket: string;
-  reader: ChildProcess;
-  said: string[];
+  notify: NotifySocket;
   holder?: ChildProcess;
 }
-
-const RECEIVER = `
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-print("bound", flush=True)
-while True:
-    d = s.recv(4096)
-    print(d.decode().replace("\\n", " "), flush=True)
-`;
 
 const W = suite<Ctx>('watchdog: fed from the apply loop');
 
@@ -42,10 +31,7 @@ W.before(async (ctx) => {
   ctx.mesh = await freshMesh();
   ctx.root = root();
   ctx.socket = join(ctx.root, 'notify.sock');
-  ctx.said = [];
-  ctx.reader = spawn('python3', ['-c', RECEIVER, ctx.socket], { stdio: ['ignore', 'pipe', 'inherit'] });
-  ctx.reader.stdout!.on('data', (d: Buffer) => ctx.said.push(...d.toString().split('\n').filter(Boolean)));
-  await until('the notify socket bound', async () => existsSync(ctx.socket) && ctx.said.includes('bound'));
+  ctx.notify = await notifySocket(ctx.socket);
   await ctx.mesh.serve();
   const j = await ctx.mesh.joined('dog1', {
     MESH_HOST_ROOTS: ctx.root,
@@ -65,17 +51,17 @@ W.after(async (ctx) => {
     /* ended already, by the test */
   }
   await ctx.mesh.stop();
-  ctx.reader.kill('SIGKILL');
+  ctx.notify.stop();
 });
 
-const pings = (ctx: Ctx) => ctx.said.filter((l) => l.includes('WATCHDOG=1')).length;
+const pings = (ctx: Ctx) => ctx.notify.pings();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 W(
   'ready, then alive while the apply loop turns; silent while an apply is stuck, though the link lives',
   async (ctx) => {
     const { mesh } = ctx;
-    await until('READY=1', async () => ctx.said.some((l) => l.includes('READY=1')));
+    await until('READY=1', async () => ctx.notify.said.some((l) => l.includes('READY=1')));
     await until('pings', async () => pings(ctx) >= 3);
     await mesh.store.admin`select inventory.set_wedged_after(1)`;
 
