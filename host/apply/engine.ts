@@ -6,7 +6,7 @@ import type { DriverContext } from './driver.js';
 import type { HeldEntry } from '../../src/wire/report.js';
 import { drivers as registered, type AnyDriver } from './registry.js';
 import { readState, readRecord, writeState, stateText, withOrigin, statePath, type Mark } from './state.js';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { writeAtomicAll } from '../../src/sys/atomic.js';
 import { withStateLock } from './lock.js';
 import { refuse } from '../../src/sys/errors.js';
@@ -260,7 +260,7 @@ async function writeIntent(
     ...before.filter((h) => h.origin === origin && !seenIds.has(h.id)),
   ];
   const intent = stateText({ held, mark });
-  await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
+  mkdirSync(opts.stateDir, { recursive: true, mode: 0o700 });
   // The kept declaration renamed first: a filesystem that keeps renames in a
   // directory in order never shows the new mark beside the old declaration.
   await writeAtomicAll([

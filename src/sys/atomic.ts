@@ -1,7 +1,8 @@
 // The one way a file is written on a node: a reader (or a crash) sees the old
 // bytes or the new ones, never a half-written file, and never a moment where
 // a key is readable by anyone but its owner.
-import { open, rename, unlink } from 'node:fs/promises';
+import { closeSync, fchmodSync, fchownSync, fsync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 
@@ -64,15 +65,15 @@ export async function writeAtomicAll(writes: AtomicWrite[], durability: Durabili
   try {
     for (const w of writes) temps.push(await writeTemp(w, durability !== 'redone'));
   } catch (err) {
-    await Promise.all(temps.map((t) => unlink(t).catch(() => {})));
+    temps.forEach(unlinkQuietly);
     throw err;
   }
   for (const [i, w] of writes.entries()) {
     try {
       diskSteps.note?.({ op: 'rename', tmp: temps[i]!, path: w.path });
-      await rename(temps[i]!, w.path);
+      renameSync(temps[i]!, w.path);
     } catch (err) {
-      await Promise.all(temps.slice(i).map((t) => unlink(t).catch(() => {})));
+      temps.slice(i).forEach(unlinkQuietly);
       throw new Error(
         `Could not put ${w.path} in place: ${(err as Error).message}. Remove whatever is at ${w.path} if it is not a file.`,
         { cause: err },
@@ -82,26 +83,39 @@ export async function writeAtomicAll(writes: AtomicWrite[], durability: Durabili
   if (durability === 'durable') for (const dir of new Set(writes.map((w) => dirname(w.path)))) await syncDir(dir);
 }
 
+// Only the fsyncs wait on the disk, so only they go to libuv's thread pool;
+// every other step is a call into the kernel's cache, where each trip through
+// the pool cost more CPU than the step itself (bench 4's host cost).
+const fsyncFd = promisify(fsync);
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
 async function writeTemp(w: AtomicWrite, sync: boolean): Promise<string> {
   const dir = dirname(w.path);
   const tmp = join(dir, `.${basename(w.path)}.${randomBytes(6).toString('hex')}.tmp`);
   // 'wx': never follow or reuse something already at the temp name.
-  const fh = await open(tmp, 'wx', w.mode & 0o600);
+  const fd = openSync(tmp, 'wx', w.mode & 0o600);
   try {
     // open() applies the umask, which only narrows; chmod/chown now, while the
     // file is still empty, so the final mode is exact and nothing secret is
     // ever readable under a wider mode or the wrong owner.
-    if (w.owner) await fh.chown(w.owner.uid, w.owner.gid);
-    await fh.chmod(w.mode);
+    if (w.owner) fchownSync(fd, w.owner.uid, w.owner.gid);
+    fchmodSync(fd, w.mode);
     diskSteps.note?.({ op: 'write', tmp, path: w.path, bytes: Buffer.from(w.bytes), mode: w.mode });
-    await fh.writeFile(w.bytes);
+    writeAll(fd, typeof w.bytes === 'string' ? Buffer.from(w.bytes) : w.bytes);
     if (sync) {
       diskSteps.note?.({ op: 'fsync', tmp });
-      await fh.sync();
+      await fsyncFd(fd);
     }
   } catch (err) {
-    await fh.close().catch(() => {});
-    await unlink(tmp).catch(() => {});
+    closeSync(fd);
+    unlinkQuietly(tmp);
     throw new Error(
       `Could not write ${w.path}: ${(err as Error).message}. Check free space and permissions on ${dir}.`,
       {
@@ -109,24 +123,28 @@ async function writeTemp(w: AtomicWrite, sync: boolean): Promise<string> {
       },
     );
   }
-  await fh.close();
+  closeSync(fd);
   return tmp;
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 /** Remove a file and fsync its directory, so it does not come back after a power cut. */
 export async function unlinkDurably(path: string): Promise<void> {
   diskSteps.note?.({ op: 'unlink', path });
-  await unlink(path);
+  unlinkSync(path);
   await syncDir(dirname(path));
 }
 
 /** fsync a directory so a rename or unlink in it is durable. */
 export async function syncDir(dir: string): Promise<void> {
   diskSteps.note?.({ op: 'fsyncdir', dir });
-  const dh = await open(dir, 'r');
+  const fd = openSync(dir, 'r');
   try {
-    await dh.sync();
+    await fsyncFd(fd);
   } finally {
-    await dh.close();
+    closeSync(fd);
   }
 }
