@@ -14,6 +14,7 @@
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from '../broker/connect.js';
 import { toNode, type NodePublish } from '../broker/publish.js';
+import { followHold } from '../broker/hold.js';
 
 /** How long an answer waits for the broker's confirm before its ask is handed back. */
 export const ANSWER_WAIT_MS = 15_000;
@@ -27,17 +28,12 @@ export type Answer = (queue: string, body: Buffer, props?: NodePublish) => Promi
 /** Answers on CONN, which serve uses for nothing else; LOG says when the broker holds and lets go of them. */
 export async function answersOn(conn: Connection, log: (line: string) => void): Promise<Answer> {
   const ch: ConfirmChannel = await conn.createConfirmChannel();
-  let held: string | undefined;
-  conn.on('blocked', (reason: unknown) => {
-    held = String(reason || 'a resource alarm');
-    log(`serve: the broker holds serve's answers (${held}); asks that need one are handed back until it lets go`);
-  });
-  conn.on('unblocked', () => {
-    held = undefined;
-    log("serve: the broker lets serve's answers go again");
-  });
+  const hold = followHold(conn, "serve's answers", 'asks that need one are handed back until it lets go', (line) =>
+    log(`serve: ${line}`),
+  );
   return async (queue, body, props) => {
-    if (held) throw new Held(`the broker holds publishers (${held}); ${queue} is answered once it lets go`);
+    if (hold.reason)
+      throw new Held(`the broker holds publishers (${hold.reason}); ${queue} is answered once it lets go`);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(

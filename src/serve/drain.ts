@@ -12,6 +12,7 @@ import { adminTurns } from '../broker/admin.js';
 import type { Connection } from '../broker/connect.js';
 import type { Turns } from '../broker/turns.js';
 import { toNode, Unroutable } from '../broker/publish.js';
+import { followHold, type Hold } from '../broker/hold.js';
 import { queueOf } from '../wire/names.js';
 
 /**
@@ -139,8 +140,8 @@ export class Drainer {
   private channels?: ConfirmChannel[];
   private brokerError?: string;
   private lost = false;
-  /** Why the broker holds the outbox's publishes now (a resource alarm), or undefined. */
-  private held?: string;
+  /** Whether the broker holds the outbox's publishes now (a resource alarm). */
+  private hold?: Hold;
   private woken = false;
   private wake?: () => void;
   private stopped = false;
@@ -215,7 +216,7 @@ export class Drainer {
       const tick = new Promise<false>((r) => (timer = setTimeout(() => r(false), this.sweepMs)));
       const finished = await Promise.race([done, tick]).finally(() => clearTimeout(timer));
       if (finished) return;
-      if (this.held) this.opts.turned?.();
+      if (this.hold?.reason) this.opts.turned?.();
     }
   }
 
@@ -253,20 +254,13 @@ export class Drainer {
       const { conn } = await this.turns.connect('mesh serve outbox');
       const channels = await Promise.all(Array.from({ length: PUBLISH_CHANNELS }, () => conn.createConfirmChannel()));
       conn.on('error', () => {});
-      // A broker short of memory or disk holds every publisher: said, so an outbox that grows meanwhile has its why.
-      conn.on('blocked', (reason: unknown) => {
-        this.held = String(reason || 'a resource alarm');
-        this.opts.log(
-          `serve: the broker holds the outbox's publishes (${this.held}); what is owed waits until it lets go`,
-        );
-      });
-      conn.on('unblocked', () => {
-        this.held = undefined;
-        this.opts.log("serve: the broker lets the outbox's publishes go again");
-      });
+      // Said, so an outbox that grows meanwhile has its why.
+      const hold = followHold(conn, "the outbox's publishes", 'what is owed waits until it lets go', (line) =>
+        this.opts.log(`serve: ${line}`),
+      );
       conn.on('close', () => {
         if (this.conn === conn) {
-          this.held = undefined;
+          this.hold = undefined;
           this.conn = undefined;
           this.channels = undefined;
           this.lost = true;
@@ -284,6 +278,7 @@ export class Drainer {
         });
       }
       this.conn = conn;
+      this.hold = hold;
       this.channels = channels;
       if (this.brokerError) this.opts.log('serve: the outbox reaches the broker again');
       this.brokerError = undefined;

@@ -173,6 +173,8 @@ interface Running {
 
 /** One connection: declare the topology, consume the control queue until either connection closes. */
 async function consume(s: Running, conn: Connection, answers: Connection, at: Endpoint): Promise<void> {
+  // Before the first await: an 'error' emitted with no listener is thrown out of serve.
+  for (const c of [conn, answers]) c.on('error', () => {});
   const answer = await answersOn(answers, s.base.log);
   const ch = await conn.createConfirmChannel();
   s.channel = ch;
@@ -201,10 +203,7 @@ async function consume(s: Running, conn: Connection, answers: Connection, at: En
   await ch.prefetch(s.prefetch);
   const ctx: ServeContext = { ...s.base, answer };
   const closed = new Promise<void>((resolve) => {
-    for (const c of [conn, answers]) {
-      c.on('close', () => resolve());
-      c.on('error', () => {});
-    }
+    for (const c of [conn, answers]) c.on('close', () => resolve());
   });
   // mesh.control, and while it moves to quorum the queue that holds its traffic meanwhile (src/serve/move.ts).
   const mover = new Mover(conn, ch, {
