@@ -12,7 +12,7 @@
 // util-linux's `flock` per apply: each is a fork of this whole process, which
 // costs more CPU than everything else a host does to take a declaration that
 // changes two files (docs/benchmarks.md, bench 4's host cost).
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';
@@ -110,7 +110,7 @@ function start(): Helper {
 }
 
 export async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
-  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const path = lockPath(stateDir);
   if (path.includes('\n'))
     throw new Error(

@@ -1,6 +1,5 @@
 // What file and secret share: look at a file on disk, put exact bytes there.
-import { mkdir } from 'node:fs/promises';
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomic, unlinkDurably, type Owner } from '../../src/sys/atomic.js';
 import { checkPath, checkRealPath } from './paths.js';
@@ -22,7 +21,7 @@ export async function observeFile(
   checkPath(w.path, ctx);
   // Looking is synchronous: a stat and a read of a small file from the page cache
   // are microseconds, and each asynchronous call was a round trip to libuv's thread
-  // pool (four for a readFile). Writing stays asynchronous: its fsyncs wait on the disk.
+  // pool (four for a readFile). Writing is synchronous too (src/sys/atomic.ts says why).
   let st;
   try {
     st = lstatSync(w.path);
@@ -45,7 +44,7 @@ export async function placeFile(w: Wanted, ctx: DriverContext): Promise<boolean>
   if (seen === 'ok') return false;
   // Parents inside the roots are made on demand; checkRealPath proved they are inside.
   // Something found at the path has its parent already.
-  if (seen === 'absent') await mkdir(dirname(w.path), { recursive: true, mode: 0o755 });
+  if (seen === 'absent') mkdirSync(dirname(w.path), { recursive: true, mode: 0o755 });
   // After the journal (D7) the kept declaration can write it again; a create-once
   // file must never be found torn, since D5 leaves whatever it finds there.
   await writeAtomic(w.path, w.bytes, w.mode, w.owner, !ctx.journaled ? 'durable' : w.createOnce ? 'whole' : 'redone');

@@ -1,8 +1,15 @@
 // The one way a file is written on a node: a reader (or a crash) sees the old
 // bytes or the new ones, never a half-written file, and never a moment where
 // a key is readable by anyone but its owner.
-import { closeSync, fchmodSync, fchownSync, fsync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { promisify } from 'node:util';
+//
+// Every step is a direct call on the calling thread, the fsyncs too. Each
+// step's trip through libuv's thread pool (a thread woken each way) cost more
+// CPU than the step itself (bench 4's host cost), and no program that writes
+// here has anything more urgent to do while its write waits on the disk: a host
+// applies one declaration at a time, and its watchdog is fed from that same
+// loop. The functions still return promises, so a failure reaches a caller as
+// a rejection, as it always has.
+import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 
@@ -63,7 +70,7 @@ export function writeAtomic(
 export async function writeAtomicAll(writes: AtomicWrite[], durability: Durability = 'durable'): Promise<void> {
   const temps: string[] = [];
   try {
-    for (const w of writes) temps.push(await writeTemp(w, durability !== 'redone'));
+    for (const w of writes) temps.push(writeTemp(w, durability !== 'redone'));
   } catch (err) {
     temps.forEach(unlinkQuietly);
     throw err;
@@ -80,13 +87,8 @@ export async function writeAtomicAll(writes: AtomicWrite[], durability: Durabili
       );
     }
   }
-  if (durability === 'durable') for (const dir of new Set(writes.map((w) => dirname(w.path)))) await syncDir(dir);
+  if (durability === 'durable') for (const dir of new Set(writes.map((w) => dirname(w.path)))) fsyncDir(dir);
 }
-
-// Only the fsyncs wait on the disk, so only they go to libuv's thread pool;
-// every other step is a call into the kernel's cache, where each trip through
-// the pool cost more CPU than the step itself (bench 4's host cost).
-const fsyncFd = promisify(fsync);
 
 function unlinkQuietly(path: string): void {
   try {
@@ -96,7 +98,7 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-async function writeTemp(w: AtomicWrite, sync: boolean): Promise<string> {
+function writeTemp(w: AtomicWrite, sync: boolean): string {
   const dir = dirname(w.path);
   const tmp = join(dir, `.${basename(w.path)}.${randomBytes(6).toString('hex')}.tmp`);
   // 'wx': never follow or reuse something already at the temp name.
@@ -111,7 +113,7 @@ async function writeTemp(w: AtomicWrite, sync: boolean): Promise<string> {
     writeAll(fd, typeof w.bytes === 'string' ? Buffer.from(w.bytes) : w.bytes);
     if (sync) {
       diskSteps.note?.({ op: 'fsync', tmp });
-      await fsyncFd(fd);
+      fsyncSync(fd);
     }
   } catch (err) {
     closeSync(fd);
@@ -135,15 +137,19 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 export async function unlinkDurably(path: string): Promise<void> {
   diskSteps.note?.({ op: 'unlink', path });
   unlinkSync(path);
-  await syncDir(dirname(path));
+  fsyncDir(dirname(path));
 }
 
 /** fsync a directory so a rename or unlink in it is durable. */
 export async function syncDir(dir: string): Promise<void> {
+  fsyncDir(dir);
+}
+
+function fsyncDir(dir: string): void {
   diskSteps.note?.({ op: 'fsyncdir', dir });
   const fd = openSync(dir, 'r');
   try {
-    await fsyncFd(fd);
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -5,12 +5,28 @@
 // process and its children still running: the state lock's helper,
 // host/apply/lock.ts) and the fsyncs per declaration,
 // counted at the one place a node's files are forced to disk (src/sys/atomic.ts).
+// Then the same work bare, as its floor: the Ed25519 verify of each body, the
+// kept declaration and a state record of the same size each written to a temp,
+// fsynced and renamed, the directory fsynced, the two files written to temps
+// and renamed over their paths, each step one direct call.
 // Run by bench 4 (test/bench/4-propagation); on its own:
 //   node dist/test/bench/host_cost.js [N]
-import { mkdtempSync, mkdirSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  mkdtempSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { signText } from '../../src/wire/envelope.js';
 import { signingPublic } from '../../src/crypto/sign.js';
 import { readDeclaration, bodyText } from '../../src/wire/declaration.js';
@@ -79,6 +95,54 @@ async function one(bytes: Buffer): Promise<void> {
   writeReport({ v: 1, serial: decl.serial, held: r.held, failed: [], corrected: [], superseded: [] });
 }
 
+/** The floor: the same verify and writes, bare, on the same envelopes. */
+function bare(): { cpuMs: number; userMs: number; systemMs: number } {
+  const rawDir = join(base, 'bare');
+  mkdirSync(join(rawDir, 'files'), { recursive: true });
+  const key = createPublicKey({
+    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]),
+    format: 'der',
+    type: 'spki',
+  });
+  const record = readFileSync(join(dir, 'applied.json'));
+  const work = envs.map((bytes) => {
+    const env = JSON.parse(bytes.toString()) as { body: string; sig: string };
+    const files = (JSON.parse(env.body) as { resources: { content: string }[] }).resources.map((f) =>
+      Buffer.from(f.content, 'base64'),
+    );
+    return { bytes, body: Buffer.from(env.body), sig: Buffer.from(env.sig, 'base64'), files };
+  });
+  const put = (path: string, bytes: Uint8Array, sync: boolean) => {
+    const fd = openSync(`${path}.tmp`, 'wx', 0o600);
+    fchmodSync(fd, 0o644);
+    writeSync(fd, bytes);
+    if (sync) fsyncSync(fd);
+    closeSync(fd);
+  };
+  const step = (w: (typeof work)[number]) => {
+    if (!verify(null, w.body, key, w.sig)) throw new Error('the bare verify failed');
+    put(join(rawDir, 'declaration.signed'), w.bytes, true);
+    put(join(rawDir, 'applied.json'), record, true);
+    renameSync(join(rawDir, 'declaration.signed.tmp'), join(rawDir, 'declaration.signed'));
+    renameSync(join(rawDir, 'applied.json.tmp'), join(rawDir, 'applied.json'));
+    const d = openSync(rawDir, 'r');
+    fsyncSync(d);
+    closeSync(d);
+    w.files.forEach((f, i) => put(join(rawDir, 'files', String(i)), f, false));
+    w.files.forEach((_, i) => renameSync(join(rawDir, 'files', `${i}.tmp`), join(rawDir, 'files', String(i))));
+  };
+  step(work[0]!);
+  const c0 = process.resourceUsage();
+  for (let i = 1; i <= N; i++) step(work[i]!);
+  const c1 = process.resourceUsage();
+  const ms = (a: number, b: number) => (b - a) / 1000 / N;
+  return {
+    cpuMs: ms(c0.userCPUTime + c0.systemCPUTime, c1.userCPUTime + c1.systemCPUTime),
+    userMs: ms(c0.userCPUTime, c1.userCPUTime),
+    systemMs: ms(c0.systemCPUTime, c1.systemCPUTime),
+  };
+}
+
 try {
   await one(envs[0]!); // the files exist before the clock starts: every measured apply changes both
   fsyncs = 0;
@@ -100,6 +164,7 @@ try {
       systemMs: ms(c0.systemCPUTime, c1.systemCPUTime),
       wallMs: wall / N,
       fsyncs: fsyncs / N,
+      bare: bare(),
     }),
   );
 } finally {
