@@ -88,6 +88,7 @@ async function hostCost(): Promise<HostCost> {
     process.execPath,
     COST,
     String(n),
+    'no-bare',
   ]).catch(() => undefined);
   const total = traced?.stderr.match(/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total$/m);
   // n measured declarations and the one before the clock starts.

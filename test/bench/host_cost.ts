@@ -10,7 +10,8 @@
 // fsynced and renamed, the directory fsynced, the two files written to temps
 // and renamed over their paths, each step one direct call.
 // Run by bench 4 (test/bench/4-propagation); on its own:
-//   node dist/test/bench/host_cost.js [N]
+//   node dist/test/bench/host_cost.js [N] [no-bare]
+// (no-bare: mesh's own loop alone, for strace to count its fsyncs)
 import {
   closeSync,
   fchmodSync,
@@ -36,6 +37,7 @@ import { takeDeclaration } from '../../host/keep.js';
 import { declarationDigest } from '../../host/serial.js';
 
 const N = Number(process.argv[2] ?? 200);
+const BARE = process.argv[3] !== 'no-bare';
 const secret = randomBytes(32);
 const pub = signingPublic(secret);
 const mesh = randomBytes(8).toString('hex');
@@ -164,7 +166,7 @@ try {
       systemMs: ms(c0.systemCPUTime, c1.systemCPUTime),
       wallMs: wall / N,
       fsyncs: fsyncs / N,
-      bare: bare(),
+      bare: BARE ? bare() : undefined,
     }),
   );
 } finally {
