@@ -20,8 +20,6 @@ export function followHold(conn: Connection, what: string, meanwhile: string, lo
     reason = undefined;
     log(`the broker lets ${what} go again`);
   });
-  // A closed connection holds nothing: the next one starts free.
-  conn.on('close', () => (reason = undefined));
   return {
     get reason() {
       return reason;

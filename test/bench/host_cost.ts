@@ -27,9 +27,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { createPublicKey, randomBytes, verify } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { signText } from '../../src/wire/envelope.js';
-import { signingPublic } from '../../src/crypto/sign.js';
+import { signingPublic, verify } from '../../src/crypto/sign.js';
 import { readDeclaration, bodyText } from '../../src/wire/declaration.js';
 import { writeReport } from '../../src/wire/report.js';
 import { diskSteps } from '../../src/sys/atomic.js';
@@ -101,11 +101,6 @@ async function one(bytes: Buffer): Promise<void> {
 function bare(): { cpuMs: number; userMs: number; systemMs: number } {
   const rawDir = join(base, 'bare');
   mkdirSync(join(rawDir, 'files'), { recursive: true });
-  const key = createPublicKey({
-    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]),
-    format: 'der',
-    type: 'spki',
-  });
   const record = readFileSync(join(dir, 'applied.json'));
   const work = envs.map((bytes) => {
     const env = JSON.parse(bytes.toString()) as { body: string; sig: string };
@@ -122,7 +117,7 @@ function bare(): { cpuMs: number; userMs: number; systemMs: number } {
     closeSync(fd);
   };
   const step = (w: (typeof work)[number]) => {
-    if (!verify(null, w.body, key, w.sig)) throw new Error('the bare verify failed');
+    if (!verify(w.sig, w.body, pub)) throw new Error('the bare verify failed');
     put(join(rawDir, 'declaration.signed'), w.bytes, true);
     put(join(rawDir, 'applied.json'), record, true);
     renameSync(join(rawDir, 'declaration.signed.tmp'), join(rawDir, 'declaration.signed'));
