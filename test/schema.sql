@@ -3754,6 +3754,70 @@ end $$;
 ALTER FUNCTION inventory.record_report(node_name text, report_serial bigint, held_now jsonb, failed_now jsonb, holds_until_now timestamp with time zone) OWNER TO mesh_inventory;
 
 --
+-- Name: record_reports(text[]); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
+--
+
+CREATE FUNCTION inventory.record_reports(entries text[]) RETURNS TABLE(ordinal integer, first_delivery boolean, times integer, upgraded boolean, resync boolean, error_code text, error_message text)
+    LANGUAGE plpgsql
+    AS $$
+declare
+  e jsonb;
+  node_name text;
+  i integer;
+begin
+  for i in 1 .. coalesce(array_length(entries, 1), 0) loop
+    ordinal := i;
+    first_delivery := true; times := 0; upgraded := false; resync := false; error_code := null; error_message := null;
+    begin
+      e := entries[i]::jsonb;
+      node_name := e->>'node';
+      -- Once per message: "seen" commits with what the report records, so a redelivery records nothing twice.
+      if e->>'message_id' is not null then
+        first_delivery := inventory.receive_report(node_name, e->>'message_id', (e->>'receipt_serial')::bigint);
+      end if;
+      if not first_delivery then
+        perform inventory.mark_heard(node_name);
+      else
+        -- Every report's, a refusal's and a failure's too: the version of an agent that refuses is the one most worth knowing.
+        if e->>'agent' is not null then
+          upgraded := inventory.record_agent_version(node_name, e->>'agent');
+        end if;
+        if jsonb_typeof(e->'refused') = 'object' then
+          times := inventory.record_refusal(node_name, (e->'refused'->>'serial')::bigint,
+                                            e->'refused'->>'fault', e->'refused'->>'reason');
+        else
+          if jsonb_typeof(e->'packages') = 'object' then
+            resync := inventory.record_packages(node_name, e->'packages') = 'resync';
+          end if;
+          -- Nothing for a report without corrections: the report path is the busiest write.
+          if jsonb_array_length(e->'corrected') > 0 then
+            perform inventory.record_corrections(node_name, array(select jsonb_array_elements_text(e->'corrected')));
+          end if;
+          if jsonb_array_length(e->'failed') > 0 then
+            perform inventory.record_failure(node_name, (e->>'serial')::bigint, e->'failed');
+          else
+            perform inventory.record_report(node_name, (e->>'serial')::bigint, e->'held', '[]'::jsonb,
+                                            to_timestamp((e->>'holds_until')::double precision));
+          end if;
+        end if;
+      end if;
+    exception when others then
+      get stacked diagnostics error_code = returned_sqlstate, error_message = message_text;
+      first_delivery := null; times := null; upgraded := null; resync := null;
+    end;
+    return next;
+  end loop;
+end $$;
+
+ALTER FUNCTION inventory.record_reports(entries text[]) OWNER TO mesh_inventory;
+
+--
+-- Name: FUNCTION record_reports(entries text[]); Type: COMMENT; Schema: inventory; Owner: mesh_inventory
+--
+
+COMMENT ON FUNCTION inventory.record_reports(entries text[]) IS 'Records each report entry (JSON text) in a subtransaction of its own: a row per entry, in order, with its SQLSTATE and message where the store refused it and nothing of it was kept.';
+
+--
 -- Name: remove_broker(text); Type: FUNCTION; Schema: inventory; Owner: mesh_inventory
 --
 

@@ -9,6 +9,9 @@ import type { LogFields } from '../sys/log.js';
 import type { Context } from '../store/contexts.js';
 import { accountFrom } from '../wire/names.js';
 import type { Answer } from './answers.js';
+import type { ReportEntry, Recorded } from '../inventory/reports.js';
+import type { Ack } from '../assignment/acknowledge.js';
+import type { Settled } from '../provision/settle.js';
 
 /**
  * The contexts serve works in, and so the only store URLs it is handed (P1):
@@ -35,6 +38,12 @@ export interface ServeContext {
   prefix: string;
   /** W2: declare every node whose composition changed, and keep trying until that succeeds. */
   redeclare: Redeclarer;
+  /** A node's report recorded, with those that arrive beside it (src/inventory/reports.ts); rejects with its own refusal. */
+  recordReport(entry: ReportEntry): Promise<Recorded>;
+  /** A declaration applied and those skipped, acknowledged with those that arrive beside it. */
+  acknowledge(ack: Ack): Promise<void>;
+  /** The rotations a node's acknowledgement settles, settled (S5; src/provision/settle.ts). */
+  settle(node: string): Promise<Settled[]>;
   log(line: string, fields?: LogFields): void;
 }
 

@@ -14,6 +14,9 @@ import { codeEntry } from '../sys/errors.js';
 import { WireError } from '../wire/envelope.js';
 import { HANDLERS, type Handler } from './handlers.js';
 import { HeardBatcher } from './handlers/heard.js';
+import { reportRecorder } from '../inventory/reports.js';
+import { acknowledger } from '../assignment/acknowledge.js';
+import { settler } from '../provision/settle.js';
 import { sender, SERVE_CONTEXTS, type ServeContext, type Stores } from './context.js';
 import { log } from '../sys/log.js';
 import { Drainer, DRAIN_BATCH } from './drain.js';
@@ -268,7 +271,17 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
     chains: new Chains(),
     tries: new Tries(),
     prefetch,
-    base: { stores, accounts: new Accounts(management(broker)), signer, prefix, redeclare, log },
+    base: {
+      stores,
+      accounts: new Accounts(management(broker)),
+      signer,
+      prefix,
+      redeclare,
+      recordReport: reportRecorder(stores.inventory, prefetch),
+      acknowledge: acknowledger(stores.assignment, prefetch),
+      settle: settler(stores, signer, prefetch),
+      log,
+    },
     // A batch of half what serve may hold: while one is written, the broker hands out the next
     // (a full batch left nothing in flight, and each waited out the write before it).
     heard: new HeardBatcher(stores.inventory, () => s.channel!, prefix, Math.max(1, prefetch >> 1)),
