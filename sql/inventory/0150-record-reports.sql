@@ -24,7 +24,9 @@ begin
       node_name := e->>'node';
       -- Once per message: "seen" commits with what the report records, so a redelivery records nothing twice.
       if e->>'message_id' is not null then
-        first_delivery := inventory.receive_report(node_name, e->>'message_id', (e->>'receipt_serial')::bigint);
+        -- The receipt names the refused declaration's serial, else the report's.
+        first_delivery := inventory.receive_report(node_name, e->>'message_id',
+          case when jsonb_typeof(e->'refused') = 'object' then (e->'refused'->>'serial')::bigint else (e->>'serial')::bigint end);
       end if;
       if not first_delivery then
         perform inventory.mark_heard(node_name);

@@ -11,8 +11,6 @@ export interface ReportEntry {
   node: string;
   /** Recorded once per message: a redelivery moves last_seen only. */
   message_id: string | null;
-  /** The serial the receipt names: the refused declaration's, else the report's. */
-  receipt_serial: number | null;
   agent: string | null;
   refused: { serial: number | null; fault: string; reason: string } | null;
   packages: unknown;
@@ -44,7 +42,6 @@ export function reportEntry(node: string, r: Report, messageId: string | null): 
   return {
     node,
     message_id: messageId,
-    receipt_serial: r.refused ? (r.refused.serial ?? null) : r.serial,
     agent: r.agent ?? null,
     refused: r.refused
       ? { serial: r.refused.serial ?? null, fault: r.refused.fault, reason: storable(r.refused.reason) }

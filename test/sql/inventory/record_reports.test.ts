@@ -94,6 +94,9 @@ S('a refusal, a failure and a package change in one batch each take their own re
   const [said] = await ctx.store.admin`select fault, reason from inventory.refusal where node = 'rb1'`;
   assert.equal([said!.fault, said!.reason], ['forged', 'bad \uFFFD signature']);
   assert.is(Number((await recorded(ctx, 'rb1'))!.serial), 3, "a refusal leaves the node's last report");
+  const [receipt] = await ctx.store
+    .admin`select serial from inventory.report_received where node = 'rb1' order by received_at desc limit 1`;
+  assert.is(Number(receipt!.serial), 9, "a refusal's receipt names the refused declaration's serial");
   assert.is(failure!.status, 'fulfilled');
   const [f] = await ctx.store.admin`select serial from inventory.apply_failure where node = 'rb4'`;
   assert.is(Number(f!.serial), 10);
