@@ -4,7 +4,10 @@
 // with a host key and an authorized key made for the run. Every file of it is
 // under DIR: the machine's /etc/ssh, ~/.ssh and ~/.ansible are never read or
 // written. The targets share this machine's filesystem, so each one's file is
-// at TARGETS/NAME + PATH.
+// at TARGETS/NAME + PATH. Each target's sessions get a home of their own under
+// DIR: bash, started by sshd for every command Ansible sends, reads ~/.bashrc,
+// and this machine's root account runs its own tools there (a pyenv rehash,
+// about 0.4 s a command here), a cost of this account, not of Ansible.
 import {
   mkdirSync,
   mkdtempSync,
@@ -56,6 +59,8 @@ export async function startTargets(dir: string, n: number, targets: string, path
   const log = join(dir, 'logs', 'netns.log');
   const ssh = join(dir, 'ssh');
   mkdirSync(ssh, { recursive: true, mode: 0o700 });
+  const home = join(dir, 'target-home');
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const namespaces: string[] = [];
   const sshds: { kill(): void; done: Promise<unknown> }[] = [];
@@ -94,6 +99,7 @@ export async function startTargets(dir: string, n: number, targets: string, path
         'MaxStartups 200',
         'MaxSessions 100',
         'Subsystem sftp /usr/lib/openssh/sftp-server',
+        `SetEnv HOME="${home}"`,
         'LogLevel INFO',
         '',
       ].join('\n'),
