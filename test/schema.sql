@@ -617,6 +617,24 @@ $$;
 ALTER FUNCTION assignment.declarable(node_names text[]) OWNER TO mesh_assignment;
 
 --
+-- Name: declare_turn_key(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.declare_turn_key() RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  select hashtext('mesh assignment declare')::bigint
+$$;
+
+ALTER FUNCTION assignment.declare_turn_key() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION declare_turn_key(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.declare_turn_key() IS 'The advisory lock every declare takes before it composes (the declare turn).';
+
+--
 -- Name: declared_at(text[], timestamp with time zone); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -1254,6 +1272,24 @@ end $$;
 ALTER FUNCTION assignment.hold_changes() OWNER TO mesh_assignment;
 
 --
+-- Name: hold_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.hold_declare_turn() RETURNS void
+    LANGUAGE sql
+    AS $$
+  select pg_advisory_lock(assignment.declare_turn_key())
+$$;
+
+ALTER FUNCTION assignment.hold_declare_turn() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION hold_declare_turn(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.hold_declare_turn() IS 'Take the declare turn for this session, until release_declare_turn or the connection ends: a declare committed in parts holds it across them.';
+
+--
 -- Name: latest_envelope(text); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -1883,6 +1919,24 @@ end $$;
 ALTER FUNCTION assignment.refuse_setting(detail text, remedy text) OWNER TO mesh_assignment;
 
 --
+-- Name: release_declare_turn(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
+--
+
+CREATE FUNCTION assignment.release_declare_turn() RETURNS void
+    LANGUAGE sql
+    AS $$
+  select pg_advisory_unlock(assignment.declare_turn_key())
+$$;
+
+ALTER FUNCTION assignment.release_declare_turn() OWNER TO mesh_assignment;
+
+--
+-- Name: FUNCTION release_declare_turn(); Type: COMMENT; Schema: assignment; Owner: mesh_assignment
+--
+
+COMMENT ON FUNCTION assignment.release_declare_turn() IS 'Give back the declare turn this session holds.';
+
+--
 -- Name: release_hold(); Type: FUNCTION; Schema: assignment; Owner: mesh_assignment
 --
 
@@ -2184,7 +2238,7 @@ ALTER FUNCTION assignment.start_rollout(wave_list text[], wait interval, failing
 CREATE FUNCTION assignment.take_declare_turn() RETURNS void
     LANGUAGE sql
     AS $$
-  select pg_advisory_xact_lock(hashtext('mesh assignment declare'))
+  select pg_advisory_xact_lock(assignment.declare_turn_key())
 $$;
 
 ALTER FUNCTION assignment.take_declare_turn() OWNER TO mesh_assignment;

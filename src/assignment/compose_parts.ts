@@ -1,18 +1,15 @@
 // Composing a large fleet in parts, on several connections at once, all
-// reading one snapshot. Why: one statement runs on one core, and composing
-// a large fleet is most of `mesh declare --all`; the machine has more than
-// one. Each part is the same statement as one composition of all
-// (assignment.compose_each), for its share of the nodes; the caller signs a
-// part as it arrives while the next is still composing.
+// reading one snapshot: `mesh plan --all`'s way (a plan commits nothing, so
+// its parts must agree with each other). Why: one statement runs on one
+// core, and composing a large fleet is most of a plan; the machine has more
+// than one. Each part is the same statement as one composition of all, for
+// its share of the nodes; the caller reads a part as it arrives while the
+// next is still composing.
 //
-// One snapshot: the declaring transaction takes the declare turn first (so
-// its snapshot sees every declare before it: "changed" and the compositions
-// are measured against them) and exports its snapshot; each part imports it
-// (repeatable read), so no part sees a change another does not. Serials are
-// allocated, and everything recorded and owed, in the declaring transaction.
-// A change committed after the snapshot is not in these compositions, as a
-// change committed after a single composing statement was not: its own
-// declare waits for the turn and finds these nodes changed.
+// One snapshot: the reading transaction exports its snapshot; each part
+// imports it (repeatable read), so no part sees a change another does not.
+// (`mesh declare` commits its parts apart, under the declare turn:
+// src/assignment/declare.ts.)
 import type postgres from 'postgres';
 import type { Sql } from '../store/connect.js';
 

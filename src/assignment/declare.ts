@@ -9,10 +9,10 @@ import type { Sql } from '../store/connect.js';
 import { withStore } from '../store/with_store.js';
 import { readSigner, type Signer } from '../home/home.js';
 import { nodeName } from '../wire/names.js';
-import { storeError, refuse } from '../sys/errors.js';
+import { storeError, refuse, MeshError, codeEntry } from '../sys/errors.js';
 import { LIMITS, signText } from '../wire/envelope.js';
 import { bodyText, type Freshness } from '../wire/declaration.js';
-import { composeInParts, partsFor, COMPOSE_PARTS, type Tx } from './compose_parts.js';
+import type { Tx } from './compose_parts.js';
 
 export function envelope(text: string, signer: Signer): Buffer {
   return signText(text, signer.secret);
@@ -81,18 +81,55 @@ export interface DeclareOptions {
   signer?: Signer;
 }
 
-/** Compose, sign, record and owe in one transaction; serve delivers what is owed. */
+/**
+ * The names a declare over many nodes commits apart, each part its own transaction: the first
+ * small, so serve's drain and the hosts start on it while the rest compose; the rest as many as
+ * assignment.compose_each looks up name by name (sql/assignment/0145), past which it reads each
+ * context's view whole (a part of 2,500 at 10,000 nodes cost three times one of 1,000).
+ */
+export const FIRST_PART = 200;
+export const PART = 1000;
+/** From this many parts a second connection declares them beside the first. */
+export const SECOND_LANE_FROM = 4;
+type Reserved = postgres.ReservedSql<Record<string, never>>;
+
+export function partsOf(targets: string[]): string[][] {
+  const parts = [targets.slice(0, FIRST_PART)];
+  for (let i = FIRST_PART; i < targets.length; i += PART) parts.push(targets.slice(i, i + PART));
+  return parts;
+}
+
+/**
+ * Compose, sign, record and owe; serve delivers what is owed. A node's declaration and its
+ * outbox row are always one transaction (W1). On a caller's connection (serve's handlers) all is
+ * one transaction. On connections of our own a declare over more than the first part's names
+ * commits in parts while holding the declare turn across them: a crash or refusal between parts
+ * leaves the nodes of the parts committed on their new declaration and the rest on their previous
+ * one, which the next declare sends again.
+ */
 export async function declare(opts: DeclareOptions): Promise<Declared[]> {
   opts.nodes?.forEach((n) => nodeName(n));
   const signer = opts.signer ?? readSigner();
-  const record = (sql: Sql) => sql.begin((tx) => recordDeclarations(sql, tx, opts, signer));
-  // A caller's connection (serve's handler) stays open; otherwise one of our own, ended after.
+  const whole = (sql: Sql) =>
+    sql.begin(async (tx) => {
+      await tx`select assignment.take_declare_turn()`;
+      const targets = await prepare(tx, opts);
+      return targets.length ? declarePart(tx, targets, opts, signer) : { made: [], held: [] };
+    });
   const out = opts.sql
-    ? await record(opts.sql).catch((err) => {
+    ? await whole(opts.sql).catch((err) => {
         throw storeError(err);
       })
-    : await withStore('assignment', (sql) => record(sql), { max: 1 + COMPOSE_PARTS });
-  return out.map((d) => ({ node: d.node, serial: d.serial, digest: d.digest.toString('hex'), queued: true as const }));
+    : opts.restore || (opts.nodes && opts.nodes.length <= FIRST_PART)
+      ? await withStore('assignment', whole)
+      : await withStore('assignment', (sql) => declareInParts(sql, opts, signer), { max: 2 });
+  if (out.held.length) opts.onHeld?.(out.held);
+  return out.made.map((d) => ({
+    node: d.node,
+    serial: d.serial,
+    digest: d.digest.toString('hex'),
+    queued: true as const,
+  }));
 }
 
 /** A declaration as issued: signed, its digest and its composition's hash, on its way to being recorded. */
@@ -104,57 +141,118 @@ interface Made {
   env: Buffer;
 }
 
-/** The declaring transaction TX (on SQL's pool): targets, compositions, declarations issued, restores paid. */
-async function recordDeclarations(sql: Sql, tx: Tx, opts: DeclareOptions, signer: Signer): Promise<Made[]> {
-  // First: this declare's serials and compositions are newer than every declare before it.
-  await tx`select assignment.take_declare_turn()`;
-  const targets = await targetsOf(tx, opts);
+/** Declarations issued, and the changed nodes set aside because a rollout or freeze holds them. */
+interface Issued {
+  made: Made[];
+  held: string[];
+}
+
+/**
+ * The declare turn held for the session on a connection of SQL's pool, the targets found there,
+ * then each part composed, signed, recorded and owed in a transaction of its own: on that same
+ * connection, and with enough parts on a second one at once (one composing while the other is
+ * signed and recorded). Nothing else declares meanwhile, so each part composes what the fleet is
+ * when it runs; a change committed meanwhile waits for the turn and then finds the nodes of any
+ * part composed before it changed.
+ */
+async function declareInParts(sql: Sql, opts: DeclareOptions, signer: Signer): Promise<Issued> {
+  const turn = await sql.reserve();
+  const lanes = [turn];
+  try {
+    await turn`select assignment.hold_declare_turn()`;
+    const targets = await prepare(turn, opts);
+    if (targets.length === 0) return { made: [], held: [] };
+    // A change a rollout or freeze holds is refused before anything commits (MSH28, MSHQ8): with a node held, one part.
+    const [h] = await turn`select exists (select 1 from assignment.held_nodes()) as any`;
+    const parts = opts.refuseHeld && h!.any ? [targets] : partsOf(targets);
+    // A new connection's first composition costs about a tenth of a second more (its caches): worth it past a few parts.
+    if (parts.length >= SECOND_LANE_FROM) lanes.push(await sql.reserve());
+    const made: Made[][] = [];
+    const held: string[] = [];
+    let next = 0;
+    let failed: unknown;
+    const lane = async (conn: Reserved) => {
+      while (failed === undefined && next < parts.length) {
+        const i = next++;
+        // A reserved connection has no begin(): the transaction is spelled out, ended either way.
+        try {
+          await conn.unsafe('begin');
+          const part = await declarePart(conn as unknown as Tx, parts[i]!, opts, signer);
+          await conn.unsafe('commit');
+          made[i] = part.made;
+          held.push(...part.held);
+        } catch (err) {
+          await conn.unsafe('rollback').catch(() => {});
+          failed ??= err;
+        }
+      }
+    };
+    await Promise.all(lanes.map(lane));
+    if (failed !== undefined) throw partly(failed, made.flat().length, targets.length);
+    return { made: made.flat(), held: held.sort() };
+  } finally {
+    await turn`select assignment.release_declare_turn()`.catch(() => {});
+    for (const l of lanes) l.release();
+  }
+}
+
+/** ERR, said with how many of TOTAL nodes a declare in parts had committed before it (their declarations stand). */
+function partly(err: unknown, committed: number, total: number): unknown {
+  if (committed === 0) return err;
+  const e = storeError(err);
+  const said = `${e instanceof MeshError ? e.said : e.message} (after ${committed} of ${total} nodes were declared: theirs stand, the rest hold their previous declaration)`;
+  // The same refusal (its code and remedy) said again, not a new one.
+  return e instanceof MeshError
+    ? new MeshError(codeEntry(e.code)!, said, e.remedy, err)
+    : new Error(said, { cause: err });
+}
+
+/**
+ * Before any node is composed, under the declare turn: the nodes this declare looks at, named
+ * ones that are not enrolled refused, addresses allocated, hub capacity checked. Q is the
+ * declaring transaction, or the connection holding the turn of a declare in parts.
+ */
+async function prepare(q: Tx | Reserved, opts: DeclareOptions): Promise<string[]> {
+  const targets = await targetsOf(q as Tx, opts);
   // Named nodes that are not enrolled are refused first: `declare ghost` must not succeed in silence.
   const missing = (opts.restore ? [] : (opts.nodes ?? [])).filter((n) => !targets.includes(n));
   if (missing.length) throw refuse('MSH18', `no enrolled node named ${missing.join(', ')}`);
   // Nothing due (serve's freshness round, most of the time): no more SQL than that.
   if (targets.length === 0) return [];
-  // In parts only on connections of our own (a caller's pool may be busy with work that waits for our turn).
-  const parts = opts.sql || opts.restore ? 1 : partsFor(targets.length);
-  // A node's overlay address exists before the composition that carries it; composed in parts, the
-  // parts read a snapshot this transaction exports, which sees only what is committed: allocated apart.
-  // A declare that names its nodes addresses those alone (an unaddressed node is nobody's peer); one over
-  // the fleet addresses every node waiting and releases the forgotten nodes' addresses (sql/overlay/0150).
+  // A node's overlay address exists before the composition that carries it. A declare that names its
+  // nodes addresses those alone (an unaddressed node is nobody's peer); one over the fleet addresses
+  // every node waiting and releases the forgotten nodes' addresses (sql/overlay/0150).
   const fleet = !opts.scope && !opts.nodes && !opts.dueOnly && !opts.restore;
-  const allocate = (q: Sql | Tx) => q`select overlay.allocate_addresses(${fleet ? null : targets}::text[])`;
-  await (parts > 1 ? allocate(sql) : allocate(tx));
+  await q`select overlay.allocate_addresses(${fleet ? null : targets}::text[])`;
   // Enough hubs for the spokes, or no hub's declaration would fit (O4): refused, naming the remedy (MSHT1),
   // when a hub is among the nodes composed.
-  await tx`select overlay.check_hub_capacity(${fleet ? null : targets}::text[])`;
+  await q`select overlay.check_hub_capacity(${fleet ? null : targets}::text[])`;
+  return targets;
+}
+
+/**
+ * NODES declared in transaction TX: composed (the overlay graph once, not once a node); a changed
+ * composition a rollout holds is not sent (assignment 0017), it is set aside and returned as held,
+ * or refused (MSH28) for the operator's own declare; the rest issued. A declaration too large
+ * (MSHA1) fails the transaction: none of this part is recorded.
+ */
+async function declarePart(tx: Tx, nodes: string[], opts: DeclareOptions, signer: Signer): Promise<Issued> {
   const issuer = new Issuer(tx, signer, await freshness(tx));
-  const held: string[] = [];
-  // Every target composed (the overlay graph once, not once a node); a changed composition a rollout
-  // holds is not sent (assignment 0017), it is set aside, and the rest issued as each part arrives.
-  // A held change refused (MSH28) or a declaration too large rolls back all that was issued.
-  const compose = (
-    q: Sql | Tx,
-    nodes: string[],
-  ) => q`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
-                           from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
-                          where ${!opts.changedOnly} or c.changed`;
-  const take = (rows: postgres.Row[]) => {
-    held.push(...rows.filter((c) => c.held).map((c) => c.node as string));
-    return issuer.issue(rows.filter((c) => !c.held));
-  };
-  const made = opts.restore
+  const composed = opts.restore
     ? []
-    : parts > 1
-      ? await composeInParts(tx, sql, targets, parts, compose, take)
-      : await take(await compose(tx, targets));
+    : await tx`select c.node, c.resources, c.resources_hash, c.changed and h.node is not null as held
+                 from assignment.compose_each(${nodes}::text[]) c left join assignment.held_nodes() h on h.node = c.node
+                where ${!opts.changedOnly} or c.changed`;
+  const held = composed.filter((c) => c.held).map((c) => c.node as string);
+  const made = await issuer.issue(composed.filter((c) => !c.held));
   await issuer.recorded();
   if (held.length && opts.refuseHeld) await tx`select assignment.refuse_held(${held}::text[])`;
-  if (held.length) opts.onHeld?.(held);
-  made.push(...(await signAgain(tx, opts, targets, held, issuer)));
+  made.push(...(await signAgain(tx, opts, nodes, held, issuer)));
   await issuer.recorded();
-  if (made.length === 0) return [];
   // The restore is paid in the transaction that records it: a crash before leaves it owed.
-  if (opts.restore) await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
-  return made;
+  if (opts.restore && made.length)
+    await tx`select assignment.restored(${opts.restore.rollout}, ${made.map((m) => m.node)}::text[])`;
+  return { made, held };
 }
 
 /** The nodes this declare looks at: a restore's, those due for re-signing, a change's scope, the named or all. */

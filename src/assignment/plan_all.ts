@@ -24,8 +24,8 @@ type Part = (
 ) => Promise<postgres.Row[]>;
 
 /**
- * PART's rows for every enrolled node, the fleet split as `declare --all`
- * splits it (compose_parts.ts): composing is most of a plan, and one
+ * PART's rows for every enrolled node, the fleet split in parts that read
+ * one snapshot (compose_parts.ts): composing is most of a plan, and one
  * statement runs on one core. Each part is a contiguous range of the sorted
  * names, so the parts in order read as the whole in order.
  */

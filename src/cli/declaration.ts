@@ -159,8 +159,10 @@ function declareCommand(p: Program): void {
     .command('declare [node]')
     .describe([
       'Compose, sign and owe NODE its declaration (or every enrolled node with --all): serial, digest and the signed bytes are',
-      'recorded in the outbox in one transaction, and this returns once it committed. mesh serve publishes what is owed, with',
-      "confirms, to each node's queue (see mesh outbox); --wait returns only once the broker confirmed every one.",
+      'recorded in the outbox in one transaction, and this returns once it committed. Over more than 200 nodes it commits in',
+      'parts (200, then 1,000 at a time), so mesh serve starts publishing before the rest are composed; if it fails part-way it',
+      'says how many were declared, and running it again declares the rest. mesh serve publishes what is owed, with confirms,',
+      "to each node's queue (see mesh outbox); --wait returns only once the broker confirmed every one.",
     ])
     .option('--all', 'Every enrolled node')
     .option('--changed', 'Only nodes whose composed resources differ from their last declaration')

@@ -1,14 +1,14 @@
 // `mesh declare --all`'s steps apart, in process, at bench 3's fleet: where
-// the command's time goes beyond composing. One declaring transaction as
-// declare() makes it (turn, compose in parts, serials, sign, record, commit),
-// each step timed with PostgreSQL's CPU beside it; then the record's two
+// the command's time goes beyond composing. The steps declare() takes for
+// each part (the turn held across them; compose, serials, sign, record,
+// commit), one part after another, each step summed over the parts and timed
+// with PostgreSQL's CPU beside it; then the record's two
 // inserts under explain analyze (the outbox's foreign key shows as its
 // trigger's calls and time) and the commit (the deferred audit trigger)
 // apart. Seconds are read within one run only (the machine is shared).
 import { freshMesh } from '../harness/mesh.js';
 import { connect } from '../../src/store/connect.js';
-import { envelope, declare } from '../../src/assignment/declare.js';
-import { composeInParts, partsFor } from '../../src/assignment/compose_parts.js';
+import { envelope, declare, partsOf } from '../../src/assignment/declare.js';
 import { bodyText, fresh } from '../../src/wire/declaration.js';
 import { createHash } from 'node:crypto';
 import { bench, now, envInt, tempDir, cpuMeter, serverPids, figure, tearDown, fanoutFleet } from './lib.js';
@@ -39,23 +39,22 @@ await bench('3d declare split', async (figs) => {
         mark = x;
       };
       const m = meter();
-      await asg.begin(async (tx) => {
-        await tx`select assignment.take_declare_turn()`;
-        const targets = (await tx`select node from assignment.declarable(null::text[])`).map((x) => x.node as string);
-        lap('turn+targets');
-        const compose = (q: any, nodes: string[]) =>
-          q`select c.node, c.resources, c.resources_hash from assignment.compose_each(${nodes}::text[]) c`;
-        const all: any[] = [];
-        await composeInParts(tx, asg, targets, partsFor(targets.length), compose, async (rows) => {
-          all.push(...rows);
-          return rows;
-        });
+      // As declare() over connections of its own: the turn held for the session, then each part its own
+      // transaction (here one part after another on one connection, so each step's time is its own).
+      const conn = await asg.reserve();
+      await conn`select assignment.hold_declare_turn()`;
+      const targets = (await conn`select node from assignment.declarable(null::text[])`).map((x) => x.node as string);
+      lap('turn+targets');
+      for (const part of partsOf(targets)) {
+        await conn.unsafe('begin');
+        const composed =
+          await conn`select c.node, c.resources, c.resources_hash from assignment.compose_each(${part}::text[]) c`;
         lap('compose (parts)');
         const serials =
-          await tx`select node, serial from assignment.allocate_serials(${all.map((c) => c.node as string)}::text[])`;
+          await conn`select node, serial from assignment.allocate_serials(${composed.map((c) => c.node as string)}::text[])`;
         lap('allocate_serials');
         const serialOf = new Map(serials.map((s) => [s.node as string, Number(s.serial)]));
-        const made = all.map((c) => {
+        const made = composed.map((c) => {
           const node = c.node as string,
             serial = serialOf.get(node)!;
           const text = bodyText(mesh.signer.mesh, node, serial, c.resources, f);
@@ -70,11 +69,14 @@ await bench('3d declare split', async (figs) => {
         lap('body+sha+sign (node)');
         const lines = made.map((x) => x.env.toString('utf8')).join('\n');
         lap('join lines (node)');
-        await tx`select assignment.record_declarations(${made.map((x) => x.node)}::text[], ${made.map((x) => x.serial)}::bigint[],
+        await conn`select assignment.record_declarations(${made.map((x) => x.node)}::text[], ${made.map((x) => x.serial)}::bigint[],
                    ${made.map((x) => x.digest.toString('hex'))}::text[], ${made.map((x) => x.rhash.toString('hex'))}::text[], ${lines}::text)`;
         lap('record_declarations');
-      });
-      lap('commit');
+        await conn.unsafe('commit');
+        lap('commit');
+      }
+      await conn`select assignment.release_declare_turn()`;
+      conn.release();
       const c = m.stop();
       const line = Object.entries(t)
         .map(([k, v]) => `${k} ${v.toFixed(3)}s`)

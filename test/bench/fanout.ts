@@ -1,8 +1,9 @@
 // Bench 3's body, at the size its file gives (3-fanout: 10,000; 3x-fanout-large:
 // 100,000). Fan-out: `mesh declare --all` for N enrolled nodes (compose in SQL,
 // sign, record and owe in the outbox), the real CLI (timed bare, then profiled in a
-// second run), and serve's drain
-// publishing what it owes with confirms until every queue holds its newest. Beside it, in
+// second run), and serve's drain publishing what it owes with confirms until every
+// queue holds its newest: in the first run as the command's parts commit, in the
+// second from a backlog of all (the drain held while the command ran), its own rate. Beside it, in
 // the same run: the raw Ed25519 sign rate over bodies of the same size with the
 // same key, and the raw publish-with-confirms rate of envelopes of the same size
 // to the same N queues. Then (5a) the RSS of `mesh serve` at N nodes,
@@ -109,15 +110,18 @@ export async function fanout(N: number, figs: Figure[]): Promise<void> {
     const meter = cpuMeter({ rabbitmq: () => pids.rabbit, postgres: () => serverPids().pg });
     const { seconds, deliveredSeconds } = await declareAll(mesh, N);
     const cpu = meter.stop();
-    const [span] = await mesh.store
-      .admin`select extract(epoch from max(delivered_at) - min(created_at))::float8 as s from assignment.outbox`;
-    const drainSeconds = Math.max(deliveredSeconds - seconds, 1e-3);
     const rate = N / deliveredSeconds;
     stage(
       `declare --all: committed in ${seconds.toFixed(2)}s, every queue holds its newest at ${deliveredSeconds.toFixed(2)}s`,
     );
     await settle(rabbitPids);
-    const profiled = await declareAll(mesh, N, profile);
+    // Profiled, the drain held until the command returned: the drain's own rate, a backlog of N at once.
+    const profiled = await declareAll(mesh, N, profile, {
+      serve: () => [servePid],
+      rabbitmq: () => pids.rabbit,
+      postgres: () => serverPids().pg,
+    });
+    const drainSeconds = profiled.drainSeconds;
     stage(`declare --all again, profiled: committed in ${profiled.seconds.toFixed(2)}s`);
     const prof = summarizeProfile(profile);
     const profiledSaid = `A second run under --cpu-prof took ${profiled.seconds.toFixed(2)}s; its profile: `;
@@ -147,13 +151,12 @@ export async function fanout(N: number, figs: Figure[]): Promise<void> {
         },
         // 5 s at 10,000 nodes; 30 s at 100,000 (the fleet a hub's declaration must still fit, O4).
         target: { text: `< ${DELIVERED_TARGET} s`, met: deliveredSeconds < DELIVERED_TARGET },
-        detail: { outboxSpan: span!.s },
       }),
     );
     figs.push(
       figure({
         id: 'fanout.drain',
-        what: `serve's drain: declarations/s published from the outbox`,
+        what: `serve's drain: declarations/s published from the outbox (a backlog of every node's, the drain held while the command ran)`,
         value: N / drainSeconds,
         unit: '/s',
         limit: {
@@ -163,7 +166,7 @@ export async function fanout(N: number, figs: Figure[]): Promise<void> {
         },
         target: { text: '>= 0.7 of raw, same delivery mode', met: N / drainSeconds >= 0.7 * transient.rate },
         bound:
-          describeCpu(cpu) +
+          `the drain's window, first publish confirmed to last, ${drainSeconds.toFixed(2)} s: ${describeCpu(profiled.drainCpu!)}` +
           (persistent
             ? `; persistent, the raw rate would be ${persistent.rate.toFixed(0)}/s (the broker's disk path): the drain publishes not persistent (W3)`
             : `; the raw round is the drain's own mode, not persistent (W3)`),

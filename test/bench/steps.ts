@@ -227,13 +227,24 @@ export async function publishAll(
 /**
  * The real CLI `mesh declare --all --json` (profiled into PROFILE when given):
  * seconds until it returned (SQL committed, W1), and until serve's drain had
- * every outbox row confirmed (every node's queue holds its newest).
+ * every outbox row confirmed (every node's queue holds its newest). With HOLD,
+ * the drain is held while the command runs (each owed row made due at
+ * infinity by a trigger of this throwaway database; serve runs on, connected)
+ * and let go once it returned: it then publishes a backlog of every
+ * declaration at its own pace, not the command's, its CPU metered over HOLD's
+ * groups from then.
  */
 export async function declareAll(
   mesh: Mesh,
   expect: number,
   profile?: string,
-): Promise<{ seconds: number; deliveredSeconds: number }> {
+  hold?: Parameters<typeof cpuMeter>[0],
+): Promise<{ seconds: number; deliveredSeconds: number; drainSeconds: number; drainCpu?: CpuShare }> {
+  if (hold)
+    await mesh.store.admin.unsafe(`
+      create function public.bench_hold_drain() returns trigger language plpgsql as $$
+        begin new.next_attempt_at := 'infinity'; return new; end $$;
+      create trigger bench_hold_drain before insert on assignment.outbox for each row execute function public.bench_hold_drain()`);
   const d0 = now();
   // Node's own flags go before the script, so not through runCli (and NODE_OPTIONS refuses --cpu-prof).
   const args = [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), MESH, 'declare', '--all', '--json'];
@@ -247,6 +258,14 @@ export async function declareAll(
     );
   });
   const seconds = (now() - d0) / 1000;
+  // The CPU of the drain alone, from the moment serve is let go.
+  if (hold)
+    await mesh.store.admin.unsafe(`
+      drop trigger bench_hold_drain on assignment.outbox;
+      drop function public.bench_hold_drain();
+      update assignment.outbox set next_attempt_at = now() where delivered_at is null and next_attempt_at = 'infinity'`);
+  const drainMeter = hold && cpuMeter(hold);
+  if (hold) await mesh.store.admin`select pg_notify('mesh_outbox', '')`;
   if (r.code !== 0) throw new Error(`mesh declare --all failed (${r.code}): ${r.stderr.slice(0, 500)}`);
   const owed = (JSON.parse(r.stdout) as { queued: boolean }[]).filter((d) => d.queued).length;
   if (owed !== expect) throw new Error(`declare owed ${owed} of ${expect}`);
@@ -255,5 +274,11 @@ export async function declareAll(
     if (row!.n === 0) break;
     await sleep(20);
   }
-  return { seconds, deliveredSeconds: (now() - d0) / 1000 };
+  const deliveredSeconds = (now() - d0) / 1000;
+  const drainCpu = drainMeter?.stop();
+  // The drain's own window, its first publish confirmed to its last: the command commits in parts, so
+  // unheld, serve publishes the first while the rest compose, and the command's end is not where the drain begins.
+  const [w] = await mesh.store
+    .admin`select extract(epoch from max(delivered_at) - min(delivered_at))::float8 as s from assignment.outbox where created_at >= to_timestamp(${d0 / 1000})`;
+  return { seconds, deliveredSeconds, drainSeconds: Math.max(Number(w!.s), 1e-3), drainCpu };
 }

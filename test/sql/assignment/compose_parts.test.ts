@@ -1,9 +1,8 @@
-// Composing in parts (src/assignment/compose_parts.ts), as mesh_assignment on
-// a real store: the parts together are what one composition of all gives,
-// row for row and in order; and every part reads the one snapshot the
-// declaring transaction exported after taking the declare turn, so a change
-// committed after the export is in no part (it will find these nodes changed
-// when its own declare takes the turn).
+// Composing in parts (src/assignment/compose_parts.ts, `mesh plan --all`'s
+// way), as mesh_assignment on a real store: the parts together are what one
+// composition of all gives, row for row and in order; and every part reads
+// the one snapshot the reading transaction exported, so a change committed
+// after the export is in no part (the next plan or declare finds it).
 import { suite } from '../../harness/suite.js';
 import * as assert from 'uvu/assert';
 import type postgres from 'postgres';
