@@ -1,8 +1,9 @@
 // One composing path (docs/design.md, "The loop"): `plan`, `plan --json` and
 // `declare` all read assignment.compose and build the body here, so they give
 // the same bytes. Declare signs the exact bytes a node will be sent, records
-// serial and digest, and owes each to its node in the outbox, all in one
-// transaction (W1); `mesh serve` publishes them with confirms (src/serve/drain.ts).
+// serial and digest, and owes each to its node in the outbox, a node's all in
+// one transaction (W1; a large fleet in parts, below); `mesh serve` publishes
+// them with confirms (src/serve/drain.ts).
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Sql } from '../store/connect.js';
